@@ -1,0 +1,27 @@
+"""Shared fixtures: every test gets its own trace store (TRACEGRADE_DB in a temp dir)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    db = tmp_path / "store" / "tracegrade.db"
+    monkeypatch.setenv("TRACEGRADE_DB", str(db))
+    monkeypatch.chdir(tmp_path)
+    return db
+
+
+@pytest.fixture
+def data() -> Path:
+    return DATA
+
+
+def pytest_report_header() -> list[str]:
+    return [f"tracegrade test data: {DATA}", f"TRACEGRADE_REQUIRE_HARNESS={os.environ.get('TRACEGRADE_REQUIRE_HARNESS', '')}"]

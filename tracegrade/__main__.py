@@ -1,0 +1,5 @@
+"""``python -m tracegrade`` runs the command line."""
+
+from tracegrade.cli import main
+
+main()

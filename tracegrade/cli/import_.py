@@ -1,0 +1,37 @@
+"""``tracegrade import FILE...``: read trace files and transcripts into the store."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from tracegrade.cli.options import db_option, files_argument, messages_key_option, report_errors
+from tracegrade.collector.files import ReadOptions, read_paths
+from tracegrade.collector.store import Store
+from tracegrade.errors import ExitCode
+
+
+@click.command("import")
+@files_argument
+@db_option
+@messages_key_option
+def command(files: tuple[str, ...], db: str | None, messages_key: str) -> None:
+    """Import OTLP/JSON, OTLP protobuf, Collector file-exporter files, chat transcripts and
+    any-agent traces into the store. Bad lines are reported (file:line) and skipped; the rest
+    is imported and the exit code is 2."""
+    if not files:
+        raise click.UsageError("give at least one file or directory")
+    payloads = read_paths(files, ReadOptions(messages_key=messages_key))
+    with Store(db) as store:
+        spans = sum(store.add_traces(r) for r in payloads.traces)
+        logs = sum(store.add_logs(r) for r in payloads.logs)
+        counts = store.counts()
+        path = store.path
+    for source, kind in payloads.formats.items():
+        click.echo(f"{source}: {kind}")
+    click.echo(f"imported {spans} new span(s) and {logs} new log record(s) into {path} "
+               f"(store: {counts['traces']} traces, {counts['spans']} spans, {counts['log_records']} log records)")
+    report_errors(payloads.errors)
+    if payloads.errors:
+        sys.exit(int(ExitCode.USAGE))

@@ -1,0 +1,57 @@
+"""Options shared by several commands, and the one way commands load traces."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+from tracegrade.collector import sources
+from tracegrade.collector.files import ReadOptions
+from tracegrade.collector.store import DB_ENV, Store
+from tracegrade.errors import ConfigError, InputError
+
+F = Callable[..., Any]
+
+
+def db_option(function: F) -> F:
+    """``--db PATH``: the trace store (default ``$TRACEGRADE_DB`` or ``.tracegrade/tracegrade.db``)."""
+    return click.option(
+        "--db", "db", type=click.Path(dir_okay=False), default=None, envvar=DB_ENV, show_envvar=True,
+        help="SQLite trace store (default .tracegrade/tracegrade.db).",
+    )(function)
+
+
+def messages_key_option(function: F) -> F:
+    """``--messages-key KEY``: where transcripts keep their message list."""
+    return click.option(
+        "--messages-key", default="messages", show_default=True,
+        help="Key of the message list in chat transcripts (tau-bench: traj).",
+    )(function)
+
+
+def files_argument(function: F) -> F:
+    """``FILE...``: trace files or directories."""
+    return click.argument("files", nargs=-1, type=click.Path(exists=True))(function)
+
+
+def load(files: Sequence[str], db: str | None, messages_key: str, *, from_db: bool = False,
+         **store_filters: Any) -> sources.Loaded:
+    """Traces from ``files`` or, when none are given (or ``from_db``), from the store.
+
+    Raises:
+        ConfigError: both files and ``--db`` given with ``from_db``.
+    """
+    if files and from_db:
+        raise ConfigError("give trace files or --db, not both")
+    if files:
+        return sources.from_files(files, ReadOptions(messages_key=messages_key))
+    with Store(db) as store:
+        return sources.from_store(store, **store_filters)
+
+
+def report_errors(errors: Sequence[InputError]) -> None:
+    """Print input errors (``file:line: message``) to stderr."""
+    for error in errors:
+        click.echo(f"error: {error}", err=True)

@@ -1,0 +1,111 @@
+"""Rich terminal rendering of normalised traces and lint reports."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.tree import Tree
+
+from tracegrade.collector.lint import LintReport
+from tracegrade.trace import AgentTrace, LlmCall, ToolCall
+
+_STATUS_STYLE = {"ok": "green", "partial": "yellow", "missing": "red"}
+
+
+def console() -> Console:
+    """The console commands print to (wide enough for trees when piped)."""
+    return Console(soft_wrap=False, width=None if Console().is_terminal else 160)
+
+
+def short(value: Any, limit: int = 90) -> str:
+    """One line of at most ``limit`` characters for ``value`` (JSON for structures)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _tokens(input_tokens: int | None, output_tokens: int | None) -> str:
+    if input_tokens is None and output_tokens is None:
+        return "tokens n/a"
+    return f"{input_tokens or 0:,} in / {output_tokens or 0:,} out tokens"
+
+
+def _tool_label(call: ToolCall) -> str:
+    args = short(call.arguments, 70) if call.arguments_recorded else "?"
+    timing = f" · {call.duration_ms:.1f} ms" if call.duration_ms is not None else ""
+    label = f"[bold]tool[/] {escape(call.name)}({escape(args)}){timing}"
+    if call.error:
+        return f"{label} [red]✗ {escape(short(call.error, 80))}[/]"
+    result = "[dim]no result recorded[/]" if call.result is None else escape(short(call.result, 80))
+    return f"{label} → {result}"
+
+
+def _llm_label(index: int, call: LlmCall) -> str:
+    parts = [call.model or "model?", f"{call.duration_ms:.0f} ms", _tokens(call.input_tokens, call.output_tokens)]
+    if call.finish_reason:
+        parts.append(call.finish_reason)
+    label = f"[cyan]LLM #{index + 1}[/] " + " · ".join(escape(p) for p in parts)
+    return label + (f" [red]✗ {escape(call.error)}[/]" if call.error else "")
+
+
+def trace_tree(trace: AgentTrace) -> Tree:
+    """A tree: header, user inputs, LLM calls with the tool calls they requested, answer, gaps."""
+    header = (f"[bold]trace {trace.trace_id}[/] · {escape(trace.root_span_name)} · "
+              f"{', '.join(trace.conventions) or 'no known convention'} · {trace.duration_ms:,.0f} ms · "
+              f"{_tokens(trace.input_tokens, trace.output_tokens)}")
+    tree = Tree(header)
+    if trace.conversation_id:
+        tree.add(f"conversation {escape(trace.conversation_id)}")
+    users = tree.add(f"[magenta]user inputs[/] ({len(trace.user_inputs)})")
+    for text in trace.user_inputs:
+        users.add(escape(short(text)))
+    by_turn: dict[int | None, list[ToolCall]] = {}
+    for call in trace.tool_calls:
+        by_turn.setdefault(call.llm_call_index, []).append(call)
+    for index, llm in enumerate(trace.llm_calls):
+        node = tree.add(_llm_label(index, llm))
+        if llm.output_text:
+            node.add(f"[dim]{escape(short(llm.output_text))}[/]")
+        for call in by_turn.get(index, []):
+            node.add(_tool_label(call))
+    for call in by_turn.get(None, []):
+        tree.add(_tool_label(call))
+    answer = trace.final_output
+    tree.add("[green]answer[/] " + (escape(short(answer, 200)) if answer is not None else "[dim]none[/]"))
+    if trace.gaps:
+        gaps = tree.add("[yellow]gaps[/]")
+        for gap in trace.gaps:
+            gaps.add(f"{gap.field}: {escape(gap.reason)}")
+    return tree
+
+
+def traces(items: Sequence[AgentTrace]) -> None:
+    """Print one tree per trace, then a one-line total."""
+    out = console()
+    for trace in items:
+        out.print(trace_tree(trace))
+        out.print()
+    tools = sum(len(t.tool_calls) for t in items)
+    llm = sum(len(t.llm_calls) for t in items)
+    out.print(f"{len(items)} trace(s), {llm} LLM call(s), {tools} tool call(s)")
+
+
+def lint_reports(reports: Sequence[LintReport]) -> None:
+    """Print one table per trace."""
+    out = console()
+    for report in reports:
+        table = Table(title=f"trace {report.trace_id} · {', '.join(report.conventions) or 'no known convention'}",
+                      title_justify="left")
+        for column in ("input", "status", "detail", "used by"):
+            table.add_column(column, overflow="fold")
+        for check in report.checks:
+            style = _STATUS_STYLE[check.status]
+            table.add_row(check.input, f"[{style}]{check.status}[/]", escape(check.detail), check.used_by)
+        out.print(table)
+    missing = sum(1 for r in reports if not r.ok)
+    out.print(f"{len(reports)} trace(s), {missing} with missing inputs")

@@ -1,0 +1,160 @@
+"""The normalised view of what an agent did: :class:`AgentTrace` and its parts.
+
+Built once from spans and log records by :mod:`tracegrade.collector.normalize`; every scorer
+reads only this. Times are unix nanoseconds (``*_unix_nano``) or milliseconds (``*_ms``);
+token counts are tokens. ``gaps`` says what could not be derived and why, so a scorer can
+tell "the agent did not do X" from "the trace does not record X".
+
+The JSON form (:meth:`AgentTrace.to_dict`, ``tracegrade inspect --json``) is versioned by
+:data:`SCHEMA_VERSION`; :func:`json_schema` gives its JSON Schema.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SCHEMA_VERSION = "tracegrade.agent_trace/1"
+"""Version of the AgentTrace JSON shape; bumped on any incompatible change."""
+
+
+@dataclass(frozen=True, slots=True)
+class LlmCall:
+    """One call to a model (one LLM span)."""
+
+    span_id: str
+    model: str | None
+    """Response model, else request model (``gen_ai.response.model`` / ``gen_ai.request.model``)."""
+    provider: str | None
+    input_tokens: int | None
+    """Prompt tokens, including cached ones (``gen_ai.usage.input_tokens``); None if unrecorded."""
+    output_tokens: int | None
+    cached_input_tokens: int | None
+    start_unix_nano: int
+    duration_ms: float
+    finish_reason: str | None
+    """First finish reason; ``tool_calls`` and ``tool_call`` are both reported as ``tool_calls``."""
+    output_text: str | None
+    tool_call_ids: tuple[str | None, ...] = ()
+    """Ids of the tool calls this response requested, in order (None where the model gave none)."""
+    agent: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call, in execution order. It was *attempted* by definition; it was *performed*
+    only when neither the span status nor the result reports an error."""
+
+    name: str
+    call_id: str | None
+    arguments: Any
+    """Parsed JSON arguments (``gen_ai.tool.call.arguments``); None when not recorded."""
+    result: str | None
+    """The result as text (``gen_ai.tool.call.result``); None when not recorded."""
+    error: str | None = None
+    """Why the call failed (span status/``error.type``, or an error reported in the result)."""
+    arguments_recorded: bool = True
+    span_id: str | None = None
+    start_unix_nano: int | None = None
+    duration_ms: float | None = None
+    llm_call_index: int | None = None
+    """Index in ``AgentTrace.llm_calls`` of the response that requested the call; calls sharing
+    it were requested in parallel."""
+    agent: str | None = None
+    source: Literal["span", "message", "span+message"] = "span"
+    """Where the call was seen: a tool span, an LLM message, or both (joined, counted once)."""
+
+    @property
+    def performed(self) -> bool:
+        """True when the call ran without an error."""
+        return self.error is None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentInfo:
+    """One agent invocation span (``invoke_agent``, OpenInference AGENT, Traceloop agent...)."""
+
+    name: str | None
+    span_id: str
+    parent_agent_span_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """A scoring input the trace does not provide: ``field`` names it, ``reason`` says why and,
+    where known, which setting would record it."""
+
+    field: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class AgentTrace:
+    """The normalised trace of one agent run (one OTLP trace)."""
+
+    trace_id: str
+    user_inputs: tuple[str, ...]
+    """The user's messages, in order."""
+    final_output: str | None
+    """The agent's final answer; None when the run ended without one (e.g. on a tool call)."""
+    llm_calls: tuple[LlmCall, ...]
+    tool_calls: tuple[ToolCall, ...]
+    agents: tuple[AgentInfo, ...] = ()
+    conversation_id: str | None = None
+    start_unix_nano: int = 0
+    duration_ms: float = 0.0
+    input_tokens: int | None = None
+    """Total input tokens over LLM calls (or the agent's aggregated usage when no LLM span has
+    usage); never both."""
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    conventions: tuple[str, ...] = ()
+    gaps: tuple[Gap, ...] = ()
+    root_span_name: str = ""
+    root_attributes: Mapping[str, Any] = field(default_factory=dict)
+    resource_attributes: Mapping[str, Any] = field(default_factory=dict)
+    span_count: int = 0
+    log_record_count: int = 0
+
+    def gap(self, name: str) -> Gap | None:
+        """The gap recorded for field ``name``, if any."""
+        return next((g for g in self.gaps if g.field == name), None)
+
+    @property
+    def tools_called(self) -> tuple[str, ...]:
+        """Names of the tool calls, in execution order."""
+        return tuple(call.name for call in self.tool_calls)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The versioned JSON form (see :data:`SCHEMA_VERSION` and :func:`json_schema`)."""
+        data = {"schema_version": SCHEMA_VERSION, **_jsonable(dataclasses.asdict(self))}
+        data["tool_calls"] = [
+            {**d, "performed": call.performed} for d, call in zip(data["tool_calls"], self.tool_calls)
+        ]
+        return data
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of :meth:`AgentTrace.to_dict` output (generated by pydantic)."""
+    from pydantic import TypeAdapter
+
+    schema = TypeAdapter(AgentTrace).json_schema(mode="serialization")
+    schema["properties"] = {"schema_version": {"const": SCHEMA_VERSION}, **schema["properties"]}
+    schema["required"] = ["schema_version", *schema.get("required", [])]
+    schema["title"] = "AgentTrace"
+    schema["$id"] = SCHEMA_VERSION
+    return schema
