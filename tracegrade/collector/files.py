@@ -256,12 +256,10 @@ def _add_transcript(
 
 
 def split_protobuf_stream(data: bytes) -> list[bytes]:
-    """Split a protobuf file into messages.
-
-    Tries, in order: 4-byte big-endian length prefixes (the Collector file exporter), varint
-    prefixes (protobuf's delimited format); otherwise the file is one message. A framing is
-    accepted only if its lengths tile the file exactly.
-    """
+    """Candidate framings of a protobuf file, as frames: 4-byte big-endian length prefixes
+    (the Collector's ``format: proto``), then varint prefixes (protobuf's delimited format).
+    A framing counts only if its lengths tile the file exactly; without one, the file is one
+    message."""
     for splitter in (_split_fixed32, _split_varint):
         frames = splitter(data)
         if frames is not None:
@@ -299,37 +297,65 @@ def _split_varint(data: bytes) -> list[bytes] | None:
             return None
         frames.append(data[pos : pos + size])
         pos += size
-    return frames if len(frames) > 1 else None
+    return frames or None
 
 
 def _read_protobuf(data: bytes, source: str, into: Payloads) -> None:
-    looks_like_logs = "log" in Path(source).name.lower()
-    for number, frame in enumerate(split_protobuf_stream(data), start=1):
+    """One message if the whole file parses as one with content; else the first framing
+    whose every frame does; else the error of the single-message parse."""
+    prefer_logs = "log" in Path(source).name.lower()
+    try:
+        into.add(_parse_protobuf_frame(data, prefer_logs))
+        return
+    except OtlpDecodeError as exc:
+        single_error = exc
+    for splitter in (_split_fixed32, _split_varint):
+        frames = splitter(data)
+        if not frames:
+            continue
         try:
-            into.add(_parse_protobuf_frame(frame, looks_like_logs))
-        except OtlpDecodeError as exc:
-            into.errors.append(OtlpDecodeError(f"message {number}: {exc.detail}", source=source))
+            requests = [_parse_protobuf_frame(frame, prefer_logs) for frame in frames]
+        except OtlpDecodeError:
+            continue
+        for request in requests:
+            into.add(request)
+        return
+    into.errors.append(OtlpDecodeError(single_error.detail, source=source))
 
 
-def _parse_protobuf_frame(frame: bytes, logs_first: bool) -> Request:
-    """Parse a frame as traces or logs: the two share field numbers, so prefer the parse
-    whose records carry valid ids (spans) or timestamps (log records)."""
-    traces = parse_traces_protobuf(frame)
-    spans_ok = any(
-        len(s.span_id) == 8 for rs in traces.resource_spans for ss in rs.scope_spans for s in ss.spans
+def _has_spans(request: ExportTraceServiceRequest) -> bool:
+    return any(
+        len(s.span_id) == 8 and len(s.trace_id) == 16
+        for rs in request.resource_spans for ss in rs.scope_spans for s in ss.spans
     )
-    if spans_ok and not logs_first:
-        return traces
-    logs = parse_logs_protobuf(frame)
-    logs_ok = any(
-        r.time_unix_nano or r.observed_time_unix_nano or r.event_name
-        for rl in logs.resource_logs
-        for sl in rl.scope_logs
-        for r in sl.log_records
+
+
+def _has_log_records(request: ExportLogsServiceRequest) -> bool:
+    return any(
+        r.time_unix_nano or r.observed_time_unix_nano
+        for rl in request.resource_logs for sl in rl.scope_logs for r in sl.log_records
     )
-    if logs_ok and not (spans_ok and not logs_first):
-        return logs
-    return traces
+
+
+def _parse_protobuf_frame(frame: bytes, prefer_logs: bool) -> Request:
+    """Parse a frame as traces or logs. The two share field numbers, so a frame counts as
+    traces when its spans carry valid ids, as logs when its records carry timestamps.
+
+    Raises:
+        OtlpDecodeError: the frame is not valid protobuf, or holds neither.
+    """
+    parsers = [(parse_logs_protobuf, _has_log_records), (parse_traces_protobuf, _has_spans)]
+    for parse, meaningful in (parsers if prefer_logs else parsers[::-1]):
+        try:
+            request = parse(frame)
+        except OtlpDecodeError:
+            continue
+        if meaningful(request):
+            return request
+    if not frame:
+        raise OtlpDecodeError("empty protobuf message")
+    parse_traces_protobuf(frame)  # raises the protocol's own error if the bytes are invalid
+    raise OtlpDecodeError("protobuf message holds neither spans with valid ids nor log records")
 
 
 # --- writing --------------------------------------------------------------------------------
