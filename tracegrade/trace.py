@@ -41,6 +41,8 @@ class LlmCall:
     tool_call_ids: tuple[str | None, ...] = ()
     """Ids of the tool calls this response requested, in order (None where the model gave none)."""
     agent: str | None = None
+    agent_span_id: str | None = None
+    """Span id of the nearest enclosing agent (subtree budgets walk up from it)."""
     error: str | None = None
 
 
@@ -65,6 +67,7 @@ class ToolCall:
     """Index in ``AgentTrace.llm_calls`` of the response that requested the call; calls sharing
     it were requested in parallel."""
     agent: str | None = None
+    agent_span_id: str | None = None
     source: Literal["span", "message", "span+message"] = "span"
     """Where the call was seen: a tool span, an LLM message, or both (joined, counted once)."""
 
@@ -81,6 +84,7 @@ class AgentInfo:
     name: str | None
     span_id: str
     parent_agent_span_id: str | None = None
+    duration_ms: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +109,8 @@ class AgentTrace:
     tool_calls: tuple[ToolCall, ...]
     agents: tuple[AgentInfo, ...] = ()
     conversation_id: str | None = None
+    system_instructions: str | None = None
+    """The system prompt (``gen_ai.system_instructions`` or the system message), if recorded."""
     start_unix_nano: int = 0
     duration_ms: float = 0.0
     input_tokens: int | None = None

@@ -80,8 +80,27 @@ def _m001_raw_telemetry(db: sqlite3.Connection) -> None:
     )
 
 
+def _m002_runs(db: sqlite3.Connection) -> None:
+    db.executescript(
+        """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY, created_at REAL NOT NULL, dataset_name TEXT, dataset_digest TEXT,
+            passed INTEGER NOT NULL, score REAL, run TEXT NOT NULL
+        );
+        CREATE INDEX runs_by_time ON runs(created_at);
+        CREATE TABLE case_results (
+            run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, position INTEGER NOT NULL,
+            case_id TEXT, trace_id TEXT, passed INTEGER NOT NULL, score REAL, result TEXT NOT NULL,
+            PRIMARY KEY (run_id, position)
+        );
+        CREATE INDEX case_results_by_case ON case_results(case_id);
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
+    ("002_runs", _m002_runs),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 

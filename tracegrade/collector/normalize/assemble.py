@@ -42,7 +42,10 @@ def llm_views(tree: SpanTree) -> list[SpanView]:
 
 
 def _finish(view: SpanView) -> str | None:
-    reason = view.finish_reasons[0] if view.finish_reasons else None
+    """The first finish reason of the span, else of its output messages (streamed responses
+    often carry it only there); ``tool_call`` and ``tool_calls`` read as ``tool_calls``."""
+    reasons = list(view.finish_reasons) or [m.finish_reason for m in view.output_messages or () if m.finish_reason]
+    reason = reasons[0] if reasons else None
     return "tool_calls" if reason in TOOL_CALLS_FINISH else reason
 
 
@@ -66,6 +69,7 @@ def _llm_call(view: SpanView, tree: SpanTree) -> LlmCall:
         output_text=_output_text(view.output_messages),
         tool_call_ids=tuple(p.id for m in view.output_messages or () for p in m.tool_calls),
         agent=agent.agent_name if agent else None,
+        agent_span_id=agent.span.span_id if agent else None,
         error=span_error(view),
     )
 
@@ -110,6 +114,26 @@ def _final_output(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> st
     if any(m.tool_calls for m in last.output_messages or ()):
         return None
     return _output_text(last.output_messages)
+
+
+def _system_instructions(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> str | None:
+    for view in [*top, *scoped_llm]:
+        if view.system_instructions:
+            return view.system_instructions
+        texts = [m.text for m in view.input_messages or () if m.role == "system" and m.text]
+        if texts:
+            return "\n".join(texts)
+    return None
+
+
+def _agents(tree: SpanTree) -> tuple[AgentInfo, ...]:
+    agents = []
+    for view in tree.views:
+        if view.role == "agent":
+            parent = tree.agent_of(view)
+            agents.append(AgentInfo(view.agent_name, view.span.span_id, parent.span.span_id if parent else None,
+                                    view.span.duration_ms))
+    return tuple(agents)
 
 
 def _sum(values: list[int | None]) -> int | None:
@@ -169,11 +193,9 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
         final_output=final_output,
         llm_calls=tuple(_llm_call(v, tree) for v in calls),
         tool_calls=tuple(tool_calls),
-        agents=tuple(
-            AgentInfo(v.agent_name, v.span.span_id, (tree.agent_of(v).span.span_id if tree.agent_of(v) else None))
-            for v in tree.views if v.role == "agent"
-        ),
+        agents=_agents(tree),
         conversation_id=_conversation_id(tree, top),
+        system_instructions=_system_instructions(top, scoped),
         start_unix_nano=start,
         duration_ms=duration_ms,
         input_tokens=input_tokens,

@@ -10,13 +10,19 @@ else the older ``gen_ai.system``), usage (``gen_ai.usage.input_tokens`` /
 ``gen_ai.conversation.id`` and the tool attributes ``gen_ai.tool.name``,
 ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``.
 
+With capture mode ``event_only`` (or ``span_and_event``) the content goes to the log event
+``gen_ai.client.inference.operation.details``, joined to the span by span id, whose
+*attributes* carry the same keys structured; they fill what the span lacks.
+
 Usage on an ``invoke_agent`` span sums its inner LLM calls (util-genai, Agent Framework),
 so it is marked aggregated and never added to them.
 """
 
 from __future__ import annotations
 
-from tracegrade.collector.normalize.messages import as_int, as_str_list, as_text, parse_arguments, parse_messages
+from tracegrade.collector.normalize.messages import (
+    as_int, as_str_list, as_text, loads_maybe, parse_arguments, parse_messages,
+)
 from tracegrade.collector.normalize.view import Context, Role, SpanView, attr_str
 from tracegrade.spans import Span
 
@@ -31,13 +37,33 @@ _ROLES: dict[str, Role] = {
 }
 
 
+_CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages")
+
+
 def _role(span: Span) -> Role | None:
-    operation = span.attributes.get("gen_ai.operation.name")
+    """The role from ``gen_ai.operation.name``; without one, a span named after an LLM
+    operation (``chat gpt-4``) that names a provider or carries content is an LLM call, and a
+    span with ``gen_ai.tool.name`` a tool."""
+    attrs = span.attributes
+    operation = attrs.get("gen_ai.operation.name")
     if operation is not None:
         return _ROLES.get(str(operation))
-    if "gen_ai.tool.name" in span.attributes:
+    if span.name.split(" ", 1)[0] in LLM_OPERATIONS and (
+        "gen_ai.provider.name" in attrs or "gen_ai.system" in attrs or any(k in attrs for k in _CONTENT_KEYS)
+    ):
+        return "llm"
+    if "gen_ai.tool.name" in attrs:
         return "tool"
     return None
+
+
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+
+
+def _content_sources(span: Span, context: Context) -> list[dict]:
+    """The span's attributes, then the attributes of its operation-details events."""
+    events = [r.attributes for r in context.logs_for(span) if r.event_name == DETAILS_EVENT]
+    return [dict(span.attributes), *events]
 
 
 def read(span: Span, view: SpanView, context: Context) -> bool:
@@ -47,19 +73,33 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
         return False
     role = _role(span)
     view.recognise(NAME, role)
+    for source in _content_sources(span, context):
+        view.fill(
+            input_messages=parse_messages(source.get("gen_ai.input.messages")),
+            output_messages=parse_messages(source.get("gen_ai.output.messages")),
+            system_instructions=system_text(source.get("gen_ai.system_instructions")),
+        )
     view.fill(
         model=attr_str(span, "gen_ai.response.model", "gen_ai.request.model"),
         provider=attr_str(span, "gen_ai.provider.name", "gen_ai.system"),
         agent_name=attr_str(span, "gen_ai.agent.name"),
         conversation_id=attr_str(span, "gen_ai.conversation.id"),
         finish_reasons=as_str_list(attrs.get("gen_ai.response.finish_reasons")) or None,
-        input_messages=parse_messages(attrs.get("gen_ai.input.messages")),
-        output_messages=parse_messages(attrs.get("gen_ai.output.messages")),
     )
     _read_usage(span, view, aggregated=view.role in ("agent", "workflow"))
     if view.role == "tool":
         _read_tool(span, view)
     return True
+
+
+def system_text(value: object) -> str | None:
+    """The text of ``gen_ai.system_instructions``: a parts array (JSON string or structured)
+    or a plain string."""
+    value = loads_maybe(value)
+    if isinstance(value, (list, tuple)):
+        texts = [p.get("content") for p in value if isinstance(p, dict) and isinstance(p.get("content"), str)]
+        return "\n".join(texts) or None
+    return as_text(value) if value else None
 
 
 def _read_usage(span: Span, view: SpanView, *, aggregated: bool) -> None:

@@ -50,6 +50,8 @@ class Part:
     name: str | None = None
     arguments: Any = None
     response: Any = None
+    arguments_recorded: bool = True
+    """False for a ``tool_call`` whose arguments were not captured (content capture off)."""
 
 
 @dataclass
@@ -184,7 +186,7 @@ def _semconv_part(raw: Mapping[str, Any]) -> Part:
         return Part("text", content=as_text(raw.get("content", raw.get("text"))))
     if kind == "tool_call":
         return Part("tool_call", id=_opt_str(raw.get("id")), name=_opt_str(raw.get("name")),
-                    arguments=parse_arguments(raw.get("arguments")))
+                    arguments=parse_arguments(raw.get("arguments")), arguments_recorded="arguments" in raw)
     if kind == "tool_call_response":
         response = raw["response"] if "response" in raw else raw.get("result")
         return Part("tool_call_response", id=_opt_str(raw.get("id")), name=_opt_str(raw.get("name")),
@@ -208,8 +210,9 @@ def _openai_tool_calls(raw: Any) -> list[Part]:
         function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
         name = function.get("name", call.get("name"))
         arguments = function.get("arguments", call.get("arguments"))
+        recorded = "arguments" in function or "arguments" in call
         parts.append(Part("tool_call", id=_opt_str(call.get("id")), name=_opt_str(name),
-                          arguments=parse_arguments(arguments)))
+                          arguments=parse_arguments(arguments), arguments_recorded=recorded))
     return parts
 
 
@@ -244,7 +247,8 @@ def _openai_message(raw: Mapping[str, Any], role: str) -> Message:
     parts.extend(_openai_tool_calls(raw.get("tool_calls")))
     legacy = raw.get("function_call")
     if isinstance(legacy, Mapping):
-        parts.append(Part("tool_call", name=_opt_str(legacy.get("name")), arguments=parse_arguments(legacy.get("arguments"))))
+        parts.append(Part("tool_call", name=_opt_str(legacy.get("name")), arguments=parse_arguments(legacy.get("arguments")),
+                          arguments_recorded="arguments" in legacy))
     return Message(role, parts, finish)
 
 

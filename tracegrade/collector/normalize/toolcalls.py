@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracegrade.collector.normalize.messages import Message
+from tracegrade.collector.normalize.messages import Message, as_int
 from tracegrade.collector.normalize.tree import SpanTree
 from tracegrade.collector.normalize.view import SpanView
 from tracegrade.trace import ToolCall
@@ -46,6 +46,7 @@ class Request:
     call_id: str | None
     name: str
     arguments: Any
+    arguments_recorded: bool = True
     occurrence: tuple[Key, int] | None = None
 
 
@@ -63,7 +64,8 @@ def requests_of(llm_views: Sequence[SpanView]) -> list[Request]:
         position = 0
         for message in view.output_messages or ():
             for part in message.tool_calls:
-                request = Request(index, position, view, part.id or None, part.name or "", part.arguments)
+                request = Request(index, position, view, part.id or None, part.name or "", part.arguments,
+                                  part.arguments_recorded)
                 key = _key(request.call_id, request.name)
                 if key is not None:
                     counts[key] += 1
@@ -106,20 +108,29 @@ def _close(open_calls: list[tuple[Key, int]], *keys: Key | None) -> tuple[Key, i
 # --- errors ------------------------------------------------------------------------------------
 
 
+LOGFIRE_ERROR_LEVEL = 17
+"""Logfire's ``logfire.level_num`` for ``error``: pydantic-ai marks a failed or retried tool so."""
+
+
 def span_error(view: SpanView) -> str | None:
-    """Why a span failed: its status message, ``error.type``, or its exception event."""
+    """Why a span failed: its status message, ``error.type``, its exception event, or a
+    Logfire error level."""
     span = view.span
     error_type = span.attributes.get("error.type")
     if view.tool_error:
         return view.tool_error
-    if not span.is_error and not error_type:
+    level = as_int(span.attributes.get("logfire.level_num"))
+    logfire_error = level is not None and level >= LOGFIRE_ERROR_LEVEL
+    if not span.is_error and not error_type and not logfire_error:
         return None
     for event in span.events:
         if event.name == "exception":
             message = event.attributes.get("exception.message") or event.attributes.get("exception.type")
             if message:
                 return str(message)
-    return span.status_message or (str(error_type) if error_type else "span status ERROR")
+    if span.status_message or error_type:
+        return span.status_message or str(error_type)
+    return "span status ERROR" if span.is_error else f"logfire.level_num {level} (error)"
 
 
 def result_error(result: str | None) -> str | None:
@@ -159,16 +170,25 @@ class Joiner:
         requests = requests_of(self.llm_views)
         results = results_from_histories(self.histories)
         unmatched = list(requests)
+        executed: dict[tuple[int, int], int] = {}
         tool_views = [v for v in self.tree.views if v.role == "tool"]
         for sequence, view in enumerate(tool_views):
             request = self._match(view, unmatched)
             if request is not None:
                 unmatched.remove(request)
+                executed[(request.llm_index, request.position)] = view.span.start_unix_nano
             self.calls.append(((view.span.start_unix_nano, 0, sequence), self._from_span(view, request, results)))
         for request in unmatched:
-            order = (request.llm.span.end_unix_nano, 1, request.position)
-            self.calls.append((order, self._from_request(request, results)))
+            self.calls.append((self._position(request, executed), self._from_request(request, results)))
         return [call for _, call in sorted(self.calls, key=lambda item: item[0])]
+
+    @staticmethod
+    def _position(request: Request, executed: dict[tuple[int, int], int]) -> tuple[int, int, int]:
+        """Sort key of a call seen only in a response: after its LLM call ended and after the
+        executions of the calls requested before it in the same response."""
+        earlier = [start for (llm, position), start in executed.items()
+                   if llm == request.llm_index and position < request.position]
+        return (max([request.llm.span.end_unix_nano, *earlier]), 1, request.position)
 
     def _match(self, view: SpanView, unmatched: list[Request]) -> Request | None:
         start = view.span.start_unix_nano
@@ -180,11 +200,11 @@ class Joiner:
         name = view.tool_name
         return next((r for r in candidates if name and r.name == name), None)
 
-    def _agent(self, *views: SpanView) -> str | None:
+    def _agent(self, *views: SpanView) -> SpanView | None:
         for view in views:
             agent = self.tree.agent_of(view)
             if agent is not None:
-                return agent.agent_name
+                return agent
         return None
 
     def _llm_index_before(self, start: int) -> int | None:
@@ -197,9 +217,10 @@ class Joiner:
     def _from_span(self, view: SpanView, request: Request | None, results: Mapping) -> ToolCall:
         history_result = results.get(request.occurrence) if request and request.occurrence else None
         result = view.tool_result if view.tool_result is not None else history_result
-        has_arguments = view.has_arguments or request is not None
+        has_arguments = view.has_arguments or (request is not None and request.arguments_recorded)
         arguments = view.arguments if view.has_arguments else (request.arguments if request else None)
         span = view.span
+        agent = self._agent(view, *([request.llm] if request else []))
         return ToolCall(
             name=view.tool_name or (request.name if request else "") or span.name,
             call_id=view.tool_call_id or (request.call_id if request else None),
@@ -211,20 +232,24 @@ class Joiner:
             start_unix_nano=span.start_unix_nano,
             duration_ms=span.duration_ms,
             llm_call_index=request.llm_index if request else self._llm_index_before(span.start_unix_nano),
-            agent=self._agent(view, *([request.llm] if request else [])),
+            agent=agent.agent_name if agent else None,
+            agent_span_id=agent.span.span_id if agent else None,
             source="span+message" if request else "span",
         )
 
     def _from_request(self, request: Request, results: Mapping) -> ToolCall:
         result = results.get(request.occurrence) if request.occurrence else None
+        agent = self._agent(request.llm)
         return ToolCall(
             name=request.name,
             call_id=request.call_id,
             arguments=request.arguments,
+            arguments_recorded=request.arguments_recorded,
             result=result,
             error=result_error(result),
             llm_call_index=request.llm_index,
-            agent=self._agent(request.llm),
+            agent=agent.agent_name if agent else None,
+            agent_span_id=agent.span.span_id if agent else None,
             source="message",
         )
 

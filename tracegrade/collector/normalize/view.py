@@ -44,6 +44,7 @@ class SpanView:
     output_messages: list[Message] | None = None
     input_text: str | None = None
     output_text: str | None = None
+    system_instructions: str | None = None
     tool_name: str | None = None
     tool_call_id: str | None = None
     tool_arguments: Any = _UNSET_ARGUMENTS

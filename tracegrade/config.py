@@ -1,0 +1,226 @@
+"""Configuration: scoring weights, threshold, budgets, pricing and field aliases.
+
+Precedence (lowest first): the defaults shipped in ``config/`` (package
+``tracegrade.defaults``), then ``tracegrade.yaml`` in the working directory (or the file
+given by ``--config`` / ``TRACEGRADE_CONFIG``), then a dataset's own settings, then command
+line options. Files are validated by pydantic (unknown keys are errors) and a bad value
+raises :class:`~tracegrade.errors.ConfigError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tracegrade.errors import ConfigError
+
+CONFIG_ENV = "TRACEGRADE_CONFIG"
+"""Environment variable naming the user config file (overridden by ``--config``)."""
+USER_CONFIG = "tracegrade.yaml"
+
+
+# --- file schemas -------------------------------------------------------------------------------
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelPrice(_Strict):
+    """USD per million tokens for one model."""
+
+    input: float = Field(ge=0, description="USD per 1M non-cached input tokens")
+    output: float = Field(ge=0, description="USD per 1M output tokens")
+    cached_input: float | None = Field(None, ge=0, description="USD per 1M cached input tokens (default: input)")
+
+
+class PricingFile(_Strict):
+    read_on: str | None = None
+    currency: Literal["USD"] = "USD"
+    unit: Literal["per_million_tokens"] = "per_million_tokens"
+    models: dict[str, ModelPrice] = {}
+
+
+class BudgetsFile(_Strict):
+    max_latency_ms: float | None = Field(None, gt=0)
+    max_cost_usd: float | None = Field(None, ge=0)
+    max_tool_calls: int | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, ge=0)
+
+
+class AliasesFile(_Strict):
+    fields: dict[str, list[str]] = {}
+
+
+class ScoringFile(_Strict):
+    """The shape of ``config/scoring.yaml`` and of ``tracegrade.yaml``."""
+
+    weights: dict[str, float] | None = None
+    reference_free_weights: dict[str, float] | None = None
+    threshold: float | None = Field(None, ge=0, le=1)
+    count_tool_calls: Literal["performed", "attempted"] | None = None
+    budgets: BudgetsFile | None = None
+    pricing: PricingFile | None = None
+    field_aliases: dict[str, list[str]] | None = None
+
+
+# --- runtime objects ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Budgets:
+    """Limits on a whole trace; ``None`` means no limit."""
+
+    max_latency_ms: float | None = None
+    max_cost_usd: float | None = None
+    max_tool_calls: int | None = None
+    max_tokens: int | None = None
+
+    def merged(self, other: Budgets) -> Budgets:
+        """``other`` 's limits where set, else these."""
+        return Budgets(*(o if o is not None else s for s, o in zip(_astuple(self), _astuple(other))))
+
+
+def _astuple(budgets: Budgets) -> tuple[Any, ...]:
+    return (budgets.max_latency_ms, budgets.max_cost_usd, budgets.max_tool_calls, budgets.max_tokens)
+
+
+_PROVIDER_PREFIX_SEPARATORS = ("/", ":")
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """Model prices (USD per million tokens) and the date they were read."""
+
+    models: Mapping[str, ModelPrice] = field(default_factory=dict)
+    read_on: str | None = None
+
+    def price(self, model: str | None) -> ModelPrice | None:
+        """The price of ``model``: exact key, else the longest key it starts with, after
+        dropping a ``provider/`` prefix; None when unknown."""
+        if not model:
+            return None
+        name = model.lower()
+        for separator in _PROVIDER_PREFIX_SEPARATORS:
+            if separator in name and name.split(separator, 1)[1]:
+                name = name.split(separator, 1)[1]
+        if name in self.models:
+            return self.models[name]
+        prefixes = [k for k in self.models if name.startswith(k)]
+        return self.models[max(prefixes, key=len)] if prefixes else None
+
+    def cost_usd(self, model: str | None, input_tokens: int | None, output_tokens: int | None,
+                 cached_input_tokens: int | None = None) -> float | None:
+        """Cost in USD of one LLM call; None when the model has no price or no token counts.
+        Cached tokens are part of ``input_tokens`` (GenAI semconv) and charged at the
+        cached rate."""
+        price = self.price(model)
+        if price is None or (input_tokens is None and output_tokens is None):
+            return None
+        cached = min(cached_input_tokens or 0, input_tokens or 0)
+        fresh = (input_tokens or 0) - cached
+        cached_rate = price.cached_input if price.cached_input is not None else price.input
+        return (fresh * price.input + cached * cached_rate + (output_tokens or 0) * price.output) / 1e6
+
+
+@dataclass(frozen=True)
+class Config:
+    """Everything scoring needs besides the trace and the case."""
+
+    weights: Mapping[str, float]
+    reference_free_weights: Mapping[str, float]
+    threshold: float
+    count_tool_calls: Literal["performed", "attempted"]
+    budgets: Budgets
+    pricing: Pricing
+    field_aliases: Mapping[str, tuple[str, ...]]
+    sources: tuple[str, ...] = ()
+
+    def with_overrides(self, **values: Any) -> Config:
+        """A copy with the given non-None values replaced."""
+        return replace(self, **{k: v for k, v in values.items() if v is not None})
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+
+def _read_yaml(path: Path | str, text: str) -> Any:
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
+
+
+def _validate(model: type[BaseModel], data: Any, source: str) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        raise ConfigError(f"{source}: field '{where}': {first['msg']}") from exc
+
+
+def _default(name: str) -> tuple[str, Any]:
+    resource = resources.files("tracegrade.defaults").joinpath(name)
+    return f"tracegrade.defaults/{name}", _read_yaml(name, resource.read_text(encoding="utf-8"))
+
+
+def _apply(config: Config, scoring: ScoringFile, source: str) -> Config:
+    pricing = config.pricing
+    if scoring.pricing is not None:
+        pricing = Pricing({**pricing.models, **{k.lower(): v for k, v in scoring.pricing.models.items()}},
+                          scoring.pricing.read_on or pricing.read_on)
+    budgets = config.budgets
+    if scoring.budgets is not None:
+        budgets = budgets.merged(Budgets(**scoring.budgets.model_dump()))
+    aliases = dict(config.field_aliases)
+    aliases.update({k: tuple(v) for k, v in (scoring.field_aliases or {}).items()})
+    return replace(
+        config.with_overrides(weights=scoring.weights, reference_free_weights=scoring.reference_free_weights,
+                              threshold=scoring.threshold, count_tool_calls=scoring.count_tool_calls),
+        pricing=pricing, budgets=budgets, field_aliases=aliases, sources=(*config.sources, source),
+    )
+
+
+def defaults() -> Config:
+    """The configuration shipped in ``config/``."""
+    scoring_source, scoring_data = _default("scoring.yaml")
+    pricing_source, pricing_data = _default("pricing.yaml")
+    aliases_source, aliases_data = _default("aliases.yaml")
+    scoring = _validate(ScoringFile, scoring_data, scoring_source)
+    pricing = _validate(PricingFile, pricing_data, pricing_source)
+    aliases = _validate(AliasesFile, aliases_data, aliases_source)
+    budgets = Budgets(**scoring.budgets.model_dump()) if scoring.budgets else Budgets()
+    return Config(
+        weights=scoring.weights or {}, reference_free_weights=scoring.reference_free_weights or {},
+        threshold=scoring.threshold if scoring.threshold is not None else 0.7,
+        count_tool_calls=scoring.count_tool_calls or "performed", budgets=budgets,
+        pricing=Pricing({k.lower(): v for k, v in pricing.models.items()}, pricing.read_on),
+        field_aliases={k: tuple(v) for k, v in aliases.fields.items()},
+        sources=(scoring_source, pricing_source, aliases_source),
+    )
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> Config:
+    """Defaults, then the user file: ``path``, else ``$TRACEGRADE_CONFIG``, else
+    ``./tracegrade.yaml`` when it exists.
+
+    Raises:
+        ConfigError: the named file does not exist, is not YAML, or has a bad field.
+    """
+    config = defaults()
+    explicit = path or os.environ.get(CONFIG_ENV)
+    user = Path(explicit) if explicit else Path(USER_CONFIG)
+    if not user.exists():
+        if explicit:
+            raise ConfigError(f"config file {user} does not exist")
+        return config
+    scoring = _validate(ScoringFile, _read_yaml(user, user.read_text(encoding="utf-8")), str(user))
+    return _apply(config, scoring, str(user))

@@ -1,0 +1,248 @@
+"""Golden datasets: cases with behavioural expectations, validated by pydantic.
+
+A dataset file is YAML, JSON or JSONL: either a list of cases (the shape our design
+documents use, ``{"input", "expected_tools", "expected_fields", "criteria", "tier"}``, loads
+unchanged) or an object ``{name, description, threshold, weights, field_aliases, cases}``.
+Case fields are documented on :class:`Case`. Unknown keys are errors, and every error names
+the file, the line where the case starts (YAML/JSON/JSONL), the case and the field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+from tracegrade.errors import DatasetError
+from tracegrade.scoring.predicates import Predicate, PredicateError, parse_predicate
+
+Tier = Literal["smoke", "full"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ExpectedToolCall(_Strict):
+    """A tool call the agent should make, with predicates on its arguments
+    (see :mod:`tracegrade.scoring.predicates`)."""
+
+    name: str
+    arguments: dict[str, Any] = {}
+    allow_extra_arguments: bool = True
+    required: bool = False
+    """When true, the case fails (hard) unless some call satisfies every predicate."""
+    _predicates: dict[str, Predicate] = PrivateAttr(default_factory=dict)
+
+    @field_validator("arguments")
+    @classmethod
+    def _valid_predicates(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for name, spec in value.items():
+            try:
+                parse_predicate(spec)
+            except PredicateError as exc:
+                raise ValueError(f"argument {name!r}: {exc}") from exc
+        return value
+
+    def model_post_init(self, context: Any) -> None:
+        self._predicates = {name: parse_predicate(spec) for name, spec in self.arguments.items()}
+
+    @property
+    def predicates(self) -> dict[str, Predicate]:
+        """The parsed predicate of each argument."""
+        return self._predicates
+
+
+class Judge(_Strict):
+    """An LLM-judge rubric (scored by the judge scorer, a later addition)."""
+
+    rubric: str
+    threshold: float = Field(0.7, ge=0, le=1)
+    model: str | None = None
+
+
+class Budget(_Strict):
+    """Limits on one agent's subtree or one tool: ``agent: NAME`` or ``tool: NAME``."""
+
+    agent: str | None = None
+    tool: str | None = None
+    max_latency_ms: float | None = Field(None, gt=0)
+    max_cost_usd: float | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, ge=0)
+    max_calls: int | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _one_scope(self) -> Budget:
+        if (self.agent is None) == (self.tool is None):
+            raise ValueError("a budget names exactly one of 'agent' or 'tool'")
+        return self
+
+
+class Case(_Strict):
+    """One golden case. Only ``input`` (or ``turns``) is required."""
+
+    id: str | None = None
+    input: str | None = None
+    """The user's (first) message; matches a trace whose first user input equals it."""
+    turns: list[str] | None = None
+    """Several user messages, for multi-turn cases; ``input`` defaults to the first."""
+    expected_tools: list[str] = []
+    """Tool names to call, as a multiset (two entries need two calls)."""
+    expected_tool_calls: list[ExpectedToolCall] = []
+    forbidden_tools: list[str] = []
+    order: Literal["any", "in_order", "exact"] = "any"
+    expected_fields: list[str] = []
+    criteria: dict[str, Any] = {}
+    """Free-form flags from the design documents; ``grounded`` and ``tool_called`` are used."""
+    must_contain: list[str] = []
+    must_not_contain: list[str] = []
+    contain_scope: Literal["final", "any_response"] = "final"
+    """Where ``must_contain`` looks: the final answer, or any assistant response."""
+    max_latency_ms: float | None = Field(None, gt=0)
+    max_cost_usd: float | None = Field(None, ge=0)
+    max_tool_calls: int | None = Field(None, ge=0)
+    max_tokens: int | None = Field(None, ge=0)
+    budgets: list[Budget] = []
+    judge: Judge | None = None
+    tags: list[str] = []
+    weight: float = Field(1.0, gt=0)
+    tier: Tier = "full"
+    trace_id: str | list[str] | None = None
+    """Explicit mapping to the trace(s) this case scores."""
+    metadata: dict[str, Any] = {}
+
+    @model_validator(mode="after")
+    def _input_or_turns(self) -> Case:
+        if self.input is None and not self.turns:
+            raise ValueError("a case needs 'input' or 'turns'")
+        if self.input is None and self.turns:
+            self.input = self.turns[0]
+        return self
+
+    @property
+    def all_expected_tools(self) -> list[str]:
+        """``expected_tools`` plus the names of ``expected_tool_calls`` not already listed."""
+        names = list(self.expected_tools)
+        remaining = list(names)
+        for call in self.expected_tool_calls:
+            if call.name in remaining:
+                remaining.remove(call.name)
+            else:
+                names.append(call.name)
+        return names
+
+    @property
+    def trace_ids(self) -> list[str]:
+        """The explicitly mapped trace ids (lowercase hex)."""
+        ids = [self.trace_id] if isinstance(self.trace_id, str) else list(self.trace_id or [])
+        return [i.lower() for i in ids]
+
+
+class Dataset(_Strict):
+    """A golden dataset: cases plus optional settings that override the config."""
+
+    name: str = "dataset"
+    description: str | None = None
+    threshold: float | None = Field(None, ge=0, le=1)
+    weights: dict[str, float] | None = None
+    field_aliases: dict[str, list[str]] | None = None
+    cases: list[Case]
+    source: str | None = None
+    digest: str | None = None
+    """sha256 of the file's bytes: identifies the dataset version in stored runs."""
+
+    def tier(self, tier: Tier | None) -> list[Case]:
+        """Cases of a tier (``smoke`` ⊂ ``full``: the full tier runs every case)."""
+        return [c for c in self.cases if tier != "smoke" or c.tier == "smoke"]
+
+
+# --- loading ------------------------------------------------------------------------------------
+
+
+def _case_lines(text: str) -> list[int]:
+    """1-based line where each case starts, via PyYAML's composer (JSON is YAML too)."""
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError:
+        return []
+    if isinstance(node, yaml.MappingNode):
+        node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
+    if not isinstance(node, yaml.SequenceNode):
+        return []
+    return [item.start_mark.line + 1 for item in node.value]
+
+
+def _parse(path: Path, text: str) -> tuple[Any, list[int]]:
+    if path.suffix == ".jsonl":
+        cases, lines = [], []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    cases.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise DatasetError(f"{path}:{number}: invalid JSON: {exc}") from exc
+                lines.append(number)
+        return cases, lines
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise DatasetError(f"{path}: invalid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
+    return data, _case_lines(text)
+
+
+def _error(path: Path, lines: list[int], data: Mapping[str, Any], exc: ValidationError) -> DatasetError:
+    first = exc.errors()[0]
+    loc = list(first["loc"])
+    if loc[:1] == ["cases"] and len(loc) > 1 and isinstance(loc[1], int):
+        index = loc[1]
+        raw = data["cases"][index] if index < len(data["cases"]) else {}
+        case_id = raw.get("id") if isinstance(raw, Mapping) else None
+        line = f":{lines[index]}" if index < len(lines) else ""
+        label = f"case {index + 1}" + (f" (id {case_id!r})" if case_id else "")
+        field = ".".join(str(p) for p in loc[2:]) or "(case)"
+        return DatasetError(f"{path}{line}: {label}: field '{field}': {first['msg']}")
+    field = ".".join(str(p) for p in loc) or "(top level)"
+    return DatasetError(f"{path}: field '{field}': {first['msg']}")
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Load and validate a golden dataset (see the module docstring).
+
+    Raises:
+        DatasetError: unreadable file, invalid YAML/JSON, a bad case (file, line, case,
+            field), or duplicate case ids.
+    """
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read dataset: {exc}") from exc
+    data, lines = _parse(path, raw.decode("utf-8", "replace"))
+    if isinstance(data, list):
+        data = {"name": path.stem, "cases": data}
+    if not isinstance(data, dict):
+        raise DatasetError(f"{path}: a dataset is a list of cases or an object with 'cases'")
+    data = {"name": path.stem, **data, "source": str(path), "digest": hashlib.sha256(raw).hexdigest()}
+    try:
+        dataset = Dataset.model_validate(data)
+    except ValidationError as exc:
+        raise _error(path, lines, data, exc) from exc
+    _assign_ids(dataset, path, lines)
+    return dataset
+
+
+def _assign_ids(dataset: Dataset, path: Path, lines: list[int]) -> None:
+    seen: dict[str, int] = {}
+    for index, case in enumerate(dataset.cases):
+        if case.id is None:
+            case.id = f"{dataset.name}:{index + 1}"
+        if case.id in seen:
+            line = f":{lines[index]}" if index < len(lines) else ""
+            raise DatasetError(f"{path}{line}: case {index + 1}: field 'id': duplicate id {case.id!r} "
+                               f"(first used by case {seen[case.id] + 1})")
+        seen[case.id] = index

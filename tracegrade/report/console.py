@@ -1,0 +1,85 @@
+"""The rich console report of a run: summary, per-axis averages, failed cases, and with
+``verbose`` every case's scores and reasons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+
+def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
+    return "n/a" if value is None else pattern.format(value)
+
+
+def _duration(ms: float | None) -> str:
+    if ms is None:
+        return "n/a"
+    return f"{ms / 1000:.2f} s" if ms >= 1000 else f"{ms:.0f} ms"
+
+
+def _header(doc: dict[str, Any]) -> str:
+    run, summary = doc["run"], doc["summary"]
+    dataset = run["dataset"]
+    what = (f"dataset [bold]{escape(dataset['name'])}[/] ({dataset['cases']} cases"
+            + (f", tier {run['tier']}" if run["tier"] else "") + ")") if dataset else "reference-free scoring"
+    return f"[bold]tracegrade[/] run {run['run_id']} · {what} · threshold {summary['threshold']:.2f}"
+
+
+def _axes_table(summary: dict[str, Any]) -> Table:
+    table = Table(title="averages", title_justify="left")
+    table.add_column("axis / scorer")
+    table.add_column("mean", justify="right")
+    table.add_column("not scored", justify="right")
+    names = list(summary["axes"]) + [n for n in summary["scorers"] if n not in summary["axes"]]
+    for name in names:
+        value = summary["axes"].get(name, summary["scorers"].get(name))
+        table.add_row(name + (" (axis)" if name in summary["axes"] else ""), _fmt(value),
+                      str(summary["excluded"].get(name, "")))
+    return table
+
+
+def _totals(summary: dict[str, Any]) -> str:
+    rate = summary["hallucination_rate"]
+    cost = summary["cost_usd"]
+    return " · ".join([
+        f"[bold]{'[green]' if summary['failed'] == 0 else '[red]'}passed {summary['passed']}/{summary['results']}[/][/]"
+        f" ({summary['pass_rate']:.0%})",
+        f"score {_fmt(summary['score'])}",
+        f"latency p50 {_duration(summary['latency_p50_ms'])} / p95 {_duration(summary['latency_p95_ms'])}",
+        f"tokens {summary['input_tokens']:,} in / {summary['output_tokens']:,} out",
+        f"est. cost {'n/a' if cost is None else f'${cost:,.4f}'}",
+        f"hallucination rate {'n/a' if rate is None else f'{rate:.0%}'}",
+    ])
+
+
+def _cases_table(cases: list[dict[str, Any]], title: str, verbose: bool) -> Table:
+    table = Table(title=title, title_justify="left", show_lines=verbose)
+    for column in ("case", "trace", "score", "result", "reasons"):
+        table.add_column(column, overflow="fold")
+    for case in cases:
+        reasons = case["reasons"] if not verbose else [
+            f"{name}: {_fmt(d['value'])} — {d['reason']}" for name, d in case["details"].items()]
+        verdict = "[green]pass[/]" if case["passed"] else "[red]FAIL[/]"
+        table.add_row(escape(str(case["case_id"] or "-")), (case["trace_id"] or "-")[:12], _fmt(case["score"]),
+                      verdict, escape("\n".join(reasons[:12 if verbose else 3])))
+    return table
+
+
+def print_report(doc: dict[str, Any], *, verbose: bool = False, console: Console | None = None) -> None:
+    """Print the report of a run document."""
+    out = console or Console()
+    summary = doc["summary"]
+    out.print(_header(doc))
+    out.print(_axes_table(summary))
+    out.print(_totals(summary))
+    if summary["unmatched_cases"] or summary["unmatched_traces"]:
+        out.print(f"[yellow]{summary['unmatched_cases']} case(s) matched no trace; "
+                  f"{summary['unmatched_traces']} trace(s) matched no case[/]")
+    shown = doc["cases"] if verbose else [c for c in doc["cases"] if not c["passed"]]
+    if shown:
+        out.print(_cases_table(shown, "cases" if verbose else "failed cases", verbose))
+    verdict = "[green]run passed[/]" if doc["run"]["passed"] else "[red]run failed[/]"
+    out.print(f"{verdict} (needs pass rate >= {doc['run']['min_pass_rate']:.0%})")

@@ -1,0 +1,121 @@
+"""The run document: the ``--json`` output contract, also stored for later comparison.
+
+Schema ``tracegrade.run/1``::
+
+    {
+      "schema_version": "tracegrade.run/1",
+      "run": {"run_id", "created_at" (ISO 8601 UTC), "dataset": {"name", "source", "digest",
+              "cases"} | null, "tier", "threshold", "min_pass_rate", "passed",
+              "tracegrade_version", "git_sha", "agent_version", "models", "trace_source",
+              "config_sources"},
+      "summary": {"results", "passed", "failed", "pass_rate", "score", "threshold",
+                  "unmatched_cases", "unmatched_traces", "axes": {axis: mean}, "scorers":
+                  {name: mean}, "excluded": {axis: count}, "latency_p50_ms", "latency_p95_ms",
+                  "input_tokens", "output_tokens", "cost_usd", "hallucination_rate"},
+      "cases": [{"case_id", "trace_id", "passed", "score", "scores": {scorer: value|null},
+                 "reasons": [...], "hard_failures": [...], "axes": {...}, "excluded": {...},
+                 "tags": [...], "tier", "weight", "metadata": {...},
+                 "usage": {"duration_ms", "input_tokens", "output_tokens", "cost_usd",
+                           "llm_calls", "tool_calls", "unpriced_models"},
+                 "details": {scorer: {"value", "reason", "details"}}}]
+    }
+
+Values are in [0, 1]; ``null`` means the scorer could not run or did not apply (its reason is
+in ``details``). Durations are milliseconds, costs USD, tokens tokens.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import subprocess
+import uuid
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tracegrade import __version__
+from tracegrade.dataset import Dataset
+from tracegrade.scoring.evaluate import CaseResult, RunResult
+from tracegrade.trace import AgentTrace
+
+SCHEMA_VERSION = "tracegrade.run/1"
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Metadata of a run, stored with its results."""
+
+    run_id: str
+    created_at: str
+    dataset: Mapping[str, Any] | None
+    tier: str | None
+    threshold: float
+    min_pass_rate: float
+    passed: bool
+    git_sha: str | None
+    agent_version: str | None
+    models: tuple[str, ...]
+    trace_source: str
+    config_sources: tuple[str, ...]
+    tracegrade_version: str = __version__
+
+
+def git_sha() -> str | None:
+    """The current git commit of the working directory, if it is a repository."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def run_passed(result: RunResult, min_pass_rate: float) -> bool:
+    """A run passes when at least one case was scored and the pass rate reaches ``min_pass_rate``."""
+    summary = result.summary
+    return summary.results > summary.unmatched_cases and summary.pass_rate >= min_pass_rate
+
+
+def run_info(result: RunResult, traces: Sequence[AgentTrace], dataset: Dataset | None, *, tier: str | None,
+             min_pass_rate: float, trace_source: str, config_sources: Sequence[str]) -> RunInfo:
+    """Metadata for a run: ids, dataset version, code version, agent version and models."""
+    versions = Counter(str(v) for t in traces if (v := t.resource_attributes.get("service.version")))
+    models = sorted({c.model for t in traces for c in t.llm_calls if c.model})
+    now = dt.datetime.now(dt.timezone.utc)
+    return RunInfo(
+        run_id=f"{now:%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}",
+        created_at=now.isoformat(timespec="seconds"),
+        dataset=None if dataset is None else {"name": dataset.name, "source": dataset.source,
+                                              "digest": dataset.digest, "cases": len(dataset.cases)},
+        tier=tier, threshold=result.summary.threshold, min_pass_rate=min_pass_rate,
+        passed=run_passed(result, min_pass_rate), git_sha=git_sha(),
+        agent_version=versions.most_common(1)[0][0] if versions else None, models=tuple(models),
+        trace_source=trace_source, config_sources=tuple(config_sources),
+    )
+
+
+def case_dict(result: CaseResult) -> dict[str, Any]:
+    """One case result in the document's shape."""
+    usage = result.usage
+    return {
+        "case_id": result.case_id, "trace_id": result.trace_id, "passed": result.passed, "score": result.score,
+        "scores": dict(result.scores), "reasons": list(result.reasons), "hard_failures": list(result.hard_failures),
+        "axes": dict(result.axes), "excluded": dict(result.excluded), "tags": list(result.tags), "tier": result.tier,
+        "weight": result.weight, "metadata": dict(result.metadata),
+        "usage": None if usage is None else {
+            "duration_ms": usage.duration_ms, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cost_usd": usage.cost_usd, "llm_calls": usage.llm_calls, "tool_calls": usage.tool_calls,
+            "unpriced_models": list(usage.unpriced_models)},
+        "details": {k: dict(v) for k, v in result.details.items()},
+    }
+
+
+def document(result: RunResult, info: RunInfo) -> dict[str, Any]:
+    """The whole run document (see the module docstring)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": dataclasses.asdict(info),
+        "summary": dataclasses.asdict(result.summary),
+        "cases": [case_dict(r) for r in result.results],
+    }

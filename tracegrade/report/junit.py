@@ -1,0 +1,55 @@
+"""JUnit XML of a run document, for any CI system (one ``testcase`` per case result)."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+
+def _failure_type(case: dict[str, Any]) -> str:
+    if case["trace_id"] is None:
+        return "unmatched"
+    return "hard_failure" if case["hard_failures"] else "below_threshold"
+
+
+def _testcase(suite: ET.Element, case: dict[str, Any], classname: str, threshold: float) -> None:
+    usage = case.get("usage") or {}
+    seconds = (usage.get("duration_ms") or 0) / 1000
+    element = ET.SubElement(suite, "testcase", classname=classname,
+                            name=str(case["case_id"] or case["trace_id"]), time=f"{seconds:.3f}")
+    properties = ET.SubElement(element, "properties")
+    for key, value in [("trace_id", case["trace_id"]), ("score", case["score"]), *case["scores"].items()]:
+        ET.SubElement(properties, "property", name=str(key), value="" if value is None else str(value))
+    if not case["passed"]:
+        score = "n/a" if case["score"] is None else f"{case['score']:.3f}"
+        message = case["reasons"][0] if case["reasons"] else f"score {score} < {threshold}"
+        failure = ET.SubElement(element, "failure", message=message, type=_failure_type(case))
+        failure.text = "\n".join([f"score {score} (threshold {threshold})", *case["reasons"]])
+    ET.SubElement(element, "system-out").text = json.dumps(case["scores"])
+
+
+def to_junit(doc: dict[str, Any]) -> ET.ElementTree:
+    """The run as ``<testsuites><testsuite><testcase>...``; failed cases carry ``<failure>``."""
+    summary, run = doc["summary"], doc["run"]
+    name = (run.get("dataset") or {}).get("name") or "traces"
+    root = ET.Element("testsuites", name="tracegrade", tests=str(summary["results"]), failures=str(summary["failed"]))
+    suite = ET.SubElement(root, "testsuite", name=name, tests=str(summary["results"]),
+                          failures=str(summary["failed"]), errors="0", skipped="0", timestamp=run["created_at"])
+    properties = ET.SubElement(suite, "properties")
+    for key in ("run_id", "git_sha", "agent_version", "tracegrade_version"):
+        ET.SubElement(properties, "property", name=key, value=str(run.get(key) or ""))
+    for key in ("score", "pass_rate", "cost_usd", "latency_p50_ms", "latency_p95_ms"):
+        ET.SubElement(properties, "property", name=key, value=str(summary.get(key)))
+    for case in doc["cases"]:
+        _testcase(suite, case, f"tracegrade.{name}", summary["threshold"])
+    return ET.ElementTree(root)
+
+
+def write_junit(doc: dict[str, Any], path: str | Path) -> None:
+    """Write the JUnit XML of ``doc`` to ``path``."""
+    tree = to_junit(doc)
+    ET.indent(tree)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    tree.write(path, encoding="utf-8", xml_declaration=True)

@@ -1,0 +1,264 @@
+"""Evaluation: match golden cases to traces, run every scorer, and summarise the run.
+
+Matching a case to its trace(s), in order of precedence:
+
+1. the trace's ``tracegrade.case_id`` attribute (root span or resource, e.g. set through
+   ``OTEL_RESOURCE_ATTRIBUTES``) equals the case id;
+2. an explicit mapping: the case's ``trace_id`` field, or a mapping file (case id -> trace id);
+3. the trace's first user input equals the case's ``input`` (whitespace-normalised).
+
+A case may match several traces (repeated runs); each pair is one result. A case that
+matches none is a failed result with the reason. Without a dataset every trace is scored by
+the reference-free scorers. A scorer that raises fails that case (its reason says so), never
+the run.
+"""
+
+from __future__ import annotations
+
+import statistics
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegrade.config import Config
+from tracegrade.dataset import Case, Dataset
+from tracegrade.scoring.overall import combine
+from tracegrade.scoring.score import Score, Scorer
+from tracegrade.scoring.usage import Usage, measure
+from tracegrade.trace import AgentTrace
+
+CASE_ID_ATTR = "tracegrade.case_id"
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case scored against one trace (``case_id`` None without a dataset; ``trace_id``
+    None when no trace matched the case)."""
+
+    case_id: str | None
+    trace_id: str | None
+    passed: bool
+    score: float | None
+    scores: Mapping[str, float | None]
+    reasons: tuple[str, ...]
+    hard_failures: tuple[str, ...] = ()
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    axes: Mapping[str, float] = field(default_factory=dict)
+    details: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    usage: Usage | None = None
+    weight: float = 1.0
+    tags: tuple[str, ...] = ()
+    tier: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def hallucinated(self) -> bool:
+        """A must_not_contain hit, or at least one ungrounded value in the answer."""
+        forbidden = (self.details.get("hallucination", {}).get("details", {}) or {}).get("forbidden_found")
+        ungrounded = (self.details.get("value_grounding", {}).get("details", {}) or {}).get("ungrounded")
+        return bool(forbidden or ungrounded)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Totals of a run. Latency percentiles are over trace durations in ms; cost sums the
+    traces whose cost is known."""
+
+    results: int
+    passed: int
+    failed: int
+    pass_rate: float
+    score: float | None
+    threshold: float
+    unmatched_cases: int
+    unmatched_traces: int
+    axes: Mapping[str, float]
+    scorers: Mapping[str, float]
+    excluded: Mapping[str, int]
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    hallucination_rate: float | None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Every case result and the summary."""
+
+    results: tuple[CaseResult, ...]
+    summary: RunSummary
+
+
+# --- matching ---------------------------------------------------------------------------------
+
+
+def _normalized(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def case_id_of(trace: AgentTrace) -> str | None:
+    """The ``tracegrade.case_id`` attribute of the trace's root span or resource."""
+    value = trace.root_attributes.get(CASE_ID_ATTR, trace.resource_attributes.get(CASE_ID_ATTR))
+    return None if value is None else str(value)
+
+
+def match_cases(cases: Sequence[Case], traces: Sequence[AgentTrace],
+                mapping: Mapping[str, Sequence[str]] | None = None) -> tuple[list[tuple[Case, list[AgentTrace]]], int]:
+    """Each case with its traces (see the module docstring), and the number of traces no
+    case claimed."""
+    by_attr: dict[str, list[AgentTrace]] = {}
+    by_id = {t.trace_id: t for t in traces}
+    by_input: dict[str, list[AgentTrace]] = {}
+    for trace in traces:
+        if (case_id := case_id_of(trace)) is not None:
+            by_attr.setdefault(case_id, []).append(trace)
+        elif trace.user_inputs:
+            by_input.setdefault(_normalized(trace.user_inputs[0]), []).append(trace)
+    pairs, used = [], set()
+    for case in cases:
+        explicit = [*case.trace_ids, *(i.lower() for i in (mapping or {}).get(case.id or "", ()))]
+        matched = by_attr.get(case.id or "") or [by_id[i] for i in explicit if i in by_id] \
+            or by_input.get(_normalized(case.input), [])
+        used.update(t.trace_id for t in matched)
+        pairs.append((case, matched))
+    return pairs, sum(1 for t in traces if t.trace_id not in used)
+
+
+# --- scoring ------------------------------------------------------------------------------------
+
+
+def run_scorer(scorer: Scorer, trace: AgentTrace, case: Case | None) -> Score:
+    """Run one scorer; an exception becomes a hard failure of this case."""
+    name = getattr(scorer, "name", type(scorer).__name__)
+    try:
+        return scorer(trace, case)
+    except Exception as exc:  # a broken scorer fails the case, not the run
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        where = f" at {last.filename}:{last.lineno}"
+        return Score(name, None, f"scorer crashed: {type(exc).__name__}: {exc}{where}",
+                     (f"scorer {name} crashed: {type(exc).__name__}: {exc}",))
+
+
+def score_trace(trace: AgentTrace, case: Case | None, scorers: Sequence[Scorer], config: Config,
+                weights: Mapping[str, float], threshold: float) -> CaseResult:
+    """All scorers on one trace, combined (see :mod:`tracegrade.scoring.overall`)."""
+    scores = {s.name: s for s in (run_scorer(scorer, trace, case) for scorer in scorers)}
+    overall = combine(scores, weights, threshold)
+    reasons = [*overall.hard_failures]
+    reasons += [f"{name}: {score.reason}" for name, score in scores.items()
+                if score.ran and score.value < 1.0 and name in _reported(weights)]  # type: ignore[operator]
+    reasons += [f"{axis} not scored: {why}" for axis, why in overall.excluded.items()]
+    if overall.value is None:
+        reasons.append("no weighted axis could be scored")
+    return CaseResult(
+        case_id=case.id if case else None,
+        trace_id=trace.trace_id,
+        passed=overall.passed,
+        score=overall.value,
+        scores={name: score.value for name, score in scores.items()},
+        reasons=tuple(dict.fromkeys(reasons)),
+        hard_failures=overall.hard_failures,
+        excluded=overall.excluded,
+        axes=overall.axes,
+        details={name: {"value": s.value, "reason": s.reason, "details": dict(s.details)} for name, s in scores.items()},
+        usage=measure(trace, config.pricing),
+        weight=case.weight if case else 1.0,
+        tags=tuple(case.tags) if case else (),
+        tier=case.tier if case else None,
+        metadata=dict(case.metadata) if case else {},
+    )
+
+
+def _reported(weights: Mapping[str, float]) -> set[str]:
+    names = {a for a, w in weights.items() if w > 0}
+    if "correctness" in names:
+        names |= {"tool_correctness", "tool_arguments"}
+    return names | {"hallucination", "budgets"}
+
+
+def unmatched(case: Case) -> CaseResult:
+    """The failed result of a case no trace matched."""
+    return CaseResult(case.id, None, False, None, {}, ("no trace matched this case",), weight=case.weight,
+                      tags=tuple(case.tags), tier=case.tier, metadata=dict(case.metadata))
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0-100) by linear interpolation; None for no values."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if 1 <= q <= 99 else max(values)
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces: int) -> RunSummary:
+    """Totals over the results (see :class:`RunSummary`)."""
+    scored = [r for r in results if r.score is not None]
+    weight = sum(r.weight for r in scored)
+    durations = [r.usage.duration_ms for r in results if r.usage and r.usage.duration_ms is not None]
+    costs = [r.usage.cost_usd for r in results if r.usage and r.usage.cost_usd is not None]
+    axes = {a for r in results for a in r.axes}
+    names = {n for r in results for n in r.scores}
+    excluded: dict[str, int] = {}
+    for result in results:
+        for axis in result.excluded:
+            excluded[axis] = excluded.get(axis, 0) + 1
+    with_trace = [r for r in results if r.trace_id is not None]
+    passed = sum(r.passed for r in results)
+    return RunSummary(
+        results=len(results), passed=passed, failed=len(results) - passed,
+        pass_rate=passed / len(results) if results else 0.0,
+        score=sum(r.score * r.weight for r in scored) / weight if weight else None,  # type: ignore[operator]
+        threshold=threshold,
+        unmatched_cases=sum(1 for r in results if r.trace_id is None), unmatched_traces=unmatched_traces,
+        axes={a: _mean([r.axes[a] for r in results if a in r.axes]) for a in sorted(axes)},  # type: ignore[misc]
+        scorers={n: m for n in sorted(names) if (m := _mean([v for r in results if (v := r.scores.get(n)) is not None]))
+                 is not None},
+        excluded=excluded,
+        latency_p50_ms=percentile(durations, 50), latency_p95_ms=percentile(durations, 95),
+        input_tokens=sum(r.usage.input_tokens or 0 for r in results if r.usage),
+        output_tokens=sum(r.usage.output_tokens or 0 for r in results if r.usage),
+        cost_usd=sum(costs) if costs else None,
+        hallucination_rate=(sum(r.hallucinated for r in with_trace) / len(with_trace)) if with_trace else None,
+    )
+
+
+Progress = Callable[[CaseResult], None]
+
+
+def evaluate(traces: Sequence[AgentTrace], dataset: Dataset | None, scorers: Sequence[Scorer], config: Config, *,
+             tier: str | None = None, threshold: float | None = None,
+             mapping: Mapping[str, Sequence[str]] | None = None, progress: Progress | None = None) -> RunResult:
+    """Score traces against a dataset's cases (or reference-free without one).
+
+    Threshold precedence: argument, then the dataset's, then the config's. Weights: the
+    dataset's, else the config's (reference-free weights without a dataset).
+    """
+    threshold = threshold if threshold is not None else (
+        dataset.threshold if dataset and dataset.threshold is not None else config.threshold)
+    if dataset is None:
+        pairs: list[tuple[Case | None, list[AgentTrace]]] = [(None, [t]) for t in traces]
+        weights, leftover = config.reference_free_weights, 0
+    else:
+        matched, leftover = match_cases(dataset.tier(tier), traces, mapping)  # type: ignore[arg-type]
+        pairs = list(matched)  # type: ignore[arg-type]
+        weights = dataset.weights or config.weights
+    results = []
+    for case, case_traces in pairs:
+        if case is not None and not case_traces:
+            results.append(unmatched(case))
+        for trace in case_traces:
+            results.append(score_trace(trace, case, scorers, config, weights, threshold))
+            if progress:
+                progress(results[-1])
+    return RunResult(tuple(results), summarize(results, threshold, leftover))

@@ -1,0 +1,62 @@
+"""Hallucination checks from the case: ``must_not_contain`` and ``must_contain``.
+
+A ``must_not_contain`` phrase in the answer is a hard failure (the case fails whatever its
+score). ``must_contain`` gives partial credit: the fraction of phrases found. Phrases match
+case-insensitively on word boundaries, with thousands separators ignored ("1,327" contains
+"1327", not "327"). ``contain_scope: any_response`` searches every assistant response of the
+run instead of only the final answer (tau-bench checks its ``outputs`` that way).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracegrade.config import Config
+from tracegrade.dataset import Case
+from tracegrade.scoring.registry import register
+from tracegrade.scoring.score import Score, skipped
+from tracegrade.scoring.text import found_phrases
+from tracegrade.trace import AgentTrace
+
+
+def searched_text(trace: AgentTrace, scope: str) -> str | None:
+    """The final answer, or every assistant response joined (``any_response``)."""
+    if scope == "any_response":
+        texts = [c.output_text for c in trace.llm_calls if c.output_text]
+        if trace.final_output and trace.final_output not in texts:
+            texts.append(trace.final_output)
+        return "\n".join(texts) if texts else None
+    return trace.final_output
+
+
+@dataclass(frozen=True)
+class Hallucination:
+    """must_not_contain hits fail the case; must_contain scores the fraction found."""
+
+    name: str = "hallucination"
+
+    def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
+        if case is None or not (case.must_contain or case.must_not_contain):
+            return skipped(self.name, "the case has no must_contain / must_not_contain")
+        text = searched_text(trace, case.contain_scope)
+        if text is None:
+            gap = trace.gap("final_output") or trace.gap("message_content")
+            if gap:
+                return skipped(self.name, gap.reason)
+            text = ""
+        forbidden = found_phrases(text, case.must_not_contain)
+        required = found_phrases(text, case.must_contain)
+        missing = [p for p in case.must_contain if p not in required]
+        hard = tuple(f"answer contains forbidden phrase {p!r}" for p in forbidden)
+        value = len(required) / len(case.must_contain) if case.must_contain else 1.0
+        parts = [*hard]
+        if case.must_contain:
+            parts.append(f"{len(required)}/{len(case.must_contain)} required phrase(s) found"
+                         + (f"; missing {missing}" if missing else ""))
+        return Score(self.name, 0.0 if forbidden else value, "; ".join(parts) or "no forbidden phrase",
+                     hard, {"forbidden_found": forbidden, "required_missing": missing})
+
+
+@register("hallucination")
+def _hallucination(config: Config) -> Hallucination:
+    return Hallucination()

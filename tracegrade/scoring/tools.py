@@ -1,0 +1,172 @@
+"""Tool use: the right tools, in the right order, with the right arguments.
+
+- ``tool_correctness``: partial credit over the expected tools (``expected_tools`` plus the
+  names of ``expected_tool_calls``), as a multiset, so one call never satisfies two expected
+  ones; extra calls are not penalised. With ``order: in_order`` the credit is the longest
+  common subsequence of expected and actual names over the expected count; with ``exact`` it
+  is over the longer of the two, so extras cost. A call to a ``forbidden_tools`` entry is a
+  hard failure.
+- ``tool_arguments``: each expected call is paired with a distinct actual call of the same
+  name (first every call that satisfies all its predicates, by bipartite matching; then the
+  best partial matches); its credit is the fraction of predicates satisfied, 0 when no call
+  is left. The reasons name each failed argument and the value it had. An expected call
+  marked ``required`` that no call fully satisfies is a hard failure.
+
+Both count performed calls by default (``count_tool_calls`` in the config): a call that
+failed did not do the work.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tracegrade.config import Config
+from tracegrade.dataset import Case, ExpectedToolCall
+from tracegrade.scoring.grounding import Counting, counted_calls
+from tracegrade.scoring.predicates import ArgumentCheck, check_arguments
+from tracegrade.scoring.registry import register
+from tracegrade.scoring.score import Score, skipped
+from tracegrade.trace import AgentTrace, ToolCall
+
+
+def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two name sequences."""
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+@dataclass(frozen=True)
+class ToolCorrectness:
+    """Expected tools called (multiset, partial credit, optional order), none forbidden."""
+
+    counting: Counting = "performed"
+    name: str = "tool_correctness"
+
+    def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
+        if case is None:
+            return skipped(self.name, "needs a golden case")
+        expected = case.all_expected_tools
+        if not expected and not case.forbidden_tools:
+            return skipped(self.name, "the case expects no tools")
+        if trace.gap("tool_calls"):
+            return skipped(self.name, f"tool calls not recorded: {trace.gap('tool_calls').reason}")  # type: ignore[union-attr]
+        actual = [c.name for c in counted_calls(trace, self.counting)]
+        forbidden = sorted({c.name for c in trace.tool_calls if c.name in case.forbidden_tools})
+        hard = tuple(f"called forbidden tool {name!r}" for name in forbidden)
+        if not expected:
+            return Score(self.name, 0.0 if forbidden else 1.0, "; ".join(hard) or "no forbidden tool called", hard)
+        value, reason = self._credit(expected, actual, case.order)
+        missing = list((Counter(expected) - Counter(actual)).elements())
+        details = {"expected": expected, "actual": actual, "missing": missing,
+                   "extra": list((Counter(actual) - Counter(expected)).elements())}
+        return Score(self.name, value, "; ".join([reason, *hard]), hard, details)
+
+    @staticmethod
+    def _credit(expected: list[str], actual: list[str], order: str) -> tuple[float, str]:
+        if order == "any":
+            matched = sum((Counter(expected) & Counter(actual)).values())
+            missing = list((Counter(expected) - Counter(actual)).elements())
+            reason = f"{matched}/{len(expected)} expected tool call(s) made"
+            return matched / len(expected), reason + (f"; missing {missing}" if missing else "")
+        common = lcs_length(expected, actual)
+        if order == "in_order":
+            return common / len(expected), f"{common}/{len(expected)} expected tool call(s) made in order"
+        denominator = max(len(expected), len(actual))
+        exact = "exactly" if list(expected) == list(actual) else f"not exactly (actual {actual})"
+        return common / denominator, f"tool sequence matches {exact}"
+
+
+def _assign(expected: list[ExpectedToolCall], calls: list[ToolCall]) -> dict[int, int]:
+    """expected index -> call index: full matches by bipartite matching, then best partials."""
+    full = {
+        (i, j) for i, e in enumerate(expected) for j, c in enumerate(calls)
+        if c.name == e.name and all(ch.passed for ch in check_arguments(e.predicates, c.arguments,
+                                                                          allow_extra=e.allow_extra_arguments))
+    }
+    owner: dict[int, int] = {}
+
+    def augment(i: int, seen: set[int]) -> bool:
+        for j in range(len(calls)):
+            if (i, j) in full and j not in seen:
+                seen.add(j)
+                if j not in owner or augment(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    for i in range(len(expected)):
+        augment(i, set())
+    assignment = {i: j for j, i in owner.items()}
+    for i, e in enumerate(expected):
+        if i in assignment:
+            continue
+        free = [j for j, c in enumerate(calls) if c.name == e.name and j not in assignment.values()]
+        if free:
+            assignment[i] = max(free, key=lambda j: (_satisfied(e, calls[j]), -j))
+    return assignment
+
+
+def _satisfied(expected: ExpectedToolCall, call: ToolCall) -> int:
+    return sum(ch.passed for ch in check_arguments(expected.predicates, call.arguments,
+                                                   allow_extra=expected.allow_extra_arguments))
+
+
+def _failure_text(expected: ExpectedToolCall, check: ArgumentCheck) -> str:
+    return f"{expected.name}: argument {check.argument!r} {check.reason}"
+
+
+@dataclass(frozen=True)
+class ToolArguments:
+    """Per expected call, the fraction of argument predicates its matched call satisfies."""
+
+    counting: Counting = "performed"
+    name: str = "tool_arguments"
+
+    def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
+        if case is None or not case.expected_tool_calls:
+            return skipped(self.name, "the case gives no expected tool arguments")
+        if trace.gap("tool_calls"):
+            return skipped(self.name, f"tool calls not recorded: {trace.gap('tool_calls').reason}")  # type: ignore[union-attr]
+        calls = counted_calls(trace, self.counting)
+        assignment = _assign(case.expected_tool_calls, calls)
+        credits, failures, hard, per_call = [], [], [], []
+        for i, expected in enumerate(case.expected_tool_calls):
+            credit, call_failures = self._one(expected, calls[assignment[i]] if i in assignment else None)
+            credits.append(credit)
+            failures.extend(call_failures)
+            per_call.append({"name": expected.name, "credit": credit, "failures": call_failures})
+            if expected.required and credit < 1.0:
+                hard.append(f"required call {expected.name} not made as expected")
+        value = sum(credits) / len(credits)
+        matched = sum(1 for c in credits if c == 1.0)
+        reason = f"{matched}/{len(credits)} expected call(s) made with all arguments right"
+        return Score(self.name, value, "; ".join([reason, *failures[:6]]), tuple(hard), {"calls": per_call})
+
+    @staticmethod
+    def _one(expected: ExpectedToolCall, call: ToolCall | None) -> tuple[float, list[str]]:
+        if call is None:
+            return 0.0, [f"{expected.name}: no matching call"]
+        if not call.arguments_recorded:
+            return 0.0, [f"{expected.name}: arguments not recorded"]
+        checks = check_arguments(expected.predicates, call.arguments, allow_extra=expected.allow_extra_arguments)
+        if not checks:
+            return 1.0, []
+        failed = [c for c in checks if not c.passed]
+        return (len(checks) - len(failed)) / len(checks), [_failure_text(expected, c) for c in failed]
+
+
+@register("tool_correctness")
+def _tool_correctness(config: Config) -> ToolCorrectness:
+    return ToolCorrectness(config.count_tool_calls)
+
+
+@register("tool_arguments")
+def _tool_arguments(config: Config) -> ToolArguments:
+    return ToolArguments(config.count_tool_calls)

@@ -1,0 +1,143 @@
+"""Concrete values in text: prices, percentages, numbers, dates, times and identifiers.
+
+Value grounding compares the values an answer states with the values its evidence (tool
+results, user input, system instructions) contains. Each value is extracted with its kind
+and a canonical form, so ``$1,250.00`` matches ``1250``, ``May 20, 2024`` matches
+``2024-05-20`` and ``07:00 PM`` matches ``19:00:00``.
+
+What is *not* extracted, because it is noise rather than a claim: list markers (``1.`` at a
+line start), single-digit numbers, and numbers inside an extracted date, time or id.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from tracegrade.scoring.text import normalize
+
+MONTHS = {m: i for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+     "november", "december"], start=1)}
+MONTHS.update({name[:3]: number for name, number in list(MONTHS.items())})
+MONTHS["sept"] = 9
+
+_MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("date", re.compile(r"(?<!\d)(?P<y>\d{4})[-/](?P<m>\d{1,2})[-/](?P<d>\d{1,2})(?!\d)")),
+    ("date", re.compile(_MONTH + r"\s+" + _DAY + r"(?:,?\s+(?P<year>\d{4}))?(?![\d:])", re.IGNORECASE)),
+    ("date", re.compile(_DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+(?P<year>\d{4}))?", re.IGNORECASE)),
+    ("time", re.compile(r"(?<![\d:])(?P<h>\d{1,2}):(?P<min>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?m\.?))?(?![\d:])",
+                        re.IGNORECASE)),
+    ("id", re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)),
+    ("id", re.compile(r"\b(?=[A-Za-z0-9_-]*[A-Za-z])(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{3,}\b")),
+    ("id", re.compile(r"\b[A-Z]{6,}\b")),
+    ("price", re.compile(r"(?:[$€£]|usd\s?)\s?(?P<num>\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)),
+    ("percent", re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s?%")),
+    ("number", re.compile(r"(?<![\w.])(?P<num>-?\d[\d,]*(?:\.\d+)?)(?![\w])")),
+]
+_LIST_MARKER = re.compile(r"^\s*(?:[-*]\s*)?\d{1,2}[.)]\s", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Value:
+    """One value: ``kind`` (price, percent, number, date, time, id), the ``text`` as written,
+    and the ``canonical`` form compared against evidence."""
+
+    kind: str
+    text: str
+    canonical: str
+
+
+def _number(text: str) -> str | None:
+    try:
+        return format(Decimal(text.replace(",", "")).normalize(), "f")
+    except InvalidOperation:
+        return None
+
+
+def _date(kind_match: re.Match[str]) -> str | None:
+    groups = kind_match.groupdict()
+    if groups.get("y"):
+        year, month, day = int(groups["y"]), int(groups["m"]), int(groups["d"])
+    else:
+        month, day = MONTHS.get(groups["month"].lower().rstrip(".")), int(groups["day"])
+        year = int(groups["year"]) if groups.get("year") else None
+    if not month or not 1 <= month <= 12 or not 1 <= day <= 31:
+        return None
+    return f"{year:04d}-{month:02d}-{day:02d}" if year else f"--{month:02d}-{day:02d}"
+
+
+def _time(match: re.Match[str]) -> str | None:
+    hour, minute = int(match["h"]), int(match["min"])
+    ampm = (match["ampm"] or "").lower().replace(".", "")
+    if ampm == "pm" and hour < 12:
+        hour += 12
+    elif ampm == "am" and hour == 12:
+        hour = 0
+    return f"{hour:02d}:{minute:02d}" if hour < 24 and minute < 60 else None
+
+
+def _canonical(kind: str, match: re.Match[str]) -> str | None:
+    if kind == "date":
+        return _date(match)
+    if kind == "time":
+        return _time(match)
+    if kind == "id":
+        return match.group(0).casefold()
+    number = _number(match["num"])
+    if kind == "number" and number is not None and abs(Decimal(number)) < 10 and "." not in match["num"]:
+        return None
+    return number
+
+
+def extract(text: str) -> list[Value]:
+    """The values in ``text``, left to right, without overlaps (see the module docstring)."""
+    taken = [False] * len(text)
+    for marker in _LIST_MARKER.finditer(text):
+        taken[marker.start():marker.end()] = [True] * (marker.end() - marker.start())
+    found: list[tuple[int, Value]] = []
+    for kind, pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if any(taken[start:end]):
+                continue
+            canonical = _canonical(kind, match)
+            taken[start:end] = [True] * (end - start)
+            if canonical is not None:
+                found.append((start, Value(kind, match.group(0).strip(), canonical)))
+    return [value for _, value in sorted(found, key=lambda item: item[0])]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The canonical values of a body of evidence text, for :meth:`supports`."""
+
+    text: str
+    numbers: frozenset[str]
+    dates: frozenset[str]
+    times: frozenset[str]
+
+    @classmethod
+    def of(cls, texts: list[str]) -> Evidence:
+        """Evidence from several texts (tool results, user inputs, instructions)."""
+        joined = "\n".join(texts)
+        values = extract(joined)
+        numbers = {v.canonical for v in values if v.kind in ("price", "percent", "number")}
+        numbers |= {c for raw in re.findall(r"-?\d+(?:\.\d+)?", joined.replace(",", "")) if (c := _number(raw))}
+        dates = {v.canonical for v in values if v.kind == "date"}
+        dates |= {"--" + d[5:] for d in dates if not d.startswith("--")}
+        times = {v.canonical for v in values if v.kind == "time"}
+        return cls(normalize(joined), frozenset(numbers), frozenset(dates), frozenset(times))
+
+    def supports(self, value: Value) -> bool:
+        """True when the evidence contains ``value`` (by kind: number, date, time, or id text)."""
+        if value.kind in ("price", "percent", "number"):
+            return value.canonical in self.numbers
+        if value.kind == "date":
+            return value.canonical in self.dates
+        if value.kind == "time":
+            return value.canonical in self.times
+        return re.search(r"(?<![0-9a-z])" + re.escape(value.canonical) + r"(?![0-9a-z])", self.text) is not None
