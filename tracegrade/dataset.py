@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from tracegrade.errors import DatasetError
-from tracegrade.scoring.predicates import Predicate, PredicateError, parse_predicate
+from tracegrade.predicates import Predicate, PredicateError, parse_predicate
 
 Tier = Literal["smoke", "full"]
 
@@ -30,7 +30,7 @@ class _Strict(BaseModel):
 
 class ExpectedToolCall(_Strict):
     """A tool call the agent should make, with predicates on its arguments
-    (see :mod:`tracegrade.scoring.predicates`)."""
+    (see :mod:`tracegrade.predicates`)."""
 
     name: str
     arguments: dict[str, Any] = {}
@@ -95,14 +95,18 @@ class Case(_Strict):
     """Tool names to call, as a multiset (two entries need two calls)."""
     expected_tool_calls: list[ExpectedToolCall] = []
     forbidden_tools: list[str] = []
+    strict_tools: list[str] = []
+    """Tools whose every performed call must match one of ``expected_tool_calls`` (all its
+    predicates): an extra or different call of these tools is a hard failure."""
     order: Literal["any", "in_order", "exact"] = "any"
     expected_fields: list[str] = []
     criteria: dict[str, Any] = {}
     """Free-form flags from the design documents; ``grounded`` and ``tool_called`` are used."""
     must_contain: list[str] = []
     must_not_contain: list[str] = []
-    contain_scope: Literal["final", "any_response"] = "final"
-    """Where ``must_contain`` looks: the final answer, or any assistant response."""
+    contain_scope: Literal["final", "replies", "any_response"] = "final"
+    """Where ``must_contain`` looks: the final answer; every reply (assistant turn that
+    requests no tool); or any assistant text, including text sent alongside tool calls."""
     max_latency_ms: float | None = Field(None, gt=0)
     max_cost_usd: float | None = Field(None, ge=0)
     max_tool_calls: int | None = Field(None, ge=0)

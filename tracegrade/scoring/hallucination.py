@@ -20,9 +20,10 @@ from tracegrade.trace import AgentTrace
 
 
 def searched_text(trace: AgentTrace, scope: str) -> str | None:
-    """The final answer, or every assistant response joined (``any_response``)."""
-    if scope == "any_response":
-        texts = [c.output_text for c in trace.llm_calls if c.output_text]
+    """The final answer, or the replies / all assistant texts joined (see the module doc)."""
+    if scope in ("replies", "any_response"):
+        texts = [c.output_text for c in trace.llm_calls
+                 if c.output_text and (scope == "any_response" or not c.tool_call_ids)]
         if trace.final_output and trace.final_output not in texts:
             texts.append(trace.final_output)
         return "\n".join(texts) if texts else None

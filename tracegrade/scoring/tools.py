@@ -10,7 +10,8 @@
   name (first every call that satisfies all its predicates, by bipartite matching; then the
   best partial matches); its credit is the fraction of predicates satisfied, 0 when no call
   is left. The reasons name each failed argument and the value it had. An expected call
-  marked ``required`` that no call fully satisfies is a hard failure.
+  marked ``required`` that no call fully satisfies is a hard failure, and so is a call of a
+  ``strict_tools`` entry that is not a full match of some expected call (an extra write).
 
 Both count performed calls by default (``count_tool_calls`` in the config): a call that
 failed did not do the work.
@@ -18,6 +19,7 @@ failed did not do the work.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from tracegrade.config import Config
 from tracegrade.dataset import Case, ExpectedToolCall
 from tracegrade.scoring.grounding import Counting, counted_calls
-from tracegrade.scoring.predicates import ArgumentCheck, check_arguments
+from tracegrade.predicates import ArgumentCheck, check_arguments
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
 from tracegrade.trace import AgentTrace, ToolCall
@@ -118,6 +120,20 @@ def _satisfied(expected: ExpectedToolCall, call: ToolCall) -> int:
                                                    allow_extra=expected.allow_extra_arguments))
 
 
+def _unexpected(case: Case, calls: list[ToolCall], assignment: dict[int, int]) -> list[str]:
+    """Calls of ``strict_tools`` that are not a full match of an expected call."""
+    full = {j for i, j in assignment.items() if _satisfied(case.expected_tool_calls[i], calls[j])
+            == len(check_arguments(case.expected_tool_calls[i].predicates, calls[j].arguments,
+                                   allow_extra=case.expected_tool_calls[i].allow_extra_arguments))}
+    return [f"unexpected call {c.name}({_short(c.arguments)})" for j, c in enumerate(calls)
+            if c.name in case.strict_tools and j not in full]
+
+
+def _short(arguments: object, limit: int = 80) -> str:
+    text = json.dumps(arguments, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _failure_text(expected: ExpectedToolCall, check: ArgumentCheck) -> str:
     return f"{expected.name}: argument {check.argument!r} {check.reason}"
 
@@ -130,13 +146,17 @@ class ToolArguments:
     name: str = "tool_arguments"
 
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
-        if case is None or not case.expected_tool_calls:
+        if case is None or not (case.expected_tool_calls or case.strict_tools):
             return skipped(self.name, "the case gives no expected tool arguments")
         if trace.gap("tool_calls"):
             return skipped(self.name, f"tool calls not recorded: {trace.gap('tool_calls').reason}")  # type: ignore[union-attr]
         calls = counted_calls(trace, self.counting)
         assignment = _assign(case.expected_tool_calls, calls)
-        credits, failures, hard, per_call = [], [], [], []
+        extra = _unexpected(case, calls, assignment)
+        if not case.expected_tool_calls:
+            return Score(self.name, 0.0 if extra else 1.0, "; ".join(extra) or "no unexpected call of a strict tool",
+                         tuple(extra))
+        credits, failures, hard, per_call = [], [], list(extra), []
         for i, expected in enumerate(case.expected_tool_calls):
             credit, call_failures = self._one(expected, calls[assignment[i]] if i in assignment else None)
             credits.append(credit)

@@ -1,0 +1,62 @@
+"""How well tracegrade's pass/fail predicts tau-bench's own reward.
+
+    python benchmarks/tau_bench/agreement.py R.json
+
+reads the run document written by ``tracegrade score ... --json R.json`` on the output of
+``convert.py`` (each case carries ``metadata.reward``) and prints accuracy, precision and
+recall of "passed" as a predictor of ``reward == 1``, then every disagreement with its
+reasons. ``--json`` prints the figures as JSON instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def agreement(doc: dict[str, Any]) -> dict[str, Any]:
+    """Confusion counts, accuracy, precision, recall, and the disagreeing cases."""
+    tp = fp = tn = fn = 0
+    disagreements = []
+    for case in doc["cases"]:
+        rewarded = case["metadata"]["reward"] == 1.0
+        passed = case["passed"]
+        tp += rewarded and passed
+        fp += passed and not rewarded
+        tn += not passed and not rewarded
+        fn += rewarded and not passed
+        if rewarded != passed:
+            disagreements.append({"case_id": case["case_id"], "reward": case["metadata"]["reward"],
+                                  "passed": passed, "reasons": case["reasons"]})
+    total = tp + fp + tn + fn
+    return {
+        "cases": total, "true_positive": tp, "false_positive": fp, "true_negative": tn, "false_negative": fn,
+        "accuracy": (tp + tn) / total if total else None,
+        "precision": tp / (tp + fp) if tp + fp else None,
+        "recall": tp / (tp + fn) if tp + fn else None,
+        "disagreements": disagreements,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_json", type=Path)
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    result = agreement(json.loads(args.run_json.read_text(encoding="utf-8")))
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"cases {result['cases']}: TP {result['true_positive']}  FP {result['false_positive']}  "
+          f"TN {result['true_negative']}  FN {result['false_negative']}")
+    print(f"accuracy {result['accuracy']:.3f}  precision {result['precision']:.3f}  recall {result['recall']:.3f}")
+    for case in result["disagreements"]:
+        print(f"- {case['case_id']}: reward {case['reward']}, passed {case['passed']}: {'; '.join(case['reasons'][:4])}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

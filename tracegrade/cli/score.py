@@ -1,0 +1,131 @@
+"""``tracegrade score``: score trace files or stored traces, with or without a golden dataset."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from tracegrade.cli.options import db_option, files_argument, load, messages_key_option, report_errors
+from tracegrade.cli.selection import parse_since, select
+from tracegrade.collector.store import Store
+from tracegrade.config import CONFIG_ENV, load_config
+from tracegrade.dataset import load_dataset
+from tracegrade.errors import ConfigError, ExitCode
+from tracegrade.report.console import print_report
+from tracegrade.report.document import document, run_info
+from tracegrade.report.junit import write_junit
+from tracegrade.runs import save_run
+from tracegrade.scoring import build_scorers, config_for, evaluate
+
+PROGRESS_FROM = 50
+"""Show a progress bar when scoring at least this many traces."""
+
+
+def _mapping(path: str | None) -> dict[str, list[str]]:
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"--mapping {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"--mapping {path}: expected an object of case id -> trace id(s)")
+    return {str(k): [v] if isinstance(v, str) else [str(i) for i in v] for k, v in data.items()}
+
+
+def _progress(total: int) -> tuple[Progress | None, Any]:
+    if total < PROGRESS_FROM:
+        return None, None
+    progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                        console=Console(stderr=True), transient=True)
+    task = progress.add_task("score", total=total)
+    return progress, lambda _result: progress.advance(task)
+
+
+@click.command("score")
+@files_argument
+@db_option
+@messages_key_option
+@click.option("--dataset", "dataset_path", type=click.Path(exists=True, dir_okay=False),
+              help="Golden dataset (YAML/JSON/JSONL). Without it, reference-free scorers run.")
+@click.option("--mapping", type=click.Path(exists=True, dir_okay=False), help="YAML/JSON: case id -> trace id(s).")
+@click.option("--smoke", "tier", flag_value="smoke", help="Only cases of tier smoke.")
+@click.option("--full", "tier", flag_value="full", help="Every case (default).")
+@click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Pass score per case (default 0.7).")
+@click.option("--min-pass-rate", type=click.FloatRange(0, 1), default=1.0, show_default=True,
+              help="Fraction of cases that must pass for exit code 0.")
+@click.option("--since", help="Only traces started since: 30m, 12h, 7d or an ISO date/time.")
+@click.option("--limit", type=click.IntRange(min=1), help="At most this many traces (store: newest first).")
+@click.option("--sample", type=click.FloatRange(0, 1, min_open=True), help="Keep this fraction, by trace id.")
+@click.option("--scorer", "scorer_refs", multiple=True, help="Extra scorer module:name (repeatable).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), envvar=CONFIG_ENV,
+              help="Config file (default ./tracegrade.yaml).")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the run document (JSON).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML.")
+@click.option("--verbose", "-v", is_flag=True, help="Every case with every scorer's value and reason.")
+@click.option("--no-save", is_flag=True, help="Do not store the run.")
+def command(files: tuple[str, ...], db: str | None, messages_key: str, dataset_path: str | None,
+            mapping: str | None, tier: str | None, threshold: float | None, min_pass_rate: float,
+            since: str | None, limit: int | None, sample: float | None, scorer_refs: tuple[str, ...],
+            config_path: str | None, json_path: str | None, junit_path: str | None, verbose: bool,
+            no_save: bool) -> None:
+    """Score traces (files, or the store without files) against a golden dataset, or with the
+    reference-free scorers only. Exit 0 when the run passes, 1 below threshold, 2 on a usage,
+    config or input error, or when no case matched a trace."""
+    dataset = load_dataset(dataset_path) if dataset_path else None
+    config = config_for(load_config(config_path), dataset)
+    scorers = build_scorers(config, scorer_refs)
+    since_ns = parse_since(since)
+    loaded = load(files, db, messages_key, since_unix_nano=since_ns, limit=None if sample else limit)
+    report_errors(loaded.errors)
+    traces = select(loaded.traces, since_unix_nano=since_ns, sample=sample, limit=limit)
+    if not traces:
+        raise ConfigError("no traces to score" + (" (check --since/--sample/--limit)" if since or sample else ""))
+    progress, advance = _progress(len(traces))
+    with progress or _Null():
+        result = evaluate(traces, dataset, scorers, config, tier=tier, threshold=threshold,
+                          mapping=_mapping(mapping), progress=advance)
+    source = ", ".join(files) if files else str(Store(db).path)
+    info = run_info(result, traces, dataset, tier=tier, min_pass_rate=min_pass_rate, trace_source=source,
+                    config_sources=config.sources)
+    doc = document(result, info)
+    _write_outputs(doc, db, json_path, junit_path, no_save)
+    print_report(doc, verbose=verbose)
+    _exit(doc, dataset is not None, bool(loaded.errors))
+
+
+class _Null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _write_outputs(doc: dict[str, Any], db: str | None, json_path: str | None, junit_path: str | None,
+                   no_save: bool) -> None:
+    if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    if junit_path:
+        write_junit(doc, junit_path)
+    if not no_save:
+        with Store(db) as store:
+            save_run(store, doc)
+
+
+def _exit(doc: dict[str, Any], with_dataset: bool, input_errors: bool) -> None:
+    summary = doc["summary"]
+    if with_dataset and summary["unmatched_cases"] == summary["results"]:
+        click.echo("error: no case matched a trace (by tracegrade.case_id, mapping, or first user input)", err=True)
+        sys.exit(int(ExitCode.USAGE))
+    if input_errors:
+        sys.exit(int(ExitCode.USAGE))
+    sys.exit(int(ExitCode.OK if doc["run"]["passed"] else ExitCode.FAILED))

@@ -1,0 +1,52 @@
+"""Which traces a command looks at: time window and deterministic sampling."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+import time
+from collections.abc import Sequence
+
+from tracegrade.errors import ConfigError
+from tracegrade.trace import AgentTrace
+
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
+_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_since(value: str | None, now_s: float | None = None) -> int | None:
+    """Unix nanoseconds from ``30m`` / ``12h`` / ``7d`` (ago) or an ISO 8601 date or time
+    (UTC when no offset is given).
+
+    Raises:
+        ConfigError: neither form.
+    """
+    if value is None:
+        return None
+    match = _RELATIVE.match(value.strip())
+    if match:
+        now_s = time.time() if now_s is None else now_s
+        return int((now_s - float(match.group(1)) * _UNITS_S[match.group(2)]) * 1e9)
+    try:
+        moment = dt.datetime.fromisoformat(value.strip())
+    except ValueError as exc:
+        raise ConfigError(f"--since {value!r}: use 30m, 12h, 7d or an ISO date such as 2026-11-01T09:00") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.timezone.utc)
+    return int(moment.timestamp() * 1e9)
+
+
+def sampled(trace_id: str, fraction: float) -> bool:
+    """Deterministic sampling by trace id: the same trace is in or out on every run and machine."""
+    bucket = int.from_bytes(hashlib.sha256(trace_id.encode()).digest()[:8], "big") / 2**64
+    return bucket < fraction
+
+
+def select(traces: Sequence[AgentTrace], *, since_unix_nano: int | None, sample: float | None,
+           limit: int | None) -> list[AgentTrace]:
+    """Traces started at or after ``since``, kept by ``sample``, at most ``limit``."""
+    chosen = [t for t in traces if since_unix_nano is None or t.start_unix_nano >= since_unix_nano]
+    if sample is not None:
+        chosen = [t for t in chosen if sampled(t.trace_id, sample)]
+    return chosen[:limit] if limit is not None else chosen
