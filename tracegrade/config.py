@@ -10,6 +10,7 @@ raises :class:`~tracegrade.errors.ConfigError` naming the file and the field.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -93,6 +94,9 @@ def _astuple(budgets: Budgets) -> tuple[Any, ...]:
 
 
 _PROVIDER_PREFIX_SEPARATORS = ("/", ":")
+_SNAPSHOT_SUFFIX = re.compile(r"^(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|@.+|-latest|-preview(?:-.+)?|-v\d+(?:[.:]\d+)*)$")
+"""What may follow a priced model name in a snapshot of the same model (``gpt-4o-2024-08-06``,
+``gpt-4-0613``, ``claude-3-5-sonnet-20241022``, ``...@001``); ``gpt-4o-mini`` is not one."""
 
 
 @dataclass(frozen=True)
@@ -103,8 +107,9 @@ class Pricing:
     read_on: str | None = None
 
     def price(self, model: str | None) -> ModelPrice | None:
-        """The price of ``model``: exact key, else the longest key it starts with, after
-        dropping a ``provider/`` prefix; None when unknown."""
+        """The price of ``model``: exact key, else the longest key of which it is a dated or
+        versioned snapshot, after dropping a ``provider/`` prefix; None when unknown (so
+        ``o3-mini`` never takes ``o3`` 's price)."""
         if not model:
             return None
         name = model.lower()
@@ -113,7 +118,7 @@ class Pricing:
                 name = name.split(separator, 1)[1]
         if name in self.models:
             return self.models[name]
-        prefixes = [k for k in self.models if name.startswith(k)]
+        prefixes = [k for k in self.models if name.startswith(k) and _SNAPSHOT_SUFFIX.match(name[len(k):])]
         return self.models[max(prefixes, key=len)] if prefixes else None
 
     def cost_usd(self, model: str | None, input_tokens: int | None, output_tokens: int | None,

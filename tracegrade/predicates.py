@@ -32,6 +32,7 @@ MISSING: Any = object()
 """The actual value of an argument the call did not pass."""
 
 _ALIASES = {"<=": "lte", ">=": "gte", "<": "lt", ">": "gt", "eq": "equals", "in": "one_of"}
+_SYMBOLS = {"lte": "<=", "gte": ">=", "lt": "<", "gt": ">"}
 OPERATORS = frozenset({"equals", "one_of", "lte", "gte", "lt", "gt", "regex", "contains", "subset", "any",
                        "optional", "ignore_case"})
 
@@ -83,10 +84,11 @@ class Predicate:
         return bool(self.operators.get("optional")) or "" in (self.operators.get("one_of") or ())
 
     def describe(self) -> str:
-        """A short human form, e.g. ``one of ['a', 'b']`` or ``<= 500``."""
+        """A short human form, e.g. ``one of ["a", "b"]`` or ``<= 500``."""
         ops = {k: v for k, v in self.operators.items() if k not in ("optional", "ignore_case")}
-        parts = [f"{k.replace('_', ' ')} {json.dumps(v, ensure_ascii=False)}" if k != "equals"
-                 else json.dumps(v, ensure_ascii=False) for k, v in ops.items()]
+        parts = [json.dumps(v, ensure_ascii=False) if k == "equals"
+                 else f"{_SYMBOLS.get(k, k.replace('_', ' '))} {json.dumps(v, ensure_ascii=False)}"
+                 for k, v in ops.items()]
         return " and ".join(parts) + (" (optional)" if self.optional else "") if parts else "optional"
 
     def check(self, actual: Any) -> tuple[bool, str]:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
 from tracegrade.cli import render
-from tracegrade.cli.options import db_option, files_argument, load, messages_key_option, report_errors
-from tracegrade.errors import ExitCode
+from tracegrade.cli.options import db_option, emit, files_argument, load, messages_key_option
 from tracegrade.trace import json_schema
 
 
@@ -31,11 +29,4 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str, as_json: 
         return
     loaded = load(files, db, messages_key, trace_ids=trace_ids, limit=limit)
     traces = [t for t in loaded.traces if not trace_ids or t.trace_id in trace_ids][:limit]
-    if as_json:
-        for trace in traces:
-            click.echo(json.dumps(trace.to_dict(), ensure_ascii=False))
-    else:
-        render.traces(traces)
-    report_errors(loaded.errors)
-    if loaded.errors:
-        sys.exit(int(ExitCode.USAGE))
+    emit(traces, as_json, render.traces, loaded.errors)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from tracegrade.cli import render
-from tracegrade.cli.options import db_option, files_argument, load, messages_key_option, report_errors
+from tracegrade.cli.options import db_option, emit, files_argument, load, messages_key_option
 from tracegrade.collector.lint import lint
 from tracegrade.errors import ExitCode
 
@@ -25,13 +24,6 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str, as_json: 
     trace misses an input."""
     loaded = load(files, db, messages_key, limit=limit)
     reports = [lint(t) for t in loaded.traces[:limit]]
-    if as_json:
-        for report in reports:
-            click.echo(json.dumps(report.to_dict(), ensure_ascii=False))
-    else:
-        render.lint_reports(reports)
-    report_errors(loaded.errors)
-    if loaded.errors:
-        sys.exit(int(ExitCode.USAGE))
+    emit(reports, as_json, render.lint_reports, loaded.errors)
     if not all(r.ok for r in reports):
         sys.exit(int(ExitCode.FAILED))

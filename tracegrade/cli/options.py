@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -10,7 +12,7 @@ import click
 from tracegrade.collector import sources
 from tracegrade.collector.files import ReadOptions
 from tracegrade.collector.store import DB_ENV, Store
-from tracegrade.errors import ConfigError, InputError
+from tracegrade.errors import ConfigError, ExitCode, InputError
 
 F = Callable[..., Any]
 
@@ -55,3 +57,17 @@ def report_errors(errors: Sequence[InputError]) -> None:
     """Print input errors (``file:line: message``) to stderr."""
     for error in errors:
         click.echo(f"error: {error}", err=True)
+
+
+def emit(items: Sequence[Any], as_json: bool, render: Callable[[Sequence[Any]], None],
+         errors: Sequence[InputError]) -> None:
+    """Print ``items`` as JSON lines (their ``to_dict()``) or with ``render``, then the input
+    errors; exit 2 when there were any."""
+    if as_json:
+        for item in items:
+            click.echo(json.dumps(item.to_dict(), ensure_ascii=False))
+    else:
+        render(items)
+    report_errors(errors)
+    if errors:
+        sys.exit(int(ExitCode.USAGE))

@@ -194,18 +194,21 @@ def logs_from_request(request: ExportLogsServiceRequest) -> list[LogRecord]:
 # --- protobuf bytes ------------------------------------------------------------------------
 
 
+def _parse_protobuf(data: bytes, message: Any) -> Any:
+    try:
+        message.ParseFromString(data)
+    except DecodeError as exc:
+        raise OtlpDecodeError(f"invalid {type(message).__name__} protobuf: {exc}") from exc
+    return message
+
+
 def parse_traces_protobuf(data: bytes) -> ExportTraceServiceRequest:
     """Parse a binary ``ExportTraceServiceRequest``.
 
     Raises:
         OtlpDecodeError: the bytes are not a valid protobuf message.
     """
-    request = ExportTraceServiceRequest()
-    try:
-        request.ParseFromString(data)
-    except DecodeError as exc:
-        raise OtlpDecodeError(f"invalid ExportTraceServiceRequest protobuf: {exc}") from exc
-    return request
+    return _parse_protobuf(data, ExportTraceServiceRequest())
 
 
 def parse_logs_protobuf(data: bytes) -> ExportLogsServiceRequest:
@@ -214,12 +217,7 @@ def parse_logs_protobuf(data: bytes) -> ExportLogsServiceRequest:
     Raises:
         OtlpDecodeError: the bytes are not a valid protobuf message.
     """
-    request = ExportLogsServiceRequest()
-    try:
-        request.ParseFromString(data)
-    except DecodeError as exc:
-        raise OtlpDecodeError(f"invalid ExportLogsServiceRequest protobuf: {exc}") from exc
-    return request
+    return _parse_protobuf(data, ExportLogsServiceRequest())
 
 
 # --- OTLP/JSON -----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import hashlib
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -175,16 +175,21 @@ class Store:
             (cache[digest],) = self.db.execute(f"SELECT id FROM {table} WHERE digest = ?", (digest,)).fetchone()
         return cache[digest]
 
+    def _scoped(self, groups: Any, scopes_field: str, items_field: str) -> Iterator[tuple[int, int, Any]]:
+        """(resource id, scope id, item) for every span or log record of a request."""
+        for group in groups:
+            resource_id = self._ref("resources", self._resource_ids, group.resource, group.schema_url)
+            for scoped in getattr(group, scopes_field):
+                scope_id = self._ref("scopes", self._scope_ids, scoped.scope, scoped.schema_url)
+                for item in getattr(scoped, items_field):
+                    yield resource_id, scope_id, item
+
     def add_traces(self, request: ExportTraceServiceRequest) -> int:
         """Store every span of an OTLP trace request in one transaction; returns spans added."""
-        now, added = time.time(), 0
+        now = time.time()
         with self.db:
-            for resource_spans in request.resource_spans:
-                resource_id = self._ref("resources", self._resource_ids, resource_spans.resource, resource_spans.schema_url)
-                for scope_spans in resource_spans.scope_spans:
-                    scope_id = self._ref("scopes", self._scope_ids, scope_spans.scope, scope_spans.schema_url)
-                    added += sum(self._add_span(span, resource_id, scope_id, now) for span in scope_spans.spans)
-        return added
+            return sum(self._add_span(span, rid, sid, now)
+                       for rid, sid, span in self._scoped(request.resource_spans, "scope_spans", "spans"))
 
     def _add_span(self, span: trace_pb2.Span, resource_id: int, scope_id: int, now: float) -> int:
         trace_id = span.trace_id.hex()
@@ -203,23 +208,21 @@ class Store:
 
     def add_logs(self, request: ExportLogsServiceRequest) -> int:
         """Store every log record of an OTLP logs request; returns records added."""
-        now, added = time.time(), 0
+        now = time.time()
         with self.db:
-            for resource_logs in request.resource_logs:
-                resource_id = self._ref("resources", self._resource_ids, resource_logs.resource, resource_logs.schema_url)
-                for scope_logs in resource_logs.scope_logs:
-                    scope_id = self._ref("scopes", self._scope_ids, scope_logs.scope, scope_logs.schema_url)
-                    for record in scope_logs.log_records:
-                        payload = record.SerializeToString(deterministic=True)
-                        cursor = self.db.execute(
-                            "INSERT OR IGNORE INTO log_records (digest, trace_id, span_id, time_unix_nano, resource_id,"
-                            " scope_id, record, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                            (_digest(payload + f":{resource_id}:{scope_id}".encode()), record.trace_id.hex() or None,
-                             record.span_id.hex() or None, record.time_unix_nano or record.observed_time_unix_nano,
-                             resource_id, scope_id, payload, now),
-                        )
-                        added += cursor.rowcount
-        return added
+            return sum(self._add_log(record, rid, sid, now)
+                       for rid, sid, record in self._scoped(request.resource_logs, "scope_logs", "log_records"))
+
+    def _add_log(self, record: logs_pb2.LogRecord, resource_id: int, scope_id: int, now: float) -> int:
+        payload = record.SerializeToString(deterministic=True)
+        cursor = self.db.execute(
+            "INSERT OR IGNORE INTO log_records (digest, trace_id, span_id, time_unix_nano, resource_id, scope_id,"
+            " record, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (_digest(payload + f":{resource_id}:{scope_id}".encode()), record.trace_id.hex() or None,
+             record.span_id.hex() or None, record.time_unix_nano or record.observed_time_unix_nano,
+             resource_id, scope_id, payload, now),
+        )
+        return cursor.rowcount
 
     # --- reading ------------------------------------------------------------------------------
 

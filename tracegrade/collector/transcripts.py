@@ -25,12 +25,12 @@ and the root carries ``tracegrade.timing=synthetic``, which the normaliser repor
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tracegrade.collector.build import RequestBuilder, stable_hex
+from tracegrade.collector.normalize.messages import parse_arguments
 from tracegrade.collector.otlp import ExportTraceServiceRequest
 from tracegrade.errors import TranscriptError
 from tracegrade.spans import SpanKind
@@ -98,15 +98,6 @@ def text_of(content: Any) -> str | None:
     return str(content)
 
 
-def _parse_arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except json.JSONDecodeError:
-            return raw
-    return raw
-
-
 def _requested_calls(message: Mapping[str, Any]) -> list[tuple[str | None, str, Any]]:
     """(id, name, raw arguments) of an assistant message's tool calls, incl. legacy function_call."""
     calls = []
@@ -127,7 +118,7 @@ def semconv_parts(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         return [{"type": "tool_call_response", "id": message.get("tool_call_id"), "response": text}]
     parts: list[dict[str, Any]] = [{"type": "text", "content": text}] if text else []
     for call_id, name, arguments in _requested_calls(message):
-        parts.append({"type": "tool_call", "id": call_id, "name": name, "arguments": _parse_arguments(arguments)})
+        parts.append({"type": "tool_call", "id": call_id, "name": name, "arguments": parse_arguments(arguments)})
     return parts
 
 

@@ -49,7 +49,8 @@ def _totals(summary: dict[str, Any]) -> str:
         f" ({summary['pass_rate']:.0%})",
         f"score {_fmt(summary['score'])}",
         f"latency p50 {_duration(summary['latency_p50_ms'])} / p95 {_duration(summary['latency_p95_ms'])}",
-        f"tokens {summary['input_tokens']:,} in / {summary['output_tokens']:,} out",
+        "tokens n/a" if summary["input_tokens"] is None and summary["output_tokens"] is None
+        else f"tokens {summary['input_tokens'] or 0:,} in / {summary['output_tokens'] or 0:,} out",
         f"est. cost {'n/a' if cost is None else f'${cost:,.4f}'}",
         f"hallucination rate {'n/a' if rate is None else f'{rate:.0%}'}",
     ])

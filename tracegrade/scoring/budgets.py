@@ -56,9 +56,9 @@ class BudgetCheck:
                 checks.extend(_limits(f"agent {budget.agent}", scoped, budget.max_latency_ms, budget.max_cost_usd,
                                       budget.max_tokens, budget.max_calls, scoped.tool_calls))
             else:
-                scoped = measure_tool(trace, budget.tool or "")
-                checks.extend(_limits(f"tool {budget.tool}", scoped, budget.max_latency_ms, None, None,
-                                      budget.max_calls, scoped.tool_calls))
+                scoped = measure_tool(trace, budget.tool or "")  # no tokens or cost: reported as unmeasurable
+                checks.extend(_limits(f"tool {budget.tool}", scoped, budget.max_latency_ms, budget.max_cost_usd,
+                                      budget.max_tokens, budget.max_calls, scoped.tool_calls))
         return checks
 
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:

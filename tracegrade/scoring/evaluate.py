@@ -78,8 +78,8 @@ class RunSummary:
     excluded: Mapping[str, int]
     latency_p50_ms: float | None
     latency_p95_ms: float | None
-    input_tokens: int
-    output_tokens: int
+    input_tokens: int | None
+    output_tokens: int | None
     cost_usd: float | None
     hallucination_rate: float | None
 
@@ -197,6 +197,11 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if 1 <= q <= 99 else max(values)
 
 
+def _total(values: list[int | None]) -> int | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
@@ -226,8 +231,8 @@ def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces:
                  is not None},
         excluded=excluded,
         latency_p50_ms=percentile(durations, 50), latency_p95_ms=percentile(durations, 95),
-        input_tokens=sum(r.usage.input_tokens or 0 for r in results if r.usage),
-        output_tokens=sum(r.usage.output_tokens or 0 for r in results if r.usage),
+        input_tokens=_total([r.usage.input_tokens for r in results if r.usage]),
+        output_tokens=_total([r.usage.output_tokens for r in results if r.usage]),
         cost_usd=sum(costs) if costs else None,
         hallucination_rate=(sum(r.hallucinated for r in with_trace) / len(with_trace)) if with_trace else None,
     )

@@ -51,7 +51,7 @@ class FunctionScorer:
         if result is None:
             return Score(self.name, None, "no value")
         value = float(result)
-        return Score(self.name, value, f"{self.function.__name__} returned {result!r}")
+        return Score(self.name, value, f"{getattr(self.function, '__name__', self.name)} returned {result!r}")
 
 
 def _takes_only_config(obj: Any) -> bool:

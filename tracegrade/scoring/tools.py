@@ -121,7 +121,8 @@ def _satisfied(expected: ExpectedToolCall, call: ToolCall) -> int:
 
 
 def _unexpected(case: Case, calls: list[ToolCall], assignment: dict[int, int]) -> list[str]:
-    """Calls of ``strict_tools`` that are not a full match of an expected call."""
+    """Performed calls of ``strict_tools`` that are not a full match of an expected call
+    (a failed call changed nothing, so it never counts here)."""
     full = {j for i, j in assignment.items() if _satisfied(case.expected_tool_calls[i], calls[j])
             == len(check_arguments(case.expected_tool_calls[i].predicates, calls[j].arguments,
                                    allow_extra=case.expected_tool_calls[i].allow_extra_arguments))}
@@ -152,7 +153,9 @@ class ToolArguments:
             return skipped(self.name, f"tool calls not recorded: {trace.gap('tool_calls').reason}")  # type: ignore[union-attr]
         calls = counted_calls(trace, self.counting)
         assignment = _assign(case.expected_tool_calls, calls)
-        extra = _unexpected(case, calls, assignment)
+        performed = counted_calls(trace, "performed")
+        strict_assignment = assignment if performed == calls else _assign(case.expected_tool_calls, performed)
+        extra = _unexpected(case, performed, strict_assignment)
         if not case.expected_tool_calls:
             return Score(self.name, 0.0 if extra else 1.0, "; ".join(extra) or "no unexpected call of a strict tool",
                          tuple(extra))

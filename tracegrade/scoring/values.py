@@ -6,7 +6,8 @@ and a canonical form, so ``$1,250.00`` matches ``1250``, ``May 20, 2024`` matche
 ``2024-05-20`` and ``07:00 PM`` matches ``19:00:00``.
 
 What is *not* extracted, because it is noise rather than a claim: list markers (``1.`` at a
-line start), single-digit numbers, and numbers inside an extracted date, time or id.
+line start), single-digit numbers, and numbers inside an extracted date, time or id. A number
+joined to a word (``30-day``) or an ordinal (``21st``) is a number, not an id.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ MONTHS = {m: i for i, m in enumerate(
 MONTHS.update({name[:3]: number for name, number in list(MONTHS.items())})
 MONTHS["sept"] = 9
 
-_MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_MONTH = r"\b(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\b\.?"
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("date", re.compile(r"(?<!\d)(?P<y>\d{4})[-/](?P<m>\d{1,2})[-/](?P<d>\d{1,2})(?!\d)")),
@@ -32,12 +33,16 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("time", re.compile(r"(?<![\d:])(?P<h>\d{1,2}):(?P<min>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?m\.?))?(?![\d:])",
                         re.IGNORECASE)),
     ("id", re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)),
-    ("id", re.compile(r"\b(?=[A-Za-z0-9_-]*[A-Za-z])(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{3,}\b")),
+    ("id", re.compile(r"\b(?!\d+-[A-Za-z]+\b)(?!\d+(?:st|nd|rd|th)\b)"
+                      r"(?=[A-Za-z0-9_-]*[A-Za-z])(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{3,}\b")),
     ("id", re.compile(r"\b[A-Z]{6,}\b")),
     ("price", re.compile(r"(?:[$€£]|usd\s?)\s?(?P<num>\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)),
     ("percent", re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s?%")),
     ("number", re.compile(r"(?<![\w.])(?P<num>-?\d[\d,]*(?:\.\d+)?)(?![\w])")),
 ]
+_EVIDENCE_NUMBER = re.compile(r"(?<![\w.])-\d+(?:\.\d+)?|\d+(?:\.\d+)?")
+"""Every number in evidence: digit runs, and negatives only where ``-`` is not a joiner
+(``ORD-1234`` holds 1234 and ``2024-05-20`` holds 20)."""
 _LIST_MARKER = re.compile(r"^\s*(?:[-*]\s*)?\d{1,2}[.)]\s", re.MULTILINE)
 
 
@@ -126,7 +131,7 @@ class Evidence:
         joined = "\n".join(texts)
         values = extract(joined)
         numbers = {v.canonical for v in values if v.kind in ("price", "percent", "number")}
-        numbers |= {c for raw in re.findall(r"-?\d+(?:\.\d+)?", joined.replace(",", "")) if (c := _number(raw))}
+        numbers |= {c for raw in _EVIDENCE_NUMBER.findall(joined.replace(",", "")) if (c := _number(raw))}
         dates = {v.canonical for v in values if v.kind == "date"}
         dates |= {"--" + d[5:] for d in dates if not d.startswith("--")}
         times = {v.canonical for v in values if v.kind == "time"}
