@@ -180,3 +180,22 @@ def test_plugin_scorer_by_reference(tmp_path, traces, monkeypatch):
 def test_verbose_prints_every_scorer(traces):
     result = run("score", traces, "--dataset", ORDERS, "--verbose")
     assert "tool_correctness: 1.00" in result.output and "value_grounding" in result.output
+
+
+def test_per_call_latency_is_summarised(tmp_path, traces):
+    out = tmp_path / "r.json"
+    run("score", traces, "--dataset", ORDERS, "--json", out)
+    doc = json.loads(out.read_text())
+    summary = doc["summary"]
+    assert summary["llm_latency_p50_ms"] is not None and summary["tool_latency_p95_ms"] is not None
+    assert all(c["usage"]["llm_latency_max_ms"] <= c["usage"]["duration_ms"] for c in doc["cases"])
+
+
+def test_multi_turn_case_matches_only_traces_that_follow_its_turns(tmp_path, traces):
+    dataset = tmp_path / "turns.yaml"
+    dataset.write_text(f"- id: follows\n  turns: [{QUESTIONS[0]!r}]\n- id: diverges\n"
+                       f"  turns: [{QUESTIONS[0]!r}, 'and then something else']\n")
+    out = tmp_path / "r.json"
+    run("score", traces, "--dataset", dataset, "--json", out)
+    cases = {c["case_id"]: c for c in json.loads(out.read_text())["cases"]}
+    assert cases["follows"]["trace_id"] is not None and cases["diverges"]["trace_id"] is None

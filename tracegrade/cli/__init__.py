@@ -12,7 +12,7 @@ import sys
 import click
 
 from tracegrade import __version__
-from tracegrade.cli import import_, inspect, lint, score
+from tracegrade.cli import export, import_, inspect, lint, score
 from tracegrade.errors import TracegradeError
 
 
@@ -31,7 +31,7 @@ def cli() -> None:
     """Evaluate AI agents from their OpenTelemetry traces."""
 
 
-for _module in (import_, inspect, lint, score):
+for _module in (import_, inspect, lint, score, export):
     cli.add_command(_module.command)
 
 

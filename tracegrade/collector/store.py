@@ -259,6 +259,24 @@ class Store:
     def _scopes(self) -> dict[int, InstrumentationScope]:
         return {sid: InstrumentationScope.FromString(p) for sid, p in self.db.execute("SELECT id, scope FROM scopes")}
 
+    def requests(self, trace_ids: Sequence[str]) -> tuple[ExportTraceServiceRequest, ExportLogsServiceRequest]:
+        """The stored spans and log records of these traces as OTLP requests (one resource and
+        scope entry each, as received), e.g. to write a Collector file."""
+        resources = dict(self.db.execute("SELECT id, resource FROM resources"))
+        scopes = dict(self.db.execute("SELECT id, scope FROM scopes"))
+        spans: list[tuple[int, int, bytes]] = []
+        logs: list[tuple[int, int, bytes]] = []
+        for chunk in _chunks(list(trace_ids), 500):
+            marks = ",".join("?" * len(chunk))
+            spans += self.db.execute(f"SELECT resource_id, scope_id, span FROM spans WHERE trace_id IN ({marks})"
+                                     " ORDER BY start_unix_nano", chunk).fetchall()
+            logs += self.db.execute(f"SELECT resource_id, scope_id, record FROM log_records WHERE trace_id IN ({marks})"
+                                    " ORDER BY time_unix_nano, id", chunk).fetchall()
+        return (_group(spans, resources, scopes, ExportTraceServiceRequest(), "resource_spans", "scope_spans",
+                       "spans", trace_pb2.Span),
+                _group(logs, resources, scopes, ExportLogsServiceRequest(), "resource_logs", "scope_logs",
+                       "log_records", logs_pb2.LogRecord))
+
     def load(self, trace_ids: Iterable[str]) -> list[TraceData]:
         """The stored spans and log records of each trace id, in the order given."""
         ids = list(dict.fromkeys(trace_ids))
@@ -281,6 +299,22 @@ class Store:
                 record = logs_pb2.LogRecord.FromString(payload)
                 traces[trace_id].logs.append(log_from_proto(record, resources[rid], scopes[sid].name))
         return [traces[tid] for tid in ids]
+
+
+def _group(rows: Iterable[tuple[int, int, bytes]], resources: dict[int, bytes], scopes: dict[int, bytes],
+           request: Any, groups_field: str, scopes_field: str, items_field: str, item_type: Any) -> Any:
+    """Rebuild one OTLP request from (resource id, scope id, item bytes) rows."""
+    by_resource: dict[int, Any] = {}
+    by_scope: dict[tuple[int, int], Any] = {}
+    for rid, sid, payload in rows:
+        if rid not in by_resource:
+            by_resource[rid] = getattr(request, groups_field).add()
+            by_resource[rid].resource.ParseFromString(resources[rid])
+        if (rid, sid) not in by_scope:
+            by_scope[(rid, sid)] = getattr(by_resource[rid], scopes_field).add()
+            by_scope[(rid, sid)].scope.ParseFromString(scopes[sid])
+        getattr(by_scope[(rid, sid)], items_field).append(item_type.FromString(payload))
+    return request
 
 
 def _chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:

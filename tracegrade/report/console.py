@@ -48,7 +48,9 @@ def _totals(summary: dict[str, Any]) -> str:
         f"[bold]{'[green]' if summary['failed'] == 0 else '[red]'}passed {summary['passed']}/{summary['results']}[/][/]"
         f" ({summary['pass_rate']:.0%})",
         f"score {_fmt(summary['score'])}",
-        f"latency p50 {_duration(summary['latency_p50_ms'])} / p95 {_duration(summary['latency_p95_ms'])}",
+        f"latency p50 {_duration(summary['latency_p50_ms'])} / p95 {_duration(summary['latency_p95_ms'])}"
+        f" (LLM call p95 {_duration(summary['llm_latency_p95_ms'])}, tool call p95 "
+        f"{_duration(summary['tool_latency_p95_ms'])})",
         "tokens n/a" if summary["input_tokens"] is None and summary["output_tokens"] is None
         else f"tokens {summary['input_tokens'] or 0:,} in / {summary['output_tokens'] or 0:,} out",
         f"est. cost {'n/a' if cost is None else f'${cost:,.4f}'}",

@@ -11,12 +11,15 @@ Schema ``tracegrade.run/1``::
       "summary": {"results", "passed", "failed", "pass_rate", "score", "threshold",
                   "unmatched_cases", "unmatched_traces", "axes": {axis: mean}, "scorers":
                   {name: mean}, "excluded": {axis: count}, "latency_p50_ms", "latency_p95_ms",
-                  "input_tokens", "output_tokens", "cost_usd", "hallucination_rate"},
+                  "llm_latency_p50_ms", "llm_latency_p95_ms", "tool_latency_p50_ms",
+                  "tool_latency_p95_ms", "input_tokens", "output_tokens", "cost_usd",
+                  "hallucination_rate"},
       "cases": [{"case_id", "trace_id", "passed", "score", "scores": {scorer: value|null},
                  "reasons": [...], "hard_failures": [...], "axes": {...}, "excluded": {...},
                  "tags": [...], "tier", "weight", "metadata": {...},
                  "usage": {"duration_ms", "input_tokens", "output_tokens", "cost_usd",
-                           "llm_calls", "tool_calls", "unpriced_models"},
+                           "llm_calls", "tool_calls", "llm_latency_max_ms",
+                           "tool_latency_max_ms", "unpriced_models"},
                  "details": {scorer: {"value", "reason", "details"}}}]
     }
 
@@ -106,6 +109,8 @@ def case_dict(result: CaseResult) -> dict[str, Any]:
         "usage": None if usage is None else {
             "duration_ms": usage.duration_ms, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
             "cost_usd": usage.cost_usd, "llm_calls": usage.llm_calls, "tool_calls": usage.tool_calls,
+            "llm_latency_max_ms": max(usage.llm_durations_ms, default=None),
+            "tool_latency_max_ms": max(usage.tool_durations_ms, default=None),
             "unpriced_models": list(usage.unpriced_models)},
         "details": {k: dict(v) for k, v in result.details.items()},
     }

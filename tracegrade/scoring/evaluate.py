@@ -5,7 +5,8 @@ Matching a case to its trace(s), in order of precedence:
 1. the trace's ``tracegrade.case_id`` attribute (root span or resource, e.g. set through
    ``OTEL_RESOURCE_ATTRIBUTES``) equals the case id;
 2. an explicit mapping: the case's ``trace_id`` field, or a mapping file (case id -> trace id);
-3. the trace's first user input equals the case's ``input`` (whitespace-normalised).
+3. the trace's first user input equals the case's ``input`` (whitespace-normalised); a case
+   with ``turns`` also needs the trace's user inputs to start with those turns.
 
 A case may match several traces (repeated runs); each pair is one result. A case that
 matches none is a failed result with the reason. Without a dataset every trace is scored by
@@ -62,8 +63,8 @@ class CaseResult:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """Totals of a run. Latency percentiles are over trace durations in ms; cost sums the
-    traces whose cost is known."""
+    """Totals of a run. Latency percentiles are in ms over trace durations, and over single
+    LLM and tool calls; cost sums the traces whose cost is known."""
 
     results: int
     passed: int
@@ -78,6 +79,10 @@ class RunSummary:
     excluded: Mapping[str, int]
     latency_p50_ms: float | None
     latency_p95_ms: float | None
+    llm_latency_p50_ms: float | None
+    llm_latency_p95_ms: float | None
+    tool_latency_p50_ms: float | None
+    tool_latency_p95_ms: float | None
     input_tokens: int | None
     output_tokens: int | None
     cost_usd: float | None
@@ -105,6 +110,11 @@ def case_id_of(trace: AgentTrace) -> str | None:
     return None if value is None else str(value)
 
 
+def _follows_turns(trace: AgentTrace, case: Case) -> bool:
+    turns = [_normalized(t) for t in case.turns or ()]
+    return [_normalized(u) for u in trace.user_inputs[: len(turns)]] == turns
+
+
 def match_cases(cases: Sequence[Case], traces: Sequence[AgentTrace],
                 mapping: Mapping[str, Sequence[str]] | None = None) -> tuple[list[tuple[Case, list[AgentTrace]]], int]:
     """Each case with its traces (see the module docstring), and the number of traces no
@@ -121,7 +131,7 @@ def match_cases(cases: Sequence[Case], traces: Sequence[AgentTrace],
     for case in cases:
         explicit = [*case.trace_ids, *(i.lower() for i in (mapping or {}).get(case.id or "", ()))]
         matched = by_attr.get(case.id or "") or [by_id[i] for i in explicit if i in by_id] \
-            or by_input.get(_normalized(case.input), [])
+            or [t for t in by_input.get(_normalized(case.input), []) if _follows_turns(t, case)]
         used.update(t.trace_id for t in matched)
         pairs.append((case, matched))
     return pairs, sum(1 for t in traces if t.trace_id not in used)
@@ -211,6 +221,8 @@ def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces:
     scored = [r for r in results if r.score is not None]
     weight = sum(r.weight for r in scored)
     durations = [r.usage.duration_ms for r in results if r.usage and r.usage.duration_ms is not None]
+    llm = [d for r in results if r.usage for d in r.usage.llm_durations_ms]
+    tools = [d for r in results if r.usage for d in r.usage.tool_durations_ms]
     costs = [r.usage.cost_usd for r in results if r.usage and r.usage.cost_usd is not None]
     axes = {a for r in results for a in r.axes}
     names = {n for r in results for n in r.scores}
@@ -231,6 +243,8 @@ def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces:
                  is not None},
         excluded=excluded,
         latency_p50_ms=percentile(durations, 50), latency_p95_ms=percentile(durations, 95),
+        llm_latency_p50_ms=percentile(llm, 50), llm_latency_p95_ms=percentile(llm, 95),
+        tool_latency_p50_ms=percentile(tools, 50), tool_latency_p95_ms=percentile(tools, 95),
         input_tokens=_total([r.usage.input_tokens for r in results if r.usage]),
         output_tokens=_total([r.usage.output_tokens for r in results if r.usage]),
         cost_usd=sum(costs) if costs else None,
