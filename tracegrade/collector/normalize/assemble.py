@@ -168,44 +168,40 @@ def _bounds(tree: SpanTree) -> tuple[int, float]:
     return (min(starts), max(0, max(ends) - min(starts)) / 1e6) if starts else (0, 0.0)
 
 
+def _scope(tree: SpanTree, calls: list[SpanView]) -> tuple[list[SpanView], list[SpanView]]:
+    """(top agent chain, LLM calls of the top agent) - all calls when none is scoped."""
+    top = tree.top_agents()
+    top_agent = next((a for a in reversed(top) if a.role == "agent"), None)
+    return top, [v for v in calls if tree.in_scope_of(v, top_agent)] or calls
+
+
+def _histories(tree: SpanTree, calls: list[SpanView]) -> list[list[Message]]:
+    """Every message history: LLM inputs, then agent-level conversations (pydantic-ai)."""
+    agents = [a.input_messages for a in tree.views if a.role in ("agent", "workflow") and a.input_messages]
+    return [v.input_messages for v in calls if v.input_messages] + agents  # type: ignore[misc]
+
+
 def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
     """Build the :class:`AgentTrace` of one trace from its span views (see module docstring)."""
     tree = SpanTree(views)
     calls = llm_views(tree)
-    top = tree.top_agents()
-    top_agent = next((a for a in reversed(top) if a.role == "agent"), None)
-    scoped = [v for v in calls if tree.in_scope_of(v, top_agent)] or calls
-    histories = [v.input_messages for v in calls if v.input_messages] + [
-        a.input_messages for a in tree.views if a.role in ("agent", "workflow") and a.input_messages
-    ]
-    tool_calls = join_tool_calls(tree, calls, histories)
-    user_inputs = _user_inputs(top, scoped)
-    final_output = _final_output(top, scoped)
+    top, scoped = _scope(tree, calls)
+    tool_calls = join_tool_calls(tree, calls, _histories(tree, calls))
+    user_inputs, final_output = _user_inputs(top, scoped), _final_output(top, scoped)
     input_tokens, output_tokens, cached, aggregated_only = _tokens(calls, top)
-    conventions = sorted({c for v in tree.views for c in v.conventions})
+    conventions = tuple(sorted({c for v in tree.views for c in v.conventions}))
     root = tree.root
     facts = Facts(tree.views, calls, tool_calls, user_inputs, final_output,
                   input_tokens is not None or output_tokens is not None, aggregated_only, root, conventions)
     start, duration_ms = _bounds(tree)
     return AgentTrace(
-        trace_id=trace.trace_id,
-        user_inputs=tuple(user_inputs),
-        final_output=final_output,
-        llm_calls=tuple(_llm_call(v, tree) for v in calls),
-        tool_calls=tuple(tool_calls),
-        agents=_agents(tree),
-        conversation_id=_conversation_id(tree, top),
-        system_instructions=_system_instructions(top, scoped),
-        start_unix_nano=start,
-        duration_ms=duration_ms,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cached_input_tokens=cached,
-        conventions=tuple(conventions),
-        gaps=tuple(find_gaps(facts)),
+        trace_id=trace.trace_id, user_inputs=tuple(user_inputs), final_output=final_output,
+        llm_calls=tuple(_llm_call(v, tree) for v in calls), tool_calls=tuple(tool_calls), agents=_agents(tree),
+        conversation_id=_conversation_id(tree, top), system_instructions=_system_instructions(top, scoped),
+        start_unix_nano=start, duration_ms=duration_ms, input_tokens=input_tokens, output_tokens=output_tokens,
+        cached_input_tokens=cached, conventions=conventions, gaps=tuple(find_gaps(facts)),
         root_span_name=root.span.name if root else "",
         root_attributes=dict(root.span.attributes) if root else {},
         resource_attributes=dict(root.span.resource_attributes) if root else {},
-        span_count=len(tree.views),
-        log_record_count=len(trace.logs),
+        span_count=len(tree.views), log_record_count=len(trace.logs),
     )
