@@ -12,7 +12,7 @@ import click
 from tracegrade.collector import sources
 from tracegrade.collector.files import ReadOptions
 from tracegrade.collector.store import DB_ENV, Store
-from tracegrade.errors import ConfigError, ExitCode, InputError
+from tracegrade.errors import ExitCode, InputError
 
 F = Callable[..., Any]
 
@@ -38,15 +38,9 @@ def files_argument(function: F) -> F:
     return click.argument("files", nargs=-1, type=click.Path(exists=True))(function)
 
 
-def load(files: Sequence[str], db: str | None, messages_key: str, *, from_db: bool = False,
-         **store_filters: Any) -> sources.Loaded:
-    """Traces from ``files`` or, when none are given (or ``from_db``), from the store.
-
-    Raises:
-        ConfigError: both files and ``--db`` given with ``from_db``.
-    """
-    if files and from_db:
-        raise ConfigError("give trace files or --db, not both")
+def load(files: Sequence[str], db: str | None, messages_key: str, **store_filters: Any) -> sources.Loaded:
+    """Traces from ``files`` or, when none are given, from the store (``store_filters`` as
+    :func:`tracegrade.collector.sources.from_store`)."""
     if files:
         return sources.from_files(files, ReadOptions(messages_key=messages_key))
     with Store(db) as store:

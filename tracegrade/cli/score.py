@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from tracegrade.cli.options import db_option, files_argument, load, messages_key_option, report_errors
 from tracegrade.cli.selection import parse_since, select
-from tracegrade.collector.store import Store
+from tracegrade.collector.store import Store, default_path
 from tracegrade.config import CONFIG_ENV, load_config
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import ConfigError, ExitCode
@@ -89,24 +90,16 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str, dataset_p
     if not traces:
         raise ConfigError("no traces to score" + (" (check --since/--sample/--limit)" if since or sample else ""))
     progress, advance = _progress(len(traces))
-    with progress or _Null():
+    with progress or nullcontext():
         result = evaluate(traces, dataset, scorers, config, tier=tier, threshold=threshold,
                           mapping=_mapping(mapping), progress=advance)
-    source = ", ".join(files) if files else str(Store(db).path)
+    source = ", ".join(files) if files else str(default_path(db))
     info = run_info(result, traces, dataset, tier=tier, min_pass_rate=min_pass_rate, trace_source=source,
                     config_sources=config.sources)
     doc = document(result, info)
     _write_outputs(doc, db, json_path, junit_path, no_save)
     print_report(doc, verbose=verbose)
     _exit(doc, dataset is not None, bool(loaded.errors))
-
-
-class _Null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _write_outputs(doc: dict[str, Any], db: str | None, json_path: str | None, junit_path: str | None,

@@ -31,6 +31,12 @@ def counted_calls(trace: AgentTrace, counting: Counting) -> list[ToolCall]:
     return [c for c in trace.tool_calls if counting == "attempted" or c.performed]
 
 
+def tool_calls_unrecorded(name: str, trace: AgentTrace) -> Score | None:
+    """The skipped score of a tool scorer when the trace cannot show tool calls, else None."""
+    gap = trace.gap("tool_calls")
+    return skipped(name, f"tool calls not recorded: {gap.reason}") if gap else None
+
+
 @dataclass(frozen=True)
 class Groundedness:
     """Binary: a factual case must call a tool before answering."""
@@ -44,8 +50,8 @@ class Groundedness:
         factual = bool(case.criteria.get("grounded") or case.criteria.get("tool_called") or case.all_expected_tools)
         if not factual:
             return skipped(self.name, "the case expects no tool use")
-        if trace.gap("tool_calls"):
-            return skipped(self.name, f"tool calls not recorded: {trace.gap('tool_calls').reason}")  # type: ignore[union-attr]
+        if unrecorded := tool_calls_unrecorded(self.name, trace):
+            return unrecorded
         calls = counted_calls(trace, self.counting)
         if calls:
             return Score(self.name, 1.0, f"answered after {len(calls)} {self.counting} tool call(s)")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case, ExpectedToolCall
-from tracegrade.scoring.grounding import Counting, counted_calls
+from tracegrade.scoring.grounding import Counting, counted_calls, tool_calls_unrecorded
 from tracegrade.predicates import ArgumentCheck, check_arguments
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
@@ -57,8 +57,8 @@ class ToolCorrectness:
         expected = case.all_expected_tools
         if not expected and not case.forbidden_tools:
             return skipped(self.name, "the case expects no tools")
-        if trace.gap("tool_calls"):
-            return skipped(self.name, f"tool calls not recorded: {trace.gap('tool_calls').reason}")  # type: ignore[union-attr]
+        if unrecorded := tool_calls_unrecorded(self.name, trace):
+            return unrecorded
         actual = [c.name for c in counted_calls(trace, self.counting)]
         forbidden = sorted({c.name for c in trace.tool_calls if c.name in case.forbidden_tools})
         hard = tuple(f"called forbidden tool {name!r}" for name in forbidden)
@@ -149,8 +149,8 @@ class ToolArguments:
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
         if case is None or not (case.expected_tool_calls or case.strict_tools):
             return skipped(self.name, "the case gives no expected tool arguments")
-        if trace.gap("tool_calls"):
-            return skipped(self.name, f"tool calls not recorded: {trace.gap('tool_calls').reason}")  # type: ignore[union-attr]
+        if unrecorded := tool_calls_unrecorded(self.name, trace):
+            return unrecorded
         calls = counted_calls(trace, self.counting)
         assignment = _assign(case.expected_tool_calls, calls)
         performed = counted_calls(trace, "performed")

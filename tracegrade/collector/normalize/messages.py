@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -288,7 +288,3 @@ def parse_messages(value: Any) -> list[Message] | None:
         return None
     return [m for m in (parse_message(item) for item in value) if m is not None]
 
-
-def text_messages(role: str, texts: Iterable[str | None]) -> list[Message]:
-    """Messages of one role from plain strings (skipping empty ones)."""
-    return [Message(role, [Part("text", content=t)]) for t in texts if t]
