@@ -113,6 +113,13 @@ class Case(_Strict):
     max_tokens: int | None = Field(None, ge=0)
     budgets: list[Budget] = []
     judge: Judge | None = None
+    label: Literal["pass", "fail"] | None = None
+    """A human verdict on this case, for judge calibration (``tracegrade judge-check``)."""
+    clarifications: dict[str, str] = {}
+    """Scripted answers to clarifying questions in ``tracegrade run``: regular expression
+    (searched case-insensitively in the agent's reply) -> the user's reply, first match wins."""
+    max_followups: int = Field(2, ge=0)
+    """At most this many clarification follow-ups per case in ``tracegrade run``."""
     tags: list[str] = []
     weight: float = Field(1.0, gt=0)
     tier: Tier = "full"
@@ -155,6 +162,8 @@ class Dataset(_Strict):
     threshold: float | None = Field(None, ge=0, le=1)
     weights: dict[str, float] | None = None
     field_aliases: dict[str, list[str]] | None = None
+    judge: Judge | None = None
+    """The default judge rubric and threshold for cases that set none."""
     cases: list[Case]
     source: str | None = None
     digest: str | None = None
