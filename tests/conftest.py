@@ -18,10 +18,23 @@ def _isolated_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return db
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_location(request: pytest.FixtureRequest, tmp_path: Path):
+    """A store location on each backend: a SQLite file, and a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "backend.db")
+        return
+    from tests.support.postgres import fresh_database
+
+    with fresh_database() as url:
+        yield url
+
+
 @pytest.fixture
 def data() -> Path:
     return DATA
 
 
 def pytest_report_header() -> list[str]:
-    return [f"tracegrade test data: {DATA}", f"TRACEGRADE_REQUIRE_HARNESS={os.environ.get('TRACEGRADE_REQUIRE_HARNESS', '')}"]
+    return [f"tracegrade test data: {DATA}", f"TRACEGRADE_REQUIRE_HARNESS={os.environ.get('TRACEGRADE_REQUIRE_HARNESS', '')}",
+            f"TRACEGRADE_TEST_POSTGRES_URL={'set' if os.environ.get('TRACEGRADE_TEST_POSTGRES_URL') else 'unset'}"]

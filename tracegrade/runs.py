@@ -5,6 +5,7 @@ flag regressions against a baseline."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from tracegrade.collector.store import Store
@@ -16,8 +17,8 @@ def save_run(store: Store, doc: dict[str, Any]) -> str:
     run = doc["run"]
     with store.db:
         store.db.execute(
-            "INSERT INTO runs VALUES (?, strftime('%s','now'), ?, ?, ?, ?, ?)",
-            (run["run_id"], (run["dataset"] or {}).get("name"), (run["dataset"] or {}).get("digest"),
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (run["run_id"], time.time(), (run["dataset"] or {}).get("name"), (run["dataset"] or {}).get("digest"),
              int(run["passed"]), doc["summary"]["score"], json.dumps({k: v for k, v in doc.items() if k != "cases"})),
         )
         store.db.executemany(
@@ -36,7 +37,7 @@ def load_run(store: Store, run_id: str) -> dict[str, Any]:
     """
     row = store.db.execute("SELECT run FROM runs WHERE run_id = ?", (run_id,)).fetchone()
     if row is None:
-        raise StoreError(f"no run {run_id!r} in {store.path}")
+        raise StoreError(f"no run {run_id!r} in {store.location}")
     doc = json.loads(row[0])
     doc["cases"] = [json.loads(r[0]) for r in store.db.execute(
         "SELECT result FROM case_results WHERE run_id = ? ORDER BY position", (run_id,))]
@@ -46,5 +47,5 @@ def load_run(store: Store, run_id: str) -> dict[str, Any]:
 def list_runs(store: Store, limit: int = 20) -> list[dict[str, Any]]:
     """The most recent runs: id, dataset, passed, score."""
     rows = store.db.execute(
-        "SELECT run_id, dataset_name, passed, score FROM runs ORDER BY created_at DESC, rowid DESC LIMIT ?", (limit,))
+        "SELECT run_id, dataset_name, passed, score FROM runs ORDER BY created_at DESC, run_id DESC LIMIT ?", (limit,))
     return [{"run_id": r[0], "dataset": r[1], "passed": bool(r[2]), "score": r[3]} for r in rows]

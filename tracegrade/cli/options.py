@@ -18,10 +18,11 @@ F = Callable[..., Any]
 
 
 def db_option(function: F) -> F:
-    """``--db PATH``: the trace store (default ``$TRACEGRADE_DB`` or ``.tracegrade/tracegrade.db``)."""
+    """``--db PATH|URL``: the trace store, a SQLite file or a ``postgresql://`` URL (default
+    ``$TRACEGRADE_DB`` or ``.tracegrade/tracegrade.db``)."""
     return click.option(
-        "--db", "db", type=click.Path(dir_okay=False), default=None, envvar=DB_ENV, show_envvar=True,
-        help="SQLite trace store (default .tracegrade/tracegrade.db).",
+        "--db", "db", default=None, envvar=DB_ENV, show_envvar=True, metavar="PATH|URL",
+        help="Trace store: a SQLite file or a postgresql:// URL (default .tracegrade/tracegrade.db).",
     )(function)
 
 

@@ -1,4 +1,4 @@
-"""The trace store: raw spans and log records, kept losslessly in a SQLite file.
+"""The trace store: raw spans and log records, kept losslessly in SQLite or PostgreSQL.
 
 Each span and log record is stored as its serialized protobuf message (``Span``,
 ``LogRecord``) next to its resource and instrumentation scope (deduplicated, also as
@@ -7,18 +7,17 @@ protobuf), so any normaliser can be re-run on exactly what was received. Indexed
 or the same log record (same bytes) adds nothing.
 
 Location: ``--db``, else ``TRACEGRADE_DB``, else ``.tracegrade/tracegrade.db`` under the
-working directory. The schema is versioned by an append-only list of named migrations
+working directory; a ``postgresql://`` URL selects PostgreSQL (:mod:`.database`). The schema is versioned by an append-only list of named migrations
 recorded in ``schema_migrations`` (the model of simonw/llm); a database that holds a
 migration this version does not know was written by a newer tracegrade and is refused.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,8 @@ from tracegrade.collector.otlp import (
     log_from_proto,
     span_from_proto,
 )
+from tracegrade.collector.database import Database, display, is_postgres
+from tracegrade.collector.rows import Labels, digest, labels, log_rows, span_rows
 from tracegrade.errors import StoreError
 from tracegrade.spans import TraceData
 
@@ -42,13 +43,15 @@ DB_ENV = "TRACEGRADE_DB"
 DEFAULT_DB = Path(".tracegrade") / "tracegrade.db"
 
 
-def default_path(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The store path: ``explicit``, else ``$TRACEGRADE_DB``, else ``.tracegrade/tracegrade.db``."""
-    return Path(explicit or os.environ.get(DB_ENV) or DEFAULT_DB)
+def default_path(explicit: str | os.PathLike[str] | None = None) -> Path | str:
+    """The store location: ``explicit``, else ``$TRACEGRADE_DB``, else ``.tracegrade/tracegrade.db``;
+    a path, or a ``postgresql://`` URL kept as a string."""
+    location = explicit or os.environ.get(DB_ENV) or DEFAULT_DB
+    return str(location) if is_postgres(location) else Path(location)
 
 
-def _m001_raw_telemetry(db: sqlite3.Connection) -> None:
-    db.executescript(
+def _m001_raw_telemetry(db: Database) -> None:
+    db.script(
         """
         CREATE TABLE resources (
             id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, resource BLOB NOT NULL, schema_url TEXT
@@ -80,8 +83,8 @@ def _m001_raw_telemetry(db: sqlite3.Connection) -> None:
     )
 
 
-def _m002_runs(db: sqlite3.Connection) -> None:
-    db.executescript(
+def _m002_runs(db: Database) -> None:
+    db.script(
         """
         CREATE TABLE runs (
             run_id TEXT PRIMARY KEY, created_at REAL NOT NULL, dataset_name TEXT, dataset_digest TEXT,
@@ -98,35 +101,89 @@ def _m002_runs(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
+def _m004_trace_settling(db: Database) -> None:
+    db.script(
+        """
+        ALTER TABLE traces ADD COLUMN run_id TEXT;
+        ALTER TABLE traces ADD COLUMN case_id TEXT;
+        ALTER TABLE traces ADD COLUMN ended INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE traces ADD COLUMN span_count INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX traces_by_run ON traces(run_id, case_id);
+        CREATE INDEX traces_by_received ON traces(last_received_at)
+        """
+    )
+
+
+def _m003_judge_cache(db: Database) -> None:
+    db.script(
+        """
+        CREATE TABLE judge_cache (
+            key TEXT PRIMARY KEY, model TEXT NOT NULL, rubric TEXT NOT NULL, verdict TEXT NOT NULL,
+            input_tokens INTEGER, output_tokens INTEGER, created_at REAL NOT NULL
+        )
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
+    ("004_trace_settling", _m004_trace_settling),
+    ("003_judge_cache", _m003_judge_cache),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 
 
-def _digest(data: bytes) -> bytes:
-    return hashlib.sha256(data).digest()[:16]
+DEFAULT_QUIET_S = 2.0
+"""Seconds without a new span after which an ended trace counts as settled."""
+
+
+@dataclass(frozen=True)
+class TraceState:
+    """Where a stored trace is in its life: ``ended`` once its root or agent span arrived
+    (:mod:`tracegrade.collector.rows`); times are the receiver's clock, Unix s."""
+
+    COLUMNS = "trace_id, run_id, case_id, ended, span_count, first_received_at, last_received_at"
+
+    trace_id: str
+    run_id: str | None
+    case_id: str | None
+    ended: bool
+    span_count: int
+    first_received_at: float
+    last_received_at: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ended", bool(self.ended))
+
+    def is_settled(self, now: float, quiet_s: float = DEFAULT_QUIET_S) -> bool:
+        """Ended, and no span arrived for ``quiet_s`` seconds before ``now`` (Unix s)."""
+        return bool(self.ended) and now - self.last_received_at >= quiet_s
 
 
 class Store:
-    """A SQLite trace store (see the module docstring). Use as a context manager.
+    """A trace store on SQLite or PostgreSQL (see the module docstring). Use as a context manager.
+
+    ``path`` is the location as given (a :class:`~pathlib.Path` for SQLite, the URL for
+    PostgreSQL); ``location`` is the same with any password masked, for messages.
 
     Raises:
-        StoreError: the file cannot be opened, or was written by a newer tracegrade.
+        StoreError: the database cannot be opened, or was written by a newer tracegrade.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None = None):
         self.path = default_path(path)
+        self.location = display(self.path)
+        self.db = Database(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open trace store {self.path}: {exc}") from exc
+        except Exception as exc:
+            self.db.close()
+            if isinstance(exc, StoreError):
+                raise
+            raise StoreError(f"cannot open trace store {self.location}: {exc}") from exc
         self._resource_ids: dict[bytes, int] = {}
+        self._resource_labels: dict[int, tuple[str | None, str | None]] = {}
         self._scope_ids: dict[bytes, int] = {}
 
     def __enter__(self) -> Store:
@@ -142,17 +199,21 @@ class Store:
     # --- schema ---------------------------------------------------------------------------
 
     def _migrate(self) -> None:
-        self.db.execute("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)")
-        applied = {row[0] for row in self.db.execute("SELECT name FROM schema_migrations")}
-        known = {name for name, _ in MIGRATIONS}
-        unknown = sorted(applied - known)
-        if unknown:
-            raise StoreError(
-                f"{self.path} was written by a newer tracegrade (migrations {', '.join(unknown)}); upgrade tracegrade"
-            )
-        for name, migrate in MIGRATIONS:
-            if name not in applied:
-                with self.db:
+        """Apply missing migrations in one transaction, serialised across processes (an
+        advisory lock on PostgreSQL, ``BEGIN IMMEDIATE`` on SQLite)."""
+        if not self.db.postgres:
+            self.db.execute("BEGIN IMMEDIATE")
+        with self.db:
+            if self.db.postgres:
+                self.db.execute("SELECT pg_advisory_xact_lock(7244)")
+            self.db.script("CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+            applied = {row[0] for row in self.db.execute("SELECT name FROM schema_migrations")}
+            unknown = sorted(applied - {name for name, _ in MIGRATIONS})
+            if unknown:
+                raise StoreError(f"{self.location} was written by a newer tracegrade (migrations "
+                                 f"{', '.join(unknown)}); upgrade tracegrade")
+            for name, migrate in MIGRATIONS:
+                if name not in applied:
                     migrate(self.db)
                     self.db.execute("INSERT INTO schema_migrations VALUES (?, ?)", (name, time.time()))
 
@@ -165,64 +226,76 @@ class Store:
 
     def _ref(self, table: str, cache: dict[bytes, int], message: Any, schema_url: str) -> int:
         payload = message.SerializeToString(deterministic=True)
-        digest = _digest(payload + schema_url.encode())
-        if digest not in cache:
+        key = digest(payload + schema_url.encode())
+        if key not in cache:
             column = "resource" if table == "resources" else "scope"
-            self.db.execute(
-                f"INSERT OR IGNORE INTO {table} (digest, {column}, schema_url) VALUES (?, ?, ?)",
-                (digest, payload, schema_url),
-            )
-            (cache[digest],) = self.db.execute(f"SELECT id FROM {table} WHERE digest = ?", (digest,)).fetchone()
-        return cache[digest]
+            self.db.execute(f"INSERT INTO {table} (digest, {column}, schema_url) VALUES (?, ?, ?)"
+                            " ON CONFLICT (digest) DO NOTHING", (key, payload, schema_url))
+            (cache[key],) = self.db.execute(f"SELECT id FROM {table} WHERE digest = ?", (key,)).fetchone()
+        return cache[key]
 
-    def _scoped(self, groups: Any, scopes_field: str, items_field: str) -> Iterator[tuple[int, int, Any]]:
-        """(resource id, scope id, item) for every span or log record of a request."""
-        for group in groups:
-            resource_id = self._ref("resources", self._resource_ids, group.resource, group.schema_url)
-            for scoped in getattr(group, scopes_field):
-                scope_id = self._ref("scopes", self._scope_ids, scoped.scope, scoped.schema_url)
-                for item in getattr(scoped, items_field):
-                    yield resource_id, scope_id, item
+    def _resource_ref(self, resource: Resource, schema_url: str) -> tuple[int, Labels]:
+        resource_id = self._ref("resources", self._resource_ids, resource, schema_url)
+        if resource_id not in self._resource_labels:
+            self._resource_labels[resource_id] = labels(resource.attributes)
+        return resource_id, self._resource_labels[resource_id]
+
+    def _scope_ref(self, scope: InstrumentationScope, schema_url: str) -> int:
+        return self._ref("scopes", self._scope_ids, scope, schema_url)
 
     def add_traces(self, request: ExportTraceServiceRequest) -> int:
         """Store every span of an OTLP trace request in one transaction; returns spans added."""
-        now = time.time()
-        with self.db:
-            return sum(self._add_span(span, rid, sid, now)
-                       for rid, sid, span in self._scoped(request.resource_spans, "scope_spans", "spans"))
-
-    def _add_span(self, span: trace_pb2.Span, resource_id: int, scope_id: int, now: float) -> int:
-        trace_id = span.trace_id.hex()
-        cursor = self.db.execute(
-            "INSERT OR IGNORE INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (trace_id, span.span_id.hex(), span.parent_span_id.hex() or None, span.name,
-             span.start_time_unix_nano, span.end_time_unix_nano, resource_id, scope_id,
-             span.SerializeToString(), now),
-        )
-        self.db.execute(
-            "INSERT INTO traces VALUES (?, ?, ?, ?) ON CONFLICT(trace_id) DO UPDATE SET "
-            "start_unix_nano = MIN(start_unix_nano, excluded.start_unix_nano), last_received_at = excluded.last_received_at",
-            (trace_id, span.start_time_unix_nano, now, now),
-        )
-        return cursor.rowcount
+        return self.write([request], [])[0]
 
     def add_logs(self, request: ExportLogsServiceRequest) -> int:
         """Store every log record of an OTLP logs request; returns records added."""
-        now = time.time()
-        with self.db:
-            return sum(self._add_log(record, rid, sid, now)
-                       for rid, sid, record in self._scoped(request.resource_logs, "scope_logs", "log_records"))
+        return self.write([], [request])[1]
 
-    def _add_log(self, record: logs_pb2.LogRecord, resource_id: int, scope_id: int, now: float) -> int:
-        payload = record.SerializeToString(deterministic=True)
-        cursor = self.db.execute(
-            "INSERT OR IGNORE INTO log_records (digest, trace_id, span_id, time_unix_nano, resource_id, scope_id,"
-            " record, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (_digest(payload + f":{resource_id}:{scope_id}".encode()), record.trace_id.hex() or None,
-             record.span_id.hex() or None, record.time_unix_nano or record.observed_time_unix_nano,
-             resource_id, scope_id, payload, now),
+    def write(self, trace_requests: Sequence[ExportTraceServiceRequest],
+              log_requests: Sequence[ExportLogsServiceRequest] = ()) -> tuple[int, int]:
+        """Store the spans and log records of several OTLP requests in one transaction (the
+        receiver's group commit); returns (spans added, log records added). A span already
+        stored (same trace and span id) or a log record already stored adds nothing.
+
+        Raises:
+            StoreError: the transaction failed; nothing of it was stored.
+        """
+        now = time.time()
+        try:
+            with self.db:
+                return self._write(trace_requests, log_requests, now)
+        except Exception as exc:
+            self._resource_ids.clear()  # ids inserted by the rolled-back transaction are gone
+            self._scope_ids.clear()
+            self._resource_labels.clear()
+            raise StoreError(f"cannot write to trace store {self.location}: {exc}") from exc
+
+    def _write(self, trace_requests: Sequence[Any], log_requests: Sequence[Any], now: float) -> tuple[int, int]:
+        rows = span_rows(trace_requests, self._resource_ref, self._scope_ref, now)
+        if self.db.postgres:
+            rows.spans.sort(key=lambda row: (row[0], row[1]))
+        added = self.db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                                    " ON CONFLICT (trace_id, span_id) DO NOTHING", rows.spans)
+        if rows.traces:
+            self.db.executemany(self._trace_upsert, rows.trace_rows(now))
+        logs = log_rows(log_requests, self._resource_ref, self._scope_ref, now)
+        logged = self.db.executemany(
+            "INSERT INTO log_records (digest, trace_id, span_id, time_unix_nano, resource_id, scope_id, record,"
+            " received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING", logs) if logs else 0
+        return added, logged
+
+    @property
+    def _trace_upsert(self) -> str:
+        least, greatest = self.db.least, self.db.greatest
+        return (
+            "INSERT INTO traces (trace_id, start_unix_nano, first_received_at, last_received_at, run_id, case_id,"
+            " ended, span_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET"
+            f" start_unix_nano = {least('traces.start_unix_nano', 'excluded.start_unix_nano')},"
+            " last_received_at = excluded.last_received_at,"
+            " run_id = COALESCE(traces.run_id, excluded.run_id), case_id = COALESCE(traces.case_id, excluded.case_id),"
+            f" ended = {greatest('traces.ended', 'excluded.ended')},"
+            " span_count = traces.span_count + excluded.span_count"
         )
-        return cursor.rowcount
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -249,6 +322,40 @@ class Store:
             table: self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
             for table in ("traces", "spans", "log_records")
         }
+
+    def trace_states(self, *, run_id: str | None = None, case_id: str | None = None,
+                     trace_ids: Sequence[str] = ()) -> list[TraceState]:
+        """The settling state of stored traces, filtered by run id, case id and/or trace ids
+        (all given filters apply); oldest first."""
+        sql, args = f"SELECT {TraceState.COLUMNS} FROM traces WHERE 1=1", []
+        for column, value in (("run_id", run_id), ("case_id", case_id)):
+            if value is not None:
+                sql += f" AND {column} = ?"
+                args.append(value)
+        if trace_ids:
+            sql += f" AND trace_id IN ({','.join('?' * len(trace_ids))})"
+            args.extend(trace_ids)
+        return [TraceState(*row) for row in self.db.execute(sql + " ORDER BY start_unix_nano, trace_id", args)]
+
+    def settled(self, *, run_id: str | None = None, case_id: str | None = None, trace_ids: Sequence[str] = (),
+                quiet_s: float = DEFAULT_QUIET_S, now: float | None = None) -> list[str] | None:
+        """The ids of the matching traces once every one of them has settled (see
+        :meth:`TraceState.is_settled`); None while none has arrived or any is still open."""
+        states = self.trace_states(run_id=run_id, case_id=case_id, trace_ids=trace_ids)
+        now = time.time() if now is None else now
+        if not states or not all(state.is_settled(now, quiet_s) for state in states):
+            return None
+        return [state.trace_id for state in states]
+
+    def settled_since(self, received_after: float, *, quiet_s: float = DEFAULT_QUIET_S,
+                      now: float | None = None) -> list[TraceState]:
+        """Traces settled now whose last span arrived after ``received_after`` (Unix s), oldest
+        first: what a follower (``score --follow``) has not scored yet."""
+        now = time.time() if now is None else now
+        rows = self.db.execute(f"SELECT {TraceState.COLUMNS} FROM traces WHERE last_received_at > ?"
+                               " AND last_received_at <= ? AND ended = 1 ORDER BY last_received_at, trace_id",
+                               (received_after, now - quiet_s))
+        return [TraceState(*row) for row in rows]
 
     def _resources(self) -> dict[int, dict[str, Any]]:
         out = {}

@@ -1,0 +1,197 @@
+"""What the receiver accepts from an OTLP payload: decode, validate, redact.
+
+Shared by the gRPC and HTTP front ends, so both protocols accept and reject exactly the same
+data. The steps, all before anything is queued for the store:
+
+1. **decode** the body (protobuf, or OTLP/JSON with hex ids) into the request message; a body
+   that does not decode raises :class:`~tracegrade.errors.OtlpDecodeError`, which the front
+   end turns into ``INVALID_ARGUMENT`` / HTTP 400;
+2. **validate** each span and log record (OTLP specification: a trace id is 16 non-zero bytes,
+   a span id 8 non-zero bytes, a parent span id empty or 8 bytes; times fit a signed 64-bit
+   integer); invalid items are dropped and counted, and the response's ``partial_success``
+   reports them while the valid rest is stored;
+3. **redact** attribute values whose keys match the configured patterns (resource, span,
+   event, link and log record attributes) before storage, replacing them with ``[REDACTED]``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from tracegrade.collector.otlp import parse_logs_json, parse_traces_json
+from tracegrade.errors import OtlpDecodeError
+
+Signal = Literal["traces", "logs", "metrics"]
+Encoding = Literal["protobuf", "json"]
+
+DEFAULT_REDACT = ("authorization", "*.authorization", "proxy-authorization", "*.proxy-authorization",
+                  "api_key", "*.api_key", "api-key", "*.api-key", "apikey", "*.apikey", "x-api-key",
+                  "*.x-api-key", "cookie", "*.cookie", "set-cookie", "*.set-cookie", "set_cookie",
+                  "*.set_cookie")
+"""Attribute keys redacted by default (shell-style patterns, matched case-insensitively),
+e.g. ``http.request.header.authorization`` (HTTP semconv) or ``openai.api_key``."""
+REDACTED = "[REDACTED]"
+_MAX_NS = 2**63 - 1
+_ZERO_TRACE, _ZERO_SPAN = bytes(16), bytes(8)
+
+
+class Redactor:
+    """Replaces the values of attributes whose keys match any of ``patterns``.
+
+    A payload in which no pattern's literal part occurs (checked on the raw, lower-cased
+    bytes) is not walked at all, so redaction costs nearly nothing on ordinary traffic.
+    """
+
+    def __init__(self, patterns: Sequence[str] = DEFAULT_REDACT):
+        self.patterns = tuple(p.lower() for p in patterns)
+        self._regex = re.compile("|".join(fnmatch.translate(p) for p in self.patterns)) if self.patterns else None
+        self._needles = tuple(max(re.split(r"[*?\[\]]", p), key=len).encode() for p in self.patterns)
+
+    def may_apply(self, body: bytes) -> bool:
+        """True when ``body`` might hold a key to redact (cheap pre-check)."""
+        if self._regex is None:
+            return False
+        lowered = body.lower()
+        return any(needle in lowered for needle in self._needles)
+
+    def matches(self, key: str) -> bool:
+        """True when the attribute key is to be redacted."""
+        return bool(self._regex and self._regex.match(key.lower()))
+
+    def attributes(self, attributes: Iterable[Any]) -> int:
+        """Redact matching ``KeyValue``s in place; returns how many were redacted."""
+        count = 0
+        for kv in attributes:
+            if self.matches(kv.key):
+                kv.value.Clear()
+                kv.value.string_value = REDACTED
+                count += 1
+        return count
+
+    def request(self, request: Any) -> int:
+        """Redact a trace or logs request in place; returns the number of values redacted."""
+        count = 0
+        groups = getattr(request, "resource_spans", None) or getattr(request, "resource_logs", [])
+        for group in groups:
+            count += self.attributes(group.resource.attributes)
+            for scoped in getattr(group, "scope_spans", None) or getattr(group, "scope_logs", []):
+                count += self.attributes(scoped.scope.attributes)
+                for item in getattr(scoped, "spans", None) or getattr(scoped, "log_records", []):
+                    count += self.attributes(item.attributes)
+                    for nested in (*getattr(item, "events", ()), *getattr(item, "links", ())):
+                        count += self.attributes(nested.attributes)
+        return count
+
+
+@dataclass
+class Admitted:
+    """A decoded, validated, redacted request ready to store: ``items`` spans or log records
+    kept, ``rejected`` dropped with the first reason in ``message``; ``size`` is the wire
+    size in bytes (what the receive queue is bounded by)."""
+
+    signal: Signal
+    request: Any
+    items: int
+    rejected: int = 0
+    message: str = ""
+    size: int = 0
+
+
+def decode(signal: Signal, body: bytes, encoding: Encoding) -> Any:
+    """The ``Export*ServiceRequest`` in ``body``.
+
+    Raises:
+        OtlpDecodeError: the body is not a valid message of that encoding.
+    """
+    if encoding == "json":
+        if signal == "traces":
+            return parse_traces_json(body)
+        if signal == "logs":
+            return parse_logs_json(body)
+        return _metrics_json(body)
+    message = {"traces": ExportTraceServiceRequest, "logs": ExportLogsServiceRequest,
+               "metrics": ExportMetricsServiceRequest}[signal]()
+    try:
+        message.ParseFromString(body)
+    except (DecodeError, ValueError, RuntimeError) as exc:
+        raise OtlpDecodeError(f"malformed OTLP protobuf {message.DESCRIPTOR.name}: {exc}") from exc
+    return message
+
+
+def _metrics_json(body: bytes) -> ExportMetricsServiceRequest:
+    import json
+
+    from google.protobuf import json_format
+
+    try:
+        return json_format.ParseDict(json.loads(body), ExportMetricsServiceRequest(), ignore_unknown_fields=True)
+    except (ValueError, json_format.ParseError) as exc:
+        raise OtlpDecodeError(f"malformed OTLP/JSON metrics: {exc}") from exc
+
+
+def span_problem(span: Any) -> str | None:
+    """Why a span is invalid (OTLP specification), or None."""
+    trace_id, span_id, parent = span.trace_id, span.span_id, span.parent_span_id
+    if len(trace_id) != 16 or trace_id == _ZERO_TRACE:
+        return f"span {span.name!r}: invalid trace_id (need 16 non-zero bytes, got {len(trace_id)})"
+    if len(span_id) != 8 or span_id == _ZERO_SPAN:
+        return f"span {span.name!r}: invalid span_id (need 8 non-zero bytes, got {len(span_id)})"
+    if parent and len(parent) != 8:
+        return f"span {span.name!r}: invalid parent_span_id (need 8 bytes, got {len(parent)})"
+    if span.start_time_unix_nano > _MAX_NS or span.end_time_unix_nano > _MAX_NS:
+        return f"span {span.name!r}: time out of range"
+    return None
+
+
+def log_problem(record: Any) -> str | None:
+    """Why a log record is invalid (OTLP specification), or None."""
+    if len(record.trace_id) not in (0, 16) or len(record.span_id) not in (0, 8):
+        return "log record: invalid trace_id or span_id length"
+    if record.time_unix_nano > _MAX_NS or record.observed_time_unix_nano > _MAX_NS:
+        return "log record: time out of range"
+    return None
+
+
+def _validate(groups: Any, scopes_field: str, items_field: str, problem: Any) -> tuple[int, int, str]:
+    kept = rejected = 0
+    message = ""
+    for group in groups:
+        for scoped in getattr(group, scopes_field):
+            items = getattr(scoped, items_field)
+            problems = [problem(item) for item in items]
+            bad = sum(p is not None for p in problems)
+            if bad:
+                message = message or next(p for p in problems if p)
+                good = [item for item, p in zip(items, problems, strict=True) if p is None]
+                del items[:]
+                items.extend(good)
+            kept += len(items)
+            rejected += bad
+    return kept, rejected, message
+
+
+def admit(signal: Signal, body: bytes, encoding: Encoding, redactor: Redactor | None = None) -> Admitted:
+    """Decode, validate and redact one export request (see the module docstring).
+
+    Raises:
+        OtlpDecodeError: the body does not decode.
+    """
+    request = decode(signal, body, encoding)
+    if signal == "metrics":
+        return Admitted(signal, request, 0, size=len(body))
+    if signal == "traces":
+        kept, rejected, message = _validate(request.resource_spans, "scope_spans", "spans", span_problem)
+    else:
+        kept, rejected, message = _validate(request.resource_logs, "scope_logs", "log_records", log_problem)
+    if redactor is not None and redactor.may_apply(body):
+        redactor.request(request)
+    return Admitted(signal, request, kept, rejected, message, len(body))

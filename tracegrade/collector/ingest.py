@@ -1,0 +1,209 @@
+"""The receiver's write path: a bounded queue between the network threads and one writer.
+
+Network threads (gRPC workers, the HTTP event loop) :meth:`Ingest.submit` admitted requests
+and wait on the returned future; the writer thread takes whatever is queued (up to a batch
+limit), stores it in **one transaction** (group commit) and only then resolves the futures.
+So a request is acknowledged only after its spans are committed, and a crash of the
+receiver (even ``kill -9``) loses nothing it acknowledged.
+
+The queue is bounded by the wire size of the requests it holds (``max_queue_bytes``); a
+request that does not fit raises :class:`QueueFull` at once, which the front ends answer
+with gRPC ``RESOURCE_EXHAUSTED`` / HTTP 429 and a retry delay, so memory stays bounded and
+OTLP exporters back off and retry.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from tracegrade.collector.admission import Admitted
+from tracegrade.collector.store import Store
+from tracegrade.errors import StoreError
+
+DEFAULT_QUEUE_BYTES = 64 * 1024 * 1024
+MAX_BATCH_REQUESTS = 256
+MAX_BATCH_ITEMS = 50_000
+
+
+class QueueFull(Exception):
+    """The receive queue is full; retry after :attr:`retry_after_s` seconds."""
+
+    def __init__(self, retry_after_s: float = 1.0):
+        super().__init__(f"receive queue full; retry after {retry_after_s:g} s")
+        self.retry_after_s = retry_after_s
+
+
+class Stopped(Exception):
+    """The receiver is shutting down and takes no new requests."""
+
+
+@dataclass
+class Stats:
+    """Counters since start (items are spans and log records)."""
+
+    accepted_items: int = 0
+    stored_items: int = 0
+    rejected_items: int = 0
+    throttled_requests: int = 0
+    failed_requests: int = 0
+    batches: int = 0
+    queue_bytes: int = 0
+    queue_depth: int = 0
+
+
+class Ingest:
+    """The bounded queue and its writer thread (see the module docstring).
+
+    ``open_store`` is called once, in the writer thread, so the store's connection belongs
+    to the thread that uses it.
+    """
+
+    def __init__(self, open_store: Callable[[], Store], *, max_queue_bytes: int = DEFAULT_QUEUE_BYTES):
+        self.open_store = open_store
+        self.max_queue_bytes = max_queue_bytes
+        self.stats = Stats()
+        self._queue: queue.SimpleQueue[tuple[Admitted, Future[int]] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._accepting = False
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="tracegrade-writer", daemon=True)
+
+    # --- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Open the store in the writer thread and start taking requests.
+
+        Raises:
+            StoreError: the store cannot be opened.
+        """
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+        self._accepting = True
+
+    def stop(self) -> None:
+        """Take no new requests, write everything queued, close the store."""
+        self._accepting = False
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+    # --- network side -----------------------------------------------------------------------------
+
+    def submit(self, admitted: Admitted) -> Future[int]:
+        """Queue an admitted request; the future resolves to the number of items stored once
+        they are committed, or to :class:`~tracegrade.errors.StoreError`.
+
+        Raises:
+            QueueFull: the queue holds ``max_queue_bytes`` already.
+            Stopped: the receiver is shutting down.
+        """
+        if not self._accepting:
+            raise Stopped("receiver is shutting down")
+        future: Future[int] = Future()
+        with self._lock:
+            if self.stats.queue_bytes and self.stats.queue_bytes + admitted.size > self.max_queue_bytes:
+                self.stats.throttled_requests += 1
+                raise QueueFull()
+            self.stats.queue_bytes += admitted.size
+            self.stats.queue_depth += 1
+            self.stats.accepted_items += admitted.items
+            self.stats.rejected_items += admitted.rejected
+        self._queue.put((admitted, future))
+        return future
+
+    # --- writer side --------------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        try:
+            store = self.open_store()
+        except BaseException as exc:  # noqa: BLE001 (handed to start())
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        with store:
+            while True:
+                batch, stop = self._take()
+                if batch:
+                    self._write(store, batch)
+                if stop:
+                    return
+
+    def _take(self) -> tuple[list[tuple[Admitted, Future[int]]], bool]:
+        """Block for one request, then take what else is queued, up to the batch limits."""
+        first = self._queue.get()
+        if first is None:
+            return self._drain(), True
+        batch, items = [first], first[0].items
+        while len(batch) < MAX_BATCH_REQUESTS and items < MAX_BATCH_ITEMS:
+            try:
+                entry = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if entry is None:
+                return batch + self._drain(), True
+            batch.append(entry)
+            items += entry[0].items
+        return batch, False
+
+    def _drain(self) -> list[tuple[Admitted, Future[int]]]:
+        rest = []
+        while True:
+            try:
+                entry = self._queue.get_nowait()
+            except queue.Empty:
+                return rest
+            if entry is not None:
+                rest.append(entry)
+
+    def _write(self, store: Store, batch: list[tuple[Admitted, Future[int]]]) -> None:
+        try:
+            self._commit(store, batch)
+        except StoreError:
+            if len(batch) == 1:
+                self._fail(batch)
+                return
+            for entry in batch:  # isolate the request that broke the group commit
+                self._write(store, [entry])
+
+    def _commit(self, store: Store, batch: list[tuple[Admitted, Future[int]]]) -> None:
+        traces = [a.request for a, _ in batch if a.signal == "traces"]
+        logs = [a.request for a, _ in batch if a.signal == "logs"]
+        store.write(traces, logs)
+        self._release(batch, stored=True)
+        for admitted, future in batch:
+            future.set_result(admitted.items)
+
+    def _fail(self, batch: list[tuple[Admitted, Future[int]]]) -> None:
+        self._release(batch, stored=False)
+        for _, future in batch:
+            future.set_exception(StoreError("the trace store could not commit this request"))
+
+    def _release(self, batch: list[tuple[Admitted, Future[int]]], *, stored: bool) -> None:
+        with self._lock:
+            self.stats.queue_bytes -= sum(a.size for a, _ in batch)
+            self.stats.queue_depth -= len(batch)
+            if stored:
+                self.stats.stored_items += sum(a.items for a, _ in batch)
+                self.stats.batches += 1
+            else:
+                self.stats.failed_requests += len(batch)
+
+
+def wait_for(future: Future[int], timeout_s: float) -> int:
+    """The future's result, waiting at most ``timeout_s``.
+
+    Raises:
+        StoreError: the write failed or did not finish in time.
+    """
+    try:
+        return future.result(timeout=timeout_s)
+    except TimeoutError as exc:
+        raise StoreError(f"the trace store did not commit within {timeout_s:g} s") from exc

@@ -1,0 +1,127 @@
+"""The local OTLP receiver behind ``tracegrade collect`` and ``tracegrade run``.
+
+Composes the parts: a :class:`~.ingest.Ingest` (bounded queue, one writer, group commit
+into the store), the protocol-neutral :class:`~.service.ExportService`, and the two front
+ends, OTLP/gRPC (:mod:`.grpc_front`, default 127.0.0.1:4317) and OTLP/HTTP
+(:mod:`.http_front`, default 127.0.0.1:4318). Stopping closes the front ends first (in-flight
+requests finish), then writes everything queued, then closes the store.
+
+Usage::
+
+    with Receiver(ReceiverConfig(grpc_port=0, http_port=0, db="runs.db")) as receiver:
+        os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.http_endpoint
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegrade.collector.admission import DEFAULT_REDACT, Redactor
+from tracegrade.collector.database import display
+from tracegrade.collector.grpc_front import DEFAULT_WORKERS, grpc_server
+from tracegrade.collector.http_front import HttpServer, http_app
+from tracegrade.collector.ingest import DEFAULT_QUEUE_BYTES, Ingest, Stats
+from tracegrade.collector.service import DEFAULT_MAX_REQUEST_BYTES, ExportService
+from tracegrade.collector.store import Store, default_path
+
+DEFAULT_GRPC_PORT = 4317
+DEFAULT_HTTP_PORT = 4318
+TOKEN_ENV = "TRACEGRADE_TOKEN"
+
+
+@dataclass(frozen=True)
+class ReceiverConfig:
+    """Receiver settings. Ports 0 pick free ports; ``db`` None is the default store
+    (:func:`~tracegrade.collector.store.default_path`); sizes are bytes."""
+
+    host: str = "127.0.0.1"
+    grpc_port: int = DEFAULT_GRPC_PORT
+    http_port: int = DEFAULT_HTTP_PORT
+    db: str | None = None
+    token: str | None = None
+    redact: tuple[str, ...] = DEFAULT_REDACT
+    max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
+    max_queue_bytes: int = DEFAULT_QUEUE_BYTES
+    grpc_workers: int = DEFAULT_WORKERS
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Receiver:
+    """A running OTLP receiver (see the module docstring). Use as a context manager, or call
+    :meth:`start` and :meth:`stop`.
+
+    Raises:
+        StoreError: the store cannot be opened (from :meth:`start`).
+        OSError: a port cannot be bound (from :meth:`start`).
+    """
+
+    def __init__(self, config: ReceiverConfig = ReceiverConfig()):
+        self.config = config
+        self.db = default_path(config.db)
+        self.ingest = Ingest(lambda: Store(self.db), max_queue_bytes=max(config.max_queue_bytes,
+                                                                         config.max_request_bytes))
+        self.service = ExportService(self.ingest, token=config.token, redactor=Redactor(config.redact),
+                                     max_request_bytes=config.max_request_bytes)
+        self.grpc_port = self.http_port = 0
+        self._grpc: Any = None
+        self._http: HttpServer | None = None
+        self.started_at = 0.0
+
+    @property
+    def grpc_endpoint(self) -> str:
+        """``http://host:port`` of OTLP/gRPC (for ``OTEL_EXPORTER_OTLP_ENDPOINT`` with grpc)."""
+        return f"http://{self.config.host}:{self.grpc_port}"
+
+    @property
+    def http_endpoint(self) -> str:
+        """``http://host:port`` of OTLP/HTTP (the SDK appends ``/v1/traces``, ``/v1/logs``)."""
+        return f"http://{self.config.host}:{self.http_port}"
+
+    def start(self) -> Receiver:
+        """Open the store, bind both ports and serve."""
+        self.ingest.start()
+        try:
+            self._grpc, self.grpc_port = grpc_server(self.service, self.config.host, self.config.grpc_port,
+                                                     workers=self.config.grpc_workers)
+            self._http = HttpServer(http_app(self.service, self.health), self.config.host, self.config.http_port)
+            self.http_port = self._http.port
+            self._http.start()
+        except BaseException:
+            self.stop()
+            raise
+        self.started_at = time.time()
+        return self
+
+    def stop(self, grace_s: float = 5.0) -> None:
+        """Stop taking requests, let in-flight ones finish, write what is queued, close."""
+        if self._grpc is not None:
+            self._grpc.stop(grace_s).wait()
+        if self._http is not None:
+            self._http.stop()
+        self.ingest.stop()
+
+    def __enter__(self) -> Receiver:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def stats(self) -> Stats:
+        """Counters since start (see :class:`~.ingest.Stats`)."""
+        return self.ingest.stats
+
+    def health(self) -> dict[str, Any]:
+        """The ``/healthz`` document: status, ports, store, counters."""
+        stats = self.stats
+        return {"status": "ok", "grpc_port": self.grpc_port, "http_port": self.http_port,
+                "store": display(self.db), "uptime_s": round(time.time() - self.started_at, 3),
+                "stored": stats.stored_items, "rejected": stats.rejected_items,
+                "throttled_requests": stats.throttled_requests, "queue_depth": stats.queue_depth}
+
+    def readiness_line(self) -> str:
+        """The line ``tracegrade collect`` prints once serving: ports and store."""
+        return (f"tracegrade collect: ready; OTLP/gRPC {self.config.host}:{self.grpc_port}, "
+                f"OTLP/HTTP {self.config.host}:{self.http_port}, store {display(self.db)}")

@@ -1,0 +1,111 @@
+"""One OTLP export, protocol-neutral: authenticate, admit, queue, wait for the commit, answer.
+
+The gRPC and HTTP front ends (:mod:`.grpc_front`, :mod:`.http_front`) only move bytes and map
+an :class:`Outcome` to their protocol (OTLP specification, "OTLP/gRPC" and "OTLP/HTTP"):
+
+============== ======================== ===========================
+outcome        gRPC status              HTTP status
+============== ======================== ===========================
+ok             OK (+ partial_success)   200 (+ partial_success)
+invalid        INVALID_ARGUMENT         400
+unauthorized   UNAUTHENTICATED          401
+too_large      RESOURCE_EXHAUSTED       413
+throttled      RESOURCE_EXHAUSTED +     429 + Retry-After
+               RetryInfo
+unavailable    UNAVAILABLE + RetryInfo  503 + Retry-After
+============== ======================== ===========================
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
+
+from tracegrade.collector.admission import Admitted, Encoding, Redactor, Signal, admit
+from tracegrade.collector.ingest import Ingest, QueueFull, Stopped, wait_for
+from tracegrade.errors import OtlpDecodeError, StoreError
+
+DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
+COMMIT_TIMEOUT_S = 30.0
+UNAVAILABLE_RETRY_S = 2.0
+
+Kind = Literal["ok", "invalid", "unauthorized", "too_large", "throttled", "unavailable"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The result of one export: ``response`` (an ``Export*ServiceResponse``) when ``kind`` is
+    ok, else ``message`` says why and ``retry_after_s`` how long to back off (throttled,
+    unavailable)."""
+
+    kind: Kind
+    response: Any = None
+    message: str = ""
+    retry_after_s: float | None = None
+
+
+def _response(admitted: Admitted) -> Any:
+    if admitted.signal == "traces":
+        response = ExportTraceServiceResponse()
+        if admitted.rejected:
+            response.partial_success.rejected_spans = admitted.rejected
+            response.partial_success.error_message = admitted.message
+        return response
+    if admitted.signal == "logs":
+        response = ExportLogsServiceResponse()
+        if admitted.rejected:
+            response.partial_success.rejected_log_records = admitted.rejected
+            response.partial_success.error_message = admitted.message
+        return response
+    return ExportMetricsServiceResponse()
+
+
+class ExportService:
+    """Handles exports for both front ends. ``token``: the bearer token every request must
+    carry in its ``authorization`` header / metadata (None: no authentication)."""
+
+    def __init__(self, ingest: Ingest, *, token: str | None = None, redactor: Redactor | None = None,
+                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES):
+        self.ingest = ingest
+        self.token = token
+        self.redactor = redactor
+        self.max_request_bytes = max_request_bytes
+
+    def authorized(self, authorization: str | None) -> bool:
+        """True when no token is set or ``authorization`` is ``Bearer <token>`` (compared in
+        constant time)."""
+        if self.token is None:
+            return True
+        return hmac.compare_digest((authorization or "").encode(), f"Bearer {self.token}".encode())
+
+    def export(self, signal: Signal, body: bytes, encoding: Encoding, authorization: str | None) -> Outcome:
+        """Handle one export request end to end; blocks until the data is committed."""
+        if not self.authorized(authorization):
+            return Outcome("unauthorized", message="missing or wrong bearer token")
+        if len(body) > self.max_request_bytes:
+            return Outcome("too_large", message=f"request of {len(body)} bytes exceeds {self.max_request_bytes}")
+        try:
+            admitted = admit(signal, body, encoding, self.redactor)
+        except OtlpDecodeError as exc:
+            return Outcome("invalid", message=str(exc))
+        if signal == "metrics" or not admitted.items:
+            return Outcome("ok", _response(admitted))
+        return self._store(admitted)
+
+    def _store(self, admitted: Admitted) -> Outcome:
+        try:
+            future = self.ingest.submit(admitted)
+        except QueueFull as exc:
+            return Outcome("throttled", message=str(exc), retry_after_s=exc.retry_after_s)
+        except Stopped as exc:
+            return Outcome("unavailable", message=str(exc), retry_after_s=UNAVAILABLE_RETRY_S)
+        try:
+            wait_for(future, COMMIT_TIMEOUT_S)
+        except StoreError as exc:
+            return Outcome("unavailable", message=str(exc), retry_after_s=UNAVAILABLE_RETRY_S)
+        return Outcome("ok", _response(admitted))
