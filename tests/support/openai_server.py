@@ -119,7 +119,8 @@ class ScriptedOpenAI:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> ScriptedOpenAI:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, name="scripted-openai", daemon=True)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                        name="scripted-openai", daemon=True)
         self._thread.start()
         return self
 

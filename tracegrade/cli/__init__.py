@@ -12,7 +12,7 @@ import sys
 import click
 
 from tracegrade import __version__
-from tracegrade.cli import export, import_, inspect, lint, score
+from tracegrade.cli import collect, export, import_, inspect, judge_check, lint, run, score
 from tracegrade.errors import TracegradeError
 
 
@@ -31,7 +31,7 @@ def cli() -> None:
     """Evaluate AI agents from their OpenTelemetry traces."""
 
 
-for _module in (import_, inspect, lint, score, export):
+for _module in (import_, inspect, lint, score, run, export, judge_check, collect):
     cli.add_command(_module.command)
 
 

@@ -13,6 +13,7 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
 from tracegrade.cli.options import db_option, files_argument, load, messages_key_option, report_errors
 from tracegrade.cli.selection import parse_since, select
 from tracegrade.collector.store import Store, default_path
@@ -72,17 +73,25 @@ def _progress(total: int) -> tuple[Progress | None, Any]:
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML.")
 @click.option("--verbose", "-v", is_flag=True, help="Every case with every scorer's value and reason.")
 @click.option("--no-save", is_flag=True, help="Do not store the run.")
+@click.option("--judge/--no-judge", "judge_mode", default=None,
+              help="LLM judge: by default cases with a judge rubric; --judge also every other case and trace "
+                   "(faithfulness rubric unless the dataset sets one); --no-judge none.")
+@judge_options
 def command(files: tuple[str, ...], db: str | None, messages_key: str, dataset_path: str | None,
             mapping: str | None, tier: str | None, threshold: float | None, min_pass_rate: float,
             since: str | None, limit: int | None, sample: float | None, scorer_refs: tuple[str, ...],
             config_path: str | None, json_path: str | None, junit_path: str | None, verbose: bool,
-            no_save: bool) -> None:
+            no_save: bool, judge_mode: bool | None, judge_model: str | None, judge_concurrency: int,
+            judge_repeat: int) -> None:
     """Score traces (files, or the store without files) against a golden dataset, or with the
     reference-free scorers only. Exit 0 when the run passes, 1 below threshold, 2 on a usage,
     config or input error, or when no case matched a trace."""
     dataset = load_dataset(dataset_path) if dataset_path else None
     config = config_for(load_config(config_path), dataset)
     scorers = build_scorers(config, scorer_refs)
+    judge = make_judge(config, dataset, dataset.tier(tier) if dataset else [None], mode=judge_mode,  # type: ignore[arg-type]
+                       model=judge_model, concurrency=judge_concurrency, repeat=judge_repeat)
+    scorers += [judge] if judge else []
     since_ns = parse_since(since)
     loaded = load(files, db, messages_key, since_unix_nano=since_ns, limit=None if sample else limit)
     report_errors(loaded.errors)
@@ -90,7 +99,7 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str, dataset_p
     if not traces:
         raise ConfigError("no traces to score" + (" (check --since/--sample/--limit)" if since or sample else ""))
     progress, advance = _progress(len(traces))
-    with progress or nullcontext():
+    with progress or nullcontext(), judge_cache(db, judge):
         result = evaluate(traces, dataset, scorers, config, tier=tier, threshold=threshold,
                           mapping=_mapping(mapping), progress=advance)
     source = ", ".join(files) if files else str(default_path(db))

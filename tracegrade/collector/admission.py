@@ -28,6 +28,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportM
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from tracegrade.collector.otlp import parse_logs_json, parse_traces_json
+from tracegrade.collector.rows import PreparedSpans
 from tracegrade.errors import OtlpDecodeError
 
 Signal = Literal["traces", "logs", "metrics"]
@@ -54,7 +55,9 @@ class Redactor:
     def __init__(self, patterns: Sequence[str] = DEFAULT_REDACT):
         self.patterns = tuple(p.lower() for p in patterns)
         self._regex = re.compile("|".join(fnmatch.translate(p) for p in self.patterns)) if self.patterns else None
-        self._needles = tuple(max(re.split(r"[*?\[\]]", p), key=len).encode() for p in self.patterns)
+        literals = {max(re.split(r"[*?\[\]]", p), key=len).lstrip(".").encode() for p in self.patterns}
+        # A needle that contains another is implied by it: keep the shortest ones only.
+        self._needles = tuple(n for n in literals if not any(o != n and o in n for o in literals))
 
     def may_apply(self, body: bytes) -> bool:
         """True when ``body`` might hold a key to redact (cheap pre-check)."""
@@ -104,6 +107,8 @@ class Admitted:
     rejected: int = 0
     message: str = ""
     size: int = 0
+    prepared: PreparedSpans | None = None
+    """The spans' rows, prepared here rather than in the writer (traces only)."""
 
 
 def decode(signal: Signal, body: bytes, encoding: Encoding) -> Any:
@@ -194,4 +199,5 @@ def admit(signal: Signal, body: bytes, encoding: Encoding, redactor: Redactor | 
         kept, rejected, message = _validate(request.resource_logs, "scope_logs", "log_records", log_problem)
     if redactor is not None and redactor.may_apply(body):
         redactor.request(request)
-    return Admitted(signal, request, kept, rejected, message, len(body))
+    prepared = PreparedSpans().add_request(request) if signal == "traces" else None
+    return Admitted(signal, request, kept, rejected, message, len(body), prepared)

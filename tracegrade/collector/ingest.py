@@ -21,6 +21,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from tracegrade.collector.admission import Admitted
+from tracegrade.collector.rows import PreparedSpans
 from tracegrade.collector.store import Store
 from tracegrade.errors import StoreError
 
@@ -174,9 +175,11 @@ class Ingest:
                 self._write(store, [entry])
 
     def _commit(self, store: Store, batch: list[tuple[Admitted, Future[int]]]) -> None:
-        traces = [a.request for a, _ in batch if a.signal == "traces"]
-        logs = [a.request for a, _ in batch if a.signal == "logs"]
-        store.write(traces, logs)
+        spans = PreparedSpans()
+        for admitted, _ in batch:
+            if admitted.prepared is not None:
+                spans.merge(admitted.prepared)
+        store.write_prepared(spans, [a.request for a, _ in batch if a.signal == "logs"])
         self._release(batch, stored=True)
         for admitted, future in batch:
             future.set_result(admitted.items)

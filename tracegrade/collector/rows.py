@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
@@ -65,78 +64,95 @@ def ends_agent_work(span: trace_pb2.Span, payload: bytes) -> bool:
                for mark, key, value in _AGENT_MARKS)
 
 
-@dataclass
-class TraceSummary:
-    """What one batch adds to a trace's summary row."""
-
-    start_unix_nano: int
-    ended: bool = False
-    span_count: int = 0
-    run_id: str | None = None
-    case_id: str | None = None
-
-    def add(self, span: trace_pb2.Span, payload: bytes, span_labels: Labels) -> None:
-        self.start_unix_nano = min(self.start_unix_nano, span.start_time_unix_nano)
-        self.ended = self.ended or ends_agent_work(span, payload)
-        self.span_count += 1
-        self.run_id = self.run_id or span_labels[0]
-        self.case_id = self.case_id or span_labels[1]
+SPAN_COLUMNS = ("trace_id, span_id, parent_span_id, name, start_unix_nano, end_unix_nano, span,"
+                " resource_id, scope_id, received_at")
+"""Column order of span rows: a prepared part (:class:`PreparedSpans`) + (resource id,
+scope id, received at), so the writer joins two tuples per span and nothing else."""
 
 
-@dataclass
-class SpanRows:
-    """Rows for the ``spans`` table and one :class:`TraceSummary` per trace id (hex)."""
+class PreparedSpans:
+    """The database-independent part of one or more trace requests' rows, computed where the
+    request is admitted (a network thread) so the single writer does as little as possible.
 
-    spans: list[tuple[Any, ...]] = field(default_factory=list)
-    traces: dict[str, TraceSummary] = field(default_factory=dict)
+    ``groups``: ``(resource, schema_url, [(scope, schema_url, [row prefix, ...]), ...])``;
+    ``traces``: per trace id (hex), ``[start_unix_nano, ended, span_count, run_id, case_id]``.
+    """
 
-    def add(self, span: trace_pb2.Span, resource_id: int, scope_id: int, resource_labels: Labels,
-            received_at: float) -> None:
-        """Add one span (ids as lowercase hex; times in Unix ns; ``received_at`` Unix s)."""
-        payload = span.SerializeToString()
-        trace_id = span.trace_id.hex()
-        self.spans.append((trace_id, span.span_id.hex(), span.parent_span_id.hex() or None, span.name,
-                           span.start_time_unix_nano, span.end_time_unix_nano, resource_id, scope_id,
-                           payload, received_at))
-        span_labels = labels(span.attributes, resource_labels) if _LABEL_MARK in payload else resource_labels
-        summary = self.traces.get(trace_id)
-        if summary is None:
-            summary = self.traces[trace_id] = TraceSummary(span.start_time_unix_nano)
-        summary.add(span, payload, span_labels)
+    def __init__(self) -> None:
+        self.groups: list[tuple[Any, str, list[tuple[Any, str, list[tuple[Any, ...]]]]]] = []
+        self.traces: dict[str, list[Any]] = {}
+
+    def add_request(self, request: Any) -> PreparedSpans:
+        """Add every span of an ``ExportTraceServiceRequest``; returns self."""
+        for group in request.resource_spans:
+            resource_labels = labels(group.resource.attributes)
+            scopes = [(scoped.scope, scoped.schema_url, self._scope_rows(scoped.spans, resource_labels))
+                      for scoped in group.scope_spans]
+            self.groups.append((group.resource, group.schema_url, scopes))
+        return self
+
+    def _scope_rows(self, spans: Iterable[trace_pb2.Span], resource_labels: Labels) -> list[tuple[Any, ...]]:
+        """Row prefixes of one scope's spans (ids as lowercase hex; times in Unix ns). The hot
+        loop of ingestion: kept flat on purpose."""
+        rows, traces = [], self.traces
+        append = rows.append
+        for span in spans:
+            payload = span.SerializeToString()
+            trace_id, parent, start = span.trace_id.hex(), span.parent_span_id, span.start_time_unix_nano
+            append((trace_id, span.span_id.hex(), parent.hex() or None, span.name, start,
+                    span.end_time_unix_nano, payload))
+            summary = traces.get(trace_id)
+            if summary is None:
+                summary = traces[trace_id] = [start, False, 0, *resource_labels]
+            elif start < summary[0]:
+                summary[0] = start
+            summary[2] += 1
+            if not summary[1] and ends_agent_work(span, payload):
+                summary[1] = True
+            if _LABEL_MARK in payload:
+                summary[3:5] = labels(span.attributes, (summary[3], summary[4]))
+        return rows
+
+    def merge(self, other: PreparedSpans) -> None:
+        """Fold ``other`` into this one (a group commit of several requests)."""
+        self.groups.extend(other.groups)
+        for trace_id, (start, ended, count, run_id, case_id) in other.traces.items():
+            mine = self.traces.get(trace_id)
+            if mine is None:
+                self.traces[trace_id] = [start, ended, count, run_id, case_id]
+            else:
+                mine[:] = [min(mine[0], start), mine[1] or ended, mine[2] + count, mine[3] or run_id,
+                           mine[4] or case_id]
+
+    def span_rows(self, resource_ref: Callable[[Any, str], int], scope_ref: Callable[[Any, str], int],
+                  received_at: float) -> list[tuple[Any, ...]]:
+        """Complete rows (:data:`SPAN_COLUMNS`), resolving resource and scope ids."""
+        rows: list[tuple[Any, ...]] = []
+        for resource, resource_url, scopes in self.groups:
+            resource_id = resource_ref(resource, resource_url)
+            for scope, scope_url, prefixes in scopes:
+                tail = (resource_id, scope_ref(scope, scope_url), received_at)
+                rows.extend([prefix + tail for prefix in prefixes])
+        return rows
 
     def trace_rows(self, received_at: float) -> list[tuple[Any, ...]]:
         """Upsert rows for the ``traces`` table, sorted by trace id (a fixed lock order, so
         concurrent writers on PostgreSQL cannot deadlock)."""
-        return [(tid, s.start_unix_nano, received_at, received_at, s.run_id, s.case_id, int(s.ended), s.span_count)
-                for tid, s in sorted(self.traces.items())]
+        return [(tid, start, received_at, received_at, run_id, case_id, int(ended), count)
+                for tid, (start, ended, count, run_id, case_id) in sorted(self.traces.items())]
 
 
 Ref = Callable[[Any, str], int]
 """Resolves a resource or scope message (with its schema URL) to its row id."""
 
 
-def span_rows(requests: Iterable[Any], resource_ref: Callable[[Any, str], tuple[int, Labels]],
-              scope_ref: Ref, received_at: float) -> SpanRows:
-    """The rows of every span of these ``ExportTraceServiceRequest`` messages."""
-    rows = SpanRows()
-    for request in requests:
-        for group in request.resource_spans:
-            resource_id, resource_labels = resource_ref(group.resource, group.schema_url)
-            for scoped in group.scope_spans:
-                scope_id = scope_ref(scoped.scope, scoped.schema_url)
-                for span in scoped.spans:
-                    rows.add(span, resource_id, scope_id, resource_labels, received_at)
-    return rows
-
-
-def log_rows(requests: Iterable[Any], resource_ref: Callable[[Any, str], tuple[int, Labels]],
-             scope_ref: Ref, received_at: float) -> list[tuple[Any, ...]]:
+def log_rows(requests: Iterable[Any], resource_ref: Ref, scope_ref: Ref, received_at: float) -> list[tuple[Any, ...]]:
     """Rows for the ``log_records`` table from ``ExportLogsServiceRequest`` messages; the
     digest covers the record with its resource and scope, so a resent record is not doubled."""
     rows = []
     for request in requests:
         for group in request.resource_logs:
-            resource_id, _ = resource_ref(group.resource, group.schema_url)
+            resource_id = resource_ref(group.resource, group.schema_url)
             for scoped in group.scope_logs:
                 scope_id = scope_ref(scoped.scope, scoped.schema_url)
                 for record in scoped.log_records:

@@ -34,7 +34,7 @@ from tracegrade.collector.otlp import (
     span_from_proto,
 )
 from tracegrade.collector.database import Database, display, is_postgres
-from tracegrade.collector.rows import Labels, digest, labels, log_rows, span_rows
+from tracegrade.collector.rows import SPAN_COLUMNS, PreparedSpans, digest, log_rows
 from tracegrade.errors import StoreError
 from tracegrade.spans import TraceData
 
@@ -125,11 +125,17 @@ def _m003_judge_cache(db: Database) -> None:
     )
 
 
+def _m005_drop_spans_by_start(db: Database) -> None:
+    # Spans are read by trace id (the primary key); this index only slowed ingestion (~1/3).
+    db.script("DROP INDEX IF EXISTS spans_by_start")
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
     ("004_trace_settling", _m004_trace_settling),
     ("003_judge_cache", _m003_judge_cache),
+    ("005_drop_spans_by_start", _m005_drop_spans_by_start),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 
@@ -183,7 +189,6 @@ class Store:
                 raise
             raise StoreError(f"cannot open trace store {self.location}: {exc}") from exc
         self._resource_ids: dict[bytes, int] = {}
-        self._resource_labels: dict[int, tuple[str | None, str | None]] = {}
         self._scope_ids: dict[bytes, int] = {}
 
     def __enter__(self) -> Store:
@@ -234,11 +239,8 @@ class Store:
             (cache[key],) = self.db.execute(f"SELECT id FROM {table} WHERE digest = ?", (key,)).fetchone()
         return cache[key]
 
-    def _resource_ref(self, resource: Resource, schema_url: str) -> tuple[int, Labels]:
-        resource_id = self._ref("resources", self._resource_ids, resource, schema_url)
-        if resource_id not in self._resource_labels:
-            self._resource_labels[resource_id] = labels(resource.attributes)
-        return resource_id, self._resource_labels[resource_id]
+    def _resource_ref(self, resource: Resource, schema_url: str) -> int:
+        return self._ref("resources", self._resource_ids, resource, schema_url)
 
     def _scope_ref(self, scope: InstrumentationScope, schema_url: str) -> int:
         return self._ref("scopes", self._scope_ids, scope, schema_url)
@@ -253,9 +255,22 @@ class Store:
 
     def write(self, trace_requests: Sequence[ExportTraceServiceRequest],
               log_requests: Sequence[ExportLogsServiceRequest] = ()) -> tuple[int, int]:
-        """Store the spans and log records of several OTLP requests in one transaction (the
-        receiver's group commit); returns (spans added, log records added). A span already
-        stored (same trace and span id) or a log record already stored adds nothing.
+        """Store the spans and log records of several OTLP requests in one transaction;
+        returns (spans added, log records added). A span already stored (same trace and span
+        id) or a log record already stored adds nothing.
+
+        Raises:
+            StoreError: the transaction failed; nothing of it was stored.
+        """
+        prepared = PreparedSpans()
+        for request in trace_requests:
+            prepared.add_request(request)
+        return self.write_prepared(prepared, log_requests)
+
+    def write_prepared(self, spans: PreparedSpans, log_requests: Sequence[ExportLogsServiceRequest] = ()
+                       ) -> tuple[int, int]:
+        """:meth:`write` for spans already prepared (:class:`~.rows.PreparedSpans`, as the
+        receiver does in its network threads): the receiver's group commit.
 
         Raises:
             StoreError: the transaction failed; nothing of it was stored.
@@ -263,21 +278,20 @@ class Store:
         now = time.time()
         try:
             with self.db:
-                return self._write(trace_requests, log_requests, now)
+                return self._write(spans, log_requests, now)
         except Exception as exc:
             self._resource_ids.clear()  # ids inserted by the rolled-back transaction are gone
             self._scope_ids.clear()
-            self._resource_labels.clear()
             raise StoreError(f"cannot write to trace store {self.location}: {exc}") from exc
 
-    def _write(self, trace_requests: Sequence[Any], log_requests: Sequence[Any], now: float) -> tuple[int, int]:
-        rows = span_rows(trace_requests, self._resource_ref, self._scope_ref, now)
+    def _write(self, prepared: PreparedSpans, log_requests: Sequence[Any], now: float) -> tuple[int, int]:
+        rows = prepared.span_rows(self._resource_ref, self._scope_ref, now)
         if self.db.postgres:
-            rows.spans.sort(key=lambda row: (row[0], row[1]))
-        added = self.db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                                    " ON CONFLICT (trace_id, span_id) DO NOTHING", rows.spans)
-        if rows.traces:
-            self.db.executemany(self._trace_upsert, rows.trace_rows(now))
+            rows.sort(key=lambda row: (row[0], row[1]))
+        added = self.db.insert_many(f"INSERT INTO spans ({SPAN_COLUMNS})", rows,
+                                    "ON CONFLICT (trace_id, span_id) DO NOTHING")
+        if prepared.traces:
+            self.db.executemany(self._trace_upsert, prepared.trace_rows(now))
         logs = log_rows(log_requests, self._resource_ref, self._scope_ref, now)
         logged = self.db.executemany(
             "INSERT INTO log_records (digest, trace_id, span_id, time_unix_nano, resource_id, scope_id, record,"

@@ -58,6 +58,16 @@ def _totals(summary: dict[str, Any]) -> str:
     ])
 
 
+def _judge_line(judge: dict[str, Any]) -> str:
+    """The judge's own usage, apart from the agent's tokens and cost above it."""
+    cost = judge["cost_usd"]
+    errors = judge["errors"]
+    return (f"judge {escape(', '.join(judge['models']))}: {judge['calls']} call(s)"
+            f" ({judge['cached']} verdict(s) from cache) · tokens {judge['input_tokens']:,} in / "
+            f"{judge['output_tokens']:,} out · est. cost {'n/a' if cost is None else f'${cost:,.4f}'}"
+            + (f" · [red]{errors} judge error(s)[/]" if errors else ""))
+
+
 def _cases_table(cases: list[dict[str, Any]], title: str, verbose: bool) -> Table:
     table = Table(title=title, title_justify="left", show_lines=verbose)
     for column in ("case", "trace", "score", "result", "reasons"):
@@ -78,6 +88,8 @@ def print_report(doc: dict[str, Any], *, verbose: bool = False, console: Console
     out.print(_header(doc))
     out.print(_axes_table(summary))
     out.print(_totals(summary))
+    if summary.get("judge"):
+        out.print(_judge_line(summary["judge"]))
     if summary["unmatched_cases"] or summary["unmatched_traces"]:
         out.print(f"[yellow]{summary['unmatched_cases']} case(s) matched no trace; "
                   f"{summary['unmatched_traces']} trace(s) matched no case[/]")

@@ -7,13 +7,16 @@ Schema ``tracegrade.run/1``::
       "run": {"run_id", "created_at" (ISO 8601 UTC), "dataset": {"name", "source", "digest",
               "cases"} | null, "tier", "threshold", "min_pass_rate", "passed",
               "tracegrade_version", "git_sha", "agent_version", "models", "trace_source",
-              "config_sources"},
+              "config_sources", "git_branch", "label", "agent": {"kind", "spec"} | null,
+              "started_at", "finished_at" (ISO 8601 UTC), "repeat", "concurrency",
+              "interrupted"},
       "summary": {"results", "passed", "failed", "pass_rate", "score", "threshold",
                   "unmatched_cases", "unmatched_traces", "axes": {axis: mean}, "scorers":
                   {name: mean}, "excluded": {axis: count}, "latency_p50_ms", "latency_p95_ms",
                   "llm_latency_p50_ms", "llm_latency_p95_ms", "tool_latency_p50_ms",
                   "tool_latency_p95_ms", "input_tokens", "output_tokens", "cost_usd",
-                  "hallucination_rate"},
+                  "hallucination_rate", "judge": {"calls", "cached", "input_tokens",
+                  "output_tokens", "cost_usd", "errors", "models"} | null},
       "cases": [{"case_id", "trace_id", "passed", "score", "scores": {scorer: value|null},
                  "reasons": [...], "hard_failures": [...], "axes": {...}, "excluded": {...},
                  "tags": [...], "tier", "weight", "metadata": {...},
@@ -23,14 +26,25 @@ Schema ``tracegrade.run/1``::
                  "details": {scorer: {"value", "reason", "details"}}}]
     }
 
+``tracegrade run`` adds (:mod:`tracegrade.runner.results`): per case ``"attempts": [{"repeat",
+"trace_ids", "passed", "score", "error", "followups", "followup_sources", "gave_up",
+"agent_ms", "settle_ms", "score_ms"}]``, ``"spread"`` (max - min score over repeats) and
+``"flaky"`` (repeats disagree on pass/fail); in the summary ``"flaky"``, ``"agent_errors"``
+and ``"runner": {"attempts", "wall_s", "agent_ms_p50", "settle_ms_p50", "settle_ms_p95",
+"score_ms_p50", "score_ms_p95"}``. With repeats, a case's ``score`` is the median of its
+repeats' scores and ``passed`` that of the median repeat ordered by (passed, score).
+
 Values are in [0, 1]; ``null`` means the scorer could not run or did not apply (its reason is
-in ``details``). Durations are milliseconds, costs USD, tokens tokens.
+in ``details``). Durations are milliseconds, costs USD, tokens tokens. The agent's tokens and
+cost (``input_tokens``, ``output_tokens``, ``cost_usd``, per case ``usage``) never include the
+LLM judge's, which are in ``summary.judge`` and per case in ``details.judge.details.usage``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import os
 import subprocess
 import uuid
 from collections import Counter
@@ -63,6 +77,16 @@ class RunInfo:
     trace_source: str
     config_sources: tuple[str, ...]
     tracegrade_version: str = __version__
+    git_branch: str | None = None
+    label: str | None = None
+    """Free text from ``tracegrade run --label`` (agent version, model)."""
+    agent: Mapping[str, Any] | None = None
+    """``{"kind": "python" | "command" | "http", "spec": ...}`` for ``tracegrade run``."""
+    started_at: str | None = None
+    finished_at: str | None = None
+    repeat: int = 1
+    concurrency: int | None = None
+    interrupted: bool = False
 
 
 def git_sha() -> str | None:
@@ -72,6 +96,20 @@ def git_sha() -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
+
+
+def git_branch() -> str | None:
+    """The current git branch of the working directory; on a detached HEAD (CI checkouts)
+    GitHub Actions' ``GITHUB_HEAD_REF`` (pull requests) or ``GITHUB_REF_NAME``; else None."""
+    try:
+        out = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True,
+                             timeout=5, check=False)
+        branch = out.stdout.strip() if out.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        branch = ""
+    if branch and branch != "HEAD":
+        return branch
+    return os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME") or None
 
 
 def run_passed(result: RunResult, min_pass_rate: float) -> bool:

@@ -87,6 +87,9 @@ class RunSummary:
     output_tokens: int | None
     cost_usd: float | None
     hallucination_rate: float | None
+    judge: Mapping[str, Any] | None = None
+    """The LLM judge's own usage, apart from the agent's: ``{"calls", "cached", "input_tokens",
+    "output_tokens", "cost_usd", "errors", "models"}``; None when no case was judged."""
 
 
 @dataclass(frozen=True)
@@ -186,7 +189,7 @@ def _reported(weights: Mapping[str, float]) -> set[str]:
     names = {a for a, w in weights.items() if w > 0}
     if "correctness" in names:
         names |= {"tool_correctness", "tool_arguments"}
-    return names | {"hallucination", "budgets"}
+    return names | {"hallucination", "budgets", "judge"}
 
 
 def unmatched(case: Case) -> CaseResult:
@@ -214,6 +217,18 @@ def _total(values: list[int | None]) -> int | None:
 
 def _mean(values: list[float]) -> float | None:
     return sum(values) / len(values) if values else None
+
+
+def _judge_usage(results: Sequence[CaseResult]) -> dict[str, Any] | None:
+    """Totals of the judge's usage over the cases it judged (see ``RunSummary.judge``)."""
+    judged = [d["details"] for r in results if (d := r.details.get("judge")) and d["details"].get("usage")]
+    if not judged:
+        return None
+    usages = [d["usage"] for d in judged]
+    costs = [u.get("cost_usd") for u in usages]
+    return {**{k: sum(u.get(k, 0) for u in usages) for k in ("calls", "cached", "input_tokens", "output_tokens")},
+            "cost_usd": None if any(c is None for c in costs) else sum(costs),
+            "errors": sum(1 for d in judged if d.get("error")), "models": sorted({d["model"] for d in judged})}
 
 
 def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces: int) -> RunSummary:
@@ -249,10 +264,20 @@ def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces:
         output_tokens=_total([r.usage.output_tokens for r in results if r.usage]),
         cost_usd=sum(costs) if costs else None,
         hallucination_rate=(sum(r.hallucinated for r in with_trace) / len(with_trace)) if with_trace else None,
+        judge=_judge_usage(results),
     )
 
 
 Progress = Callable[[CaseResult], None]
+
+
+def _prefetch(scorers: Sequence[Scorer], pairs: Sequence[tuple[AgentTrace, Case | None]]) -> None:
+    """Scorers that call a service (the LLM judge) get every (trace, case) pair first, through
+    an optional ``prefetch(pairs)`` method, so they can batch and parallelise their calls; the
+    other scorers still run one case at a time."""
+    for scorer in scorers:
+        if callable(prefetch := getattr(scorer, "prefetch", None)):
+            prefetch(pairs)
 
 
 def evaluate(traces: Sequence[AgentTrace], dataset: Dataset | None, scorers: Sequence[Scorer], config: Config, *,
@@ -272,6 +297,7 @@ def evaluate(traces: Sequence[AgentTrace], dataset: Dataset | None, scorers: Seq
         matched, leftover = match_cases(dataset.tier(tier), traces, mapping)  # type: ignore[arg-type]
         pairs = list(matched)  # type: ignore[arg-type]
         weights = dataset.weights or config.weights
+    _prefetch(scorers, [(t, c) for c, case_traces in pairs for t in case_traces])
     results = []
     for case, case_traces in pairs:
         if case is not None and not case_traces:

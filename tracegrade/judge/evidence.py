@@ -1,0 +1,187 @@
+"""The evidence a judge sees: what the trace says the user asked, what the tools returned and
+what the agent answered.
+
+From an :class:`~tracegrade.trace.AgentTrace`: the user input(s), every tool call in
+execution order with its arguments and its result (or error), and the final answer. This is
+what lets the judge check faithfulness ("is every claim supported by a tool result?") and
+not only style.
+
+The text is held to a token budget. Tokens are estimated at :data:`CHARS_PER_TOKEN`
+characters each (OpenAI's rule of thumb for English text; no tokenizer is needed to stay
+under a budget with margin). When the trace does not fit, the longest parts are cut first
+(user inputs keep up to a fifth of the budget, the final answer up to two fifths, tool
+results share the rest fairly, and when even the call headers do not fit, calls from the middle of the run
+are dropped), every cut is marked where it happens, and a note at the top states what was
+truncated, so the judge never mistakes a cut for a silent tool.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tracegrade.trace import AgentTrace, ToolCall
+
+CHARS_PER_TOKEN = 4
+"""Characters per token used for estimates."""
+ARGUMENTS_CHARS = 400
+"""At most this many characters of one tool call's arguments."""
+_USER_SHARE = 0.2
+"""Share of the budget the user inputs may take."""
+_ANSWER_SHARE = 0.4
+"""Share of the budget the final answer (the thing judged) may take."""
+_MIN_RESULT_CHARS = 80
+_MARK_CHARS = 40
+"""Room for one cut marker (``…[cut: 1,234 of 56,789 characters shown]``)."""
+_LINE_CHARS = 16
+"""Room for the indentation and label around one tool call's result."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The rendered evidence. ``notes`` lists every truncation (empty when nothing was cut);
+    ``estimated_tokens`` is the estimate of ``text``."""
+
+    text: str
+    truncated: bool
+    notes: tuple[str, ...]
+    estimated_tokens: int
+
+
+def estimate_tokens(text: str) -> int:
+    """Estimated tokens of ``text`` (see :data:`CHARS_PER_TOKEN`)."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _cut(text: str, limit: int, what: str | None, notes: list[str]) -> str:
+    """``text`` within ``limit`` characters, the marker included; a cut is noted as ``what``."""
+    if len(text) <= limit:
+        return text
+    keep = max(limit - _MARK_CHARS, 0)
+    if what:
+        notes.append(f"{what}: first {keep:,} of {len(text):,} characters")
+    return f"{text[:keep]} …[cut: {keep:,} of {len(text):,} characters shown]"
+
+
+def allocate(lengths: Sequence[int], total: int) -> list[int]:
+    """Fair shares of ``total`` characters: short parts keep their length, long parts split
+    what remains equally (max-min fairness)."""
+    shares = [0] * len(lengths)
+    remaining, left = max(total, 0), len(lengths)
+    for index in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        shares[index] = min(lengths[index], remaining // left)
+        remaining -= shares[index]
+        left -= 1
+    return shares
+
+
+def _arguments(call: ToolCall) -> str:
+    if not call.arguments_recorded:
+        return "(arguments not recorded)"
+    text = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments, ensure_ascii=False)
+    return text if len(text) <= ARGUMENTS_CHARS else text[:ARGUMENTS_CHARS] + " …[arguments truncated]"
+
+
+def _outcome(call: ToolCall) -> str:
+    if call.result is not None:
+        return call.result
+    return "" if call.error else "(no result recorded)"
+
+
+def _headers(trace: AgentTrace) -> list[str]:
+    lines = []
+    for number, call in enumerate(trace.tool_calls, start=1):
+        line = f"[{number}] {call.name} {_arguments(call)}"
+        if call.error:
+            line += f"\n    error: {call.error}"
+        lines.append(line)
+    return lines
+
+
+def _kept_calls(headers: list[str], floors: list[int], budget: int, notes: list[str]) -> list[int | None]:
+    """Indices of the calls whose header and minimal result fit the budget (None marks the
+    dropped middle)."""
+    costs = [len(h) + _LINE_CHARS + f for h, f in zip(headers, floors)]
+    if sum(costs) <= budget:
+        return list(range(len(headers)))
+    head: list[int] = []
+    tail: list[int] = []
+    used, front, back = 0, 0, len(headers) - 1
+    while front <= back:
+        index = front if len(head) <= len(tail) else back
+        if used + costs[index] > budget:
+            break
+        used += costs[index]
+        if index == front:
+            head.append(front)
+            front += 1
+        else:
+            tail.insert(0, back)
+            back -= 1
+    dropped = len(headers) - len(head) - len(tail)
+    notes.append(f"{dropped} of {len(headers)} tool calls omitted (calls {front + 1}-{back + 1})")
+    return [*head, None, *tail]
+
+
+def _tool_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
+    if not trace.tool_calls:
+        return "(no tool calls)"
+    headers = _headers(trace)
+    outcomes = [_outcome(call) for call in trace.tool_calls]
+    floors = [min(len(o), _MIN_RESULT_CHARS) for o in outcomes]
+    kept = _kept_calls(headers, floors, budget - 80, notes)
+    indices = [i for i in kept if i is not None]
+    room = budget - 80 - sum(len(headers[i]) + _LINE_CHARS for i in indices)
+    shares = dict(zip(indices, allocate([len(outcomes[i]) for i in indices], room)))
+    parts, cut = [], []
+    for index in kept:
+        if index is None:
+            parts.append(f"[… {len(headers) - len(indices)} tool calls omitted to fit the budget …]")
+            continue
+        outcome = _cut(outcomes[index], max(shares[index], floors[index]), None, notes)
+        cut += [index + 1] if outcome != outcomes[index] else []
+        parts.append(headers[index] + (f"\n    result: {outcome}" if outcome else ""))
+    if cut:
+        shown = ", ".join(map(str, cut[:12])) + (", …" if len(cut) > 12 else "")
+        notes.append(f"the results of {len(cut)} tool call(s) are cut (calls {shown})")
+    return "\n".join(parts)
+
+
+def _user_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
+    inputs = list(trace.user_inputs) or ["(no user input recorded)"]
+    shares = allocate([len(u) for u in inputs], budget)
+    return "\n".join(f"[{n}] {_cut(text, share, f'user input {n}', notes)}"
+                     for n, (text, share) in enumerate(zip(inputs, shares), start=1))
+
+
+def build_evidence(trace: AgentTrace, budget_tokens: int = 6000) -> Evidence:
+    """The evidence of ``trace`` within ``budget_tokens`` (estimated; see the module docstring).
+
+    Raises:
+        ValueError: ``budget_tokens`` below 200.
+    """
+    if budget_tokens < 200:
+        raise ValueError(f"an evidence budget of {budget_tokens} tokens is too small (at least 200)")
+    budget, notes = budget_tokens * CHARS_PER_TOKEN - 600, []  # 600 characters for headings and notes
+    users = _user_section(trace, int(budget * _USER_SHARE), notes)
+    final = _cut(trace.final_output or "(the trace records no final answer)", int(budget * _ANSWER_SHARE),
+                 "final answer", notes)
+    tools = _tool_section(trace, budget - len(users) - len(final), notes)
+    sections = [f"## User input\n{users}", f"## Tool calls, in execution order\n{tools}",
+                f"## Final answer\n{final}"]
+    if (gap := trace.gap("tool_results")) is not None and trace.tool_calls:
+        sections.insert(1, f"Note: the trace does not record every tool result ({gap.reason}).")
+    if notes:
+        sections.insert(0, f"NOTE: this evidence was truncated to fit a budget of about {budget_tokens:,} tokens; "
+                           "what is cut is marked where it happens: " + "; ".join(notes) + ".")
+    text = "\n\n".join(sections)
+    return Evidence(text, bool(notes), tuple(notes), estimate_tokens(text))
+
+
+def describe(evidence: Evidence) -> dict[str, Any]:
+    """The evidence's metadata for a score's details: ``{"estimated_tokens", "truncated", "notes"}``."""
+    return {"estimated_tokens": evidence.estimated_tokens, "truncated": evidence.truncated,
+            "notes": list(evidence.notes)}

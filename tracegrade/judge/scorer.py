@@ -1,0 +1,234 @@
+"""The judge scorer: an LLM grades a case's final answer against a rubric, with the trace as
+evidence.
+
+Which traces are judged: a case with ``judge: {rubric, threshold, model}``, else the
+dataset's default ``judge``; with ``judge_all`` (``tracegrade score --judge``) also every
+other case and every trace scored without a dataset, using the dataset's default rubric or
+the built-in ``faithfulness`` rubric (:mod:`tracegrade.judge.rubrics`).
+
+The score is the median of ``settings.repeat`` verdicts (each repetition is its own cached
+question). A score below the case's threshold (default 0.7) is a hard failure of the case,
+whatever the weights; the judge joins the weighted score only when ``judge`` is given a
+weight. A judge that could not produce a valid verdict (endpoint down, timeout, malformed
+or out-of-range answers after the retries) is a "judge error": the score has no value, the
+case fails with that reason, and no 0 or 1 is invented. A trace with no final answer, or
+with tool calls but no recorded tool result for the faithfulness rubric, is skipped with the
+reason (nothing to judge).
+
+Calls run concurrently: :meth:`JudgeScorer.prefetch` (called by
+:func:`tracegrade.scoring.evaluate.evaluate` before scoring) answers from the cache in the
+calling thread and sends the rest to a thread pool of ``settings.concurrency`` workers;
+``__call__`` then only reads the results. Called without a prefetch, it judges on the spot.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegrade.dataset import Case, Judge
+from tracegrade.judge.cache import JudgeCache, cache_key
+from tracegrade.judge.client import JudgeClient, JudgeError, JudgeUsage
+from tracegrade.judge.evidence import Evidence, build_evidence, describe
+from tracegrade.judge.rubrics import FAITHFULNESS, VERDICT_SCHEMA, Verdict, judge_messages, resolve
+from tracegrade.judge.settings import JudgeSettings
+from tracegrade.scoring.score import Score, skipped
+from tracegrade.trace import AgentTrace
+
+NAME = "judge"
+JUDGE_ERROR = "judge error"
+"""How a judge failure reads on a case (the start of its reason and hard failure)."""
+
+Pair = tuple[AgentTrace, Case | None]
+
+
+@dataclass(frozen=True)
+class _Question:
+    """One (trace, case) to judge: the rubric, the evidence and one cache key per repetition."""
+
+    spec: Judge
+    rubric: str
+    model: str
+    messages: list[dict[str, str]]
+    evidence: Evidence
+    keys: tuple[str, ...]
+
+
+@dataclass
+class _Answers:
+    verdicts: dict[str, Verdict] = field(default_factory=dict)
+    usage: dict[str, JudgeUsage] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+class JudgeScorer:
+    """The ``judge`` scorer (see the module docstring). Not thread-safe itself: call
+    ``prefetch`` and ``__call__`` from one thread; it parallelises its own requests.
+
+    ``default`` is the dataset's default rubric; ``judge_all`` judges cases without a rubric
+    and traces without a case too; ``enabled=False`` (``--no-judge``) skips every case with
+    that reason. ``client`` is created on first need (so credentials are only required when
+    a question is not in the cache; see :meth:`needs_judge` to check them up front).
+    """
+
+    name = NAME
+
+    def __init__(self, settings: JudgeSettings, *, default: Judge | None = None, judge_all: bool = False,
+                 enabled: bool = True, cache: JudgeCache | None = None, client: JudgeClient | None = None):
+        self.settings = settings
+        self.default = default
+        self.judge_all = judge_all
+        self.enabled = enabled
+        self.cache = cache if cache is not None else JudgeCache()
+        self._client = client
+        self._answers = _Answers()
+        self._scores: dict[tuple[str, str | None], Score] = {}
+
+    # --- which traces ---------------------------------------------------------------------------
+
+    def spec(self, case: Case | None) -> Judge | None:
+        """The rubric, threshold and model that apply to ``case`` (None: not judged)."""
+        if case is not None and case.judge is not None:
+            return case.judge
+        if case is not None and self.default is not None:
+            return self.default
+        if self.judge_all:
+            return self.default or Judge(rubric=FAITHFULNESS)
+        return None
+
+    def needs_judge(self, cases: Sequence[Case | None]) -> bool:
+        """True when judging is enabled and some of ``cases`` (None: a trace without a case)
+        has a rubric; use it to check credentials before scoring starts."""
+        return self.enabled and any(self.spec(case) is not None for case in cases)
+
+    @property
+    def client(self) -> JudgeClient:
+        """The judge client (created on first use).
+
+        Raises:
+            ConfigError: no API key is configured.
+        """
+        if self._client is None:
+            self._client = JudgeClient(self.settings)
+        return self._client
+
+    # --- judging --------------------------------------------------------------------------------
+
+    def _question(self, trace: AgentTrace, case: Case | None) -> _Question | Score:
+        spec = self.spec(case)
+        if spec is None:
+            return skipped(NAME, "no judge rubric for this case")
+        if not self.enabled:
+            return skipped(NAME, "judge disabled (--no-judge)")
+        if not (trace.final_output or "").strip():
+            return skipped(NAME, "the trace records no final answer to judge")
+        rubric, text = resolve(spec.rubric)
+        if rubric == FAITHFULNESS and trace.tool_calls and all(c.result is None for c in trace.tool_calls):
+            gap = trace.gap("tool_results")
+            return skipped(NAME, "faithfulness needs tool results; " + (gap.reason if gap else "none is recorded"))
+        evidence = build_evidence(trace, self.settings.evidence_tokens)
+        messages = judge_messages(text, evidence)
+        model = spec.model or self.settings.model
+        keys = tuple(cache_key(model, messages, VERDICT_SCHEMA, n) for n in range(self.settings.repeat))
+        return _Question(spec, rubric, model, messages, evidence, keys)
+
+    def prefetch(self, pairs: Sequence[Pair]) -> None:
+        """Judge every (trace, case) pair that needs it: cached verdicts first, the rest
+        concurrently (``settings.concurrency``); the scores are kept for ``__call__``.
+
+        Raises:
+            ConfigError: some question is not cached and no API key is configured.
+        """
+        questions: dict[tuple[str, str | None], _Question] = {}
+        for trace, case in pairs:
+            found = self._question(trace, case)
+            key = (trace.trace_id, case.id if case else None)
+            if isinstance(found, Score):
+                self._scores[key] = found
+            else:
+                questions[key] = found
+        self._answer(list(questions.values()))
+        for key, question in questions.items():
+            self._scores[key] = self._score(question)
+
+    def _answer(self, questions: list[_Question]) -> None:
+        pending: dict[str, _Question] = {}
+        for question in questions:
+            for key in question.keys:
+                if key in self._answers.verdicts or key in pending:
+                    continue
+                if (cached := self.cache.get(key)) is not None:
+                    self._answers.verdicts[key] = Verdict.model_validate(cached)
+                    self._answers.usage[key] = JudgeUsage(cached=1)
+                else:
+                    pending[key] = question
+        if not pending:
+            return
+        client = self.client
+        with ThreadPoolExecutor(max_workers=min(self.settings.concurrency, len(pending)),
+                                thread_name_prefix="tracegrade-judge") as pool:
+            futures: dict[Future[tuple[Verdict, JudgeUsage]], str] = {
+                pool.submit(client.ask, q.messages, Verdict, VERDICT_SCHEMA, model=q.model): key
+                for key, q in pending.items()}
+            for future in as_completed(futures):
+                self._record(futures[future], pending[futures[future]], future)
+
+    def _record(self, key: str, question: _Question, future: Future[tuple[Verdict, JudgeUsage]]) -> None:
+        try:
+            verdict, usage = future.result()
+        except JudgeError as exc:
+            self._answers.errors[key], self._answers.usage[key] = str(exc), exc.usage
+            return
+        except Exception as exc:  # an unexpected client failure is this case's judge error, not the run's
+            self._answers.errors[key], self._answers.usage[key] = f"{type(exc).__name__}: {exc}", JudgeUsage()
+            return
+        self._answers.verdicts[key], self._answers.usage[key] = verdict, usage
+        self.cache.put(key, question.model, question.rubric, verdict.model_dump(), usage.input_tokens,
+                       usage.output_tokens)
+
+    def _score(self, question: _Question) -> Score:
+        usage = sum((self._answers.usage.get(k, JudgeUsage()) for k in question.keys), JudgeUsage())
+        details: dict[str, Any] = {"rubric": question.rubric, "threshold": question.spec.threshold,
+                                   "model": question.model, "evidence": describe(question.evidence),
+                                   "usage": usage.to_dict(), "error": None}
+        errors = [self._answers.errors[k] for k in question.keys if k in self._answers.errors]
+        if errors:
+            message = f"{JUDGE_ERROR}: {errors[0]}" + (f" ({len(errors)} of {len(question.keys)} verdicts failed)"
+                                                        if len(question.keys) > 1 else "")
+            return Score(NAME, None, message, (message,), {**details, "error": errors[0]})
+        verdicts = sorted((self._answers.verdicts[k] for k in question.keys), key=lambda v: v.score)
+        value = statistics.median(v.score for v in verdicts)
+        middle = verdicts[(len(verdicts) - 1) // 2]
+        details.update(scores=[v.score for v in verdicts], reasoning=middle.reasoning, met=middle.met,
+                       missed=middle.missed)
+        reason = f"{question.rubric} rubric: {value:.2f} — {middle.reasoning}"
+        hard: tuple[str, ...] = ()
+        if value < question.spec.threshold:
+            missed = f" (missed: {'; '.join(middle.missed)})" if middle.missed else ""
+            hard = (f"judge: {value:.2f} below threshold {question.spec.threshold:.2f} on the "
+                    f"{question.rubric} rubric{missed}",)
+        return Score(NAME, value, reason, hard, details)
+
+    def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
+        key = (trace.trace_id, case.id if case else None)
+        if key not in self._scores:
+            self.prefetch([(trace, case)])
+        return self._scores.pop(key)  # read once: a later call re-derives it (answers stay memoised)
+
+
+def build_judge(settings: JudgeSettings, dataset_default: Judge | None = None, *, judge_all: bool = False,
+                enabled: bool = True, cache: JudgeCache | None = None) -> JudgeScorer:
+    """The judge scorer of a run; ``dataset_default`` is the dataset's ``judge`` (or None).
+
+    Raises:
+        ConfigError: judging is enabled for traces without a case (``judge_all``) and no API
+            key is configured (other runs check with :meth:`JudgeScorer.needs_judge` once the
+            cases are known).
+    """
+    scorer = JudgeScorer(settings, default=dataset_default, judge_all=judge_all, enabled=enabled, cache=cache)
+    if enabled and judge_all:
+        settings.require_credentials()
+    return scorer
