@@ -1,0 +1,241 @@
+"""Receiver throughput: ``tracegrade collect`` against a decode-only grpcio server, same run.
+
+    python benchmarks/receiver.py [--seconds 8] [--clients 4] [--spans 100] [--json]
+
+Requests are pre-encoded ``ExportTraceServiceRequest``s of ``--spans`` real GenAI spans
+each (taken from the tau-bench-otlp openai-v2 file; every request gets fresh trace and span
+ids, so nothing deduplicates). ``--clients`` client processes send them back to back for
+``--seconds`` each, and count acknowledged spans and per-request latency.
+
+Servers, each in its own process:
+
+- ``parse``: the pure upb ``ParseFromString`` of the same requests in a loop (no network);
+- ``grpc-decode-only``: a bare grpcio server whose handler only decodes the request and
+  answers an empty response; the baseline every figure is a ratio to;
+- ``collect-grpc`` / ``collect-http``: ``tracegrade collect`` on a fresh SQLite store, over
+  OTLP/gRPC and OTLP/HTTP (protobuf): acknowledged means committed. The stored span count is
+  checked against the acknowledged count after each run, and the receiver's peak RSS
+  (``VmHWM``) is read from ``/proc``.
+
+Goal (issue 4): collect >= 1/4 of grpc-decode-only spans/s on both protocols, RSS < 300 MB,
+p99 latency < 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing as mp
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: E402
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+
+from tracegrade.collector.files import read_paths  # noqa: E402
+
+SOURCE = ROOT / "datasets" / "tau-bench-otlp" / "otel_genai_default" / "traces.jsonl.gz"
+EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+
+
+def make_requests(count: int, spans_per_request: int) -> list[bytes]:
+    """``count`` encoded requests of real GenAI spans with fresh ids."""
+    template = [span for request in read_paths([SOURCE]).traces for group in request.resource_spans
+                for scoped in group.scope_spans for span in scoped.spans]
+    resource = read_paths([SOURCE]).traces[0].resource_spans[0].resource
+    out = []
+    for n in range(count):
+        request = ExportTraceServiceRequest()
+        group = request.resource_spans.add()
+        group.resource.CopyFrom(resource)
+        scoped = group.scope_spans.add()
+        scoped.scope.name = "benchmark"
+        trace_id = os.urandom(16)
+        for i in range(spans_per_request):
+            span = scoped.spans.add()
+            span.CopyFrom(template[(n * spans_per_request + i) % len(template)])
+            span.trace_id = trace_id
+            span.span_id = os.urandom(8)
+            if i:
+                span.parent_span_id = scoped.spans[0].span_id
+            else:
+                span.ClearField("parent_span_id")
+        out.append(request.SerializeToString())
+    return out
+
+
+# --- servers ------------------------------------------------------------------------------------
+
+def _decode_only_server(port_queue: Any) -> None:
+    import grpc
+
+    def export(body: bytes, _context: Any) -> bytes:
+        ExportTraceServiceRequest.FromString(body)
+        return ExportTraceServiceResponse().SerializeToString()
+
+    handler = grpc.method_handlers_generic_handler(
+        "opentelemetry.proto.collector.trace.v1.TraceService",
+        {"Export": grpc.unary_unary_rpc_method_handler(export)})
+    server = grpc.server(ThreadPoolExecutor(max_workers=16), options=[("grpc.so_reuseport", 0)])
+    server.add_generic_rpc_handlers([handler])
+    port_queue.put(server.add_insecure_port("127.0.0.1:0"))
+    server.start()
+    signal.signal(signal.SIGTERM, lambda *_: server.stop(0))
+    server.wait_for_termination()
+
+
+def start_decode_only() -> tuple[mp.Process, int]:
+    ports: Any = mp.Queue()
+    process = mp.Process(target=_decode_only_server, args=(ports,), daemon=True)
+    process.start()
+    return process, ports.get(timeout=30)
+
+
+def start_collect(db: str) -> tuple[subprocess.Popen[str], int, int]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from tracegrade.cli import main; main()", "collect", "--db", db,
+         "--grpc-port", "0", "--http-port", "0"],
+        stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    line = process.stdout.readline() if process.stdout else ""
+    match = re.search(r"gRPC [\d.]+:(\d+), OTLP/HTTP [\d.]+:(\d+)", line)
+    if not match:
+        process.kill()
+        raise RuntimeError(f"collect did not start: {line!r}")
+    return process, int(match.group(1)), int(match.group(2))
+
+
+def peak_rss_mb(pid: int) -> float:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+) kB", text).group(1)) / 1024  # type: ignore[union-attr]
+
+
+# --- clients ------------------------------------------------------------------------------------
+
+def _grpc_client(port: int, requests: list[bytes], spans: int, seconds: float, out: Any) -> None:
+    import grpc
+
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    call = channel.unary_unary(EXPORT)
+    _drive(lambda body: call(body, timeout=30), requests, spans, seconds, out)
+
+
+def _http_client(port: int, requests: list[bytes], spans: int, seconds: float, out: Any) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def send(body: bytes) -> None:
+        connection.request("POST", "/v1/traces", body, {"Content-Type": "application/x-protobuf"})
+        response = connection.getresponse()
+        response.read()
+        if response.status != 200:
+            raise RuntimeError(f"HTTP {response.status}")
+
+    _drive(send, requests, spans, seconds, out)
+
+
+def _drive(send: Any, requests: list[bytes], spans: int, seconds: float, out: Any) -> None:
+    latencies, acked, errors, i = [], 0, 0, 0
+    deadline = time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        start = time.perf_counter()
+        try:
+            send(requests[i % len(requests)])
+            acked += spans
+        except Exception:  # noqa: BLE001 (throttled or failed: counted, not acked)
+            errors += 1
+        latencies.append(time.perf_counter() - start)
+        i += 1
+    out.put((acked, errors, latencies))
+
+
+def load(client: Any, port: int, batches: list[list[bytes]], spans: int, seconds: float) -> dict[str, Any]:
+    """Run one client process per batch list against ``port``; totals and latency."""
+    out: Any = mp.Queue()
+    procs = [mp.Process(target=client, args=(port, batch, spans, seconds, out)) for batch in batches]
+    start = time.perf_counter()
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=seconds + 120) for _ in procs]
+    for p in procs:
+        p.join()
+    wall = time.perf_counter() - start
+    latencies = sorted(x for _, _, lat in results for x in lat)
+    acked = sum(a for a, _, _ in results)
+    return {"acked_spans": acked, "errors": sum(e for _, e, _ in results),
+            "spans_per_s": acked / seconds, "wall_s": round(wall, 2),
+            "p50_ms": round(1000 * statistics.median(latencies), 2),
+            "p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 2)}
+
+
+def parse_rate(requests: list[bytes], spans: int, seconds: float = 2.0) -> float:
+    count, deadline = 0, time.perf_counter() + seconds
+    while time.perf_counter() < deadline:
+        ExportTraceServiceRequest.FromString(requests[count % len(requests)])
+        count += 1
+    return count * spans / seconds
+
+
+def run_collect(protocol: str, batches: list[list[bytes]], spans: int, seconds: float) -> dict[str, Any]:
+    from tracegrade.collector.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        db = str(Path(tmp) / "bench.db")
+        process, grpc_port, http_port = start_collect(db)
+        try:
+            client, port = (_grpc_client, grpc_port) if protocol == "grpc" else (_http_client, http_port)
+            result = load(client, port, batches, spans, seconds)
+            result["rss_mb"] = round(peak_rss_mb(process.pid), 1)
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
+        with Store(db) as store:
+            result["stored_spans"] = store.counts()["spans"]
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--spans", type=int, default=100)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    per_client = 3000
+    requests = make_requests(per_client * args.clients, args.spans)
+    batches = [requests[i * per_client:(i + 1) * per_client] for i in range(args.clients)]
+    results: dict[str, Any] = {"parse": {"spans_per_s": parse_rate(requests, args.spans)}}
+    process, port = start_decode_only()
+    try:
+        results["grpc-decode-only"] = load(_grpc_client, port, batches, args.spans, args.seconds)
+    finally:
+        process.terminate()
+    for protocol in ("grpc", "http"):
+        results[f"collect-{protocol}"] = run_collect(protocol, batches, args.spans, args.seconds)
+    base = results["grpc-decode-only"]["spans_per_s"]
+    for name, result in results.items():
+        result["ratio"] = round(result["spans_per_s"] / base, 3)
+        result["spans_per_s"] = round(result["spans_per_s"])
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    for name, result in results.items():
+        extra = {k: v for k, v in result.items() if k not in ("spans_per_s", "ratio")}
+        print(f"{name:18} {result['spans_per_s']:>9,} spans/s  ratio {result['ratio']:.3f}  {extra}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""``score --follow``: traces are scored once settled, never partially, again when updated."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from tests.support.sdk import agent_turn, trace_request
+from tracegrade.cli.follow import Follower, line
+from tracegrade.collector.store import Store
+from tracegrade.config import load_config
+from tracegrade.dataset import Case, Dataset
+from tracegrade.scoring import build_scorers, config_for
+
+
+def _follower(db, dataset=None, since=0.0):
+    config = config_for(load_config(None), dataset)
+    return Follower(db, dataset, build_scorers(config), config, quiet_s=0.0, since=since)
+
+
+def _split(request):
+    """(the request without its root span, a request with only the root span)."""
+    root = type(request)()
+    root.CopyFrom(request)
+    for scoped in request.resource_spans[0].scope_spans:
+        keep = [s for s in scoped.spans if s.parent_span_id]
+        del scoped.spans[:]
+        scoped.spans.extend(keep)
+    for scoped in root.resource_spans[0].scope_spans:
+        keep = [s for s in scoped.spans if not s.parent_span_id]
+        del scoped.spans[:]
+        scoped.spans.extend(keep)
+    return request, root
+
+
+def test_a_trace_is_scored_only_once_its_root_span_arrived(tmp_path):
+    db = str(tmp_path / "f.db")
+    children, root = _split(trace_request(lambda t: agent_turn(t, "find shoes", "Found shoes for $40")))
+    follower = _follower(db)
+    with Store(db) as store:
+        store.write([children])
+        assert follower.poll(store) == []
+        store.write([root])
+        ((result, updated),) = follower.poll(store)
+        assert not updated and result.trace_id == root.resource_spans[0].scope_spans[0].spans[0].trace_id.hex()
+        assert follower.poll(store) == []
+
+
+def test_a_settled_trace_that_gets_more_spans_is_scored_again(tmp_path):
+    db = str(tmp_path / "f.db")
+    request = trace_request(agent_turn)
+    follower = _follower(db)
+    with Store(db) as store:
+        store.write([request])
+        assert [u for _, u in follower.poll(store)] == [False]
+        time.sleep(0.01)
+        late = type(request)()
+        late.CopyFrom(request)
+        late.resource_spans[0].scope_spans[0].spans[0].span_id = b"\x01" * 8
+        store.write([late])
+        ((result, updated),) = follower.poll(store)
+        assert updated and "(updated)" in line(result, updated)
+
+
+def test_follow_matches_cases_and_prints_one_line_per_trace(tmp_path):
+    db = str(tmp_path / "f.db")
+    dataset = Dataset(cases=[Case(id="shoes", input="find shoes", expected_tools=["search"]),
+                             Case(id="other", input="something else", expected_tools=["search"])])
+    follower = _follower(db, dataset)
+    lines: list[str] = []
+    stop = threading.Event()
+    thread = threading.Thread(target=follower.run, args=(stop, lines.append, 0.02))
+    thread.start()
+    with Store(db) as store:
+        store.write([trace_request(lambda t: agent_turn(t, "find shoes", "Found shoes"))])
+    deadline = time.time() + 10
+    while not lines and time.time() < deadline:
+        time.sleep(0.02)
+    stop.set()
+    thread.join()
+    assert len(lines) == 1 and "case=shoes" in lines[0]
+    assert lines[0].startswith(("PASS", "FAIL"))
