@@ -150,6 +150,7 @@ class ScriptedOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else every reply waits out a delayed ACK (~40 ms)
 
             def log_message(self, *args: Any) -> None:
                 pass
