@@ -80,6 +80,9 @@ class Database:
         path = Path(self.location.removeprefix("sqlite:///"))
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+        # 16 KiB pages suit rows that carry a span's bytes (~0.4-2 KB): inserts run ~1/3 faster
+        # than with 4 KiB (benchmarks/receiver.py). Takes effect only on a new database.
+        conn.execute("PRAGMA page_size=16384")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA foreign_keys=ON")
         # WAL + synchronous=NORMAL: a committed transaction survives a crash or kill of the
@@ -89,7 +92,7 @@ class Database:
         if sync not in ("NORMAL", "FULL", "EXTRA"):
             raise StoreError(f"{SYNC_ENV}={sync!r}: use NORMAL, FULL or EXTRA")
         conn.execute(f"PRAGMA synchronous={sync}")
-        conn.execute("PRAGMA wal_autocheckpoint=8000")  # 32 MB of WAL between checkpoints
+        conn.execute("PRAGMA wal_autocheckpoint=2000")  # ~32 MB of WAL between checkpoints
         conn.execute("PRAGMA cache_size=-32768")  # 32 MiB page cache
         return conn
 
