@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from contextlib import nullcontext
 from pathlib import Path
@@ -15,15 +14,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
 from tracegrade.cli.options import db_option, files_argument, load, messages_key_option, report_errors
+from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.cli.selection import parse_since, select
-from tracegrade.collector.store import Store, default_path
+from tracegrade.collector.store import default_path
 from tracegrade.config import CONFIG_ENV, load_config
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.report.console import print_report
 from tracegrade.report.document import document, run_info
-from tracegrade.report.junit import write_junit
-from tracegrade.runs import save_run
 from tracegrade.scoring import build_scorers, config_for, evaluate
 
 PROGRESS_FROM = 50
@@ -106,21 +104,9 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str, dataset_p
     info = run_info(result, traces, dataset, tier=tier, min_pass_rate=min_pass_rate, trace_source=source,
                     config_sources=config.sources)
     doc = document(result, info)
-    _write_outputs(doc, db, json_path, junit_path, no_save)
+    write_outputs(doc, db, json_path, junit_path, no_save)
     print_report(doc, verbose=verbose)
     _exit(doc, dataset is not None, bool(loaded.errors))
-
-
-def _write_outputs(doc: dict[str, Any], db: str | None, json_path: str | None, junit_path: str | None,
-                   no_save: bool) -> None:
-    if json_path:
-        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_path).write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
-    if junit_path:
-        write_junit(doc, junit_path)
-    if not no_save:
-        with Store(db) as store:
-            save_run(store, doc)
 
 
 def _exit(doc: dict[str, Any], with_dataset: bool, input_errors: bool) -> None:
@@ -130,4 +116,4 @@ def _exit(doc: dict[str, Any], with_dataset: bool, input_errors: bool) -> None:
         sys.exit(int(ExitCode.USAGE))
     if input_errors:
         sys.exit(int(ExitCode.USAGE))
-    sys.exit(int(ExitCode.OK if doc["run"]["passed"] else ExitCode.FAILED))
+    sys.exit(int(verdict(doc)))

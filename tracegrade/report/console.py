@@ -73,9 +73,11 @@ def _cases_table(cases: list[dict[str, Any]], title: str, verbose: bool) -> Tabl
     for column in ("case", "trace", "score", "result", "reasons"):
         table.add_column(column, overflow="fold")
     for case in cases:
-        reasons = case["reasons"] if not verbose else [
+        reasons = case["reasons"] if not verbose or not case["details"] else [
             f"{name}: {_fmt(d['value'])} — {d['reason']}" for name, d in case["details"].items()]
         verdict = "[green]pass[/]" if case["passed"] else "[red]FAIL[/]"
+        if case.get("flaky"):
+            verdict += f" [yellow]flaky[/] (spread {_fmt(case.get('spread'))})"
         table.add_row(escape(str(case["case_id"] or "-")), (case["trace_id"] or "-")[:12], _fmt(case["score"]),
                       verdict, escape("\n".join(reasons[:12 if verbose else 3])))
     return table
@@ -90,8 +92,14 @@ def print_report(doc: dict[str, Any], *, verbose: bool = False, console: Console
     out.print(_totals(summary))
     if summary.get("judge"):
         out.print(_judge_line(summary["judge"]))
-    if summary["unmatched_cases"] or summary["unmatched_traces"]:
-        out.print(f"[yellow]{summary['unmatched_cases']} case(s) matched no trace; "
+    if summary.get("agent_errors"):
+        out.print(f"[red]{summary['agent_errors']} case(s) failed in the agent (exception, crash, non-zero exit, "
+                  "HTTP error or timeout)[/]")
+    if summary.get("flaky"):
+        out.print(f"[yellow]{summary['flaky']} flaky case(s): their repeats disagree on pass/fail[/]")
+    unmatched = summary["unmatched_cases"] - summary.get("agent_errors", 0)
+    if unmatched or summary["unmatched_traces"]:
+        out.print(f"[yellow]{unmatched} case(s) matched no trace; "
                   f"{summary['unmatched_traces']} trace(s) matched no case[/]")
     shown = doc["cases"] if verbose else [c for c in doc["cases"] if not c["passed"]]
     if shown:

@@ -1,0 +1,151 @@
+"""One conversation with the agent: the case's turns in order, and clarification follow-ups.
+
+A case with ``turns`` sends each user message in order within one conversation (one
+:class:`~.agents.Session`, so one root span per attempt for in-process and HTTP agents); a
+case without sends its ``input``. After a turn, the *follow-up hook* may answer the agent's
+reply as the user would:
+
+1. the case's scripted ``clarifications`` (regular expression -> the user's reply, searched
+   case-insensitively in the reply, first match wins), after any turn;
+2. then, after the last turn only, a judge clarifier when one is configured
+   (:class:`JudgeClarifications` over :class:`tracegrade.judge.clarify.Clarifier` or any
+   object with its ``follow_up(case_input, conversation, reply) -> str | None``).
+
+At most ``max_followups`` follow-ups per case (0 turns the hook off); when the agent is still
+asking after that, the conversation ends there and the attempt records that it gave up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+from tracegrade.dataset import Case
+from tracegrade.runner.agents import Message, Session
+
+
+@dataclass(frozen=True)
+class FollowUp:
+    """The user's reply to a clarifying question, and who wrote it."""
+
+    reply: str
+    source: Literal["script", "judge"]
+
+
+class FollowUpHook(Protocol):
+    """Decides whether to answer the agent's ``reply`` (``conversation`` is what came before
+    it, oldest first); None means the reply stands (no follow-up)."""
+
+    async def __call__(self, case: Case, conversation: Sequence[Message], reply: str, *,
+                       last_turn: bool) -> FollowUp | None: ...
+
+
+class ScriptedClarifications:
+    """Answers from the case's ``clarifications`` (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._compiled: dict[str, list[tuple[re.Pattern[str], str]]] = {}
+
+    def patterns(self, case: Case) -> list[tuple[re.Pattern[str], str]]:
+        """The case's compiled patterns (the dataset loader validated nothing about them, so a
+        bad pattern is matched literally)."""
+        key = case.id or ""
+        if key not in self._compiled:
+            compiled = []
+            for pattern, reply in case.clarifications.items():
+                try:
+                    compiled.append((re.compile(pattern, re.IGNORECASE), reply))
+                except re.error:
+                    compiled.append((re.compile(re.escape(pattern), re.IGNORECASE), reply))
+            self._compiled[key] = compiled
+        return self._compiled[key]
+
+    async def __call__(self, case: Case, conversation: Sequence[Message], reply: str, *,
+                       last_turn: bool) -> FollowUp | None:
+        for pattern, answer in self.patterns(case):
+            if pattern.search(reply):
+                return FollowUp(answer, "script")
+        return None
+
+
+class JudgeClarifications:
+    """The judge model plays the user after the last turn (``clarifier.follow_up`` runs in a
+    thread; an error leaves the reply standing and is kept in :attr:`errors`)."""
+
+    def __init__(self, clarifier: object):
+        self.clarifier = clarifier
+        self.errors: list[str] = []
+
+    async def __call__(self, case: Case, conversation: Sequence[Message], reply: str, *,
+                       last_turn: bool) -> FollowUp | None:
+        if not last_turn:
+            return None
+        try:
+            answer = await asyncio.to_thread(self.clarifier.follow_up, case.input or "",  # type: ignore[attr-defined]
+                                             [dict(m) for m in conversation], reply)
+        except Exception as exc:  # a judge failure must not fail the case
+            self.errors.append(f"{case.id}: clarifier failed: {type(exc).__name__}: {exc}")
+            return None
+        return FollowUp(answer, "judge") if answer else None
+
+
+class FollowUps:
+    """Hooks tried in order; the first that answers wins."""
+
+    def __init__(self, hooks: Sequence[FollowUpHook]):
+        self.hooks = list(hooks)
+
+    async def __call__(self, case: Case, conversation: Sequence[Message], reply: str, *,
+                       last_turn: bool) -> FollowUp | None:
+        for hook in self.hooks:
+            if (answer := await hook(case, conversation, reply, last_turn=last_turn)) is not None:
+                return answer
+        return None
+
+
+@dataclass
+class Conversation:
+    """What was said: ``messages`` (user and assistant, in order), follow-ups sent and by
+    whom, and whether the agent was still asking after ``max_followups``."""
+
+    messages: list[Message] = field(default_factory=list)
+    followups: list[FollowUp] = field(default_factory=list)
+    gave_up: bool = False
+
+    @property
+    def last_reply(self) -> str | None:
+        return self.messages[-1]["content"] if self.messages and self.messages[-1]["role"] == "assistant" else None
+
+
+async def _exchange(session: Session, conversation: Conversation, text: str) -> str:
+    conversation.messages.append({"role": "user", "content": text})
+    reply = await session.send([dict(m) for m in conversation.messages])
+    conversation.messages.append({"role": "assistant", "content": reply})
+    return reply
+
+
+async def converse(session: Session, case: Case, hook: FollowUpHook | None,
+                   conversation: Conversation | None = None) -> Conversation:
+    """Run the case's conversation on ``session`` (see the module docstring). Pass
+    ``conversation`` to see how far it got if the call is cancelled (timeout).
+
+    Raises:
+        AgentFailure: the agent failed a turn (and whatever an in-process agent raised).
+    """
+    conversation = conversation if conversation is not None else Conversation()
+    turns = case.turns or [case.input or ""]
+    for index, turn in enumerate(turns):
+        reply = await _exchange(session, conversation, turn)
+        while hook is not None and case.max_followups > 0:
+            answer = await hook(case, conversation.messages[:-1], reply, last_turn=index == len(turns) - 1)
+            if answer is None:
+                break
+            if len(conversation.followups) >= case.max_followups:
+                conversation.gave_up = True
+                return conversation
+            conversation.followups.append(answer)
+            reply = await _exchange(session, conversation, answer.reply)
+    return conversation

@@ -1,0 +1,238 @@
+"""Running the cases: bounded concurrency, per-case timeout, settling, scoring, Ctrl-C.
+
+Every (case, repeat) is one *attempt*, run as an asyncio task; at most ``concurrency`` run at
+once. An attempt starts a :class:`~.agents.Session`, holds the conversation
+(:func:`~.conversation.converse`) under ``timeout_s``, ends the session (the case span ends
+and the exporter is flushed), waits for its traces to settle (:mod:`.settle`), and scores the
+union of its traces as one trace (:func:`merge_traces`: a multi-turn conversation a
+subprocess agent spread over one trace per turn is scored as a whole). An agent failure
+(exception, crash, non-zero exit, HTTP error, timeout) fails that attempt with the reason
+and the run goes on.
+
+Ctrl-C (SIGINT) stops starting attempts, cancels the running ones (killing agent processes)
+and returns what finished, marked ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tracegrade.collector.normalize import normalize_trace
+from tracegrade.config import Config
+from tracegrade.dataset import Case
+from tracegrade.runner.agents import Agent, AgentFailure, Attempt, Session
+from tracegrade.runner.conversation import Conversation, FollowUpHook, converse
+from tracegrade.runner.settle import StoreWorker, wait_settled
+from tracegrade.scoring.evaluate import CaseResult, score_trace
+from tracegrade.scoring.score import Scorer
+from tracegrade.spans import TraceData
+from tracegrade.trace import AgentTrace
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One finished attempt: its result, its traces, the conversation, the agent's failure
+    (None when it answered), and where the time went (ms): the agent's conversation, the
+    settle wait, loading and scoring."""
+
+    case: Case
+    repeat: int
+    result: CaseResult
+    trace_ids: tuple[str, ...]
+    conversation: Conversation | None
+    error: str | None
+    agent_ms: float
+    settle_ms: float = 0.0
+    score_ms: float = 0.0
+
+
+def merge_traces(traces: Sequence[TraceData]) -> TraceData:
+    """The spans and log records of several traces as one trace (under the first trace id),
+    so one conversation spread over several traces is normalised and scored as a whole."""
+    if len(traces) == 1:
+        return traces[0]
+    merged = TraceData(traces[0].trace_id)
+    for trace in traces:
+        merged.spans.extend(trace.spans)
+        merged.logs.extend(trace.logs)
+    return merged
+
+
+def failed_result(case: Case, reason: str) -> CaseResult:
+    """The failed result of an attempt that produced nothing to score."""
+    return CaseResult(case.id, None, False, None, {}, (reason,), hard_failures=(reason,), weight=case.weight,
+                      tags=tuple(case.tags), tier=case.tier, metadata=dict(case.metadata))
+
+
+@dataclass
+class Scoring:
+    """What scores an attempt: the scorers, config, weights (axis -> weight) and threshold."""
+
+    scorers: Sequence[Scorer]
+    config: Config
+    weights: Mapping[str, float]
+    threshold: float
+    traces: dict[str, AgentTrace] = field(default_factory=dict)
+    """Every scored (merged) trace by trace id, for the run's metadata (models, versions)."""
+
+    def score(self, worker: StoreWorker, case: Case, trace_ids: Sequence[str]) -> CaseResult:
+        """Load, merge, normalise and score (call on the worker thread)."""
+        trace = normalize_trace(merge_traces(worker.store.load(trace_ids)))
+        self.traces[trace.trace_id] = trace
+        return score_trace(trace, case, self.scorers, self.config, self.weights, self.threshold)
+
+
+Listener = Callable[[Outcome], None]
+
+
+@dataclass
+class RunPlan:
+    """What to run: the cases, each ``repeat`` times, at most ``concurrency`` attempts at once,
+    each conversation within ``timeout_s``; ``run_id`` labels the telemetry."""
+
+    run_id: str
+    cases: Sequence[Case]
+    repeat: int = 1
+    concurrency: int = 4
+    timeout_s: float = 120.0
+
+    def attempt(self, case: Case, repeat: int) -> Attempt:
+        """The attempt's correlation ids (``run_id#k`` when cases repeat)."""
+        run_id = self.run_id if self.repeat == 1 else f"{self.run_id}#{repeat}"
+        return Attempt(run_id, case.id or "", repeat)
+
+
+@dataclass
+class Finished:
+    """What a run produced: the finished attempts in plan order, whether Ctrl-C stopped it,
+    and its wall time (s)."""
+
+    outcomes: list[Outcome]
+    interrupted: bool
+    wall_s: float
+
+
+class Runner:
+    """Runs a :class:`RunPlan` against an opened agent (see the module docstring)."""
+
+    def __init__(self, agent: Agent, worker: StoreWorker, scoring: Scoring, hook: FollowUpHook | None = None,
+                 listener: Listener | None = None):
+        self.agent, self.worker, self.scoring, self.hook = agent, worker, scoring, hook
+        self.listener = listener
+        self._stop = asyncio.Event()
+
+    def stop(self) -> None:
+        """Stop the run (what Ctrl-C does)."""
+        self._stop.set()
+
+    async def run(self, plan: RunPlan) -> Finished:
+        """Run every attempt; returns when all finished or the run was stopped."""
+        started = time.perf_counter()
+        limit = asyncio.Semaphore(plan.concurrency)
+        tasks = [asyncio.create_task(self._bounded(limit, plan, case, k))
+                 for case in plan.cases for k in range(1, plan.repeat + 1)]
+        with _sigint(self.stop):
+            everything = asyncio.gather(*tasks, return_exceptions=True)
+            stopper = asyncio.create_task(self._stop.wait())
+            await asyncio.wait([everything, stopper], return_when=asyncio.FIRST_COMPLETED)
+            stopper.cancel()
+            interrupted = not everything.done()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(everything, return_exceptions=True)
+        outcomes = [t.result() for t in tasks if t.done() and not t.cancelled() and t.exception() is None
+                    and t.result() is not None]
+        for task in tasks:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]  # a runner bug, not an agent failure
+        return Finished(outcomes, interrupted, time.perf_counter() - started)
+
+    async def _bounded(self, limit: asyncio.Semaphore, plan: RunPlan, case: Case, repeat: int) -> Outcome | None:
+        async with limit:
+            if self._stop.is_set():
+                return None
+            outcome = await self.attempt(plan, case, repeat)
+        if self.listener:
+            self.listener(outcome)
+        return outcome
+
+    async def attempt(self, plan: RunPlan, case: Case, repeat: int) -> Outcome:
+        """Run, settle and score one attempt."""
+        attempt = plan.attempt(case, repeat)
+        started = time.perf_counter()
+        session = await self.agent.start(attempt)
+        conversation, error = await self._converse(session, case, plan.timeout_s)
+        agent_ms = (time.perf_counter() - started) * 1000
+        if error is not None:
+            return Outcome(case, repeat, failed_result(case, error), session.trace_ids, conversation, error, agent_ms)
+        settled = await wait_settled(self.worker, self.agent.settle, attempt.run_id, attempt.case_id,
+                                     session.trace_ids)
+        if settled.note is not None:
+            reason = f"{settled.note} ({_HINTS[self.agent.kind]})"
+            return Outcome(case, repeat, failed_result(case, reason), settled.trace_ids, conversation, None,
+                           agent_ms, settled.waited_ms)
+        scoring_started = time.perf_counter()
+        result = await self.worker.call(self.scoring.score, self.worker, case, settled.trace_ids)
+        return Outcome(case, repeat, result, settled.trace_ids, conversation, None, agent_ms, settled.waited_ms,
+                       (time.perf_counter() - scoring_started) * 1000)
+
+    async def _converse(self, session: Session, case: Case, timeout_s: float) -> tuple[Conversation, str | None]:
+        conversation = Conversation()
+        failure: BaseException | None = None
+        reason: str | None = None
+        try:
+            await asyncio.wait_for(converse(session, case, self.hook, conversation), timeout_s)
+        except asyncio.TimeoutError as exc:
+            failure, reason = exc, f"agent timed out after {timeout_s:g} s{session.diagnostics()}"
+        except AgentFailure as exc:
+            failure, reason = exc, str(exc)
+        except asyncio.CancelledError as exc:
+            await session.finish(exc)
+            raise
+        except Exception as exc:  # whatever an in-process agent raises fails its case
+            failure, reason = exc, f"agent raised {type(exc).__name__}: {exc}{_where(exc)}"
+        await session.finish(failure)
+        return conversation, reason
+
+
+_HINTS = {
+    "python": "were the spans exported? the runner exports through the global OpenTelemetry tracer provider",
+    "command": "does the agent export OTLP to $OTEL_EXPORTER_OTLP_ENDPOINT with $OTEL_RESOURCE_ATTRIBUTES "
+               "and flush before it exits?",
+    "http": "does the service export OTLP to this run's receiver and continue the W3C traceparent it gets? "
+            "raise --settle-timeout if it batches for long",
+}
+
+
+def _where(exc: BaseException) -> str:
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+
+
+class _sigint:
+    """While active, SIGINT calls ``stop`` instead of raising KeyboardInterrupt (main thread
+    of a Unix event loop only; elsewhere a no-op)."""
+
+    def __init__(self, stop: Callable[[], None]):
+        self.stop = stop
+        self.installed = False
+
+    def __enter__(self) -> _sigint:
+        try:
+            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.stop)
+            self.installed = True
+        except (NotImplementedError, RuntimeError, ValueError):
+            pass
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.installed:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
+
+
+__all__ = ["Finished", "Outcome", "RunPlan", "Runner", "Scoring", "failed_result", "merge_traces"]
