@@ -213,6 +213,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--spans", type=int, default=100)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--protocols", default="grpc,http", help="Which collect runs (comma-separated).")
     args = parser.parse_args()
     per_client = 3000
     requests = make_requests(per_client * args.clients, args.spans)
@@ -223,7 +224,7 @@ def main() -> None:
         results["grpc-decode-only"] = load(_grpc_client, port, batches, args.spans, args.seconds)
     finally:
         process.terminate()
-    for protocol in ("grpc", "http"):
+    for protocol in args.protocols.split(","):
         results[f"collect-{protocol}"] = run_collect(protocol, batches, args.spans, args.seconds)
     base = results["grpc-decode-only"]["spans_per_s"]
     for name, result in results.items():

@@ -57,7 +57,31 @@ def test_the_store_is_a_real_sqlite_file_with_a_schema_version(tmp_path, payload
         version = store.schema_version
     db = sqlite3.connect(path)
     assert [r[0] for r in db.execute("SELECT name FROM schema_migrations")][-1] == version
-    assert db.execute("SELECT COUNT(*) FROM spans").fetchone()[0] == 439
+    assert db.execute("SELECT SUM(span_count) FROM span_chunks").fetchone()[0] == 439
+
+
+def test_a_store_with_one_row_per_span_migrates_to_chunks_losslessly(tmp_path, payloads, monkeypatch):
+    """Stores written before 006_span_chunks kept one row per span; they migrate on open."""
+    from tracegrade.collector import store as store_module
+
+    path = tmp_path / "old.db"
+    monkeypatch.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:5])
+    with Store(path) as old:
+        rid = old._resource_ref(payloads.traces[0].resource_spans[0].resource, "")
+        sid = old._scope_ref(payloads.traces[0].resource_spans[0].scope_spans[0].scope, "")
+        spans = [s for r in payloads.traces for g in r.resource_spans for sc in g.scope_spans for s in sc.spans]
+        with old.db:
+            old.db.executemany("INSERT INTO spans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                (s.trace_id.hex(), s.span_id.hex(), s.parent_span_id.hex() or None, s.name, s.start_time_unix_nano,
+                 s.end_time_unix_nano, rid, sid, s.SerializeToString(), 1.0) for s in spans])
+            old.db.executemany("INSERT INTO traces (trace_id, start_unix_nano, first_received_at, last_received_at)"
+                               " VALUES (?, 0, 1, 1) ON CONFLICT DO NOTHING", [(s.trace_id.hex(),) for s in spans])
+    monkeypatch.undo()
+    with Store(path) as store:
+        assert store.counts()["spans"] == 439
+        loaded = {s.span_id: s for t in store.load(store.trace_ids()) for s in t.spans}
+    assert sorted(loaded) == sorted(s.span_id.hex() for s in spans)
+    assert {s.span_id: s.attributes for s in payloads.spans()} == {k: v.attributes for k, v in loaded.items()}
 
 
 def test_newer_schema_is_refused(tmp_path):

@@ -117,21 +117,24 @@ class Database:
         cursor.executemany(self.sql(statement), list(rows))
         return max(cursor.rowcount, 0)
 
-    def insert_many(self, head: str, rows: Sequence[Sequence[Any]], tail: str = "", *, chunk: int = 500) -> int:
-        """``head VALUES (...), (...), ... tail`` for ``chunk`` rows per statement; returns
-        the number of rows inserted. One statement per chunk rather than per row: the
-        ``sqlite3`` module releases the GIL for every statement it steps, and in a busy
-        server each re-acquisition waits for other threads, so fewer statements run faster."""
-        if not rows:
-            return 0
-        marks = "(" + ", ".join("?" * len(rows[0])) + ")"
-        added = 0
+    def insert_many(self, head: str, rows: Sequence[Sequence[Any]], tail: str = "", *, chunk: int = 500,
+                    returning: bool = False) -> Any:
+        """``head VALUES (...), (...), ... tail`` for ``chunk`` rows per statement. Returns the
+        number of rows inserted, or with ``returning`` (a ``RETURNING`` tail) the rows it
+        returns. One statement per chunk rather than per row: the ``sqlite3`` module releases
+        the GIL for every statement it steps, and in a busy server each re-acquisition waits
+        for other threads, so fewer statements run faster."""
+        added, returned = 0, []
         for start in range(0, len(rows), chunk):
             part = rows[start:start + chunk]
+            marks = "(" + ", ".join("?" * len(part[0])) + ")"
             statement = f"{head} VALUES {', '.join([marks] * len(part))} {tail}"
             cursor = self.conn.execute(self.sql(statement), [value for row in part for value in row])
-            added += max(cursor.rowcount, 0)
-        return added
+            if returning:
+                returned += cursor.fetchall()
+            else:
+                added += max(cursor.rowcount, 0)
+        return returned if returning else added
 
     def script(self, statements: str) -> None:
         """Run ``;``-separated DDL, translating column types for PostgreSQL."""

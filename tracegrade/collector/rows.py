@@ -1,8 +1,13 @@
 """OTLP requests -> the store's table rows (pure: no database access).
 
 A receiver acknowledges a request only once its rows are committed, and it commits many
-requests at once (group commit), so this is the hot path of ingestion: one pass over the
-spans, each span serialised once, nothing decoded that need not be.
+requests at once (group commit), so this is the hot path of ingestion. Spans are stored in
+*chunks*: one row per trace per scope of a request, holding that trace's spans as a
+serialised ``ScopeSpans`` message exactly as received (lossless; normalisation can be
+re-run). A request of 100 spans of one trace is one row and one serialisation, not 100: that
+is most of the receiver's speed. An identical resend (an exporter retry) has the same content
+digest and adds nothing; spans that arrive twice in different chunks are deduplicated by span
+id when read (:func:`chunk_spans`).
 
 Besides the span rows, each trace gets a summary row that tells when it has *settled*
 (see :meth:`tracegrade.collector.store.Store.trace_states`):
@@ -55,26 +60,21 @@ def _has_attribute(attributes: Iterable[KeyValue], key: str, value: str) -> bool
     return any(kv.key == key and kv.value.string_value == value for kv in attributes)
 
 
-def ends_agent_work(span: trace_pb2.Span, payload: bytes) -> bool:
-    """True for a root span or an agent span (see the module docstring); ``payload`` is the
-    span's serialised bytes, searched first so most spans are never decoded further."""
-    if not span.parent_span_id:
-        return True
-    return any(mark in payload and _has_attribute(span.attributes, key, value)
-               for mark, key, value in _AGENT_MARKS)
+def _agent_span(span: trace_pb2.Span) -> bool:
+    return any(_has_attribute(span.attributes, key, value) for _, key, value in _AGENT_MARKS)
 
 
-SPAN_COLUMNS = ("trace_id, span_id, parent_span_id, name, start_unix_nano, end_unix_nano, span,"
-                " resource_id, scope_id, received_at")
-"""Column order of span rows: a prepared part (:class:`PreparedSpans`) + (resource id,
-scope id, received at), so the writer joins two tuples per span and nothing else."""
+CHUNK_COLUMNS = "trace_id, start_unix_nano, span_count, spans, digest, resource_id, scope_id, received_at"
+"""Column order of ``span_chunks`` rows: a prepared part + (digest, resource id, scope id,
+received at), completed by the writer."""
 
 
 class PreparedSpans:
     """The database-independent part of one or more trace requests' rows, computed where the
     request is admitted (a network thread) so the single writer does as little as possible.
 
-    ``groups``: ``(resource, schema_url, [(scope, schema_url, [row prefix, ...]), ...])``;
+    ``groups``: ``(resource, schema_url, [(scope, schema_url, [chunk, ...]), ...])`` where a
+    chunk is ``(trace_id hex, start_unix_nano, span_count, ScopeSpans bytes, bytes digest)``;
     ``traces``: per trace id (hex), ``[start_unix_nano, ended, span_count, run_id, case_id]``.
     """
 
@@ -86,32 +86,46 @@ class PreparedSpans:
         """Add every span of an ``ExportTraceServiceRequest``; returns self."""
         for group in request.resource_spans:
             resource_labels = labels(group.resource.attributes)
-            scopes = [(scoped.scope, scoped.schema_url, self._scope_rows(scoped.spans, resource_labels))
-                      for scoped in group.scope_spans]
+            scopes = [(scoped.scope, scoped.schema_url, self._scope_chunks(scoped, resource_labels))
+                      for scoped in group.scope_spans if scoped.spans]
             self.groups.append((group.resource, group.schema_url, scopes))
         return self
 
-    def _scope_rows(self, spans: Iterable[trace_pb2.Span], resource_labels: Labels) -> list[tuple[Any, ...]]:
-        """Row prefixes of one scope's spans (ids as lowercase hex; times in Unix ns). The hot
-        loop of ingestion: kept flat on purpose."""
-        rows, traces = [], self.traces
-        append = rows.append
-        for span in spans:
-            payload = span.SerializeToString()
-            trace_id, parent, start = span.trace_id.hex(), span.parent_span_id, span.start_time_unix_nano
-            append((trace_id, span.span_id.hex(), parent.hex() or None, span.name, start,
-                    span.end_time_unix_nano, payload))
-            summary = traces.get(trace_id)
-            if summary is None:
-                summary = traces[trace_id] = [start, False, 0, *resource_labels]
-            elif start < summary[0]:
-                summary[0] = start
-            summary[2] += 1
-            if not summary[1] and ends_agent_work(span, payload):
-                summary[1] = True
-            if _LABEL_MARK in payload:
+    def _scope_chunks(self, scoped: trace_pb2.ScopeSpans, resource_labels: Labels) -> list[tuple[Any, ...]]:
+        """One chunk per trace of a scope; the scope's own bytes when it holds one trace (the
+        usual case), else a ``ScopeSpans`` per trace. One pass over the spans: the hot loop."""
+        by_trace: dict[bytes, list[Any]] = {}  # raw trace id -> [spans, min start, has root]
+        for span in scoped.spans:
+            entry = by_trace.get(span.trace_id)
+            if entry is None:
+                entry = by_trace[span.trace_id] = [[], span.start_time_unix_nano, False]
+            entry[0].append(span)
+            if span.start_time_unix_nano < entry[1]:
+                entry[1] = span.start_time_unix_nano
+            if not span.parent_span_id:
+                entry[2] = True
+        single = len(by_trace) == 1
+        chunks = []
+        for raw_id, (spans, start, has_root) in by_trace.items():
+            payload = scoped.SerializeToString() if single else trace_pb2.ScopeSpans(spans=spans).SerializeToString()
+            trace_id = raw_id.hex()
+            self._summarise(trace_id, spans, payload, start, has_root, resource_labels)
+            chunks.append((trace_id, start, len(spans), payload, digest(payload)))
+        return chunks
+
+    def _summarise(self, trace_id: str, spans: list[trace_pb2.Span], payload: bytes, start: int, has_root: bool,
+                   resource_labels: Labels) -> None:
+        summary = self.traces.get(trace_id)
+        if summary is None:
+            summary = self.traces[trace_id] = [start, False, 0, *resource_labels]
+        summary[0] = min(summary[0], start)
+        summary[2] += len(spans)
+        if not summary[1]:  # a root span, else an agent span (byte search first: rarely decoded)
+            summary[1] = has_root or (any(mark in payload for mark, _, _ in _AGENT_MARKS)
+                                      and any(map(_agent_span, spans)))
+        if _LABEL_MARK in payload:
+            for span in spans:
                 summary[3:5] = labels(span.attributes, (summary[3], summary[4]))
-        return rows
 
     def merge(self, other: PreparedSpans) -> None:
         """Fold ``other`` into this one (a group commit of several requests)."""
@@ -124,15 +138,18 @@ class PreparedSpans:
                 mine[:] = [min(mine[0], start), mine[1] or ended, mine[2] + count, mine[3] or run_id,
                            mine[4] or case_id]
 
-    def span_rows(self, resource_ref: Callable[[Any, str], int], scope_ref: Callable[[Any, str], int],
-                  received_at: float) -> list[tuple[Any, ...]]:
-        """Complete rows (:data:`SPAN_COLUMNS`), resolving resource and scope ids."""
+    def chunk_rows(self, resource_ref: Callable[[Any, str], int], scope_ref: Callable[[Any, str], int],
+                   received_at: float) -> list[tuple[Any, ...]]:
+        """Complete ``span_chunks`` rows (:data:`CHUNK_COLUMNS`), resolving resource and scope
+        ids; the digest covers the chunk with its resource and scope."""
         rows: list[tuple[Any, ...]] = []
         for resource, resource_url, scopes in self.groups:
             resource_id = resource_ref(resource, resource_url)
-            for scope, scope_url, prefixes in scopes:
-                tail = (resource_id, scope_ref(scope, scope_url), received_at)
-                rows.extend([prefix + tail for prefix in prefixes])
+            for scope, scope_url, chunks in scopes:
+                scope_id = scope_ref(scope, scope_url)
+                salt = f":{resource_id}:{scope_id}".encode()
+                rows.extend([chunk[:4] + (digest(chunk[4] + salt), resource_id, scope_id, received_at)
+                             for chunk in chunks])
         return rows
 
     def trace_rows(self, received_at: float) -> list[tuple[Any, ...]]:
@@ -140,6 +157,12 @@ class PreparedSpans:
         concurrent writers on PostgreSQL cannot deadlock)."""
         return [(tid, start, received_at, received_at, run_id, case_id, int(ended), count)
                 for tid, (start, ended, count, run_id, case_id) in sorted(self.traces.items())]
+
+
+def chunk_spans(payload: bytes, trace_id: str) -> list[trace_pb2.Span]:
+    """The spans of a stored chunk that belong to ``trace_id`` (hex)."""
+    raw = bytes.fromhex(trace_id)
+    return [span for span in trace_pb2.ScopeSpans.FromString(payload).spans if span.trace_id == raw]
 
 
 Ref = Callable[[Any, str], int]

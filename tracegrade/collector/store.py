@@ -34,7 +34,7 @@ from tracegrade.collector.otlp import (
     span_from_proto,
 )
 from tracegrade.collector.database import Database, display, is_postgres
-from tracegrade.collector.rows import SPAN_COLUMNS, PreparedSpans, digest, log_rows
+from tracegrade.collector.rows import CHUNK_COLUMNS, PreparedSpans, chunk_spans, digest, log_rows
 from tracegrade.errors import StoreError
 from tracegrade.spans import TraceData
 
@@ -130,12 +130,37 @@ def _m005_drop_spans_by_start(db: Database) -> None:
     db.script("DROP INDEX IF EXISTS spans_by_start")
 
 
+def _m006_span_chunks(db: Database) -> None:
+    # Spans move from one row each to one row per trace per scope of a request (a
+    # serialised ScopeSpans, see rows.py): ingestion does one insert per chunk, not per span.
+    db.script(
+        """
+        CREATE TABLE span_chunks (
+            id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, trace_id TEXT NOT NULL,
+            start_unix_nano INTEGER NOT NULL, span_count INTEGER NOT NULL, spans BLOB NOT NULL,
+            resource_id INTEGER NOT NULL REFERENCES resources(id), scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            received_at REAL NOT NULL
+        );
+        CREATE INDEX span_chunks_by_trace ON span_chunks(trace_id)
+        """
+    )
+    rows = db.execute("SELECT trace_id, start_unix_nano, span, resource_id, scope_id, received_at FROM spans")
+    moved = []
+    for trace_id, start, span, resource_id, scope_id, received_at in rows.fetchall():
+        chunk = trace_pb2.ScopeSpans(spans=[trace_pb2.Span.FromString(span)]).SerializeToString()
+        moved.append((trace_id, start, 1, chunk, digest(digest(chunk) + f":{resource_id}:{scope_id}".encode()),
+                      resource_id, scope_id, received_at))
+    db.insert_many(f"INSERT INTO span_chunks ({CHUNK_COLUMNS})", moved, "ON CONFLICT (digest) DO NOTHING")
+    db.script("DROP TABLE spans")
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
     ("004_trace_settling", _m004_trace_settling),
     ("003_judge_cache", _m003_judge_cache),
     ("005_drop_spans_by_start", _m005_drop_spans_by_start),
+    ("006_span_chunks", _m006_span_chunks),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 
@@ -285,11 +310,12 @@ class Store:
             raise StoreError(f"cannot write to trace store {self.location}: {exc}") from exc
 
     def _write(self, prepared: PreparedSpans, log_requests: Sequence[Any], now: float) -> tuple[int, int]:
-        rows = prepared.span_rows(self._resource_ref, self._scope_ref, now)
+        rows = prepared.chunk_rows(self._resource_ref, self._scope_ref, now)
         if self.db.postgres:
-            rows.sort(key=lambda row: (row[0], row[1]))
-        added = self.db.insert_many(f"INSERT INTO spans ({SPAN_COLUMNS})", rows,
-                                    "ON CONFLICT (trace_id, span_id) DO NOTHING")
+            rows.sort(key=lambda row: row[4])  # a fixed lock order for concurrent writers
+        added = sum(count for (count,) in self.db.insert_many(
+            f"INSERT INTO span_chunks ({CHUNK_COLUMNS})", rows, "ON CONFLICT (digest) DO NOTHING RETURNING span_count",
+            returning=True))
         if prepared.traces:
             self.db.executemany(self._trace_upsert, prepared.trace_rows(now))
         logs = log_rows(log_requests, self._resource_ref, self._scope_ref, now)
@@ -331,11 +357,27 @@ class Store:
         return [row[0] for row in self.db.execute(sql, args)]
 
     def counts(self) -> dict[str, int]:
-        """Numbers of traces, spans and log records stored."""
-        return {
-            table: self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
-            for table in ("traces", "spans", "log_records")
-        }
+        """Numbers of traces, spans and log records stored (spans counted per chunk: a span
+        stored twice in different chunks counts twice here, once when read)."""
+        count = {table: self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                 for table in ("traces", "log_records")}
+        spans = self.db.execute("SELECT COALESCE(SUM(span_count), 0) FROM span_chunks").fetchone()[0]
+        return {"traces": count["traces"], "spans": int(spans), "log_records": count["log_records"]}
+
+    def _spans(self, trace_ids: Sequence[str]) -> list[tuple[str, int, int, trace_pb2.Span]]:
+        """(trace id, resource id, scope id, span) of the stored spans of these traces, each
+        span once (first stored chunk wins), ordered by trace and start time."""
+        out, seen = [], set()
+        for ids in _chunks(list(trace_ids), 500):
+            rows = self.db.execute(f"SELECT trace_id, resource_id, scope_id, spans FROM span_chunks WHERE trace_id"
+                                   f" IN ({','.join('?' * len(ids))}) ORDER BY id", ids)
+            for trace_id, rid, sid, payload in rows:
+                for span in chunk_spans(payload, trace_id):
+                    if (key := (trace_id, span.span_id)) not in seen:
+                        seen.add(key)
+                        out.append((trace_id, rid, sid, span))
+        out.sort(key=lambda row: (row[0], row[3].start_time_unix_nano))
+        return out
 
     def trace_states(self, *, run_id: str | None = None, case_id: str | None = None,
                      trace_ids: Sequence[str] = ()) -> list[TraceState]:
@@ -385,12 +427,11 @@ class Store:
         scope entry each, as received), e.g. to write a Collector file."""
         resources = dict(self.db.execute("SELECT id, resource FROM resources"))
         scopes = dict(self.db.execute("SELECT id, scope FROM scopes"))
-        spans: list[tuple[int, int, bytes]] = []
+        spans = [(rid, sid, span) for _, rid, sid, span in self._spans(trace_ids)]
+        spans.sort(key=lambda row: row[2].start_time_unix_nano)
         logs: list[tuple[int, int, bytes]] = []
         for chunk in _chunks(list(trace_ids), 500):
             marks = ",".join("?" * len(chunk))
-            spans += self.db.execute(f"SELECT resource_id, scope_id, span FROM spans WHERE trace_id IN ({marks})"
-                                     " ORDER BY start_unix_nano", chunk).fetchall()
             logs += self.db.execute(f"SELECT resource_id, scope_id, record FROM log_records WHERE trace_id IN ({marks})"
                                     " ORDER BY time_unix_nano, id", chunk).fetchall()
         return (_group(spans, resources, scopes, ExportTraceServiceRequest(), "resource_spans", "scope_spans",
@@ -403,16 +444,11 @@ class Store:
         ids = list(dict.fromkeys(trace_ids))
         resources, scopes = self._resources(), self._scopes()
         traces = {tid: TraceData(tid) for tid in ids}
+        for trace_id, rid, sid, span in self._spans(ids):
+            scope = scopes[sid]
+            traces[trace_id].spans.append(span_from_proto(span, resources[rid], scope.name, scope.version))
         for chunk in _chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
-            for trace_id, rid, sid, payload in self.db.execute(
-                f"SELECT trace_id, resource_id, scope_id, span FROM spans WHERE trace_id IN ({marks})"
-                " ORDER BY start_unix_nano", chunk,
-            ):
-                scope = scopes[sid]
-                traces[trace_id].spans.append(
-                    span_from_proto(trace_pb2.Span.FromString(payload), resources[rid], scope.name, scope.version)
-                )
             for trace_id, rid, sid, payload in self.db.execute(
                 f"SELECT trace_id, resource_id, scope_id, record FROM log_records WHERE trace_id IN ({marks})"
                 " ORDER BY time_unix_nano, id", chunk,
@@ -422,9 +458,9 @@ class Store:
         return [traces[tid] for tid in ids]
 
 
-def _group(rows: Iterable[tuple[int, int, bytes]], resources: dict[int, bytes], scopes: dict[int, bytes],
+def _group(rows: Iterable[tuple[int, int, Any]], resources: dict[int, bytes], scopes: dict[int, bytes],
            request: Any, groups_field: str, scopes_field: str, items_field: str, item_type: Any) -> Any:
-    """Rebuild one OTLP request from (resource id, scope id, item bytes) rows."""
+    """Rebuild one OTLP request from (resource id, scope id, item or its bytes) rows."""
     by_resource: dict[int, Any] = {}
     by_scope: dict[tuple[int, int], Any] = {}
     for rid, sid, payload in rows:
@@ -434,7 +470,8 @@ def _group(rows: Iterable[tuple[int, int, bytes]], resources: dict[int, bytes], 
         if (rid, sid) not in by_scope:
             by_scope[(rid, sid)] = getattr(by_resource[rid], scopes_field).add()
             by_scope[(rid, sid)].scope.ParseFromString(scopes[sid])
-        getattr(by_scope[(rid, sid)], items_field).append(item_type.FromString(payload))
+        item = item_type.FromString(payload) if isinstance(payload, bytes) else payload
+        getattr(by_scope[(rid, sid)], items_field).append(item)
     return request
 
 
