@@ -80,3 +80,27 @@ def test_follow_matches_cases_and_prints_one_line_per_trace(tmp_path):
     thread.join()
     assert len(lines) == 1 and "case=shoes" in lines[0]
     assert lines[0].startswith(("PASS", "FAIL"))
+
+
+def test_score_follow_runs_until_sigterm_and_exits_by_the_results(tmp_path):
+    """The command end to end: a subprocess follows the store, a trace arrives, SIGTERM stops it."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    db = str(tmp_path / "cmd.db")
+    with Store(db):
+        pass
+    process = subprocess.Popen([sys.executable, "-c", "from tracegrade.cli import main; main()", "score", "--follow",
+                                "--db", db, "--quiet-s", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    assert "scoring traces as they settle" in process.stderr.readline()  # started, polling
+    with Store(db) as store:
+        store.write([trace_request(lambda t: agent_turn(t, "find shoes", "Found shoes"))])
+    time.sleep(1.5)
+    process.send_signal(signal.SIGTERM)
+    out, err = process.communicate(timeout=30)
+    assert out.count("\n") == 1 and out.startswith(("PASS", "FAIL")), (out, err)
+    assert "1 traces scored" in err
+    assert process.returncode == (0 if out.startswith("PASS") else 1)

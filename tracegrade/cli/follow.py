@@ -9,6 +9,7 @@ scored again (marked ``updated``).
 
 from __future__ import annotations
 
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ from tracegrade.collector.normalize import normalize_trace
 from tracegrade.collector.store import Store
 from tracegrade.config import Config
 from tracegrade.dataset import Dataset
+from tracegrade.errors import ExitCode
 from tracegrade.scoring import CaseResult, evaluate
 from tracegrade.scoring.score import Scorer
 
@@ -76,3 +78,17 @@ def line(result: CaseResult, updated: bool = False) -> str:
     case = f" case={result.case_id}" if result.case_id else ""
     reasons = f"  {'; '.join(result.reasons[:3])}" if not result.passed and result.reasons else ""
     return f"{verdict} {score} {result.trace_id}{case}{' (updated)' if updated else ''}{reasons}"
+
+
+def follow_until_stopped(follower: Follower) -> ExitCode:
+    """Run ``follower`` until SIGINT/SIGTERM; print a summary; OK when every trace's latest
+    result passed, else FAILED."""
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    click.echo(f"tracegrade score --follow: scoring traces as they settle (quiet {follower.quiet_s:g} s); "
+               "Ctrl-C to stop", err=True)
+    results = follower.run(stop)
+    failed = sum(not r.passed for r in results)
+    click.echo(f"tracegrade score --follow: {len(results)} traces scored, {failed} failed", err=True)
+    return ExitCode.FAILED if failed else ExitCode.OK

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,12 @@ import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from tracegrade.cli.follow import Follower, follow_until_stopped
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
 from tracegrade.cli.options import db_option, files_argument, load, messages_key_option, report_errors
 from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.cli.selection import parse_since, select
-from tracegrade.collector.store import default_path
+from tracegrade.collector.store import DEFAULT_QUIET_S, default_path
 from tracegrade.config import CONFIG_ENV, load_config
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import ConfigError, ExitCode
@@ -71,6 +73,11 @@ def _progress(total: int) -> tuple[Progress | None, Any]:
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML.")
 @click.option("--verbose", "-v", is_flag=True, help="Every case with every scorer's value and reason.")
 @click.option("--no-save", is_flag=True, help="Do not store the run.")
+@click.option("--follow", is_flag=True,
+              help="Keep scoring the store's traces as they settle (behind tracegrade collect), one line per "
+                   "trace, until Ctrl-C; exit 1 if any failed.")
+@click.option("--quiet-s", type=click.FloatRange(min=0), default=DEFAULT_QUIET_S, show_default=True,
+              help="--follow: seconds without new spans before an ended trace is scored.")
 @click.option("--judge/--no-judge", "judge_mode", default=None,
               help="LLM judge: by default cases with a judge rubric; --judge also every other case and trace "
                    "(faithfulness rubric unless the dataset sets one); --no-judge none.")
@@ -79,7 +86,7 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str, dataset_p
             mapping: str | None, tier: str | None, threshold: float | None, min_pass_rate: float,
             since: str | None, limit: int | None, sample: float | None, scorer_refs: tuple[str, ...],
             config_path: str | None, json_path: str | None, junit_path: str | None, verbose: bool,
-            no_save: bool, judge_mode: bool | None, judge_model: str | None, judge_concurrency: int,
+            no_save: bool, follow: bool, quiet_s: float, judge_mode: bool | None, judge_model: str | None, judge_concurrency: int,
             judge_repeat: int) -> None:
     """Score traces (files, or the store without files) against a golden dataset, or with the
     reference-free scorers only. Exit 0 when the run passes, 1 below threshold, 2 on a usage,
@@ -91,6 +98,13 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str, dataset_p
                        model=judge_model, concurrency=judge_concurrency, repeat=judge_repeat)
     scorers += [judge] if judge else []
     since_ns = parse_since(since)
+    if follow:
+        if files:
+            raise ConfigError("--follow reads the store; give no files")
+        follower = Follower(db, dataset, scorers, config, quiet_s=quiet_s, threshold=threshold, tier=tier,
+                            since=since_ns / 1e9 if since_ns is not None else time.time())
+        with judge_cache(db, judge):
+            sys.exit(int(follow_until_stopped(follower)))
     loaded = load(files, db, messages_key, since_unix_nano=since_ns, limit=None if sample else limit)
     report_errors(loaded.errors)
     traces = select(loaded.traces, since_unix_nano=since_ns, sample=sample, limit=limit)
