@@ -27,6 +27,9 @@ def test_a_scripted_clarification_answers_the_agents_question(model, tmp_path: P
     assert ran.exit_code == 0, ran.stdout
     attempt = ran.case("vague")["attempts"][0]
     assert attempt["followups"] == 1 and attempt["followup_sources"] == ["script"] and not attempt["gave_up"]
+    (sent,) = attempt["followup_messages"]
+    assert sent["reply"] == "The Sony WH-1000XM5 please" and "which" in sent["question"].lower()
+    assert "follow-up (script) vague: agent asked" in ran.stdout  # the report shows what was sent
 
 
 def test_the_runner_gives_up_after_max_followups(model, tmp_path: Path) -> None:

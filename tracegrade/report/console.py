@@ -83,6 +83,19 @@ def _cases_table(cases: list[dict[str, Any]], title: str, verbose: bool) -> Tabl
     return table
 
 
+def _print_followups(out: Console, cases: list[dict[str, Any]]) -> None:
+    """The clarification follow-ups ``tracegrade run`` sent: the agent's question, the reply."""
+    for case in cases:
+        for attempt in case.get("attempts") or []:
+            for sent in attempt.get("followup_messages") or []:
+                out.print(f"follow-up ({sent['source']}) {escape(str(case['case_id']))}: agent asked "
+                          f"{escape(repr(_clip(sent['question'])))} -> {escape(repr(_clip(sent['reply'])))}")
+
+
+def _clip(text: str, limit: int = 100) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def print_report(doc: dict[str, Any], *, verbose: bool = False, console: Console | None = None) -> None:
     """Print the report of a run document."""
     out = console or Console()
@@ -97,6 +110,7 @@ def print_report(doc: dict[str, Any], *, verbose: bool = False, console: Console
                   "HTTP error or timeout)[/]")
     if summary.get("flaky"):
         out.print(f"[yellow]{summary['flaky']} flaky case(s): their repeats disagree on pass/fail[/]")
+    _print_followups(out, doc["cases"])
     unmatched = summary["unmatched_cases"] - summary.get("agent_errors", 0)
     if unmatched or summary["unmatched_traces"]:
         out.print(f"[yellow]{unmatched} case(s) matched no trace; "

@@ -27,7 +27,8 @@ Schema ``tracegrade.run/1``::
     }
 
 ``tracegrade run`` adds (:mod:`tracegrade.runner.results`): per case ``"attempts": [{"repeat",
-"trace_ids", "passed", "score", "error", "followups", "followup_sources", "gave_up",
+"trace_ids", "passed", "score", "error", "followups", "followup_sources", "followup_messages": [{"source",
+"question", "reply"}], "gave_up",
 "agent_ms", "settle_ms", "score_ms"}]``, ``"spread"`` (max - min score over repeats) and
 ``"flaky"`` (repeats disagree on pass/fail); in the summary ``"flaky"``, ``"agent_errors"``
 and ``"runner": {"attempts", "wall_s", "agent_ms_p50", "settle_ms_p50", "settle_ms_p95",

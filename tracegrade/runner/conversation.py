@@ -18,6 +18,7 @@ asking after that, the conversation ends there and the attempt records that it g
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,10 +30,11 @@ from tracegrade.runner.agents import Message, Session
 
 @dataclass(frozen=True)
 class FollowUp:
-    """The user's reply to a clarifying question, and who wrote it."""
+    """The user's reply to a clarifying question, who wrote it, and the agent's question."""
 
     reply: str
     source: Literal["script", "judge"]
+    question: str = ""
 
 
 class FollowUpHook(Protocol):
@@ -146,6 +148,6 @@ async def converse(session: Session, case: Case, hook: FollowUpHook | None,
             if len(conversation.followups) >= case.max_followups:
                 conversation.gave_up = True
                 return conversation
-            conversation.followups.append(answer)
+            conversation.followups.append(dataclasses.replace(answer, question=reply))
             reply = await _exchange(session, conversation, answer.reply)
     return conversation

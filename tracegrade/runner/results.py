@@ -48,7 +48,9 @@ def attempt_entry(outcome: Outcome) -> dict[str, Any]:
     followups = conversation.followups if conversation else []
     return {"repeat": outcome.repeat, "trace_ids": list(outcome.trace_ids), "passed": outcome.result.passed,
             "score": outcome.result.score, "error": outcome.error, "followups": len(followups),
-            "followup_sources": [f.source for f in followups], "gave_up": bool(conversation and conversation.gave_up),
+            "followup_sources": [f.source for f in followups],
+            "followup_messages": [{"source": f.source, "question": f.question, "reply": f.reply} for f in followups],
+            "gave_up": bool(conversation and conversation.gave_up),
             "agent_ms": _ms(outcome.agent_ms), "settle_ms": _ms(outcome.settle_ms), "score_ms": _ms(outcome.score_ms)}
 
 
