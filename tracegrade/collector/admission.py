@@ -59,10 +59,13 @@ class Redactor:
         # A needle that contains another is implied by it: keep the shortest ones only.
         self._needles = tuple(n for n in literals if not any(o != n and o in n for o in literals))
 
-    def may_apply(self, body: bytes) -> bool:
-        """True when ``body`` might hold a key to redact (cheap pre-check)."""
+    def may_apply(self, body: bytes, encoding: Encoding = "protobuf") -> bool:
+        """True when ``body`` might hold a key to redact (cheap pre-check). A JSON body with
+        ``\\u`` escapes always might: a key can be spelled with them."""
         if self._regex is None:
             return False
+        if encoding == "json" and b"\\u" in body:
+            return True
         lowered = body.lower()
         return any(needle in lowered for needle in self._needles)
 
@@ -118,10 +121,10 @@ def decode(signal: Signal, body: bytes, encoding: Encoding) -> Any:
         OtlpDecodeError: the body is not a valid message of that encoding.
     """
     if encoding == "json":
-        if signal == "traces":
-            return parse_traces_json(body)
+        if signal == "traces":  # receivers MUST ignore unknown fields (OTLP specification)
+            return parse_traces_json(body, ignore_unknown=True)
         if signal == "logs":
-            return parse_logs_json(body)
+            return parse_logs_json(body, ignore_unknown=True)
         return _metrics_json(body)
     message = {"traces": ExportTraceServiceRequest, "logs": ExportLogsServiceRequest,
                "metrics": ExportMetricsServiceRequest}[signal]()
@@ -138,8 +141,11 @@ def _metrics_json(body: bytes) -> ExportMetricsServiceRequest:
     from google.protobuf import json_format
 
     try:
-        return json_format.ParseDict(json.loads(body), ExportMetricsServiceRequest(), ignore_unknown_fields=True)
-    except (ValueError, json_format.ParseError) as exc:
+        data = json.loads(body)
+        if not isinstance(data, dict):
+            raise OtlpDecodeError(f"an OTLP/JSON request must be a JSON object, got {type(data).__name__}")
+        return json_format.ParseDict(data, ExportMetricsServiceRequest(), ignore_unknown_fields=True)
+    except (ValueError, TypeError, RecursionError, json_format.ParseError) as exc:
         raise OtlpDecodeError(f"malformed OTLP/JSON metrics: {exc}") from exc
 
 
@@ -197,7 +203,7 @@ def admit(signal: Signal, body: bytes, encoding: Encoding, redactor: Redactor | 
         kept, rejected, message = _validate(request.resource_spans, "scope_spans", "spans", span_problem)
     else:
         kept, rejected, message = _validate(request.resource_logs, "scope_logs", "log_records", log_problem)
-    if redactor is not None and redactor.may_apply(body):
+    if redactor is not None and redactor.may_apply(body, encoding):
         redactor.request(request)
     prepared = PreparedSpans().add_request(request) if signal == "traces" else None
     return Admitted(signal, request, kept, rejected, message, len(body), prepared)

@@ -72,7 +72,10 @@ def grpc_server(service: ExportService, host: str, port: int, *, workers: int = 
         grpc.method_handlers_generic_handler(name, {"Export": _handler(service, signal)})
         for signal, name in SERVICES.items()
     ])
-    bound = server.add_insecure_port(f"{host}:{port}")
+    try:
+        bound = server.add_insecure_port(f"{host}:{port}")
+    except RuntimeError as exc:  # grpcio: "Failed to bind to address"
+        raise OSError(f"cannot bind the gRPC port {host}:{port}: {exc}") from exc
     if bound == 0:
         raise OSError(f"cannot bind the gRPC port {host}:{port}")
     server.start()

@@ -109,7 +109,9 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
             return _error("unsupported", f"unsupported Content-Type {media_type!r}; use "
                           "application/x-protobuf or application/json", "protobuf", 415)
         if not service.authorized(request.headers.get("authorization")):
-            return _error("unauthorized", "missing or wrong bearer token", encoding, 401)
+            response = _error("unauthorized", "missing or wrong bearer token", encoding, 401)
+            response.headers["WWW-Authenticate"] = 'Bearer realm="tracegrade"'
+            return response
         try:
             body = await read_body(request, service.max_request_bytes)
         except BodyError as exc:

@@ -261,35 +261,45 @@ def _load_json(payload: str | bytes | Mapping[str, Any]) -> Mapping[str, Any]:
         obj = json.loads(payload)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise OtlpDecodeError(f"invalid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise OtlpDecodeError("invalid JSON: nested too deeply") from exc
     if not isinstance(obj, dict):
         raise OtlpDecodeError(f"an OTLP/JSON request must be a JSON object, got {type(obj).__name__}")
     return obj
 
 
-def _parse_json(payload: str | bytes | Mapping[str, Any], message: Any) -> Any:
-    obj = _ids_to_base64(_load_json(payload))
+def _parse_json(payload: str | bytes | Mapping[str, Any], message: Any, ignore_unknown: bool) -> Any:
     try:
-        return json_format.ParseDict(obj, message)
+        obj = _ids_to_base64(_load_json(payload))
+        return json_format.ParseDict(obj, message, ignore_unknown_fields=ignore_unknown)
     except json_format.ParseError as exc:
         raise OtlpDecodeError(f"invalid OTLP/JSON {type(message).__name__}: {exc}") from exc
+    except RecursionError as exc:
+        raise OtlpDecodeError(f"invalid OTLP/JSON {type(message).__name__}: nested too deeply") from exc
 
 
-def parse_traces_json(payload: str | bytes | Mapping[str, Any]) -> ExportTraceServiceRequest:
+def parse_traces_json(payload: str | bytes | Mapping[str, Any], *,
+                      ignore_unknown: bool = False) -> ExportTraceServiceRequest:
     """Parse an OTLP/JSON ``ExportTraceServiceRequest`` (text, bytes or an already-loaded dict).
+    ``ignore_unknown``: skip fields the schema does not know, as the OTLP specification
+    requires of receivers (files are read strictly, so a typo is reported).
 
     Raises:
-        OtlpDecodeError: invalid JSON, a bad id, or a field or value the schema does not know.
+        OtlpDecodeError: invalid JSON, a bad id, a value of the wrong type, or (unless
+            ``ignore_unknown``) a field the schema does not know.
     """
-    return _parse_json(payload, ExportTraceServiceRequest())
+    return _parse_json(payload, ExportTraceServiceRequest(), ignore_unknown)
 
 
-def parse_logs_json(payload: str | bytes | Mapping[str, Any]) -> ExportLogsServiceRequest:
-    """Parse an OTLP/JSON ``ExportLogsServiceRequest`` (text, bytes or a loaded dict).
+def parse_logs_json(payload: str | bytes | Mapping[str, Any], *,
+                    ignore_unknown: bool = False) -> ExportLogsServiceRequest:
+    """Parse an OTLP/JSON ``ExportLogsServiceRequest`` (text, bytes or a loaded dict);
+    ``ignore_unknown`` as :func:`parse_traces_json`.
 
     Raises:
-        OtlpDecodeError: invalid JSON, a bad id, or a field or value the schema does not know.
+        OtlpDecodeError: as :func:`parse_traces_json`.
     """
-    return _parse_json(payload, ExportLogsServiceRequest())
+    return _parse_json(payload, ExportLogsServiceRequest(), ignore_unknown)
 
 
 def _ids_to_hex(node: Any) -> Any:

@@ -270,6 +270,20 @@ class Store:
     def _scope_ref(self, scope: InstrumentationScope, schema_url: str) -> int:
         return self._ref("scopes", self._scope_ids, scope, schema_url)
 
+    def _resolve_in_digest_order(self, prepared: PreparedSpans, log_requests: Sequence[Any]) -> None:
+        """Insert a batch's new resources and scopes sorted by digest, so two receivers
+        storing the same new ones in opposite orders cannot deadlock on PostgreSQL."""
+        pending: dict[tuple[str, bytes], tuple[Any, str]] = {}
+        groups = [(r, url, [(s, s_url) for s, s_url, _ in scopes]) for r, url, scopes in prepared.groups]
+        groups += [(g.resource, g.schema_url, [(s.scope, s.schema_url) for s in g.scope_logs])
+                   for request in log_requests for g in request.resource_logs]
+        for resource, url, scopes in groups:
+            for table, message, schema_url in [("resources", resource, url), *(("scopes", *s) for s in scopes)]:
+                key = digest(message.SerializeToString(deterministic=True) + schema_url.encode())
+                pending[(table, key)] = (message, schema_url)
+        for (table, _), (message, schema_url) in sorted(pending.items()):
+            self._ref(table, self._resource_ids if table == "resources" else self._scope_ids, message, schema_url)
+
     def add_traces(self, request: ExportTraceServiceRequest) -> int:
         """Store every span of an OTLP trace request in one transaction; returns spans added."""
         return self.write([request], [])[0]
@@ -310,19 +324,27 @@ class Store:
             raise StoreError(f"cannot write to trace store {self.location}: {exc}") from exc
 
     def _write(self, prepared: PreparedSpans, log_requests: Sequence[Any], now: float) -> tuple[int, int]:
+        if self.db.postgres:
+            self._resolve_in_digest_order(prepared, log_requests)
         rows = prepared.chunk_rows(self._resource_ref, self._scope_ref, now)
         if self.db.postgres:
             rows.sort(key=lambda row: row[4])  # a fixed lock order for concurrent writers
-        added = sum(count for (count,) in self.db.insert_many(
-            f"INSERT INTO span_chunks ({CHUNK_COLUMNS})", rows, "ON CONFLICT (digest) DO NOTHING RETURNING span_count",
-            returning=True))
-        if prepared.traces:
-            self.db.executemany(self._trace_upsert, prepared.trace_rows(now))
+        inserted = self.db.insert_many(f"INSERT INTO span_chunks ({CHUNK_COLUMNS})", rows,
+                                       "ON CONFLICT (digest) DO NOTHING RETURNING trace_id, span_count",
+                                       returning=True)
+        added: dict[str, int] = {}
+        for trace_id, count in inserted:
+            added[trace_id] = added.get(trace_id, 0) + count
+        # Only traces that received new spans change: a resend neither inflates span_count nor
+        # makes a settled trace look active again.
+        trace_rows = [row[:7] + (added[row[0]],) for row in prepared.trace_rows(now) if row[0] in added]
+        if trace_rows:
+            self.db.executemany(self._trace_upsert, trace_rows)
         logs = log_rows(log_requests, self._resource_ref, self._scope_ref, now)
         logged = self.db.executemany(
             "INSERT INTO log_records (digest, trace_id, span_id, time_unix_nano, resource_id, scope_id, record,"
             " received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING", logs) if logs else 0
-        return added, logged
+        return sum(added.values()), logged
 
     @property
     def _trace_upsert(self) -> str:
