@@ -2,7 +2,8 @@
 ``/v1/metrics`` and ``GET /healthz``.
 
 Per the OTLP/HTTP specification: bodies are ``application/x-protobuf`` or
-``application/json`` (else 415), optionally ``Content-Encoding: gzip``; the response uses
+``application/json`` (else 415), optionally ``Content-Encoding: gzip`` (or ``deflate``,
+which the Python exporter offers); the response uses
 the request's content type; errors carry a ``google.rpc.Status`` body; 429 and 503 carry
 ``Retry-After``. The size limit applies to the body as received and again to the
 decompressed body, before decoding (413). The export itself runs in a worker thread, so the
@@ -32,6 +33,8 @@ from tracegrade.collector.service import ExportService, Outcome
 
 CONTENT_TYPES: dict[str, Encoding] = {"application/x-protobuf": "protobuf", "application/protobuf": "protobuf",
                                       "application/json": "json"}
+MAX_CONNECTIONS = 64
+"""Concurrent HTTP connections and requests served; uvicorn answers 503 beyond."""
 _STATUS = {"ok": 200, "invalid": 400, "unauthorized": 401, "too_large": 413, "throttled": 429, "unavailable": 503}
 _CODES = {"invalid": code_pb2.INVALID_ARGUMENT, "unauthorized": code_pb2.UNAUTHENTICATED,
           "too_large": code_pb2.RESOURCE_EXHAUSTED, "throttled": code_pb2.RESOURCE_EXHAUSTED,
@@ -78,26 +81,30 @@ async def read_body(request: Request, limit: int) -> bytes:
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
     if encoding in ("", "identity"):
         return body
-    if encoding != "gzip":
-        raise BodyError("invalid", f"unsupported Content-Encoding {encoding!r} (gzip or identity)")
-    return gunzip(body, limit)
+    if encoding not in _WBITS:
+        raise BodyError("invalid", f"unsupported Content-Encoding {encoding!r} (gzip, deflate or identity)")
+    return inflate(body, limit, encoding)
 
 
-def gunzip(body: bytes, limit: int) -> bytes:
-    """Decompress a gzip body, refusing more than ``limit`` bytes of output.
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+"""zlib window bits per Content-Encoding: gzip framing, or zlib framing (HTTP's deflate)."""
+
+
+def inflate(body: bytes, limit: int, encoding: str = "gzip") -> bytes:
+    """Decompress a gzip or deflate body, refusing more than ``limit`` bytes of output.
 
     Raises:
-        BodyError: corrupt or truncated gzip, or output over ``limit``.
+        BodyError: corrupt or truncated data, or output over ``limit``.
     """
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    inflater = zlib.decompressobj(_WBITS[encoding])
     try:
         data = inflater.decompress(body, limit + 1)
     except zlib.error as exc:
-        raise BodyError("invalid", f"corrupt gzip body: {exc}") from exc
+        raise BodyError("invalid", f"corrupt {encoding} body: {exc}") from exc
     if len(data) > limit:
         raise BodyError("too_large", f"decompressed body exceeds {limit} bytes")
     if not inflater.eof:
-        raise BodyError("invalid", "truncated gzip body")
+        raise BodyError("invalid", f"truncated {encoding} body")
     return data
 
 
@@ -149,8 +156,10 @@ class HttpServer:
     def __init__(self, app: Starlette, host: str, port: int):
         self.socket = socket.create_server((host, port), reuse_port=False)
         self.port = self.socket.getsockname()[1]
+        # limit_concurrency bounds the requests being read at once (each up to the size limit),
+        # beyond which uvicorn answers 503: memory stays bounded before the receive queue too.
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=5)
+                                timeout_graceful_shutdown=5, limit_concurrency=MAX_CONNECTIONS)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]},
                                        name="tracegrade-http", daemon=True)

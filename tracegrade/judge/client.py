@@ -25,12 +25,14 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import openai
 from pydantic import BaseModel, ValidationError
 
 from tracegrade.judge.settings import JudgeSettings
+
+if TYPE_CHECKING:
+    import openai
 
 T = TypeVar("T", bound=BaseModel)
 Message = Mapping[str, str]
@@ -115,6 +117,8 @@ class JudgeClient:
     """
 
     def __init__(self, settings: JudgeSettings, client: openai.OpenAI | None = None):
+        import openai  # imported on first use: ~1 s that every CLI command would otherwise pay
+
         settings.require_credentials()
         self.settings = settings
         self._client = client or openai.OpenAI(api_key=settings.api_key, base_url=settings.base_url,
@@ -147,6 +151,8 @@ class JudgeClient:
                   spent: JudgeUsage) -> tuple[str, JudgeUsage]:
         """One chat completion: (content, its usage). Unreadable bodies come back as content
         so that they count as an invalid answer."""
+        import openai  # imported on first use: ~1 s that every CLI command would otherwise pay
+
         try:
             completion = self._create(messages, schema, model)
         except openai.APIError as exc:
@@ -159,6 +165,8 @@ class JudgeClient:
         return message.content or message.refusal or "", self._usage(completion, model)
 
     def _create(self, messages: Sequence[Message], schema: Mapping[str, Any], model: str) -> Any:
+        import openai  # imported on first use: ~1 s that every CLI command would otherwise pay
+
         kwargs: dict[str, Any] = {"model": model, "messages": list(messages), "temperature": self.settings.temperature}
         if self._structured:
             body = {k: v for k, v in schema.items() if k != "title"}
@@ -183,6 +191,8 @@ class JudgeClient:
         return JudgeUsage(1, prompt, output, priced)
 
     def _describe(self, exc: openai.APIError) -> str:
+        import openai  # imported on first use: ~1 s that every CLI command would otherwise pay
+
         retries = f"after {self.settings.max_retries} retries"
         if isinstance(exc, openai.APITimeoutError):
             return f"judge request timed out ({self.settings.timeout_s:g} s per request, {retries})"

@@ -326,3 +326,17 @@ def test_grpc_error_status_carries_a_google_rpc_status(live):
         live.grpc.export("traces", b"\xff")
     status = rpc_status.from_call(caught.value)
     assert status is not None and status.code == code_pb2.INVALID_ARGUMENT and "malformed" in status.message
+
+
+def test_deflate_bodies_are_accepted_as_the_python_exporter_may_send_them(live):
+    import zlib
+
+    request = trace_request(agent_turn)
+    body = zlib.compress(request.SerializeToString())
+    assert http_export(live.receiver, "traces", body, headers={"content-encoding": "deflate"}).status_code == 200
+    live.added = set(request_spans(request))
+
+
+def test_an_unknown_content_encoding_is_400(live):
+    response = http_export(live.receiver, "traces", b"x", headers={"content-encoding": "br"})
+    assert response.status_code == 400 and "unsupported Content-Encoding" in http_status(response).message
