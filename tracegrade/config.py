@@ -60,6 +60,15 @@ class AliasesFile(_Strict):
     fields: dict[str, list[str]] = {}
 
 
+class JudgeFile(_Strict):
+    """The ``judge:`` section: LLM judge defaults (a flag or environment variable wins)."""
+
+    model: str | None = None
+    timeout_s: float | None = Field(None, gt=0)
+    evidence_tokens: int | None = Field(None, gt=0)
+    temperature: float | None = Field(None, ge=0, le=2)
+
+
 class ScoringFile(_Strict):
     """The shape of ``config/scoring.yaml`` and of ``tracegrade.yaml``."""
 
@@ -70,6 +79,7 @@ class ScoringFile(_Strict):
     budgets: BudgetsFile | None = None
     pricing: PricingFile | None = None
     field_aliases: dict[str, list[str]] | None = None
+    judge: JudgeFile | None = None
 
 
 # --- runtime objects ------------------------------------------------------------------------
@@ -147,6 +157,8 @@ class Config:
     pricing: Pricing
     field_aliases: Mapping[str, tuple[str, ...]]
     sources: tuple[str, ...] = ()
+    judge: Mapping[str, Any] = field(default_factory=dict)
+    """``judge:`` settings of the config files (model, timeout_s, evidence_tokens, temperature)."""
 
     def with_overrides(self, **values: Any) -> Config:
         """A copy with the given non-None values replaced."""
@@ -191,6 +203,7 @@ def _apply(config: Config, scoring: ScoringFile, source: str) -> Config:
         config.with_overrides(weights=scoring.weights, reference_free_weights=scoring.reference_free_weights,
                               threshold=scoring.threshold, count_tool_calls=scoring.count_tool_calls),
         pricing=pricing, budgets=budgets, field_aliases=aliases, sources=(*config.sources, source),
+        judge={**config.judge, **(scoring.judge.model_dump(exclude_none=True) if scoring.judge else {})},
     )
 
 

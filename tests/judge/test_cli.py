@@ -146,3 +146,22 @@ def test_judge_check_needs_labels(judge_server, tmp_path, tau_traces):
     plain = _write_dataset(tmp_path, tau_traces, [CONTRADICTION])
     result = CliRunner().invoke(cli, ["judge-check", plain, str(TAU_TRACES)], env=_env(judge_server([])))
     assert result.exit_code == 2 and "no case carries a 'label: pass|fail'" in result.output
+
+
+def test_the_config_file_sets_judge_defaults_and_the_environment_wins(tmp_path, monkeypatch):
+    from tracegrade.config import load_config
+    from tracegrade.judge.settings import resolve_settings
+
+    path = tmp_path / "tracegrade.yaml"
+    path.write_text("judge: {model: judge-from-config, timeout_s: 7, evidence_tokens: 900}\n")
+    config = load_config(path)
+    settings = resolve_settings(None, env={}, config=config.judge)
+    assert (settings.model, settings.timeout_s, settings.evidence_tokens) == ("judge-from-config", 7, 900)
+    assert resolve_settings(None, env={"TRACEGRADE_JUDGE_MODEL": "from-env"}, config=config.judge).model == "from-env"
+    assert resolve_settings("from-flag", env={"TRACEGRADE_JUDGE_MODEL": "e"}, config=config.judge).model == "from-flag"
+    path.write_text("judge: {timeout_s: -1}\n")
+    import pytest
+
+    from tracegrade.errors import ConfigError
+    with pytest.raises(ConfigError, match="judge.timeout_s"):
+        load_config(path)

@@ -50,7 +50,8 @@ def make_judge(config: Config, dataset: Dataset | None, cases: Sequence[Case | N
         ConfigError: a case needs the judge and no API key is configured (checked here, once,
             before any trace is scored).
     """
-    settings = resolve_settings(model, pricing=config.pricing, concurrency=concurrency, repeat=repeat)
+    settings = resolve_settings(model, pricing=config.pricing, config=config.judge, concurrency=concurrency,
+                                repeat=repeat)
     scorer = JudgeScorer(settings, default=dataset.judge if dataset else None, judge_all=bool(mode),
                          enabled=mode is not False)
     if not any(scorer.spec(case) is not None for case in cases):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from tracegrade.config import Pricing
 from tracegrade.errors import ConfigError
@@ -73,20 +74,24 @@ class JudgeSettings:
 
 
 def resolve_settings(model: str | None = None, *, env: Mapping[str, str] | None = None,
-                     pricing: Pricing | None = None, **overrides: object) -> JudgeSettings:
-    """Settings from the arguments, then the environment, then the defaults (see the module
-    docstring). ``overrides`` are :class:`JudgeSettings` fields; None values are ignored.
+                     pricing: Pricing | None = None, config: Mapping[str, Any] | None = None,
+                     **overrides: object) -> JudgeSettings:
+    """Settings from the arguments, then the environment, then ``config`` (the config files'
+    ``judge:`` section), then the defaults (see the module docstring). ``overrides`` are
+    :class:`JudgeSettings` fields; None values are ignored.
 
     Raises:
         ConfigError: a non-positive ``concurrency``, ``repeat``, ``attempts`` or ``timeout_s``.
     """
     env = os.environ if env is None else env
-    values = {k: v for k, v in overrides.items() if v is not None}
+    config = dict(config or {})
+    values = {**{k: v for k, v in config.items() if k != "model"},
+              **{k: v for k, v in overrides.items() if v is not None}}
     for name in ("concurrency", "repeat", "attempts", "timeout_s"):
         if name in values and not (isinstance(values[name], (int, float)) and values[name] > 0):  # type: ignore[operator]
             raise ConfigError(f"judge setting {name} must be positive, got {values[name]!r}")
     return JudgeSettings(
-        model=model or env.get(JUDGE_MODEL_ENV) or DEFAULT_MODEL,
+        model=model or env.get(JUDGE_MODEL_ENV) or config.get("model") or DEFAULT_MODEL,
         base_url=env.get(JUDGE_BASE_URL_ENV) or env.get("OPENAI_BASE_URL") or None,
         api_key=env.get(JUDGE_API_KEY_ENV) or env.get("OPENAI_API_KEY") or None,
         pricing=pricing or Pricing(),
