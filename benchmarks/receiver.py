@@ -214,8 +214,9 @@ def main() -> None:
     parser.add_argument("--spans", type=int, default=100)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--protocols", default="grpc,http", help="Which collect runs (comma-separated).")
+    parser.add_argument("--per-client", type=int, default=3000, help="Distinct pre-encoded requests per client.")
     args = parser.parse_args()
-    per_client = 3000
+    per_client = args.per_client
     requests = make_requests(per_client * args.clients, args.spans)
     batches = [requests[i * per_client:(i + 1) * per_client] for i in range(args.clients)]
     results: dict[str, Any] = {"parse": {"spans_per_s": parse_rate(requests, args.spans)}}
