@@ -112,3 +112,26 @@ def test_concurrent_writers_on_one_database_lose_nothing(store_location, payload
     assert errors == []
     with Store(store_location) as store:
         assert store.counts()["spans"] == 439 and store.counts()["traces"] == 25
+
+
+def test_many_connections_opening_a_new_sqlite_store_at_once_all_succeed(tmp_path):
+    """SQLite refuses the switch to WAL at once ("database is locked") while another
+    connection creates the same file; opening must wait instead (receiver + follower)."""
+    errors: list[BaseException] = []
+    for attempt in range(20):
+        path = tmp_path / f"race{attempt}.db"
+        barrier = threading.Barrier(8)
+
+        def open_store() -> None:
+            barrier.wait()
+            try:
+                Store(path).close()
+            except BaseException as exc:  # noqa: BLE001 (reported below)
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_store) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert errors == []

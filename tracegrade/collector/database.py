@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -53,6 +54,25 @@ def display(location: str | os.PathLike[str]) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+def _enable_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Switch to WAL (a no-op when the file already is). SQLite answers "database is locked"
+    at once, without its busy timeout, when another connection is creating or switching the
+    same new file, so wait for it here (e.g. a receiver and ``score --follow`` started together).
+
+    Raises:
+        sqlite3.OperationalError: still locked after ``wait_s`` seconds, or another error.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class Database:
     """A DB-API connection plus the dialect differences (see the module docstring).
 
@@ -83,7 +103,7 @@ class Database:
         # 16 KiB pages suit rows that carry a span's bytes (~0.4-2 KB): inserts run ~1/3 faster
         # than with 4 KiB (benchmarks/receiver.py). Takes effect only on a new database.
         conn.execute("PRAGMA page_size=16384")
-        conn.execute("PRAGMA journal_mode=WAL")
+        _enable_wal(conn)
         conn.execute("PRAGMA foreign_keys=ON")
         # WAL + synchronous=NORMAL: a committed transaction survives a crash or kill of the
         # process (it is in the WAL, in the OS page cache); only a power loss or OS crash
