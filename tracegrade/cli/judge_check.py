@@ -14,7 +14,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from tracegrade.cli.options import db_option, files_argument, load, messages_key_option, report_errors
+from tracegrade.cli.options import db_option, files_argument, load, load_mapping, messages_key_option, report_errors
 from tracegrade.cli.render import console
 from tracegrade.collector.store import Store
 from tracegrade.config import CONFIG_ENV, Config, load_config
@@ -118,8 +118,6 @@ def command(dataset_path: str, files: tuple[str, ...], db: str | None, messages_
     """Run the LLM judge on the DATASET cases that carry a human ``label: pass|fail`` (traces
     from FILEs, or the store) and report agreement: accuracy and Cohen's kappa. A case without
     a rubric is judged with the dataset's default rubric, else faithfulness."""
-    from tracegrade.cli.score import _mapping
-
     dataset = load_dataset(dataset_path)
     config = config_for(load_config(config_path), dataset)
     labelled = [c for c in dataset.cases if c.label is not None]
@@ -132,7 +130,7 @@ def command(dataset_path: str, files: tuple[str, ...], db: str | None, messages_
     if not loaded.traces:
         raise ConfigError("no traces to judge")
     with judge_cache(db, scorer):
-        agreement = judge_check(loaded.traces, dataset, scorer, _mapping(mapping))
+        agreement = judge_check(loaded.traces, dataset, scorer, load_mapping(mapping))
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
         Path(json_path).write_text(json.dumps(agreement.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")

@@ -5,14 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import click
+import yaml
 
 from tracegrade.collector import sources
 from tracegrade.collector.files import ReadOptions
 from tracegrade.collector.store import DB_ENV, Store
-from tracegrade.errors import ExitCode, InputError
+from tracegrade.errors import ConfigError, ExitCode, InputError
 
 F = Callable[..., Any]
 
@@ -66,3 +68,20 @@ def emit(items: Sequence[Any], as_json: bool, render: Callable[[Sequence[Any]], 
     report_errors(errors)
     if errors:
         sys.exit(int(ExitCode.USAGE))
+
+
+def load_mapping(path: str | None) -> dict[str, list[str]]:
+    """The ``--mapping`` file (YAML/JSON: case id -> trace id or ids); {} without one.
+
+    Raises:
+        ConfigError: the file cannot be read, is not YAML, or is not an object.
+    """
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"--mapping {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"--mapping {path}: expected an object of case id -> trace id(s)")
+    return {str(k): [v] if isinstance(v, str) else [str(i) for i in v] for k, v in data.items()}

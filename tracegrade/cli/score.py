@@ -5,17 +5,15 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import nullcontext
-from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tracegrade.cli.follow import Follower, follow_until_stopped
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
-from tracegrade.cli.options import db_option, files_argument, load, messages_key_option, report_errors
+from tracegrade.cli.options import db_option, load_mapping, files_argument, load, messages_key_option, report_errors
 from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.cli.selection import parse_since, select
 from tracegrade.collector.store import DEFAULT_QUIET_S, default_path
@@ -28,18 +26,6 @@ from tracegrade.scoring import build_scorers, config_for, evaluate
 
 PROGRESS_FROM = 50
 """Show a progress bar when scoring at least this many traces."""
-
-
-def _mapping(path: str | None) -> dict[str, list[str]]:
-    if path is None:
-        return {}
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"--mapping {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"--mapping {path}: expected an object of case id -> trace id(s)")
-    return {str(k): [v] if isinstance(v, str) else [str(i) for i in v] for k, v in data.items()}
 
 
 def _progress(total: int) -> tuple[Progress | None, Any]:
@@ -113,7 +99,7 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str, dataset_p
     progress, advance = _progress(len(traces))
     with progress or nullcontext(), judge_cache(db, judge):
         result = evaluate(traces, dataset, scorers, config, tier=tier, threshold=threshold,
-                          mapping=_mapping(mapping), progress=advance)
+                          mapping=load_mapping(mapping), progress=advance)
     source = ", ".join(files) if files else str(default_path(db))
     info = run_info(result, traces, dataset, tier=tier, min_pass_rate=min_pass_rate, trace_source=source,
                     config_sources=config.sources)

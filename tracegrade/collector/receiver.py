@@ -15,7 +15,7 @@ Usage::
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from tracegrade.collector.admission import DEFAULT_REDACT, Redactor
@@ -45,7 +45,6 @@ class ReceiverConfig:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     max_queue_bytes: int = DEFAULT_QUEUE_BYTES
     grpc_workers: int = DEFAULT_WORKERS
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Receiver:

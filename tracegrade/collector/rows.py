@@ -64,6 +64,9 @@ def _agent_span(span: trace_pb2.Span) -> bool:
     return any(_has_attribute(span.attributes, key, value) for _, key, value in _AGENT_MARKS)
 
 
+Ref = Callable[[Any, str], int]
+"""Resolves a resource or scope message (with its schema URL) to its row id."""
+
 CHUNK_COLUMNS = "trace_id, start_unix_nano, span_count, spans, digest, resource_id, scope_id, received_at"
 """Column order of ``span_chunks`` rows: a prepared part + (digest, resource id, scope id,
 received at), completed by the writer."""
@@ -138,7 +141,7 @@ class PreparedSpans:
                 mine[:] = [min(mine[0], start), mine[1] or ended, mine[2] + count, mine[3] or run_id,
                            mine[4] or case_id]
 
-    def chunk_rows(self, resource_ref: Callable[[Any, str], int], scope_ref: Callable[[Any, str], int],
+    def chunk_rows(self, resource_ref: Ref, scope_ref: Ref,
                    received_at: float) -> list[tuple[Any, ...]]:
         """Complete ``span_chunks`` rows (:data:`CHUNK_COLUMNS`), resolving resource and scope
         ids; the digest covers the chunk with its resource and scope."""
@@ -163,10 +166,6 @@ def chunk_spans(payload: bytes, trace_id: str) -> list[trace_pb2.Span]:
     """The spans of a stored chunk that belong to ``trace_id`` (hex)."""
     raw = bytes.fromhex(trace_id)
     return [span for span in trace_pb2.ScopeSpans.FromString(payload).spans if span.trace_id == raw]
-
-
-Ref = Callable[[Any, str], int]
-"""Resolves a resource or scope message (with its schema URL) to its row id."""
 
 
 def log_rows(requests: Iterable[Any], resource_ref: Ref, scope_ref: Ref, received_at: float) -> list[tuple[Any, ...]]:

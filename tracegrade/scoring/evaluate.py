@@ -22,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracegrade.collector.rows import CASE_ID_ATTR
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.scoring.overall import combine
@@ -29,7 +30,6 @@ from tracegrade.scoring.score import Score, Scorer
 from tracegrade.scoring.usage import Usage, measure
 from tracegrade.trace import AgentTrace
 
-CASE_ID_ATTR = "tracegrade.case_id"
 
 
 @dataclass(frozen=True)
