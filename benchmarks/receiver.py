@@ -47,7 +47,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (  # noqa: 
     ExportTraceServiceResponse,
 )
 
-from tracegrade.collector.files import read_paths  # noqa: E402
+from tracegrade.otlp.files import read_paths  # noqa: E402
 
 SOURCE = ROOT / "datasets" / "tau-bench-otlp" / "otel_genai_default" / "traces.jsonl.gz"
 EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
@@ -55,8 +55,13 @@ EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 
 def make_requests(count: int, spans_per_request: int) -> list[bytes]:
     """``count`` encoded requests of real GenAI spans with fresh ids."""
-    template = [span for request in read_paths([SOURCE]).traces for group in request.resource_spans
-                for scoped in group.scope_spans for span in scoped.spans]
+    template = [
+        span
+        for request in read_paths([SOURCE]).traces
+        for group in request.resource_spans
+        for scoped in group.scope_spans
+        for span in scoped.spans
+    ]
     resource = read_paths([SOURCE]).traces[0].resource_spans[0].resource
     out = []
     for n in range(count):
@@ -81,6 +86,7 @@ def make_requests(count: int, spans_per_request: int) -> list[bytes]:
 
 # --- servers ------------------------------------------------------------------------------------
 
+
 def _decode_only_server(port_queue: Any) -> None:
     import grpc
 
@@ -90,7 +96,8 @@ def _decode_only_server(port_queue: Any) -> None:
 
     handler = grpc.method_handlers_generic_handler(
         "opentelemetry.proto.collector.trace.v1.TraceService",
-        {"Export": grpc.unary_unary_rpc_method_handler(export)})
+        {"Export": grpc.unary_unary_rpc_method_handler(export)},
+    )
     server = grpc.server(ThreadPoolExecutor(max_workers=16), options=[("grpc.so_reuseport", 0)])
     server.add_generic_rpc_handlers([handler])
     port_queue.put(server.add_insecure_port("127.0.0.1:0"))
@@ -108,9 +115,22 @@ def start_decode_only() -> tuple[mp.Process, int]:
 
 def start_collect(db: str) -> tuple[subprocess.Popen[str], int, int]:
     process = subprocess.Popen(
-        [sys.executable, "-c", "from tracegrade.cli import main; main()", "collect", "--db", db,
-         "--grpc-port", "0", "--http-port", "0"],
-        stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        [
+            sys.executable,
+            "-c",
+            "from tracegrade.cli import main; main()",
+            "collect",
+            "--db",
+            db,
+            "--grpc-port",
+            "0",
+            "--http-port",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
     line = process.stdout.readline() if process.stdout else ""
     match = re.search(r"gRPC [\d.]+:(\d+), OTLP/HTTP [\d.]+:(\d+)", line)
     if not match:
@@ -125,6 +145,7 @@ def peak_rss_mb(pid: int) -> float:
 
 
 # --- clients ------------------------------------------------------------------------------------
+
 
 def _grpc_client(port: int, requests: list[bytes], spans: int, seconds: float, out: Any) -> None:
     import grpc
@@ -162,10 +183,14 @@ def _drive(send: Any, requests: list[bytes], spans: int, seconds: float, out: An
     out.put((acked, errors, latencies))
 
 
-def load(client: Any, port: int, batches: list[list[bytes]], spans: int, seconds: float) -> dict[str, Any]:
+def load(
+    client: Any, port: int, batches: list[list[bytes]], spans: int, seconds: float
+) -> dict[str, Any]:
     """Run one client process per batch list against ``port``; totals and latency."""
     out: Any = mp.Queue()
-    procs = [mp.Process(target=client, args=(port, batch, spans, seconds, out)) for batch in batches]
+    procs = [
+        mp.Process(target=client, args=(port, batch, spans, seconds, out)) for batch in batches
+    ]
     start = time.perf_counter()
     for p in procs:
         p.start()
@@ -175,10 +200,14 @@ def load(client: Any, port: int, batches: list[list[bytes]], spans: int, seconds
     wall = time.perf_counter() - start
     latencies = sorted(x for _, _, lat in results for x in lat)
     acked = sum(a for a, _, _ in results)
-    return {"acked_spans": acked, "errors": sum(e for _, e, _ in results),
-            "spans_per_s": acked / seconds, "wall_s": round(wall, 2),
-            "p50_ms": round(1000 * statistics.median(latencies), 2),
-            "p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 2)}
+    return {
+        "acked_spans": acked,
+        "errors": sum(e for _, e, _ in results),
+        "spans_per_s": acked / seconds,
+        "wall_s": round(wall, 2),
+        "p50_ms": round(1000 * statistics.median(latencies), 2),
+        "p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 2),
+    }
 
 
 def parse_rate(requests: list[bytes], spans: int, seconds: float = 2.0) -> float:
@@ -189,14 +218,18 @@ def parse_rate(requests: list[bytes], spans: int, seconds: float = 2.0) -> float
     return count * spans / seconds
 
 
-def run_collect(protocol: str, batches: list[list[bytes]], spans: int, seconds: float) -> dict[str, Any]:
-    from tracegrade.collector.store import Store
+def run_collect(
+    protocol: str, batches: list[list[bytes]], spans: int, seconds: float
+) -> dict[str, Any]:
+    from tracegrade.store.traces import Store
 
     with tempfile.TemporaryDirectory() as tmp:
         db = str(Path(tmp) / "bench.db")
         process, grpc_port, http_port = start_collect(db)
         try:
-            client, port = (_grpc_client, grpc_port) if protocol == "grpc" else (_http_client, http_port)
+            client, port = (
+                (_grpc_client, grpc_port) if protocol == "grpc" else (_http_client, http_port)
+            )
             result = load(client, port, batches, spans, seconds)
             result["rss_mb"] = round(peak_rss_mb(process.pid), 1)
         finally:
@@ -208,17 +241,23 @@ def run_collect(protocol: str, batches: list[list[bytes]], spans: int, seconds: 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--spans", type=int, default=100)
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--protocols", default="grpc,http", help="Which collect runs (comma-separated).")
-    parser.add_argument("--per-client", type=int, default=3000, help="Distinct pre-encoded requests per client.")
+    parser.add_argument(
+        "--protocols", default="grpc,http", help="Which collect runs (comma-separated)."
+    )
+    parser.add_argument(
+        "--per-client", type=int, default=3000, help="Distinct pre-encoded requests per client."
+    )
     args = parser.parse_args()
     per_client = args.per_client
     requests = make_requests(per_client * args.clients, args.spans)
-    batches = [requests[i * per_client:(i + 1) * per_client] for i in range(args.clients)]
+    batches = [requests[i * per_client : (i + 1) * per_client] for i in range(args.clients)]
     results: dict[str, Any] = {"parse": {"spans_per_s": parse_rate(requests, args.spans)}}
     process, port = start_decode_only()
     try:
@@ -236,7 +275,9 @@ def main() -> None:
         return
     for name, result in results.items():
         extra = {k: v for k, v in result.items() if k not in ("spans_per_s", "ratio")}
-        print(f"{name:18} {result['spans_per_s']:>9,} spans/s  ratio {result['ratio']:.3f}  {extra}")
+        print(
+            f"{name:18} {result['spans_per_s']:>9,} spans/s  ratio {result['ratio']:.3f}  {extra}"
+        )
 
 
 if __name__ == "__main__":

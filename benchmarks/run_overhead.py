@@ -21,8 +21,8 @@ concurrency (1 s by default). Reported:
 from __future__ import annotations
 
 import argparse
-import io
 import asyncio
+import io
 import json
 import statistics
 import sys
@@ -56,32 +56,61 @@ async def agent(message: str) -> str:
     """The scripted agent: one model call that looks the answer up, then the answer."""
     tracer = trace.get_tracer("benchmarks.run_overhead")
     answer = f"The order {message.split()[-1]} ships tomorrow."
-    with tracer.start_as_current_span("invoke_agent bench", attributes={"gen_ai.operation.name": "invoke_agent",
-                                                                         "gen_ai.agent.name": "bench"}):
-        with tracer.start_as_current_span("chat bench-model", attributes={
-                "gen_ai.operation.name": "chat", "gen_ai.request.model": "bench-model",
-                "gen_ai.usage.input_tokens": 120, "gen_ai.usage.output_tokens": 30,
-                "gen_ai.input.messages": _messages("user", message)}):
-            await asyncio.sleep(AGENT_S)
-        with tracer.start_as_current_span("execute_tool lookup_order", attributes={
-                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup_order",
-                "gen_ai.tool.call.arguments": json.dumps({"order": message.split()[-1]}),
-                "gen_ai.tool.call.result": json.dumps({"ships": "tomorrow"})}):
-            pass
-        with tracer.start_as_current_span("chat bench-model", attributes={
-                "gen_ai.operation.name": "chat", "gen_ai.request.model": "bench-model",
-                "gen_ai.usage.input_tokens": 160, "gen_ai.usage.output_tokens": 12,
+    with tracer.start_as_current_span(
+        "invoke_agent bench",
+        attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "bench"},
+    ):
+        with tracer.start_as_current_span(
+            "chat bench-model",
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "bench-model",
+                "gen_ai.usage.input_tokens": 120,
+                "gen_ai.usage.output_tokens": 30,
                 "gen_ai.input.messages": _messages("user", message),
-                "gen_ai.output.messages": _messages("assistant", answer)}):
+            },
+        ):
+            await asyncio.sleep(AGENT_S)
+        with tracer.start_as_current_span(
+            "execute_tool lookup_order",
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "lookup_order",
+                "gen_ai.tool.call.arguments": json.dumps({"order": message.split()[-1]}),
+                "gen_ai.tool.call.result": json.dumps({"ships": "tomorrow"}),
+            },
+        ):
+            pass
+        with tracer.start_as_current_span(
+            "chat bench-model",
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "bench-model",
+                "gen_ai.usage.input_tokens": 160,
+                "gen_ai.usage.output_tokens": 12,
+                "gen_ai.input.messages": _messages("user", message),
+                "gen_ai.output.messages": _messages("assistant", answer),
+            },
+        ):
             pass
     return answer
 
 
 def _dataset(folder: Path, cases: int) -> Path:
     path = folder / "bench.json"
-    path.write_text(json.dumps([{"id": f"case-{i}", "input": f"When does order A{i:04d} ship? A{i:04d}",
-                                 "expected_tools": ["lookup_order"], "expected_fields": ["ships"]}
-                                for i in range(cases)]))
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "id": f"case-{i}",
+                    "input": f"When does order A{i:04d} ship? A{i:04d}",
+                    "expected_tools": ["lookup_order"],
+                    "expected_fields": ["ships"],
+                }
+                for i in range(cases)
+            ]
+        )
+    )
     return path
 
 
@@ -95,8 +124,10 @@ def _receiver_start_s(db: str) -> float:
 
 def _pcts(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
-    return {"p50": round(statistics.median(ordered), 2),
-            "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2)}
+    return {
+        "p50": round(statistics.median(ordered), 2),
+        "p95": round(ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))], 2),
+    }
 
 
 def run(cases: int = 50, concurrency: int = 10, agent_s: float = AGENT_S) -> dict[str, Any]:
@@ -107,22 +138,40 @@ def run(cases: int = 50, concurrency: int = 10, agent_s: float = AGENT_S) -> dic
         dataset = load_dataset(_dataset(Path(folder), cases))
         receiver_s = _receiver_start_s(str(Path(folder) / "warm.db"))
         config = config_for(load_config(None), dataset)
-        scoring = Scoring(build_scorers(config, ()), config, dataset.weights or config.weights, config.threshold)
+        scoring = Scoring(
+            build_scorers(config, ()), config, dataset.weights or config.weights, config.threshold
+        )
         plan = RunPlan(new_run_id(), dataset.cases, concurrency=concurrency, timeout_s=30)
         started = time.perf_counter()
         quiet = Console(file=io.StringIO())
-        doc = run_eval(EvalRun(dataset, plan, PythonAgent("benchmarks.run_overhead:agent", agent), scoring,
-                               progress_console=quiet),
-                       str(Path(folder) / "run.db"))
+        doc = run_eval(
+            EvalRun(
+                dataset,
+                plan,
+                PythonAgent("benchmarks.run_overhead:agent", agent),
+                scoring,
+                progress_console=quiet,
+            ),
+            str(Path(folder) / "run.db"),
+        )
         command_s = time.perf_counter() - started
     attempts = [a for c in doc["cases"] for a in c["attempts"]]
     ideal = cases * agent_s / concurrency
     wall = doc["summary"]["runner"]["wall_s"]
-    return {"cases": cases, "concurrency": concurrency, "agent_s": agent_s, "passed": doc["summary"]["passed"],
-            "ideal_s": round(ideal, 3), "receiver_start_s": round(receiver_s, 3), "run_wall_s": wall,
-            "command_s": round(command_s, 3), "ratio": round(wall / (ideal + receiver_s), 3),
-            "agent_overhead_ms": _pcts([a["agent_ms"] - agent_s * 1000 for a in attempts]),
-            "settle_ms": _pcts([a["settle_ms"] for a in attempts]), "score_ms": _pcts([a["score_ms"] for a in attempts])}
+    return {
+        "cases": cases,
+        "concurrency": concurrency,
+        "agent_s": agent_s,
+        "passed": doc["summary"]["passed"],
+        "ideal_s": round(ideal, 3),
+        "receiver_start_s": round(receiver_s, 3),
+        "run_wall_s": wall,
+        "command_s": round(command_s, 3),
+        "ratio": round(wall / (ideal + receiver_s), 3),
+        "agent_overhead_ms": _pcts([a["agent_ms"] - agent_s * 1000 for a in attempts]),
+        "settle_ms": _pcts([a["settle_ms"] for a in attempts]),
+        "score_ms": _pcts([a["score_ms"] for a in attempts]),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,10 +185,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
-    print(f"{figures['cases']} cases x {figures['agent_s']} s at concurrency {figures['concurrency']}: "
-          f"{figures['passed']} passed")
-    print(f"ideal {figures['ideal_s']} s + receiver start-up {figures['receiver_start_s']} s; run wall "
-          f"{figures['run_wall_s']} s (ratio {figures['ratio']}); whole command {figures['command_s']} s")
+    print(
+        f"{figures['cases']} cases x {figures['agent_s']} s at concurrency {figures['concurrency']}: "
+        f"{figures['passed']} passed"
+    )
+    print(
+        f"ideal {figures['ideal_s']} s + receiver start-up {figures['receiver_start_s']} s; run wall "
+        f"{figures['run_wall_s']} s (ratio {figures['ratio']}); whole command {figures['command_s']} s"
+    )
     for key in ("agent_overhead_ms", "settle_ms", "score_ms"):
         print(f"{key:<20} p50 {figures[key]['p50']:>8} ms   p95 {figures[key]['p95']:>8} ms")
     return 0

@@ -35,12 +35,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.tau_bench.convert import convert, trace_request  # noqa: E402
-from tracegrade.collector.files import ReadOptions, read_paths  # noqa: E402
-from tracegrade.collector.normalize import normalize_all, normalize_trace  # noqa: E402
-from tracegrade.collector.store import Store  # noqa: E402
 from tracegrade.config import load_config  # noqa: E402
 from tracegrade.dataset import load_dataset  # noqa: E402
+from tracegrade.normalize import normalize_all, normalize_trace  # noqa: E402
+from tracegrade.otlp.files import ReadOptions, read_paths  # noqa: E402
 from tracegrade.scoring import build_scorers, evaluate  # noqa: E402
+from tracegrade.store.traces import Store  # noqa: E402
 
 TAU = ROOT / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
 OTLP = ROOT / "datasets" / "tau-bench-otlp"
@@ -57,9 +57,13 @@ def timed(function: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 
 
 def _row(stage: str, seconds: float, spans: int, traces: int, baseline: float) -> dict[str, Any]:
-    return {"stage": stage, "seconds": round(seconds, 4), "spans_per_s": round(spans / seconds) if seconds else None,
-            "traces_per_s": round(traces / seconds, 1) if seconds else None,
-            "x_baseline": round(seconds / baseline, 2) if baseline else None}
+    return {
+        "stage": stage,
+        "seconds": round(seconds, 4),
+        "spans_per_s": round(spans / seconds) if seconds else None,
+        "traces_per_s": round(traces / seconds, 1) if seconds else None,
+        "x_baseline": round(seconds / baseline, 2) if baseline else None,
+    }
 
 
 def run(repeat: int, limit: int | None) -> list[dict[str, Any]]:
@@ -104,16 +108,30 @@ def run(repeat: int, limit: int | None) -> list[dict[str, Any]]:
         files = [OTLP / variant / "traces.jsonl.gz"]
         t_variant, result = timed(lambda: read_paths(files), repeat)
         variant_spans = result.spans()
-        t_variant_norm, normalized = timed(lambda: normalize_all(variant_spans, result.log_records()), repeat)
-        rows.append(_row(f"read {variant}", t_variant, len(variant_spans), len(normalized), baseline))
-        rows.append(_row(f"normalize {variant}", t_variant_norm, len(variant_spans), len(normalized), baseline))
+        t_variant_norm, normalized = timed(
+            lambda: normalize_all(variant_spans, result.log_records()), repeat
+        )
+        rows.append(
+            _row(f"read {variant}", t_variant, len(variant_spans), len(normalized), baseline)
+        )
+        rows.append(
+            _row(
+                f"normalize {variant}",
+                t_variant_norm,
+                len(variant_spans),
+                len(normalized),
+                baseline,
+            )
+        )
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--limit", type=int, default=None, help="first N tau-bench trajectories (default: all 100)")
+    parser.add_argument(
+        "--limit", type=int, default=None, help="first N tau-bench trajectories (default: all 100)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     rows = run(args.repeat, args.limit)
@@ -122,8 +140,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     print(f"{'stage':<38}{'seconds':>9}{'spans/s':>10}{'traces/s':>10}{'x json.loads':>14}")
     for row in rows:
-        print(f"{row['stage']:<38}{row['seconds']:>9.3f}{row['spans_per_s'] or 0:>10}{row['traces_per_s'] or 0:>10}"
-              f"{row['x_baseline']:>14}")
+        print(
+            f"{row['stage']:<38}{row['seconds']:>9.3f}{row['spans_per_s'] or 0:>10}{row['traces_per_s'] or 0:>10}"
+            f"{row['x_baseline']:>14}"
+        )
     return 0
 
 

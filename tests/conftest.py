@@ -36,5 +36,8 @@ def data() -> Path:
 
 
 def pytest_report_header() -> list[str]:
-    return [f"tracegrade test data: {DATA}", f"TRACEGRADE_REQUIRE_HARNESS={os.environ.get('TRACEGRADE_REQUIRE_HARNESS', '')}",
-            f"TRACEGRADE_TEST_POSTGRES_URL={'set' if os.environ.get('TRACEGRADE_TEST_POSTGRES_URL') else 'unset'}"]
+    return [
+        f"tracegrade test data: {DATA}",
+        f"TRACEGRADE_REQUIRE_HARNESS={os.environ.get('TRACEGRADE_REQUIRE_HARNESS', '')}",
+        f"TRACEGRADE_TEST_POSTGRES_URL={'set' if os.environ.get('TRACEGRADE_TEST_POSTGRES_URL') else 'unset'}",
+    ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracegrade.collector.normalize import normalize_trace
+from tracegrade.normalize import normalize_trace
 from tracegrade.spans import LogRecord, Span, SpanEvent, SpanKind, StatusCode, TraceData
 from tracegrade.trace import AgentTrace
 
@@ -35,24 +35,46 @@ class TraceBuilder:
     logs: list[LogRecord] = field(default_factory=list)
     scope: str = "test"
 
-    def add(self, name: str, attributes: dict[str, Any] | None = None, *, parent: str | None = None,
-            start_ms: float = 0, duration_ms: float = 1, kind: str | int = "INTERNAL", error: str | None = None,
-            events: tuple[SpanEvent, ...] = (), scope: str | None = None, dropped: int = 0) -> str:
+    def add(
+        self,
+        name: str,
+        attributes: dict[str, Any] | None = None,
+        *,
+        parent: str | None = None,
+        start_ms: float = 0,
+        duration_ms: float = 1,
+        kind: str | int = "INTERNAL",
+        error: str | None = None,
+        events: tuple[SpanEvent, ...] = (),
+        scope: str | None = None,
+        dropped: int = 0,
+    ) -> str:
         span_id = f"{len(self.spans) + 1:016x}"
         start = BASE_NS + int(start_ms * 1e6)
-        self.spans.append(Span(
-            trace_id=self.trace_id, span_id=span_id, parent_span_id=parent, name=name,
-            kind=KINDS.get(kind, kind) if isinstance(kind, str) else kind,
-            start_unix_nano=start, end_unix_nano=start + int(duration_ms * 1e6),
-            status_code=StatusCode.ERROR if error is not None else StatusCode.UNSET,
-            status_message=error or "", attributes=otlp_shape(attributes or {}), events=events,
-            scope_name=scope or self.scope, dropped_attributes_count=dropped,
-        ))
+        self.spans.append(
+            Span(
+                trace_id=self.trace_id,
+                span_id=span_id,
+                parent_span_id=parent,
+                name=name,
+                kind=KINDS.get(kind, kind) if isinstance(kind, str) else kind,
+                start_unix_nano=start,
+                end_unix_nano=start + int(duration_ms * 1e6),
+                status_code=StatusCode.ERROR if error is not None else StatusCode.UNSET,
+                status_message=error or "",
+                attributes=otlp_shape(attributes or {}),
+                events=events,
+                scope_name=scope or self.scope,
+                dropped_attributes_count=dropped,
+            )
+        )
         return span_id
 
     def log(self, event_name: str, body: Any, *, span_id: str, time_ms: float = 0) -> None:
         time = BASE_NS + int(time_ms * 1e6)
-        self.logs.append(LogRecord(self.trace_id, span_id, time, time, event_name, otlp_shape(body)))
+        self.logs.append(
+            LogRecord(self.trace_id, span_id, time, time, event_name, otlp_shape(body))
+        )
 
     def data(self) -> TraceData:
         return TraceData(self.trace_id, list(self.spans), list(self.logs))

@@ -39,7 +39,9 @@ class ModelPrice(_Strict):
 
     input: float = Field(ge=0, description="USD per 1M non-cached input tokens")
     output: float = Field(ge=0, description="USD per 1M output tokens")
-    cached_input: float | None = Field(None, ge=0, description="USD per 1M cached input tokens (default: input)")
+    cached_input: float | None = Field(
+        None, ge=0, description="USD per 1M cached input tokens (default: input)"
+    )
 
 
 class PricingFile(_Strict):
@@ -96,15 +98,24 @@ class Budgets:
 
     def merged(self, other: Budgets) -> Budgets:
         """``other`` 's limits where set, else these."""
-        return Budgets(*(o if o is not None else s for s, o in zip(_astuple(self), _astuple(other))))
+        return Budgets(
+            *(o if o is not None else s for s, o in zip(_astuple(self), _astuple(other)))
+        )
 
 
 def _astuple(budgets: Budgets) -> tuple[Any, ...]:
-    return (budgets.max_latency_ms, budgets.max_cost_usd, budgets.max_tool_calls, budgets.max_tokens)
+    return (
+        budgets.max_latency_ms,
+        budgets.max_cost_usd,
+        budgets.max_tool_calls,
+        budgets.max_tokens,
+    )
 
 
 _PROVIDER_PREFIX_SEPARATORS = ("/", ":")
-_SNAPSHOT_SUFFIX = re.compile(r"^(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|@.+|-latest|-preview(?:-.+)?|-v\d+(?:[.:]\d+)*)$")
+_SNAPSHOT_SUFFIX = re.compile(
+    r"^(?:-\d{4}-\d{2}-\d{2}|-\d{8}|-\d{4}|@.+|-latest|-preview(?:-.+)?|-v\d+(?:[.:]\d+)*)$"
+)
 """What may follow a priced model name in a snapshot of the same model (``gpt-4o-2024-08-06``,
 ``gpt-4-0613``, ``claude-3-5-sonnet-20241022``, ``...@001``); ``gpt-4o-mini`` is not one."""
 
@@ -128,11 +139,18 @@ class Pricing:
                 name = name.split(separator, 1)[1]
         if name in self.models:
             return self.models[name]
-        prefixes = [k for k in self.models if name.startswith(k) and _SNAPSHOT_SUFFIX.match(name[len(k):])]
+        prefixes = [
+            k for k in self.models if name.startswith(k) and _SNAPSHOT_SUFFIX.match(name[len(k) :])
+        ]
         return self.models[max(prefixes, key=len)] if prefixes else None
 
-    def cost_usd(self, model: str | None, input_tokens: int | None, output_tokens: int | None,
-                 cached_input_tokens: int | None = None) -> float | None:
+    def cost_usd(
+        self,
+        model: str | None,
+        input_tokens: int | None,
+        output_tokens: int | None,
+        cached_input_tokens: int | None = None,
+    ) -> float | None:
         """Cost in USD of one LLM call; None when the model has no price or no token counts.
         Cached tokens are part of ``input_tokens`` (GenAI semconv) and charged at the
         cached rate."""
@@ -142,7 +160,9 @@ class Pricing:
         cached = min(cached_input_tokens or 0, input_tokens or 0)
         fresh = (input_tokens or 0) - cached
         cached_rate = price.cached_input if price.cached_input is not None else price.input
-        return (fresh * price.input + cached * cached_rate + (output_tokens or 0) * price.output) / 1e6
+        return (
+            fresh * price.input + cached * cached_rate + (output_tokens or 0) * price.output
+        ) / 1e6
 
 
 @dataclass(frozen=True)
@@ -192,18 +212,30 @@ def _default(name: str) -> tuple[str, Any]:
 def _apply(config: Config, scoring: ScoringFile, source: str) -> Config:
     pricing = config.pricing
     if scoring.pricing is not None:
-        pricing = Pricing({**pricing.models, **{k.lower(): v for k, v in scoring.pricing.models.items()}},
-                          scoring.pricing.read_on or pricing.read_on)
+        pricing = Pricing(
+            {**pricing.models, **{k.lower(): v for k, v in scoring.pricing.models.items()}},
+            scoring.pricing.read_on or pricing.read_on,
+        )
     budgets = config.budgets
     if scoring.budgets is not None:
         budgets = budgets.merged(Budgets(**scoring.budgets.model_dump()))
     aliases = dict(config.field_aliases)
     aliases.update({k: tuple(v) for k, v in (scoring.field_aliases or {}).items()})
     return replace(
-        config.with_overrides(weights=scoring.weights, reference_free_weights=scoring.reference_free_weights,
-                              threshold=scoring.threshold, count_tool_calls=scoring.count_tool_calls),
-        pricing=pricing, budgets=budgets, field_aliases=aliases, sources=(*config.sources, source),
-        judge={**config.judge, **(scoring.judge.model_dump(exclude_none=True) if scoring.judge else {})},
+        config.with_overrides(
+            weights=scoring.weights,
+            reference_free_weights=scoring.reference_free_weights,
+            threshold=scoring.threshold,
+            count_tool_calls=scoring.count_tool_calls,
+        ),
+        pricing=pricing,
+        budgets=budgets,
+        field_aliases=aliases,
+        sources=(*config.sources, source),
+        judge={
+            **config.judge,
+            **(scoring.judge.model_dump(exclude_none=True) if scoring.judge else {}),
+        },
     )
 
 
@@ -217,9 +249,11 @@ def defaults() -> Config:
     aliases = _validate(AliasesFile, aliases_data, aliases_source)
     budgets = Budgets(**scoring.budgets.model_dump()) if scoring.budgets else Budgets()
     return Config(
-        weights=scoring.weights or {}, reference_free_weights=scoring.reference_free_weights or {},
+        weights=scoring.weights or {},
+        reference_free_weights=scoring.reference_free_weights or {},
         threshold=scoring.threshold if scoring.threshold is not None else 0.7,
-        count_tool_calls=scoring.count_tool_calls or "performed", budgets=budgets,
+        count_tool_calls=scoring.count_tool_calls or "performed",
+        budgets=budgets,
         pricing=Pricing({k.lower(): v for k, v in pricing.models.items()}, pricing.read_on),
         field_aliases={k: tuple(v) for k, v in aliases.fields.items()},
         sources=(scoring_source, pricing_source, aliases_source),

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from tracegrade.errors import DatasetError
 from tracegrade.predicates import Predicate, PredicateError, parse_predicate
@@ -204,11 +212,15 @@ def _parse(path: Path, text: str) -> tuple[Any, list[int]]:
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise DatasetError(f"{path}: invalid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from exc
+        raise DatasetError(
+            f"{path}: invalid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
+        ) from exc
     return data, _case_lines(text)
 
 
-def _error(path: Path, lines: list[int], data: Mapping[str, Any], exc: ValidationError) -> DatasetError:
+def _error(
+    path: Path, lines: list[int], data: Mapping[str, Any], exc: ValidationError
+) -> DatasetError:
     first = exc.errors()[0]
     loc = list(first["loc"])
     if loc[:1] == ["cases"] and len(loc) > 1 and isinstance(loc[1], int):
@@ -240,7 +252,12 @@ def load_dataset(path: str | Path) -> Dataset:
         data = {"name": path.stem, "cases": data}
     if not isinstance(data, dict):
         raise DatasetError(f"{path}: a dataset is a list of cases or an object with 'cases'")
-    data = {"name": path.stem, **data, "source": str(path), "digest": hashlib.sha256(raw).hexdigest()}
+    data = {
+        "name": path.stem,
+        **data,
+        "source": str(path),
+        "digest": hashlib.sha256(raw).hexdigest(),
+    }
     try:
         dataset = Dataset.model_validate(data)
     except ValidationError as exc:
@@ -256,6 +273,8 @@ def _assign_ids(dataset: Dataset, path: Path, lines: list[int]) -> None:
             case.id = f"{dataset.name}:{index + 1}"
         if case.id in seen:
             line = f":{lines[index]}" if index < len(lines) else ""
-            raise DatasetError(f"{path}{line}: case {index + 1}: field 'id': duplicate id {case.id!r} "
-                               f"(first used by case {seen[case.id] + 1})")
+            raise DatasetError(
+                f"{path}{line}: case {index + 1}: field 'id': duplicate id {case.id!r} "
+                f"(first used by case {seen[case.id] + 1})"
+            )
         seen[case.id] = index

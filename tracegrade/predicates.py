@@ -33,8 +33,22 @@ MISSING: Any = object()
 
 _ALIASES = {"<=": "lte", ">=": "gte", "<": "lt", ">": "gt", "eq": "equals", "in": "one_of"}
 _SYMBOLS = {"lte": "<=", "gte": ">=", "lt": "<", "gt": ">"}
-OPERATORS = frozenset({"equals", "one_of", "lte", "gte", "lt", "gt", "regex", "contains", "subset", "any",
-                       "optional", "ignore_case"})
+OPERATORS = frozenset(
+    {
+        "equals",
+        "one_of",
+        "lte",
+        "gte",
+        "lt",
+        "gt",
+        "regex",
+        "contains",
+        "subset",
+        "any",
+        "optional",
+        "ignore_case",
+    }
+)
 
 
 class PredicateError(ValueError):
@@ -65,10 +79,13 @@ def values_equal(expected: Any, actual: Any, *, ignore_case: bool = False) -> bo
 def _contains_all(expected: Any, actual: Any, ignore_case: bool) -> bool:
     if isinstance(expected, Mapping):
         return isinstance(actual, Mapping) and all(
-            k in actual and values_equal(v, actual[k], ignore_case=ignore_case) for k, v in expected.items()
+            k in actual and values_equal(v, actual[k], ignore_case=ignore_case)
+            for k, v in expected.items()
         )
     if isinstance(actual, (list, tuple)):
-        return all(any(values_equal(e, a, ignore_case=ignore_case) for a in actual) for e in expected)
+        return all(
+            any(values_equal(e, a, ignore_case=ignore_case) for a in actual) for e in expected
+        )
     return False
 
 
@@ -86,10 +103,15 @@ class Predicate:
     def describe(self) -> str:
         """A short human form, e.g. ``one of ["a", "b"]`` or ``<= 500``."""
         ops = {k: v for k, v in self.operators.items() if k not in ("optional", "ignore_case")}
-        parts = [json.dumps(v, ensure_ascii=False) if k == "equals"
-                 else f"{_SYMBOLS.get(k, k.replace('_', ' '))} {json.dumps(v, ensure_ascii=False)}"
-                 for k, v in ops.items()]
-        return " and ".join(parts) + (" (optional)" if self.optional else "") if parts else "optional"
+        parts = [
+            json.dumps(v, ensure_ascii=False)
+            if k == "equals"
+            else f"{_SYMBOLS.get(k, k.replace('_', ' '))} {json.dumps(v, ensure_ascii=False)}"
+            for k, v in ops.items()
+        ]
+        return (
+            " and ".join(parts) + (" (optional)" if self.optional else "") if parts else "optional"
+        )
 
     def check(self, actual: Any) -> tuple[bool, str]:
         """(satisfied, reason); ``actual`` is :data:`MISSING` when the argument was omitted."""
@@ -100,7 +122,10 @@ class Predicate:
             if name in ("optional", "ignore_case", "any"):
                 continue
             if not _CHECKS[name](expected, actual, ignore_case):
-                return False, f"expected {self.describe()}, got {json.dumps(actual, ensure_ascii=False, default=str)}"
+                return (
+                    False,
+                    f"expected {self.describe()}, got {json.dumps(actual, ensure_ascii=False, default=str)}",
+                )
         return True, "ok"
 
 
@@ -109,11 +134,16 @@ def _one_of(expected: Sequence[Any], actual: Any, ignore_case: bool) -> bool:
 
 
 def _bound(compare: Any) -> Any:
-    return lambda expected, actual, _: _is_number(actual) and compare(float(actual), float(expected))
+    return lambda expected, actual, _: (
+        _is_number(actual) and compare(float(actual), float(expected))
+    )
 
 
 def _regex(pattern: str, actual: Any, ignore_case: bool) -> bool:
-    return isinstance(actual, str) and re.search(pattern, actual, re.IGNORECASE if ignore_case else 0) is not None
+    return (
+        isinstance(actual, str)
+        and re.search(pattern, actual, re.IGNORECASE if ignore_case else 0) is not None
+    )
 
 
 def _contains(needle: str, actual: Any, ignore_case: bool) -> bool:
@@ -136,7 +166,11 @@ _CHECKS = {
 
 
 def _is_operator_spec(spec: Any) -> bool:
-    return isinstance(spec, Mapping) and bool(spec) and all(_ALIASES.get(k, k) in OPERATORS for k in spec)
+    return (
+        isinstance(spec, Mapping)
+        and bool(spec)
+        and all(_ALIASES.get(k, k) in OPERATORS for k in spec)
+    )
 
 
 def parse_predicate(spec: Any) -> Predicate:
@@ -149,7 +183,9 @@ def parse_predicate(spec: Any) -> Predicate:
     if not _is_operator_spec(spec):
         if isinstance(spec, Mapping) and any(k in OPERATORS or k in _ALIASES for k in spec):
             unknown = sorted(k for k in spec if _ALIASES.get(k, k) not in OPERATORS)
-            raise PredicateError(f"unknown operator(s) {unknown}; valid: {sorted(OPERATORS | set(_ALIASES))}")
+            raise PredicateError(
+                f"unknown operator(s) {unknown}; valid: {sorted(OPERATORS | set(_ALIASES))}"
+            )
         return Predicate({"equals": spec})
     operators = {_ALIASES.get(k, k): v for k, v in spec.items()}
     for name in ("lte", "gte", "lt", "gt"):
@@ -175,7 +211,9 @@ class ArgumentCheck:
     actual: Any = None
 
 
-def check_arguments(predicates: Mapping[str, Predicate], actual: Any, *, allow_extra: bool = True) -> list[ArgumentCheck]:
+def check_arguments(
+    predicates: Mapping[str, Predicate], actual: Any, *, allow_extra: bool = True
+) -> list[ArgumentCheck]:
     """Check every predicate against a call's parsed arguments (a dict; anything else counts
     as no arguments). With ``allow_extra`` False, arguments no predicate names fail too."""
     args = actual if isinstance(actual, Mapping) else {}

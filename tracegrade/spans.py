@@ -1,7 +1,7 @@
 """Decoded OTLP data: spans and log records as plain, immutable Python objects.
 
 These are the only shapes the normalisers see; wire formats (protobuf, OTLP/JSON) stop at
-:mod:`tracegrade.collector.otlp`. Ids are lowercase hex strings (32 characters for a trace
+:mod:`tracegrade.otlp.codec`. Ids are lowercase hex strings (32 characters for a trace
 id, 16 for a span id), times are integers in nanoseconds since the Unix epoch, and attribute
 values are decoded ``AnyValue`` s: ``str``, ``bool``, ``int``, ``float``, ``bytes``, ``None``,
 ``tuple`` (array) or ``dict`` (kvlist).
@@ -10,6 +10,7 @@ values are decoded ``AnyValue`` s: ``str``, ``bool``, ``int``, ``float``, ``byte
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -124,3 +125,19 @@ def group_by_trace(spans: Iterable[Span], logs: Iterable[LogRecord] = ()) -> lis
         if record.trace_id:
             traces.setdefault(record.trace_id, TraceData(record.trace_id)).logs.append(record)
     return list(traces.values())
+
+
+def loads_maybe(value: Any) -> Any:
+    """``json.loads`` a string that holds a JSON object or array; anything else unchanged.
+
+    Content attributes MAY be recorded as JSON strings on spans (GenAI semconv), and
+    everyone does; this is the one place they are decoded.
+    """
+    if isinstance(value, str):
+        stripped = value.lstrip()
+        if stripped[:1] in ("{", "["):
+            try:
+                return json.loads(value)
+            except json.JSONDecodeError:
+                return value
+    return value

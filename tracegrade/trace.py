@@ -1,6 +1,6 @@
 """The normalised view of what an agent did: :class:`AgentTrace` and its parts.
 
-Built once from spans and log records by :mod:`tracegrade.collector.normalize`; every scorer
+Built once from spans and log records by :mod:`tracegrade.normalize`; every scorer
 reads only this. Times are unix nanoseconds (``*_unix_nano``) or milliseconds (``*_ms``);
 token counts are tokens. ``gaps`` says what could not be derived and why, so a scorer can
 tell "the agent did not do X" from "the trace does not record X".
@@ -139,7 +139,8 @@ class AgentTrace:
         """The versioned JSON form (see :data:`SCHEMA_VERSION` and :func:`json_schema`)."""
         data = {"schema_version": SCHEMA_VERSION, **_jsonable(dataclasses.asdict(self))}
         data["tool_calls"] = [
-            {**d, "performed": call.performed} for d, call in zip(data["tool_calls"], self.tool_calls)
+            {**d, "performed": call.performed}
+            for d, call in zip(data["tool_calls"], self.tool_calls)
         ]
         return data
 

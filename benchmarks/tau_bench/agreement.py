@@ -29,11 +29,21 @@ def agreement(doc: dict[str, Any]) -> dict[str, Any]:
         tn += not passed and not rewarded
         fn += rewarded and not passed
         if rewarded != passed:
-            disagreements.append({"case_id": case["case_id"], "reward": case["metadata"]["reward"],
-                                  "passed": passed, "reasons": case["reasons"]})
+            disagreements.append(
+                {
+                    "case_id": case["case_id"],
+                    "reward": case["metadata"]["reward"],
+                    "passed": passed,
+                    "reasons": case["reasons"],
+                }
+            )
     total = tp + fp + tn + fn
     return {
-        "cases": total, "true_positive": tp, "false_positive": fp, "true_negative": tn, "false_negative": fn,
+        "cases": total,
+        "true_positive": tp,
+        "false_positive": fp,
+        "true_negative": tn,
+        "false_negative": fn,
         "accuracy": (tp + tn) / total if total else None,
         "precision": tp / (tp + fp) if tp + fp else None,
         "recall": tp / (tp + fn) if tp + fn else None,
@@ -50,11 +60,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps(result, indent=2))
         return 0
-    print(f"cases {result['cases']}: TP {result['true_positive']}  FP {result['false_positive']}  "
-          f"TN {result['true_negative']}  FN {result['false_negative']}")
-    print(f"accuracy {result['accuracy']:.3f}  precision {result['precision']:.3f}  recall {result['recall']:.3f}")
+    print(
+        f"cases {result['cases']}: TP {result['true_positive']}  FP {result['false_positive']}  "
+        f"TN {result['true_negative']}  FN {result['false_negative']}"
+    )
+    print(
+        f"accuracy {result['accuracy']:.3f}  precision {result['precision']:.3f}  recall {result['recall']:.3f}"
+    )
     for case in result["disagreements"]:
-        print(f"- {case['case_id']}: reward {case['reward']}, passed {case['passed']}: {'; '.join(case['reasons'][:4])}")
+        print(
+            f"- {case['case_id']}: reward {case['reward']}, passed {case['passed']}: {'; '.join(case['reasons'][:4])}"
+        )
     return 0
 
 

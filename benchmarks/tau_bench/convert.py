@@ -32,12 +32,16 @@ from typing import Any
 
 import yaml
 
-from tracegrade.collector.files import write_jsonl
-from tracegrade.collector.transcripts import to_request
+from tracegrade.otlp.files import write_jsonl
+from tracegrade.otlp.transcripts import to_request
 
 WRITE_TOOLS = (
-    "book_reservation", "cancel_reservation", "send_certificate", "update_reservation_baggages",
-    "update_reservation_flights", "update_reservation_passengers",
+    "book_reservation",
+    "cancel_reservation",
+    "send_certificate",
+    "update_reservation_baggages",
+    "update_reservation_flights",
+    "update_reservation_passengers",
 )
 """tau-bench airline tools that change the database (tau_bench/envs/airline/tools)."""
 MODEL = "gpt-4o"
@@ -57,12 +61,18 @@ def case_for(record: dict[str, Any]) -> dict[str, Any]:
     case: dict[str, Any] = {
         "id": case_id(record),
         "input": first_user,
-        "expected_tool_calls": [{"name": a["name"], "arguments": a["kwargs"], "required": True} for a in writes],
+        "expected_tool_calls": [
+            {"name": a["name"], "arguments": a["kwargs"], "required": True} for a in writes
+        ],
         "strict_tools": list(WRITE_TOOLS),
         "tags": ["tau-bench", "airline"],
-        "metadata": {"task_id": record["task_id"], "trial": record["trial"], "reward": record["reward"],
-                     "user_id": task.get("user_id"),
-                     "read_actions": [a for a in actions if a["name"] not in WRITE_TOOLS]},
+        "metadata": {
+            "task_id": record["task_id"],
+            "trial": record["trial"],
+            "reward": record["reward"],
+            "user_id": task.get("user_id"),
+            "read_actions": [a for a in actions if a["name"] not in WRITE_TOOLS],
+        },
     }
     if task.get("outputs"):
         case["must_contain"] = [str(o) for o in task["outputs"]]
@@ -99,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out_dir", type=Path)
     args = parser.parse_args(argv)
     traces, cases = convert(args.trajectories, args.out_dir)
-    print(f"wrote {traces} traces to {args.out_dir / 'traces.jsonl'} and {cases} cases to {args.out_dir / 'dataset.yaml'}")
+    print(
+        f"wrote {traces} traces to {args.out_dir / 'traces.jsonl'} and {cases} cases to {args.out_dir / 'dataset.yaml'}"
+    )
     return 0
 
 

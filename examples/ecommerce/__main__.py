@@ -29,13 +29,17 @@ def _read_input(message: str | None, messages: bool) -> str | list:
     except json.JSONDecodeError as exc:
         raise click.UsageError(f"--messages: the input is not JSON: {exc}") from exc
     if not isinstance(conversation, list):
-        raise click.UsageError("--messages: the input must be a JSON list of {role, content} objects")
+        raise click.UsageError(
+            "--messages: the input must be a JSON list of {role, content} objects"
+        )
     return conversation
 
 
 @click.command()
 @click.argument("message", required=False)
-@click.option("--messages", is_flag=True, help="The input is a JSON list of {role, content} messages.")
+@click.option(
+    "--messages", is_flag=True, help="The input is a JSON list of {role, content} messages."
+)
 def main(message: str | None, messages: bool) -> None:
     """Ask the example shop assistant MESSAGE (or read it from stdin) and print the reply."""
     user_input = _read_input(message, messages)

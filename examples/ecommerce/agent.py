@@ -38,7 +38,7 @@ MAX_MODEL_CALLS = 8
 """Model calls per :func:`answer` before it gives up (:class:`StepLimitError`)."""
 
 SYSTEM_PROMPT = f"""You are the shopping assistant of an online shop. You help the logged-in customer, \
-{seed.CUSTOMER['name']}, find and compare products and track, cancel and return orders. Today is {seed.SHOP_DATE}.
+{seed.CUSTOMER["name"]}, find and compare products and track, cancel and return orders. Today is {seed.SHOP_DATE}.
 
 Grounding rules:
 - Always call a tool for product, price, stock, coupon and order data; never invent names, prices, ids or \
@@ -74,9 +74,14 @@ def conversation_of(message: str | Sequence[Mapping[str, Any]]) -> list[dict[str
         return [{"role": "user", "content": message}]
     turns = []
     for index, item in enumerate(message):
-        if not isinstance(item, Mapping) or item.get("role") not in ("user", "assistant") \
-                or not isinstance(item.get("content"), str):
-            raise ValueError(f"message {index}: expected {{'role': 'user'|'assistant', 'content': str}}, got {item!r}")
+        if (
+            not isinstance(item, Mapping)
+            or item.get("role") not in ("user", "assistant")
+            or not isinstance(item.get("content"), str)
+        ):
+            raise ValueError(
+                f"message {index}: expected {{'role': 'user'|'assistant', 'content': str}}, got {item!r}"
+            )
         turns.append({"role": item["role"], "content": item["content"]})
     if not turns or turns[-1]["role"] != "user":
         raise ValueError("the conversation must end with a user message")
@@ -85,17 +90,28 @@ def conversation_of(message: str | Sequence[Mapping[str, Any]]) -> list[dict[str
 
 def _parts(messages: Sequence[Mapping[str, str]]) -> str:
     """GenAI semconv message JSON (``gen_ai.input.messages`` schema) of plain text messages."""
-    return json.dumps([{"role": m["role"], "parts": [{"type": "text", "content": m["content"]}]} for m in messages])
+    return json.dumps(
+        [
+            {"role": m["role"], "parts": [{"type": "text", "content": m["content"]}]}
+            for m in messages
+        ]
+    )
 
 
 def _execute_tool(db: sqlite3.Connection, call: Any) -> str:
     """Run one requested tool call inside an ``execute_tool`` span; the text for the model."""
     name, arguments = call.function.name, call.function.arguments
-    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
-                  "gen_ai.tool.call.id": call.id, "gen_ai.tool.type": "function"}
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": name,
+        "gen_ai.tool.call.id": call.id,
+        "gen_ai.tool.type": "function",
+    }
     if capture_content():
         attributes["gen_ai.tool.call.arguments"] = arguments
-    with _tracer.start_as_current_span(f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes) as span:
+    with _tracer.start_as_current_span(
+        f"execute_tool {name}", kind=SpanKind.INTERNAL, attributes=attributes
+    ) as span:
         try:
             result = json.dumps(call_tool(db, name, arguments))
         except ToolError as exc:
@@ -107,32 +123,64 @@ def _execute_tool(db: sqlite3.Connection, call: Any) -> str:
         return result
 
 
-def _loop(client: OpenAI, model: str, db: sqlite3.Connection, conversation: list[dict[str, str]],
-          usage: list[int]) -> str:
+def _loop(
+    client: OpenAI,
+    model: str,
+    db: sqlite3.Connection,
+    conversation: list[dict[str, str]],
+    usage: list[int],
+) -> str:
     """Call the model until it answers without tools; ``usage`` accumulates [input, output] tokens."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, *conversation]
     for _ in range(MAX_MODEL_CALLS):
-        response = client.chat.completions.create(model=model, messages=messages, tools=TOOL_DEFINITIONS)
+        response = client.chat.completions.create(
+            model=model, messages=messages, tools=TOOL_DEFINITIONS
+        )
         if response.usage:
             usage[0] += response.usage.prompt_tokens
             usage[1] += response.usage.completion_tokens
         reply = response.choices[0].message
         if not reply.tool_calls:
             return reply.content or ""
-        messages.append({"role": "assistant", "content": reply.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
-            for c in reply.tool_calls]})
-        messages.extend({"role": "tool", "tool_call_id": c.id, "content": _execute_tool(db, c)}
-                        for c in reply.tool_calls)
+        messages.append(
+            {
+                "role": "assistant",
+                "content": reply.content,
+                "tool_calls": [
+                    {
+                        "id": c.id,
+                        "type": "function",
+                        "function": {"name": c.function.name, "arguments": c.function.arguments},
+                    }
+                    for c in reply.tool_calls
+                ],
+            }
+        )
+        messages.extend(
+            {"role": "tool", "tool_call_id": c.id, "content": _execute_tool(db, c)}
+            for c in reply.tool_calls
+        )
     raise StepLimitError(f"no answer after {MAX_MODEL_CALLS} model calls")
 
 
 def _start(span: Span, model: str, conversation: list[dict[str, str]]) -> None:
-    span.set_attributes({"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": AGENT_NAME,
-                         "gen_ai.provider.name": "openai", "gen_ai.request.model": model})
+    span.set_attributes(
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": AGENT_NAME,
+            "gen_ai.provider.name": "openai",
+            "gen_ai.request.model": model,
+        }
+    )
     if capture_content():
-        span.set_attributes({"gen_ai.input.messages": _parts(conversation),
-                             "gen_ai.system_instructions": json.dumps([{"type": "text", "content": SYSTEM_PROMPT}])})
+        span.set_attributes(
+            {
+                "gen_ai.input.messages": _parts(conversation),
+                "gen_ai.system_instructions": json.dumps(
+                    [{"type": "text", "content": SYSTEM_PROMPT}]
+                ),
+            }
+        )
 
 
 def answer(message: str | Sequence[Mapping[str, Any]]) -> str:
@@ -148,15 +196,29 @@ def answer(message: str | Sequence[Mapping[str, Any]]) -> str:
     model = os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL
     usage = [0, 0]
     client = _client(os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY"))
-    with _tracer.start_as_current_span(f"invoke_agent {AGENT_NAME}", kind=SpanKind.INTERNAL) as span:
+    with _tracer.start_as_current_span(
+        f"invoke_agent {AGENT_NAME}", kind=SpanKind.INTERNAL
+    ) as span:
         _start(span, model, conversation)
         db = seed.connect()
         try:
             reply = _loop(client, model, db, conversation, usage)
         finally:
             db.close()
-        span.set_attributes({"gen_ai.usage.input_tokens": usage[0], "gen_ai.usage.output_tokens": usage[1]})
+        span.set_attributes(
+            {"gen_ai.usage.input_tokens": usage[0], "gen_ai.usage.output_tokens": usage[1]}
+        )
         if capture_content():
-            span.set_attribute("gen_ai.output.messages", json.dumps([
-                {"role": "assistant", "parts": [{"type": "text", "content": reply}], "finish_reason": "stop"}]))
+            span.set_attribute(
+                "gen_ai.output.messages",
+                json.dumps(
+                    [
+                        {
+                            "role": "assistant",
+                            "parts": [{"type": "text", "content": reply}],
+                            "finish_reason": "stop",
+                        }
+                    ]
+                ),
+            )
         return reply

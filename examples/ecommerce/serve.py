@@ -45,7 +45,9 @@ def _user_input(body: Any) -> str | list:
         return body["message"]
     if isinstance(body, dict) and isinstance(body.get("messages"), list):
         return body["messages"]
-    raise ValueError('the body must be {"message": "..."} or {"messages": [{"role": ..., "content": ...}]}')
+    raise ValueError(
+        'the body must be {"message": "..."} or {"messages": [{"role": ..., "content": ...}]}'
+    )
 
 
 class ChatHandler(BaseHTTPRequestHandler):
@@ -111,11 +113,19 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535), help="0 picks a free port.")
+@click.option(
+    "--port",
+    default=8080,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="0 picks a free port.",
+)
 def main(host: str, port: int) -> None:
     """Serve the example shop assistant over HTTP."""
     try:
-        provider = configure_tracing([BaggageSpanProcessor(lambda key: key.startswith(BAGGAGE_PREFIX))])
+        provider = configure_tracing(
+            [BaggageSpanProcessor(lambda key: key.startswith(BAGGAGE_PREFIX))]
+        )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     server = make_server(host, port)

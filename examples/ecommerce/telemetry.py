@@ -65,14 +65,21 @@ def instrument_openai() -> None:
 
 
 def _exporter_names() -> list[str]:
-    names = [n.strip() for n in os.environ.get("OTEL_TRACES_EXPORTER", "otlp").split(",") if n.strip()]
+    names = [
+        n.strip() for n in os.environ.get("OTEL_TRACES_EXPORTER", "otlp").split(",") if n.strip()
+    ]
     if names == ["none"]:
         return []
-    protocol = (os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-                or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "grpc").strip()
+    protocol = (
+        os.environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+        or os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+        or "grpc"
+    ).strip()
     if "otlp" in names and protocol not in _OTLP_BY_PROTOCOL:
-        raise ValueError(f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r} is not supported; "
-                         f"use one of {sorted(_OTLP_BY_PROTOCOL)}")
+        raise ValueError(
+            f"OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r} is not supported; "
+            f"use one of {sorted(_OTLP_BY_PROTOCOL)}"
+        )
     return [_OTLP_BY_PROTOCOL[protocol] if n == "otlp" else n for n in names]
 
 
@@ -90,7 +97,9 @@ def span_exporters() -> list[SpanExporter]:
         found = entry_points(group=_EXPORTER_GROUP, name=name)
         if not found:
             known = sorted(e.name for e in entry_points(group=_EXPORTER_GROUP))
-            raise ValueError(f"OTEL_TRACES_EXPORTER names {name!r}, which is not installed; installed: {known}")
+            raise ValueError(
+                f"OTEL_TRACES_EXPORTER names {name!r}, which is not installed; installed: {known}"
+            )
         exporters.append(next(iter(found)).load()())
     return exporters
 

@@ -37,22 +37,54 @@ class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-_STOPWORDS = frozenset(["a", "an", "and", "for", "i", "in", "me", "my", "of", "on", "or", "some", "something", "the", "to", "under", "with", "maybe"])
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "for",
+        "i",
+        "in",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "some",
+        "something",
+        "the",
+        "to",
+        "under",
+        "with",
+        "maybe",
+    ]
+)
 _WORD = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 
 def _stems(text: str) -> set[str]:
     """Lower-case words without a plural ``s`` (``shoes`` -> ``shoe``), stopwords dropped."""
-    return {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text.lower())} - _STOPWORDS
+    return {
+        w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text.lower())
+    } - _STOPWORDS
 
 
 def _text(row: sqlite3.Row) -> set[str]:
-    return _stems(" ".join([row["name"], row["brand"], row["category"], row["description"], row["tags"]]))
+    return _stems(
+        " ".join([row["name"], row["brand"], row["category"], row["description"], row["tags"]])
+    )
 
 
 def _listing(row: sqlite3.Row) -> dict[str, Any]:
-    return {"id": row["id"], "name": row["name"], "brand": row["brand"], "category": row["category"],
-            "price": row["price"], "rating": row["rating"], "on_sale": row["original_price"] > row["price"]}
+    return {
+        "id": row["id"],
+        "name": row["name"],
+        "brand": row["brand"],
+        "category": row["category"],
+        "price": row["price"],
+        "rating": row["rating"],
+        "on_sale": row["original_price"] > row["price"],
+    }
 
 
 def _product(db: sqlite3.Connection, product_id: str) -> sqlite3.Row:
@@ -79,13 +111,20 @@ class SearchProducts(_Args):
 
 def search_products(db: sqlite3.Connection, a: SearchProducts) -> list[dict[str, Any]]:
     words = _stems(a.query)
-    rows = [r for r in db.execute("SELECT * FROM products ORDER BY units_sold_30d DESC") if words <= _text(r)
-            and (a.category is None or r["category"].lower() == a.category.lower())
-            and (a.min_price is None or r["price"] >= a.min_price)
-            and (a.max_price is None or r["price"] <= a.max_price)
-            and (a.min_rating is None or r["rating"] >= a.min_rating)]
+    rows = [
+        r
+        for r in db.execute("SELECT * FROM products ORDER BY units_sold_30d DESC")
+        if words <= _text(r)
+        and (a.category is None or r["category"].lower() == a.category.lower())
+        and (a.min_price is None or r["price"] >= a.min_price)
+        and (a.max_price is None or r["price"] <= a.max_price)
+        and (a.min_rating is None or r["rating"] >= a.min_rating)
+    ]
     keys: dict[str, Callable[[sqlite3.Row], Any]] = {
-        "price_asc": lambda r: r["price"], "price_desc": lambda r: -r["price"], "rating": lambda r: -r["rating"]}
+        "price_asc": lambda r: r["price"],
+        "price_desc": lambda r: -r["price"],
+        "rating": lambda r: -r["rating"],
+    }
     if a.sort_by in keys:
         rows.sort(key=keys[a.sort_by])
     return [_listing(r) for r in rows[: a.limit]]
@@ -103,8 +142,10 @@ def semantic_search(db: sqlite3.Connection, a: SemanticSearch) -> list[dict[str,
     words = _stems(a.query)
     if not words:
         raise ToolError("the query has no searchable words")
-    scored = [(len(words & _text(r)) / len(words), r) for r in db.execute(
-        "SELECT * FROM products ORDER BY units_sold_30d DESC")]
+    scored = [
+        (len(words & _text(r)) / len(words), r)
+        for r in db.execute("SELECT * FROM products ORDER BY units_sold_30d DESC")
+    ]
     ranked = sorted((s for s in scored if s[0] > 0), key=lambda s: -s[0])[: a.limit]
     return [{**_listing(r), "similarity": round(score, 2)} for score, r in ranked]
 
@@ -116,8 +157,13 @@ class ProductId(_Args):
 def get_product_details(db: sqlite3.Connection, a: ProductId) -> dict[str, Any]:
     """Full product information with specs."""
     row = _product(db, a.product_id)
-    return {**_listing(row), "description": row["description"], "original_price": row["original_price"],
-            "review_count": row["review_count"], "specs": json.loads(row["specs"])}
+    return {
+        **_listing(row),
+        "description": row["description"],
+        "original_price": row["original_price"],
+        "review_count": row["review_count"],
+        "specs": json.loads(row["specs"]),
+    }
 
 
 class CompareProducts(_Args):
@@ -127,8 +173,10 @@ class CompareProducts(_Args):
 
 
 def compare_products(db: sqlite3.Connection, a: CompareProducts) -> list[dict[str, Any]]:
-    return [{**_listing(row), "review_count": row["review_count"], "specs": json.loads(row["specs"])}
-            for row in (_product(db, p) for p in a.product_ids)]
+    return [
+        {**_listing(row), "review_count": row["review_count"], "specs": json.loads(row["specs"])}
+        for row in (_product(db, p) for p in a.product_ids)
+    ]
 
 
 class TrendingProducts(_Args):
@@ -139,23 +187,41 @@ class TrendingProducts(_Args):
 
 
 def get_trending_products(db: sqlite3.Connection, a: TrendingProducts) -> list[dict[str, Any]]:
-    rows = db.execute("SELECT * FROM products WHERE ? IS NULL OR lower(category) = lower(?) "
-                      "ORDER BY units_sold_30d DESC LIMIT ?", (a.category, a.category, a.limit))
+    rows = db.execute(
+        "SELECT * FROM products WHERE ? IS NULL OR lower(category) = lower(?) "
+        "ORDER BY units_sold_30d DESC LIMIT ?",
+        (a.category, a.category, a.limit),
+    )
     return [{**_listing(r), "units_sold_30d": r["units_sold_30d"]} for r in rows]
 
 
 def check_stock(db: sqlite3.Connection, a: ProductId) -> dict[str, Any]:
     """Stock levels across the warehouses, and upcoming restocks."""
     row = _product(db, a.product_id)
-    stock = [{"warehouse": w, "quantity": q} for w, q in db.execute(
-        "SELECT w.name, i.quantity FROM inventory i JOIN warehouses w ON w.id = i.warehouse_id "
-        "WHERE i.product_id = ? ORDER BY w.rowid", (a.product_id,))]
+    stock = [
+        {"warehouse": w, "quantity": q}
+        for w, q in db.execute(
+            "SELECT w.name, i.quantity FROM inventory i JOIN warehouses w ON w.id = i.warehouse_id "
+            "WHERE i.product_id = ? ORDER BY w.rowid",
+            (a.product_id,),
+        )
+    ]
     total = sum(s["quantity"] for s in stock)
-    result = {"product_id": row["id"], "name": row["name"], "in_stock": total > 0, "total_quantity": total,
-              "warehouses": stock}
-    restocks = [{"warehouse": w, "expected_quantity": q, "expected_date": d} for w, q, d in db.execute(
-        "SELECT w.name, r.expected_quantity, r.expected_date FROM restocks r JOIN warehouses w "
-        "ON w.id = r.warehouse_id WHERE r.product_id = ? ORDER BY r.expected_date", (a.product_id,))]
+    result = {
+        "product_id": row["id"],
+        "name": row["name"],
+        "in_stock": total > 0,
+        "total_quantity": total,
+        "warehouses": stock,
+    }
+    restocks = [
+        {"warehouse": w, "expected_quantity": q, "expected_date": d}
+        for w, q, d in db.execute(
+            "SELECT w.name, r.expected_quantity, r.expected_date FROM restocks r JOIN warehouses w "
+            "ON w.id = r.warehouse_id WHERE r.product_id = ? ORDER BY r.expected_date",
+            (a.product_id,),
+        )
+    ]
     return {**result, "upcoming_restocks": restocks} if restocks else result
 
 
@@ -164,8 +230,15 @@ def get_price_history(db: sqlite3.Connection, a: ProductId) -> dict[str, Any]:
     row = _product(db, a.product_id)
     current, average, low = row["price"], row["avg_price_90d"], row["min_price_90d"]
     trend = "decreasing" if current < average else "increasing" if current > average else "stable"
-    return {"product_id": row["id"], "name": row["name"], "current_price": current, "average_price_90d": average,
-            "min_price_90d": low, "trend": trend, "is_good_deal": current <= low}
+    return {
+        "product_id": row["id"],
+        "name": row["name"],
+        "current_price": current,
+        "average_price_90d": average,
+        "min_price_90d": low,
+        "trend": trend,
+        "is_good_deal": current <= low,
+    }
 
 
 class ValidateCoupon(_Args):
@@ -180,18 +253,29 @@ def validate_coupon(db: sqlite3.Connection, a: ValidateCoupon) -> dict[str, Any]
     row = db.execute("SELECT * FROM coupons WHERE code = ?", (a.code.upper(),)).fetchone()
     if row is None:
         return {"code": a.code, "valid": False, "reason": "unknown coupon code"}
-    refusal = (f"expired on {row['valid_until']}" if row["valid_until"] < SHOP_DATE
-               else f"needs a cart total of at least ${row['min_spend']:.2f}"
-               if a.cart_total is not None and a.cart_total < row["min_spend"]
-               else f"only applies to {row['category']}"
-               if row["category"] and a.category and a.category.lower() != row["category"].lower() else None)
+    refusal = (
+        f"expired on {row['valid_until']}"
+        if row["valid_until"] < SHOP_DATE
+        else f"needs a cart total of at least ${row['min_spend']:.2f}"
+        if a.cart_total is not None and a.cart_total < row["min_spend"]
+        else f"only applies to {row['category']}"
+        if row["category"] and a.category and a.category.lower() != row["category"].lower()
+        else None
+    )
     if refusal:
         return {"code": row["code"], "valid": False, "reason": refusal}
-    result = {"code": row["code"], "valid": True, "description": row["description"], "valid_until": row["valid_until"]}
+    result = {
+        "code": row["code"],
+        "valid": True,
+        "description": row["description"],
+        "valid_until": row["valid_until"],
+    }
     if a.cart_total is not None:
         discount = round(a.cart_total * row["percent_off"] / 100, 2)
         discount = min(discount, row["max_discount"]) if row["max_discount"] else discount
-        result.update(discount_amount=discount, total_after_discount=round(a.cart_total - discount, 2))
+        result.update(
+            discount_amount=discount, total_after_discount=round(a.cart_total - discount, 2)
+        )
     return result
 
 
@@ -201,22 +285,47 @@ def validate_coupon(db: sqlite3.Connection, a: ValidateCoupon) -> dict[str, Any]
 class UserOrders(_Args):
     """The logged-in customer's orders, newest first."""
 
-    status: Literal["placed", "confirmed", "shipped", "out_for_delivery", "delivered", "cancelled",
-                    "returned"] | None = None
+    status: (
+        Literal[
+            "placed",
+            "confirmed",
+            "shipped",
+            "out_for_delivery",
+            "delivered",
+            "cancelled",
+            "returned",
+        ]
+        | None
+    ) = None
     limit: int = Field(10, ge=1, le=50)
 
 
 def _total(db: sqlite3.Connection, order_id: str) -> float:
-    return round(db.execute("SELECT sum(quantity * unit_price) FROM order_items WHERE order_id = ?",
-                            (order_id,)).fetchone()[0], 2)
+    return round(
+        db.execute(
+            "SELECT sum(quantity * unit_price) FROM order_items WHERE order_id = ?", (order_id,)
+        ).fetchone()[0],
+        2,
+    )
 
 
 def get_user_orders(db: sqlite3.Connection, a: UserOrders) -> list[dict[str, Any]]:
-    rows = db.execute("SELECT o.id, o.status, o.created_at, sum(i.quantity) AS item_count FROM orders o "
-                      "JOIN order_items i ON i.order_id = o.id WHERE ? IS NULL OR o.status = ? "
-                      "GROUP BY o.id ORDER BY o.created_at DESC LIMIT ?", (a.status, a.status, a.limit))
-    return [{"order_id": r["id"], "status": r["status"], "total": _total(db, r["id"]), "item_count": r["item_count"],
-             "created_at": r["created_at"]} for r in rows]
+    rows = db.execute(
+        "SELECT o.id, o.status, o.created_at, sum(i.quantity) AS item_count FROM orders o "
+        "JOIN order_items i ON i.order_id = o.id WHERE ? IS NULL OR o.status = ? "
+        "GROUP BY o.id ORDER BY o.created_at DESC LIMIT ?",
+        (a.status, a.status, a.limit),
+    )
+    return [
+        {
+            "order_id": r["id"],
+            "status": r["status"],
+            "total": _total(db, r["id"]),
+            "item_count": r["item_count"],
+            "created_at": r["created_at"],
+        }
+        for r in rows
+    ]
 
 
 class OrderId(_Args):
@@ -233,22 +342,45 @@ def _order(db: sqlite3.Connection, order_id: str) -> sqlite3.Row:
 def get_order_details(db: sqlite3.Connection, a: OrderId) -> dict[str, Any]:
     """Items, total, status and shipping of one order."""
     row = _order(db, a.order_id)
-    items = [{"name": n, "quantity": q, "unit_price": p} for n, q, p in db.execute(
-        "SELECT p.name, i.quantity, i.unit_price FROM order_items i JOIN products p ON p.id = i.product_id "
-        "WHERE i.order_id = ?", (row["id"],))]
-    return {"order_id": row["id"], "status": row["status"], "created_at": row["created_at"],
-            "total": _total(db, row["id"]), "items": items, "shipping_address": row["shipping_address"],
-            "carrier": row["carrier"], "tracking_number": row["tracking_number"], "delivered_at": row["delivered_at"]}
+    items = [
+        {"name": n, "quantity": q, "unit_price": p}
+        for n, q, p in db.execute(
+            "SELECT p.name, i.quantity, i.unit_price FROM order_items i JOIN products p ON p.id = i.product_id "
+            "WHERE i.order_id = ?",
+            (row["id"],),
+        )
+    ]
+    return {
+        "order_id": row["id"],
+        "status": row["status"],
+        "created_at": row["created_at"],
+        "total": _total(db, row["id"]),
+        "items": items,
+        "shipping_address": row["shipping_address"],
+        "carrier": row["carrier"],
+        "tracking_number": row["tracking_number"],
+        "delivered_at": row["delivered_at"],
+    }
 
 
 def get_order_tracking(db: sqlite3.Connection, a: OrderId) -> dict[str, Any]:
     """The shipment's carrier, tracking number and status timeline."""
     row = _order(db, a.order_id)
-    timeline = [{"status": s, "location": loc, "timestamp": t} for s, loc, t in db.execute(
-        "SELECT status, location, timestamp FROM order_status_history WHERE order_id = ? ORDER BY timestamp",
-        (row["id"],))]
-    return {"order_id": row["id"], "status": row["status"], "carrier": row["carrier"],
-            "tracking_number": row["tracking_number"], "last_location": timeline[-1]["location"], "timeline": timeline}
+    timeline = [
+        {"status": s, "location": loc, "timestamp": t}
+        for s, loc, t in db.execute(
+            "SELECT status, location, timestamp FROM order_status_history WHERE order_id = ? ORDER BY timestamp",
+            (row["id"],),
+        )
+    ]
+    return {
+        "order_id": row["id"],
+        "status": row["status"],
+        "carrier": row["carrier"],
+        "tracking_number": row["tracking_number"],
+        "last_location": timeline[-1]["location"],
+        "timeline": timeline,
+    }
 
 
 class CancelOrder(_Args):
@@ -261,23 +393,46 @@ class CancelOrder(_Args):
 def cancel_order(db: sqlite3.Connection, a: CancelOrder) -> dict[str, Any]:
     row = _order(db, a.order_id)
     if row["status"] not in ("placed", "confirmed"):
-        return {"order_id": row["id"], "success": False, "status": row["status"],
-                "reason": f"cannot cancel: the order is already {row['status']}"}
+        return {
+            "order_id": row["id"],
+            "success": False,
+            "status": row["status"],
+            "reason": f"cannot cancel: the order is already {row['status']}",
+        }
     db.execute("UPDATE orders SET status = 'cancelled' WHERE id = ?", (row["id"],))
-    return {"order_id": row["id"], "success": True, "new_status": "cancelled", "refund_amount": _total(db, row["id"]),
-            "refund_method": "original_payment", "refund_timeline": "5-7 business days"}
+    return {
+        "order_id": row["id"],
+        "success": True,
+        "new_status": "cancelled",
+        "refund_amount": _total(db, row["id"]),
+        "refund_method": "original_payment",
+        "refund_timeline": "5-7 business days",
+    }
 
 
 def _eligibility(row: sqlite3.Row) -> dict[str, Any]:
     if row["status"] != "delivered":
-        return {"order_id": row["id"], "return_eligible": False, "reason": f"the order is {row['status']}, not delivered"}
+        return {
+            "order_id": row["id"],
+            "return_eligible": False,
+            "reason": f"the order is {row['status']}, not delivered",
+        }
     deadline = date.fromisoformat(row["delivered_at"]) + timedelta(days=RETURN_WINDOW_DAYS)
     remaining = (deadline - date.fromisoformat(SHOP_DATE)).days
     if remaining < 0:
-        return {"order_id": row["id"], "return_eligible": False, "delivered_at": row["delivered_at"],
-                "reason": f"the {RETURN_WINDOW_DAYS}-day return window ended on {deadline.isoformat()}"}
-    return {"order_id": row["id"], "return_eligible": True, "delivered_at": row["delivered_at"],
-            "return_window_days": RETURN_WINDOW_DAYS, "days_remaining": remaining}
+        return {
+            "order_id": row["id"],
+            "return_eligible": False,
+            "delivered_at": row["delivered_at"],
+            "reason": f"the {RETURN_WINDOW_DAYS}-day return window ended on {deadline.isoformat()}",
+        }
+    return {
+        "order_id": row["id"],
+        "return_eligible": True,
+        "delivered_at": row["delivered_at"],
+        "return_window_days": RETURN_WINDOW_DAYS,
+        "days_remaining": remaining,
+    }
 
 
 def check_return_eligibility(db: sqlite3.Connection, a: OrderId) -> dict[str, Any]:
@@ -300,9 +455,16 @@ def initiate_return(db: sqlite3.Connection, a: InitiateReturn) -> dict[str, Any]
         return {"order_id": row["id"], "success": False, "reason": eligibility["reason"]}
     return_id = f"RET-{SHOP_DATE.replace('-', '')}-{row['id'][-4:]}"
     timeline = "instant" if a.refund_method == "store_credit" else "5-7 business days"
-    return {"order_id": row["id"], "success": True, "return_id": return_id, "status": "requested",
-            "refund_amount": _total(db, row["id"]), "refund_method": a.refund_method, "refund_timeline": timeline,
-            "return_label_url": f"https://shop.example.com/returns/{return_id}/label.pdf"}
+    return {
+        "order_id": row["id"],
+        "success": True,
+        "return_id": return_id,
+        "status": "requested",
+        "refund_amount": _total(db, row["id"]),
+        "refund_method": a.refund_method,
+        "refund_timeline": timeline,
+        "return_label_url": f"https://shop.example.com/returns/{return_id}/label.pdf",
+    }
 
 
 # --- registry ---------------------------------------------------------------------------------
@@ -319,8 +481,14 @@ class Tool:
 
     def definition(self) -> dict[str, Any]:
         """The Chat Completions ``tools`` entry."""
-        return {"type": "function", "function": {"name": self.name, "description": self.description,
-                                                 "parameters": self.arguments.model_json_schema()}}
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.arguments.model_json_schema(),
+            },
+        }
 
 
 def _tool(run: Callable[[sqlite3.Connection, Any], Any], arguments: type[_Args]) -> Tool:
@@ -328,14 +496,25 @@ def _tool(run: Callable[[sqlite3.Connection, Any], Any], arguments: type[_Args])
     return Tool(run.__name__, arguments, run, " ".join((doc or run.__name__).split()))
 
 
-TOOLS: dict[str, Tool] = {t.name: t for t in (
-    _tool(search_products, SearchProducts), _tool(semantic_search, SemanticSearch),
-    _tool(get_product_details, ProductId), _tool(compare_products, CompareProducts),
-    _tool(get_trending_products, TrendingProducts), _tool(check_stock, ProductId),
-    _tool(get_price_history, ProductId), _tool(validate_coupon, ValidateCoupon),
-    _tool(get_user_orders, UserOrders), _tool(get_order_details, OrderId), _tool(get_order_tracking, OrderId),
-    _tool(cancel_order, CancelOrder), _tool(check_return_eligibility, OrderId), _tool(initiate_return, InitiateReturn),
-)}
+TOOLS: dict[str, Tool] = {
+    t.name: t
+    for t in (
+        _tool(search_products, SearchProducts),
+        _tool(semantic_search, SemanticSearch),
+        _tool(get_product_details, ProductId),
+        _tool(compare_products, CompareProducts),
+        _tool(get_trending_products, TrendingProducts),
+        _tool(check_stock, ProductId),
+        _tool(get_price_history, ProductId),
+        _tool(validate_coupon, ValidateCoupon),
+        _tool(get_user_orders, UserOrders),
+        _tool(get_order_details, OrderId),
+        _tool(get_order_tracking, OrderId),
+        _tool(cancel_order, CancelOrder),
+        _tool(check_return_eligibility, OrderId),
+        _tool(initiate_return, InitiateReturn),
+    )
+}
 TOOL_DEFINITIONS = [t.definition() for t in TOOLS.values()]
 
 

@@ -33,8 +33,18 @@ def converted(tmp_path_factory):
 @pytest.fixture(scope="module")
 def run_doc(converted):
     report = converted / "R.json"
-    result = CliRunner().invoke(cli, ["score", str(converted / "traces.jsonl"), "--dataset",
-                                      str(converted / "dataset.yaml"), "--json", str(report), "--no-save"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "score",
+            str(converted / "traces.jsonl"),
+            "--dataset",
+            str(converted / "dataset.yaml"),
+            "--json",
+            str(report),
+            "--no-save",
+        ],
+    )
     assert result.exit_code == 1, result.output  # GPT-4o fails about half of the tasks
     return json.loads(report.read_text())
 
@@ -44,14 +54,18 @@ def test_dataset_carries_expected_writes_outputs_and_reward(converted):
     records = {f"task{r['task_id']}-trial{r['trial']}": r for r in json.loads(TAU.read_text())}
     case = next(c for c in dataset["cases"] if c["id"] == "task0-trial0")
     gold = records["task0-trial0"]["info"]["task"]["actions"]
-    assert case["expected_tool_calls"] == [{"name": "book_reservation", "arguments": gold[0]["kwargs"], "required": True}]
+    assert case["expected_tool_calls"] == [
+        {"name": "book_reservation", "arguments": gold[0]["kwargs"], "required": True}
+    ]
     with_outputs = next(c for c in dataset["cases"] if records[c["id"]]["info"]["task"]["outputs"])
     assert with_outputs["must_contain"] == records[with_outputs["id"]]["info"]["task"]["outputs"]
     assert all(c["metadata"]["reward"] == records[c["id"]]["reward"] for c in dataset["cases"])
 
 
 def test_every_case_matches_its_trace_by_case_id(run_doc):
-    assert run_doc["summary"]["unmatched_cases"] == 0 and run_doc["summary"]["unmatched_traces"] == 0
+    assert (
+        run_doc["summary"]["unmatched_cases"] == 0 and run_doc["summary"]["unmatched_traces"] == 0
+    )
     assert len({c["trace_id"] for c in run_doc["cases"]}) == 100
 
 

@@ -9,7 +9,13 @@ from click.testing import CliRunner
 
 from tracegrade.cli import cli
 
-DEFAULT = Path(__file__).parents[2] / "datasets" / "tau-bench-otlp" / "otel_genai_default" / "traces.jsonl.gz"
+DEFAULT = (
+    Path(__file__).parents[2]
+    / "datasets"
+    / "tau-bench-otlp"
+    / "otel_genai_default"
+    / "traces.jsonl.gz"
+)
 
 
 def run(*args):
@@ -17,7 +23,10 @@ def run(*args):
 
 
 def inspect_json(path: Path) -> dict:
-    return {t["trace_id"]: t for t in map(json.loads, run("inspect", "--json", path).stdout.splitlines())}
+    return {
+        t["trace_id"]: t
+        for t in map(json.loads, run("inspect", "--json", path).stdout.splitlines())
+    }
 
 
 def test_export_then_inspect_equals_the_original(tmp_path):

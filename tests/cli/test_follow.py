@@ -7,10 +7,10 @@ import time
 
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.cli.follow import Follower, line
-from tracegrade.collector.store import Store
 from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.scoring import build_scorers, config_for
+from tracegrade.store.traces import Store
 
 
 def _follower(db, dataset=None, since=0.0):
@@ -35,14 +35,19 @@ def _split(request):
 
 def test_a_trace_is_scored_only_once_its_root_span_arrived(tmp_path):
     db = str(tmp_path / "f.db")
-    children, root = _split(trace_request(lambda t: agent_turn(t, "find shoes", "Found shoes for $40")))
+    children, root = _split(
+        trace_request(lambda t: agent_turn(t, "find shoes", "Found shoes for $40"))
+    )
     follower = _follower(db)
     with Store(db) as store:
         store.write([children])
         assert follower.poll(store) == []
         store.write([root])
         ((result, updated),) = follower.poll(store)
-        assert not updated and result.trace_id == root.resource_spans[0].scope_spans[0].spans[0].trace_id.hex()
+        assert (
+            not updated
+            and result.trace_id == root.resource_spans[0].scope_spans[0].spans[0].trace_id.hex()
+        )
         assert follower.poll(store) == []
 
 
@@ -64,8 +69,12 @@ def test_a_settled_trace_that_gets_more_spans_is_scored_again(tmp_path):
 
 def test_follow_matches_cases_and_prints_one_line_per_trace(tmp_path):
     db = str(tmp_path / "f.db")
-    dataset = Dataset(cases=[Case(id="shoes", input="find shoes", expected_tools=["search"]),
-                             Case(id="other", input="something else", expected_tools=["search"])])
+    dataset = Dataset(
+        cases=[
+            Case(id="shoes", input="find shoes", expected_tools=["search"]),
+            Case(id="other", input="something else", expected_tools=["search"]),
+        ]
+    )
     follower = _follower(db, dataset)
     lines: list[str] = []
     stop = threading.Event()
@@ -92,9 +101,23 @@ def test_score_follow_runs_until_sigterm_and_exits_by_the_results(tmp_path):
     db = str(tmp_path / "cmd.db")
     with Store(db):
         pass
-    process = subprocess.Popen([sys.executable, "-c", "from tracegrade.cli import main; main()", "score", "--follow",
-                                "--db", db, "--quiet-s", "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from tracegrade.cli import main; main()",
+            "score",
+            "--follow",
+            "--db",
+            db,
+            "--quiet-s",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
     assert "scoring traces as they settle" in process.stderr.readline()  # started, polling
     with Store(db) as store:
         store.write([trace_request(lambda t: agent_turn(t, "find shoes", "Found shoes"))])

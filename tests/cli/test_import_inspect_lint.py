@@ -39,22 +39,29 @@ def test_inspect_tree_shows_tool_calls_tokens_and_answer():
 def test_inspect_reads_logs_beside_traces_without_import():
     result = run("inspect", "--json", OTLP / "otel_genai_default" / "traces.jsonl.gz")
     first = json.loads(result.stdout.splitlines()[0])
-    assert first["user_inputs"] and first["tool_calls"][0]["arguments"] == {"user_id": "mia_li_3668"}
+    assert first["user_inputs"] and first["tool_calls"][0]["arguments"] == {
+        "user_id": "mia_li_3668"
+    }
     assert "genai-events" in first["conventions"]
 
 
 def test_inspect_trace_id_filter_and_schema():
     trace_id = "11a7a50f6c121793abe4f59a02f3886d"
-    result = run("inspect", "--json", "--trace-id", trace_id, OTLP / "otel_genai_default" / "traces.jsonl.gz")
+    result = run(
+        "inspect", "--json", "--trace-id", trace_id, OTLP / "otel_genai_default" / "traces.jsonl.gz"
+    )
     assert [json.loads(x)["trace_id"] for x in result.stdout.splitlines()] == [trace_id]
     schema = json.loads(run("inspect", "--schema").stdout)
     assert schema["$id"] == "tracegrade.agent_trace/1"
-    assert {"trace_id", "user_inputs", "final_output", "llm_calls", "tool_calls", "gaps"} <= set(schema["properties"])
+    assert {"trace_id", "user_inputs", "final_output", "llm_calls", "tool_calls", "gaps"} <= set(
+        schema["properties"]
+    )
 
 
 def test_bad_lines_exit_2_and_import_the_rest(tmp_path):
-    good = (OTLP / "traceloop" / "traces.jsonl.gz")
+    good = OTLP / "traceloop" / "traces.jsonl.gz"
     import gzip
+
     lines = gzip.open(good, "rt").read().splitlines()[:2]
     path = tmp_path / "mixed.jsonl"
     path.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2] + "\n")
@@ -70,7 +77,9 @@ def test_lint_reports_missing_inputs_with_exit_1():
     reports = [json.loads(x) for x in result.stdout.splitlines()]
     status = [{c["input"]: c["status"] for c in r["checks"]} for r in reports]
     assert sum(s["tool_results"] == "partial" for s in status) == 8
-    assert all(s["conversation_id"] == "partial" for s in status)  # openai-v2 sets no conversation id
+    assert all(
+        s["conversation_id"] == "partial" for s in status
+    )  # openai-v2 sets no conversation id
     result = run("lint", TAU, "--messages-key", "traj", "--limit", "2")
     assert result.exit_code == 1
     assert "missing" in result.stdout and "synthetic" in result.stdout
@@ -81,7 +90,10 @@ def test_missing_messages_key_is_a_clear_error(tmp_path):
     path.write_text(json.dumps([{"traj": [{"role": "user", "content": "hi"}]}]))
     result = run("inspect", path)
     assert result.exit_code == 2
-    assert "no message list under 'messages' (list-valued keys: traj); use --messages-key" in result.stderr
+    assert (
+        "no message list under 'messages' (list-valued keys: traj); use --messages-key"
+        in result.stderr
+    )
 
 
 def test_unknown_option_is_usage_error():

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 from tests.scoring.ecommerce_agent import ShopAgent
 from tracegrade.cli import cli
 from tracegrade.cli.selection import parse_since, sampled
-from tracegrade.collector.store import Store
-from tracegrade.runs import list_runs, load_run
+from tracegrade.store.runs import list_runs, load_run
+from tracegrade.store.traces import Store
 
 DATASETS = Path(__file__).parents[2] / "datasets"
 ORDERS = DATASETS / "e-commerce-agents" / "order_management.json"
@@ -38,7 +38,8 @@ def traces(tmp_path) -> Path:
 @pytest.fixture
 def tiered(tmp_path) -> Path:
     path = tmp_path / "tiered.yaml"
-    path.write_text(textwrap.dedent(f"""\
+    path.write_text(
+        textwrap.dedent(f"""\
         name: tiered
         cases:
           - id: recent
@@ -54,7 +55,8 @@ def tiered(tmp_path) -> Path:
           - id: never-run
             input: "A question no trace asks"
             expected_tools: [get_user_orders]
-        """))
+        """)
+    )
     return path
 
 
@@ -68,7 +70,12 @@ def test_json_contract(tmp_path, traces):
     case = doc["cases"][0]
     assert {"case_id", "trace_id", "passed", "score", "scores", "reasons"} <= set(case)
     assert case["case_id"] == "order_management:1" and len(case["trace_id"]) == 32
-    assert set(case["scores"]) >= {"groundedness", "tool_correctness", "completeness", "value_grounding"}
+    assert set(case["scores"]) >= {
+        "groundedness",
+        "tool_correctness",
+        "completeness",
+        "value_grounding",
+    }
     assert doc["run"]["dataset"]["digest"] and doc["run"]["tracegrade_version"]
 
 
@@ -77,11 +84,17 @@ def test_unmatched_case_fails_the_run_and_tiers_select_cases(tmp_path, traces, t
     result = run("score", traces, "--dataset", tiered, "--json", out)
     assert result.exit_code == 1
     doc = json.loads(out.read_text())
-    assert [(c["case_id"], c["passed"]) for c in doc["cases"]] == [("recent", True), ("cancel", True), ("never-run", False)]
+    assert [(c["case_id"], c["passed"]) for c in doc["cases"]] == [
+        ("recent", True),
+        ("cancel", True),
+        ("never-run", False),
+    ]
     assert doc["cases"][2]["reasons"] == ["no trace matched this case"]
     assert doc["cases"][0]["tags"] == ["orders"] and doc["summary"]["unmatched_traces"] == 3
     result = run("score", traces, "--dataset", tiered, "--smoke", "--json", out)
-    assert result.exit_code == 0 and [c["case_id"] for c in json.loads(out.read_text())["cases"]] == ["recent"]
+    assert result.exit_code == 0 and [
+        c["case_id"] for c in json.loads(out.read_text())["cases"]
+    ] == ["recent"]
 
 
 def test_min_pass_rate_lets_a_run_with_failures_pass(traces, tiered):
@@ -164,10 +177,12 @@ def test_since_filters_traces(traces):
 
 
 def test_plugin_scorer_by_reference(tmp_path, traces, monkeypatch):
-    (tmp_path / "my_scorers.py").write_text(textwrap.dedent("""\
+    (tmp_path / "my_scorers.py").write_text(
+        textwrap.dedent("""\
         def politeness(trace, case):
             return 1.0 if trace.final_output and "please" in trace.final_output.lower() else 0.0
-        """))
+        """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     out = tmp_path / "r.json"
     run("score", traces, "--dataset", ORDERS, "--scorer", "my_scorers:politeness", "--json", out)
@@ -193,8 +208,10 @@ def test_per_call_latency_is_summarised(tmp_path, traces):
 
 def test_multi_turn_case_matches_only_traces_that_follow_its_turns(tmp_path, traces):
     dataset = tmp_path / "turns.yaml"
-    dataset.write_text(f"- id: follows\n  turns: [{QUESTIONS[0]!r}]\n- id: diverges\n"
-                       f"  turns: [{QUESTIONS[0]!r}, 'and then something else']\n")
+    dataset.write_text(
+        f"- id: follows\n  turns: [{QUESTIONS[0]!r}]\n- id: diverges\n"
+        f"  turns: [{QUESTIONS[0]!r}, 'and then something else']\n"
+    )
     out = tmp_path / "r.json"
     run("score", traces, "--dataset", dataset, "--json", out)
     cases = {c["case_id"]: c for c in json.loads(out.read_text())["cases"]}

@@ -17,14 +17,17 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from tests.examples.conversation import run_case
 from tests.support.ecommerce_model import Variant, ecommerce_model
 from tests.support.openai_server import Script, ScriptedOpenAI
-from tracegrade.collector.normalize import normalize_all
-from tracegrade.collector.otlp import parse_traces_protobuf, spans_from_request
 from tracegrade.config import defaults
 from tracegrade.dataset import Case, Dataset, load_dataset
+from tracegrade.normalize import normalize_all
+from tracegrade.otlp.codec import parse_traces_protobuf, spans_from_request
 from tracegrade.scoring import RunResult, build_scorers, config_for, evaluate
 from tracegrade.trace import AgentTrace
 
-pytest.importorskip("opentelemetry.instrumentation.openai_v2", reason="install the examples extra: pip install -e '.[examples]'")
+pytest.importorskip(
+    "opentelemetry.instrumentation.openai_v2",
+    reason="install the examples extra: pip install -e '.[examples]'",
+)
 
 REPO = Path(__file__).parents[2]
 DATASET = REPO / "datasets" / "ecommerce" / "golden.yaml"
@@ -75,8 +78,9 @@ def _model_servers() -> Iterator[dict[tuple, ScriptedOpenAI]]:
 
 
 @pytest.fixture
-def model(monkeypatch: pytest.MonkeyPatch,
-          _model_servers: dict[tuple, ScriptedOpenAI]) -> Callable[..., ScriptedOpenAI]:
+def model(
+    monkeypatch: pytest.MonkeyPatch, _model_servers: dict[tuple, ScriptedOpenAI]
+) -> Callable[..., ScriptedOpenAI]:
     """Point the agent's OpenAI client at the scripted model (a variant; see ecommerce_model)."""
 
     def start(variant: Variant = "good", **options: float) -> ScriptedOpenAI:
@@ -99,7 +103,9 @@ def exported_traces(exporter: InMemorySpanExporter) -> list[AgentTrace]:
     return normalize_all(spans_from_request(parse_traces_protobuf(data)))
 
 
-def score_cases(exporter: InMemorySpanExporter, dataset: Dataset, cases: Sequence[Case]) -> RunResult:
+def score_cases(
+    exporter: InMemorySpanExporter, dataset: Dataset, cases: Sequence[Case]
+) -> RunResult:
     """Run ``cases`` through the in-process agent (one root span each) and score the traces."""
     from examples.ecommerce.agent import answer
 
@@ -107,4 +113,6 @@ def score_cases(exporter: InMemorySpanExporter, dataset: Dataset, cases: Sequenc
         run_case(case, answer)
     config = config_for(defaults(), dataset)
     subset = dataset.model_copy(update={"cases": list(cases)})
-    return evaluate(exported_traces(exporter), subset, build_scorers(config, with_plugins=False), config)
+    return evaluate(
+        exported_traces(exporter), subset, build_scorers(config, with_plugins=False), config
+    )

@@ -19,7 +19,14 @@ _tracer = trace.get_tracer("tests.examples")
 
 def clarification_reply(case: Case, reply: str) -> str | None:
     """The scripted user reply to a clarifying question (first pattern found), else None."""
-    return next((answer for pattern, answer in case.clarifications.items() if re.search(pattern, reply, re.IGNORECASE)), None)
+    return next(
+        (
+            answer
+            for pattern, answer in case.clarifications.items()
+            if re.search(pattern, reply, re.IGNORECASE)
+        ),
+        None,
+    )
 
 
 def converse(case: Case, ask: Ask) -> list[dict[str, str]]:
@@ -33,7 +40,11 @@ def converse(case: Case, ask: Ask) -> list[dict[str, str]]:
         single = len(messages) == 1 and not pending
         reply = ask(messages[0]["content"] if single else [dict(m) for m in messages])
         messages.append({"role": "assistant", "content": reply})
-        if not pending and followups < case.max_followups and (follow := clarification_reply(case, reply)):
+        if (
+            not pending
+            and followups < case.max_followups
+            and (follow := clarification_reply(case, reply))
+        ):
             pending.append(follow)
             followups += 1
     return messages
@@ -41,5 +52,7 @@ def converse(case: Case, ask: Ask) -> list[dict[str, str]]:
 
 def run_case(case: Case, ask: Ask) -> list[dict[str, str]]:
     """:func:`converse` inside a root span for the case."""
-    with _tracer.start_as_current_span(f"tracegrade case {case.id}", attributes={"tracegrade.case_id": case.id or ""}):
+    with _tracer.start_as_current_span(
+        f"tracegrade case {case.id}", attributes={"tracegrade.case_id": case.id or ""}
+    ):
         return converse(case, ask)

@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from tracegrade.collector.otlp import parse_traces_protobuf, spans_from_request
+from tracegrade.otlp.codec import parse_traces_protobuf, spans_from_request
 from tracegrade.spans import Span
 
 
@@ -55,13 +55,16 @@ class OtlpSink:
             if predicate(spans):
                 return spans
             time.sleep(0.02)
-        raise AssertionError(f"spans never satisfied the condition; got {[s.name for s in self.spans()]}")
+        raise AssertionError(
+            f"spans never satisfied the condition; got {[s.name for s in self.spans()]}"
+        )
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         sink = self
 
         class Handler(BaseHTTPRequestHandler):
             disable_nagle_algorithm = True
+
             def log_message(self, *args: Any) -> None:
                 pass
 

@@ -51,7 +51,9 @@ def test_spans_are_children_of_the_current_span(spans, model):
     agent, tool = named[f"invoke_agent {AGENT_NAME}"], named["execute_tool get_order_tracking"]
     chats = [s for s in spans.get_finished_spans() if s.name == "chat gpt-4o-mini"]
     assert agent.parent.span_id == root.get_span_context().span_id
-    assert {s.context.trace_id for s in spans.get_finished_spans()} == {root.get_span_context().trace_id}
+    assert {s.context.trace_id for s in spans.get_finished_spans()} == {
+        root.get_span_context().trace_id
+    }
     assert tool.parent.span_id == agent.context.span_id
     assert len(chats) == 2 and all(c.parent.span_id == agent.context.span_id for c in chats)
 
@@ -84,9 +86,13 @@ def test_agent_span_records_conversation_and_summed_usage(spans, model):
     assert attributes["gen_ai.agent.name"] == AGENT_NAME
     assert attributes["gen_ai.request.model"] == "gpt-4o-mini"
     # ScriptedOpenAI reports 25 input / 12 output tokens per call; two calls
-    assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (50, 24)
+    assert (attributes["gen_ai.usage.input_tokens"], attributes["gen_ai.usage.output_tokens"]) == (
+        50,
+        24,
+    )
     assert json.loads(attributes["gen_ai.input.messages"]) == [
-        {"role": "user", "parts": [{"type": "text", "content": "Show me my recent orders"}]}]
+        {"role": "user", "parts": [{"type": "text", "content": "Show me my recent orders"}]}
+    ]
     assert json.loads(attributes["gen_ai.output.messages"])[0]["parts"][0]["content"] == reply
 
 
@@ -97,13 +103,20 @@ def test_no_content_mode_keeps_content_off_the_agents_spans(spans, model, monkey
     named = _by_name(spans)
     for name in (f"invoke_agent {AGENT_NAME}", "execute_tool get_user_orders"):
         keys = set(named[name].attributes)
-        assert not keys & {"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
-                           "gen_ai.tool.call.arguments", "gen_ai.tool.call.result"}, name
+        assert not keys & {
+            "gen_ai.input.messages",
+            "gen_ai.output.messages",
+            "gen_ai.system_instructions",
+            "gen_ai.tool.call.arguments",
+            "gen_ai.tool.call.result",
+        }, name
 
 
 def test_failed_tool_is_an_error_span_and_the_model_sees_why(spans, listed_model):
-    server = listed_model(tool_calls(("get_order_details", {"order_id": "no-such-order"})),
-                          text("I couldn't find that order."))
+    server = listed_model(
+        tool_calls(("get_order_details", {"order_id": "no-such-order"})),
+        text("I couldn't find that order."),
+    )
     assert answer("What is in order no-such-order?") == "I couldn't find that order."
     tool = _by_name(spans)["execute_tool get_order_details"]
     assert tool.status.status_code is StatusCode.ERROR
@@ -111,7 +124,8 @@ def test_failed_tool_is_an_error_span_and_the_model_sees_why(spans, listed_model
     assert "gen_ai.tool.call.result" not in tool.attributes
     sent = server.requests[1]["messages"][-1]
     assert sent["role"] == "tool" and json.loads(sent["content"]) == {
-        "error": "no order with id 'no-such-order' for this customer"}
+        "error": "no order with id 'no-such-order' for this customer"
+    }
 
 
 def test_tool_definitions_are_sent_to_the_model(spans, listed_model):
@@ -132,20 +146,28 @@ def test_model_that_never_stops_calling_tools_hits_the_step_limit(spans, listed_
 
 def test_message_list_is_sent_in_order(spans, listed_model):
     server = listed_model(text("Sure."))
-    conversation = [{"role": "user", "content": "first"}, {"role": "assistant", "content": "reply"},
-                    {"role": "user", "content": "second"}]
+    conversation = [
+        {"role": "user", "content": "first"},
+        {"role": "assistant", "content": "reply"},
+        {"role": "user", "content": "second"},
+    ]
     assert answer(conversation) == "Sure."
     assert server.requests[0]["messages"][1:] == conversation
 
 
-@pytest.mark.parametrize(("message", "error"), [
-    ("  ", "the user message is empty"),
-    ([], "the conversation must end with a user message"),
-    ([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
-     "the conversation must end with a user message"),
-    ([{"role": "system", "content": "x"}], "message 0: expected"),
-    ([{"role": "user", "content": 3}], "message 0: expected"),
-])
+@pytest.mark.parametrize(
+    ("message", "error"),
+    [
+        ("  ", "the user message is empty"),
+        ([], "the conversation must end with a user message"),
+        (
+            [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+            "the conversation must end with a user message",
+        ),
+        ([{"role": "system", "content": "x"}], "message 0: expected"),
+        ([{"role": "user", "content": 3}], "message 0: expected"),
+    ],
+)
 def test_malformed_input_is_a_clear_error(message, error):
     with pytest.raises(ValueError, match=error):
         conversation_of(message)

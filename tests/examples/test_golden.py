@@ -51,7 +51,10 @@ def test_good_model_passes_every_case_with_full_marks(good_answers, dataset):
 
 def test_good_answers_quote_the_shop_data(good_answers):
     _, answers = good_answers
-    assert "Sony WH-1000XM5: brand: Sony; category: Electronics; price: $279.99" in answers["headphones-under-300"]
+    assert (
+        "Sony WH-1000XM5: brand: Sony; category: Electronics; price: $279.99"
+        in answers["headphones-under-300"]
+    )
     assert "tracking number: 794612345678" in answers["tracking-0002"]
     assert answers["cancel-which-order"].startswith("Done, I cancelled it:")
     assert "in stock: yes" in answers["running-shoes-multi-turn"]
@@ -78,7 +81,9 @@ def test_skipped_required_call_is_a_hard_failure(spans, model, dataset):
     assert outcome.scores["groundedness"] == 1.0  # it did check eligibility first
 
 
-def test_invented_prices_fail_every_case_whose_answer_states_a_price(spans, model, dataset, good_answers):
+def test_invented_prices_fail_every_case_whose_answer_states_a_price(
+    spans, model, dataset, good_answers
+):
     _, answers = good_answers
     model("invented_price")
     result = score_cases(spans, dataset, dataset.cases)
@@ -103,14 +108,20 @@ def test_dataset_covers_the_design_documents_cases(dataset):
     from tests.examples.conftest import REPO
     from tracegrade.dataset import load_dataset
 
-    seeds = [c for name in ("product_discovery", "order_management")
-             for c in load_dataset(REPO / "datasets" / "e-commerce-agents" / f"{name}.json").cases]
+    seeds = [
+        c
+        for name in ("product_discovery", "order_management")
+        for c in load_dataset(REPO / "datasets" / "e-commerce-agents" / f"{name}.json").cases
+    ]
     ours = {c.input: c for c in dataset.cases}
     for seed in seeds:
         assert seed.input in ours
         case = ours[seed.input]
         assert (case.expected_tools, case.expected_fields, case.criteria) == (
-            seed.expected_tools, seed.expected_fields, seed.criteria)
+            seed.expected_tools,
+            seed.expected_fields,
+            seed.criteria,
+        )
 
 
 def test_latency_budget_over_fails_the_case(spans, model, dataset):
@@ -119,4 +130,6 @@ def test_latency_budget_over_fails_the_case(spans, model, dataset):
     tight = case.model_copy(update={"max_latency_ms": 150.0})
     (outcome,) = score_cases(spans, dataset, [tight]).results
     assert not outcome.passed
-    assert any(h.startswith("over budget: trace latency_ms") for h in outcome.hard_failures), outcome.hard_failures
+    assert any(h.startswith("over budget: trace latency_ms") for h in outcome.hard_failures), (
+        outcome.hard_failures
+    )

@@ -92,7 +92,7 @@ def _parse_request_body(raw: Any) -> Any:
 
 
 def load_interactions(path: str | Path) -> list[Interaction]:
-    with open(path, "r", encoding="utf-8") as fh:
+    with open(path, encoding="utf-8") as fh:
         doc = yaml.safe_load(fh)
     out: list[Interaction] = []
     for i, item in enumerate(doc.get("interactions") or []):
@@ -131,7 +131,7 @@ def iter_sse_data(body: bytes):
         line = line.strip()
         if not line.startswith("data:"):
             continue
-        payload = line[len("data:"):].strip()
+        payload = line[len("data:") :].strip()
         if payload == "[DONE]":
             return
         if payload:
@@ -208,7 +208,9 @@ def _message_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, list):  # [{"type": "text", "text": ...}, ...]
-        texts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+        texts = [
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"
+        ]
         return "".join(texts) if texts else None
     return str(content)
 
@@ -394,5 +396,8 @@ def is_single_agent_loop(path: str | Path) -> tuple[bool, str]:
         answers = tool_results_in(inters[pos + 1].request_body)
         missing = [c["id"] for c in calls if c.get("id") not in answers]
         if missing:
-            return False, f"request {pos + 1} does not answer tool calls {missing} of response {pos}"
+            return (
+                False,
+                f"request {pos + 1} does not answer tool calls {missing} of response {pos}",
+            )
     return True, "ok"

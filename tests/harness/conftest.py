@@ -19,13 +19,19 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
 from tests.harness import support
-from tests.harness.support import INSTRUMENTATIONS, SCENARIO, UnsupportedCombination, cassette_path, venv_root
+from tests.harness.support import (
+    INSTRUMENTATIONS,
+    SCENARIO,
+    UnsupportedCombination,
+    cassette_path,
+    venv_root,
+)
 
 SCENARIO_TIMEOUT = 300
 
@@ -60,14 +66,27 @@ def run_instrumented(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., 
                 raise hit
             return hit
         out = tmp_path_factory.mktemp(f"harness-{instrumentation}-{path.stem[:40]}")
-        cmd = [str(python), str(SCENARIO), "--instrumentation", instrumentation,
-               "--cassette", str(path), "--out", str(out)]
+        cmd = [
+            str(python),
+            str(SCENARIO),
+            "--instrumentation",
+            instrumentation,
+            "--cassette",
+            str(path),
+            "--out",
+            str(out),
+        ]
         if mode:
             cmd += ["--mode", mode]
         # A clean environment for the instrumentation: no inherited OTel/Traceloop settings.
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("OTEL_", "TRACELOOP_", "PYTHON"))}
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SCENARIO_TIMEOUT,
-                              env=env, cwd=str(out))
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("OTEL_", "TRACELOOP_", "PYTHON"))
+        }
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=SCENARIO_TIMEOUT, env=env, cwd=str(out)
+        )
         if proc.returncode == 3:
             summary = json.loads((out / "summary.json").read_text())
             exc = UnsupportedCombination(summary.get("error") or proc.stderr.strip())

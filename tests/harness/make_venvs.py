@@ -35,12 +35,26 @@ RECIPE_VERSION = "1"  # bump to force every venv to be rebuilt
 
 # Modules that must import in each venv (besides the common ones).
 SMOKE_IMPORTS = {
-    "openai-v2-default": ["opentelemetry.instrumentation.openai_v2", "opentelemetry.util.genai.handler"],
-    "openai-v2-latest": ["opentelemetry.instrumentation.openai_v2", "opentelemetry.util.genai.handler"],
+    "openai-v2-default": [
+        "opentelemetry.instrumentation.openai_v2",
+        "opentelemetry.util.genai.handler",
+    ],
+    "openai-v2-latest": [
+        "opentelemetry.instrumentation.openai_v2",
+        "opentelemetry.util.genai.handler",
+    ],
     "openinference": ["openinference.instrumentation.openai", "openinference.instrumentation"],
-    "traceloop": ["traceloop.sdk", "traceloop.sdk.decorators", "opentelemetry.instrumentation.openai"],
+    "traceloop": [
+        "traceloop.sdk",
+        "traceloop.sdk.decorators",
+        "opentelemetry.instrumentation.openai",
+    ],
     "pydantic-ai": ["pydantic_ai", "pydantic_ai.models.openai", "pydantic_ai.models.instrumented"],
-    "agent-framework": ["agent_framework", "agent_framework_openai", "agent_framework.observability"],
+    "agent-framework": [
+        "agent_framework",
+        "agent_framework_openai",
+        "agent_framework.observability",
+    ],
 }
 COMMON_IMPORTS = [
     "openai",
@@ -55,7 +69,7 @@ COMMON_IMPORTS = [
 def available_names() -> list[str]:
     names = []
     for path in sorted(HERE.glob("requirements-*.txt")):
-        name = path.name[len("requirements-"):-len(".txt")]
+        name = path.name[len("requirements-") : -len(".txt")]
         if not name.endswith("-nodeps"):
             names.append(name)
     return names
@@ -85,13 +99,17 @@ def expected_stamp(name: str, python: str | None = None) -> str:
         h.update(b"\n--no-deps--\n" + nodeps.read_bytes())
     version = subprocess.run(
         [python or sys.executable, "-c", "import sys; print(sys.version.split()[0])"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.strip()
     h.update(f"\npython={version}\n".encode())
     return h.hexdigest()
 
 
-def venv_status(name: str, root: Path | str | None = None, python: str | None = None) -> tuple[bool, str]:
+def venv_status(
+    name: str, root: Path | str | None = None, python: str | None = None
+) -> tuple[bool, str]:
     """(ready, reason): whether the venv exists and matches its requirement files."""
     py = venv_python(name, root)
     stamp = venv_dir(name, root) / STAMP
@@ -118,7 +136,12 @@ def build(name: str, root: Path, python: str, force: bool = False) -> tuple[str,
     stamp_value = expected_stamp(name, python)
     target = venv_dir(name, root)
     stamp = target / STAMP
-    if not force and stamp.exists() and venv_python(name, root).exists() and stamp.read_text().strip() == stamp_value:
+    if (
+        not force
+        and stamp.exists()
+        and venv_python(name, root).exists()
+        and stamp.read_text().strip() == stamp_value
+    ):
         return name, "up to date", time.monotonic() - start
     if target.exists():
         shutil.rmtree(target)
@@ -135,7 +158,16 @@ def build(name: str, root: Path, python: str, force: bool = False) -> tuple[str,
             if nodeps is not None:
                 _run(pip + ["--no-deps", "-r", str(nodeps)], log, env)
             mods = COMMON_IMPORTS + SMOKE_IMPORTS.get(name, [])
-            _run([py, "-c", "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"] + mods, log, env)
+            _run(
+                [
+                    py,
+                    "-c",
+                    "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)",
+                ]
+                + mods,
+                log,
+                env,
+            )
         except Exception as exc:
             log.write(f"\nFAILED: {exc}\n")
             return name, f"FAILED ({exc}); log: {log_path}", time.monotonic() - start
@@ -145,10 +177,14 @@ def build(name: str, root: Path, python: str, force: bool = False) -> tuple[str,
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", metavar="NAME", help=f"default: all of {available_names()}")
+    parser.add_argument(
+        "names", nargs="*", metavar="NAME", help=f"default: all of {available_names()}"
+    )
     parser.add_argument("--root", type=Path, default=None, help=f"default: {DEFAULT_ROOT}")
     parser.add_argument("--jobs", type=int, default=3, help="venvs built in parallel (default 3)")
-    parser.add_argument("--python", default=sys.executable, help="interpreter for the venvs (default: this one)")
+    parser.add_argument(
+        "--python", default=sys.executable, help="interpreter for the venvs (default: this one)"
+    )
     parser.add_argument("--force", action="store_true", help="rebuild even when the stamp matches")
     args = parser.parse_args(argv)
 

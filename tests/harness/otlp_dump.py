@@ -1,6 +1,6 @@
 """Print the spans and log records of a scenario output dir (needs opentelemetry-proto).
 
-    python tests/harness/otlp_dump.py OUT_DIR [--full]
+python tests/harness/otlp_dump.py OUT_DIR [--full]
 """
 
 from __future__ import annotations
@@ -58,7 +58,9 @@ def main(argv: list[str]) -> int:
     ids = {s.span_id: s.name for _, s in spans}
     for scope, span in spans:
         parent = ids.get(span.parent_span_id, "-" if not span.parent_span_id else "?")
-        print(f"SPAN {span.name!r} kind={span.kind} scope={scope.name} parent={parent!r} status={span.status.code}")
+        print(
+            f"SPAN {span.name!r} kind={span.kind} scope={scope.name} parent={parent!r} status={span.status.code}"
+        )
         for k, v in attrs(span.attributes).items():
             text = repr(v)
             print(f"    {k} = {text if width is None else text[:width]}")
@@ -69,8 +71,10 @@ def main(argv: list[str]) -> int:
                 for rec in sl.log_records:
                     body = _value(rec.body)
                     text = repr(body)
-                    print(f"LOG event_name={rec.event_name!r} scope={sl.scope.name} span={ids.get(rec.span_id)!r} "
-                          f"attrs={attrs(rec.attributes)} body={text if width is None else text[:width]}")
+                    print(
+                        f"LOG event_name={rec.event_name!r} scope={sl.scope.name} span={ids.get(rec.span_id)!r} "
+                        f"attrs={attrs(rec.attributes)} body={text if width is None else text[:width]}"
+                    )
     return 0
 
 

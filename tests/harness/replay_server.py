@@ -70,7 +70,7 @@ class ReplayServer:
     def exhausted(self) -> bool:
         return self._next >= len(self.interactions)
 
-    def start(self) -> "ReplayServer":
+    def start(self) -> ReplayServer:
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, name="replay-server", daemon=True
         )
@@ -83,7 +83,7 @@ class ReplayServer:
         if self._thread is not None:
             self._thread.join(timeout=5)
 
-    def __enter__(self) -> "ReplayServer":
+    def __enter__(self) -> ReplayServer:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -172,7 +172,9 @@ class ReplayServer:
                 self._send(inter.status, inter.body, inter.content_type, extra, inter.reason)
 
             def do_GET(self):
-                server._record({"index": None, "method": "GET", "path": self.path, "body": None, "status": 404})
+                server._record(
+                    {"index": None, "method": "GET", "path": self.path, "body": None, "status": 404}
+                )
                 self._send(404, b'{"error": {"message": "not recorded"}}', "application/json")
 
         return Handler

@@ -45,8 +45,9 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 if __package__:  # imported as tests.harness.scenario (for its constants)
@@ -76,11 +77,20 @@ API_KEY = "test-key-not-used"
 
 # Distribution names whose versions go into summary.json.
 _VERSION_OF = (
-    "openai", "httpx", "opentelemetry-api", "opentelemetry-sdk",
-    "opentelemetry-exporter-otlp-proto-common", "opentelemetry-instrumentation-openai-v2",
-    "opentelemetry-util-genai", "openinference-instrumentation-openai",
-    "openinference-instrumentation", "traceloop-sdk", "opentelemetry-instrumentation-openai",
-    "opentelemetry-semantic-conventions-ai", "pydantic-ai-slim", "agent-framework-core",
+    "openai",
+    "httpx",
+    "opentelemetry-api",
+    "opentelemetry-sdk",
+    "opentelemetry-exporter-otlp-proto-common",
+    "opentelemetry-instrumentation-openai-v2",
+    "opentelemetry-util-genai",
+    "openinference-instrumentation-openai",
+    "openinference-instrumentation",
+    "traceloop-sdk",
+    "opentelemetry-instrumentation-openai",
+    "opentelemetry-semantic-conventions-ai",
+    "pydantic-ai-slim",
+    "agent-framework-core",
     "agent-framework-openai",
 )
 
@@ -96,7 +106,12 @@ def configure_env(instrumentation: str, mode: str) -> None:
     """Environment the instrumentation reads (set before importing it)."""
     os.environ["OPENAI_API_KEY"] = API_KEY
     os.environ["OTEL_SERVICE_NAME"] = SERVICE_NAME
-    for var in ("OTEL_TRACES_EXPORTER", "OTEL_LOGS_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_SDK_DISABLED"):
+    for var in (
+        "OTEL_TRACES_EXPORTER",
+        "OTEL_LOGS_EXPORTER",
+        "OTEL_METRICS_EXPORTER",
+        "OTEL_SDK_DISABLED",
+    ):
         os.environ.pop(var, None)
     os.environ.pop("OTEL_SEMCONV_STABILITY_OPT_IN", None)
     os.environ.pop("OTEL_INSTRUMENTATION_GENAI_EMIT_EVENT", None)
@@ -107,8 +122,12 @@ def configure_env(instrumentation: str, mode: str) -> None:
         os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_latest_experimental"
         os.environ["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = mode
     elif instrumentation == "openinference":
-        for var in ("OPENINFERENCE_HIDE_INPUTS", "OPENINFERENCE_HIDE_OUTPUTS",
-                    "OPENINFERENCE_HIDE_INPUT_MESSAGES", "OPENINFERENCE_HIDE_OUTPUT_MESSAGES"):
+        for var in (
+            "OPENINFERENCE_HIDE_INPUTS",
+            "OPENINFERENCE_HIDE_OUTPUTS",
+            "OPENINFERENCE_HIDE_INPUT_MESSAGES",
+            "OPENINFERENCE_HIDE_OUTPUT_MESSAGES",
+        ):
             os.environ[var] = "false"
     elif instrumentation == "traceloop":
         os.environ["TRACELOOP_TRACE_CONTENT"] = "true"
@@ -227,7 +246,9 @@ class ConversationInfo:
                     self.system.append(content)
 
 
-def replay_loop(client, info: ConversationInfo, run_tool: Callable[[dict, str, dict | None], Any]) -> list[dict]:
+def replay_loop(
+    client, info: ConversationInfo, run_tool: Callable[[dict, str, dict | None], Any]
+) -> list[dict]:
     """Re-issue every recorded request; run answered tool calls between them."""
     completions: list[dict] = []
     inters = info.inters
@@ -252,7 +273,11 @@ def _usage_sum(completions: list[dict]) -> tuple[int, int]:
 def _finish_reasons(completions: list[dict]) -> list[str]:
     if not completions:
         return []
-    return [c.get("finish_reason") for c in completions[-1].get("choices") or [] if c.get("finish_reason")]
+    return [
+        c.get("finish_reason")
+        for c in completions[-1].get("choices") or []
+        if c.get("finish_reason")
+    ]
 
 
 def _args(tc: dict) -> tuple[str, Any]:
@@ -263,17 +288,28 @@ def _args(tc: dict) -> tuple[str, Any]:
         return raw, raw
 
 
-def run_openai_v2(info: ConversationInfo, server: ReplayServer, tel: Telemetry, latest: bool) -> None:
+def run_openai_v2(
+    info: ConversationInfo, server: ReplayServer, tel: Telemetry, latest: bool
+) -> None:
     from openai import OpenAI
     from opentelemetry.instrumentation.openai_v2 import OpenAIInstrumentor
     from opentelemetry.util.genai.handler import TelemetryHandler
 
-    OpenAIInstrumentor().instrument(tracer_provider=tel.tracer_provider, logger_provider=tel.logger_provider)
-    handler = TelemetryHandler(tracer_provider=tel.tracer_provider, logger_provider=tel.logger_provider)
+    OpenAIInstrumentor().instrument(
+        tracer_provider=tel.tracer_provider, logger_provider=tel.logger_provider
+    )
+    handler = TelemetryHandler(
+        tracer_provider=tel.tracer_provider, logger_provider=tel.logger_provider
+    )
     client = OpenAI(base_url=server.base_url, api_key=API_KEY, max_retries=0)
 
     if latest:  # util-genai >= 1.0 API
-        from opentelemetry.util.genai.types import FunctionToolDefinition, InputMessage, OutputMessage, Text
+        from opentelemetry.util.genai.types import (
+            FunctionToolDefinition,
+            InputMessage,
+            OutputMessage,
+            Text,
+        )
 
         def run_tool(tc, result, tool_def):
             name = tc["function"]["name"]
@@ -287,11 +323,17 @@ def run_openai_v2(info: ConversationInfo, server: ReplayServer, tel: Telemetry, 
                     inv.arguments = _args(tc)[1]
                     inv.tool_result = result
 
-        with handler.invoke_local_agent(agent_name=info.agent_name, request_model=info.model) as agent:
-            agent.input_messages = [InputMessage(role="user", parts=[Text(content=u)]) for u in info.user_inputs]
+        with handler.invoke_local_agent(
+            agent_name=info.agent_name, request_model=info.model
+        ) as agent:
+            agent.input_messages = [
+                InputMessage(role="user", parts=[Text(content=u)]) for u in info.user_inputs
+            ]
             agent.system_instruction = [Text(content=s) for s in info.system]
             agent.tool_definitions = [
-                FunctionToolDefinition(name=n, description=d.get("description"), parameters=d.get("parameters"))
+                FunctionToolDefinition(
+                    name=n, description=d.get("description"), parameters=d.get("parameters")
+                )
                 for n, d in info.tools.items()
             ]
             completions = replay_loop(client, info, run_tool)
@@ -300,7 +342,9 @@ def run_openai_v2(info: ConversationInfo, server: ReplayServer, tel: Telemetry, 
             final = _text(completions[-1]) if completions else None
             if final is not None:
                 agent.output_messages = [
-                    OutputMessage(role="assistant", parts=[Text(content=final)], finish_reason="stop")
+                    OutputMessage(
+                        role="assistant", parts=[Text(content=final)], finish_reason="stop"
+                    )
                 ]
     else:  # util-genai 0.4b0 API (the only one with the v1.30 default mode)
 
@@ -349,15 +393,21 @@ def run_openinference(info: ConversationInfo, server: ReplayServer, tel: Telemet
                 parameters=(tool_def or {}).get("parameters") or {},
             )
             if tc.get("id"):
-                span.set_attribute("tool.id", tc["id"])  # spec attribute, no constant in semconv 0.1.x
+                span.set_attribute(
+                    "tool.id", tc["id"]
+                )  # spec attribute, no constant in semconv 0.1.x
             span.set_input(_args(tc)[0], mime_type="application/json")
             span.set_output(result, mime_type="text/plain")
 
     with tracer.start_as_current_span(info.agent_name, openinference_span_kind="agent") as agent:
         agent.set_attribute(getattr(SpanAttributes, "AGENT_NAME", "agent.name"), info.agent_name)
         if info.user_inputs:
-            agent.set_input(info.user_inputs[-1] if len(info.user_inputs) == 1 else json.dumps(info.user_inputs),
-                            mime_type="text/plain" if len(info.user_inputs) == 1 else "application/json")
+            agent.set_input(
+                info.user_inputs[-1]
+                if len(info.user_inputs) == 1
+                else json.dumps(info.user_inputs),
+                mime_type="text/plain" if len(info.user_inputs) == 1 else "application/json",
+            )
         completions = replay_loop(client, info, run_tool)
         final = _text(completions[-1]) if completions else None
         if final is not None:
@@ -425,14 +475,18 @@ def _recorded_tool_fn(name: str, recorded: list[dict], calls: list[dict]):
     return fn
 
 
-def run_pydantic_ai(info: ConversationInfo, server: ReplayServer, tel: Telemetry, mode: str, path: str) -> dict:
+def run_pydantic_ai(
+    info: ConversationInfo, server: ReplayServer, tel: Telemetry, mode: str, path: str
+) -> dict:
     from pydantic_ai import Agent, Tool
     from pydantic_ai.models.instrumented import InstrumentationSettings
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
     Agent.instrument_all(
-        InstrumentationSettings(tracer_provider=tel.tracer_provider, include_content=True, version=int(mode))
+        InstrumentationSettings(
+            tracer_provider=tel.tracer_provider, include_content=True, version=int(mode)
+        )
     )
     recorded = cassette.answered_tool_calls(path)
     calls: list[dict] = []
@@ -445,7 +499,9 @@ def run_pydantic_ai(info: ConversationInfo, server: ReplayServer, tel: Telemetry
         )
         for name, d in info.tools.items()
     ]
-    model = OpenAIChatModel(info.model, provider=OpenAIProvider(base_url=server.base_url, api_key=API_KEY))
+    model = OpenAIChatModel(
+        info.model, provider=OpenAIProvider(base_url=server.base_url, api_key=API_KEY)
+    )
     agent = Agent(
         model,
         name=info.agent_name,
@@ -465,7 +521,9 @@ def run_pydantic_ai(info: ConversationInfo, server: ReplayServer, tel: Telemetry
     return {"final_output": str(result.output), "tool_invocations": calls}
 
 
-def run_agent_framework(info: ConversationInfo, server: ReplayServer, tel: Telemetry, path: str) -> dict:
+def run_agent_framework(
+    info: ConversationInfo, server: ReplayServer, tel: Telemetry, path: str
+) -> dict:
     from agent_framework import Agent, FunctionTool
     from agent_framework.observability import enable_instrumentation
     from agent_framework.openai import OpenAIChatCompletionClient
@@ -483,7 +541,9 @@ def run_agent_framework(info: ConversationInfo, server: ReplayServer, tel: Telem
         for name, d in info.tools.items()
     ]
     client = OpenAIChatCompletionClient(model=info.model, api_key=API_KEY, base_url=server.base_url)
-    agent = Agent(client, instructions="\n\n".join(info.system) or None, name=info.agent_name, tools=tools)
+    agent = Agent(
+        client, instructions="\n\n".join(info.system) or None, name=info.agent_name, tools=tools
+    )
     prompt = info.user_inputs[0] if info.user_inputs else ""
     stream = bool((info.inters[0].request_body or {}).get("stream"))
 
@@ -515,18 +575,25 @@ def _versions() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Replay a cassette through a real instrumentation; write OTLP.")
+    parser = argparse.ArgumentParser(
+        description="Replay a cassette through a real instrumentation; write OTLP."
+    )
     parser.add_argument("--instrumentation", required=True, choices=INSTRUMENTATIONS)
     parser.add_argument("--cassette", required=True)
     parser.add_argument("--out", required=True)
-    parser.add_argument("--mode", default=None, help="per instrumentation: " + "; ".join(
-        f"{k}: {'|'.join(v)}" for k, v in MODES.items()))
+    parser.add_argument(
+        "--mode",
+        default=None,
+        help="per instrumentation: " + "; ".join(f"{k}: {'|'.join(v)}" for k, v in MODES.items()),
+    )
     parser.add_argument("--agent-name", default="weather-agent")
     args = parser.parse_args(argv)
 
     mode = args.mode or MODES[args.instrumentation][0]
     if mode not in MODES[args.instrumentation]:
-        parser.error(f"--mode for {args.instrumentation} must be one of {MODES[args.instrumentation]}")
+        parser.error(
+            f"--mode for {args.instrumentation} must be one of {MODES[args.instrumentation]}"
+        )
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     path = str(Path(args.cassette).resolve())
@@ -547,7 +614,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.instrumentation in FRAMEWORKS:
             ok, why = cassette.is_single_agent_loop(path)
             if not ok:
-                raise Unsupported(f"{args.instrumentation} runs a real agent loop; this cassette does not hold one: {why}")
+                raise Unsupported(
+                    f"{args.instrumentation} runs a real agent loop; this cassette does not hold one: {why}"
+                )
     except (Unsupported, ValueError) as exc:
         summary.update(status="unsupported", error=str(exc))
         dump_summary()

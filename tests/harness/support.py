@@ -30,9 +30,21 @@ HARNESS_CASSETTES = (
 )
 
 __all__ = [
-    "CASSETTE_DIR", "HARNESS_CASSETTES", "INSTRUMENTATIONS", "PLAIN", "FRAMEWORKS", "MODES",
-    "UnsupportedCombination", "cassette_path", "combination_supported", "venv_root",
-    "expected_from_cassette", "Span", "load_spans", "load_log_records", "span_role",
+    "CASSETTE_DIR",
+    "HARNESS_CASSETTES",
+    "INSTRUMENTATIONS",
+    "PLAIN",
+    "FRAMEWORKS",
+    "MODES",
+    "UnsupportedCombination",
+    "cassette_path",
+    "combination_supported",
+    "venv_root",
+    "expected_from_cassette",
+    "Span",
+    "load_spans",
+    "load_log_records",
+    "span_role",
 ]
 
 expected_from_cassette = cassette_mod.expected_from_cassette
@@ -105,9 +117,21 @@ def load_spans(out_dir: str | Path) -> list[Span]:
         resource = _attrs(rs.resource.attributes)
         for ss in rs.scope_spans:
             for s in ss.spans:
-                spans.append(Span(s.name, s.kind, ss.scope.name, s.trace_id, s.span_id, s.parent_span_id,
-                                  s.start_time_unix_nano, s.end_time_unix_nano, s.status.code,
-                                  _attrs(s.attributes), resource))
+                spans.append(
+                    Span(
+                        s.name,
+                        s.kind,
+                        ss.scope.name,
+                        s.trace_id,
+                        s.span_id,
+                        s.parent_span_id,
+                        s.start_time_unix_nano,
+                        s.end_time_unix_nano,
+                        s.status.code,
+                        _attrs(s.attributes),
+                        resource,
+                    )
+                )
     return sorted(spans, key=lambda s: s.start)
 
 
@@ -124,14 +148,16 @@ def load_log_records(out_dir: str | Path) -> list[dict[str, Any]]:
     for rl in req.resource_logs:
         for sl in rl.scope_logs:
             for rec in sl.log_records:
-                out.append({
-                    "event_name": rec.event_name or _attrs(rec.attributes).get("event.name"),
-                    "scope": sl.scope.name,
-                    "trace_id": rec.trace_id,
-                    "span_id": rec.span_id,
-                    "attributes": _attrs(rec.attributes),
-                    "body": _value(rec.body),
-                })
+                out.append(
+                    {
+                        "event_name": rec.event_name or _attrs(rec.attributes).get("event.name"),
+                        "scope": sl.scope.name,
+                        "trace_id": rec.trace_id,
+                        "span_id": rec.span_id,
+                        "attributes": _attrs(rec.attributes),
+                        "body": _value(rec.body),
+                    }
+                )
     return out
 
 

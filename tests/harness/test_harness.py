@@ -33,7 +33,9 @@ from tests.harness.support import (
 )
 
 CONTRIB_TOOLS = "opentelemetry-python-contrib/test_chat_completion_tool_calls_with_content.yaml"
-CONTRIB_STREAM = "opentelemetry-python-contrib/test_chat_completion_multiple_tools_streaming_with_content.yaml"
+CONTRIB_STREAM = (
+    "opentelemetry-python-contrib/test_chat_completion_multiple_tools_streaming_with_content.yaml"
+)
 TL_CHAT_TOOLS = "openllmetry/openai/test_chat_tool_calls.yaml"
 TL_PARALLEL = "openllmetry/openai/test_open_ai_function_calls_tools_parallel.yaml"
 
@@ -58,8 +60,18 @@ def test_expected_contrib_tool_calls_by_hand():
         },
     ]
     assert exp["llm_calls"] == [
-        {"model": "gpt-4o-mini-2024-07-18", "input_tokens": 75, "output_tokens": 51, "finish_reason": "tool_calls"},
-        {"model": "gpt-4o-mini-2024-07-18", "input_tokens": 99, "output_tokens": 25, "finish_reason": "stop"},
+        {
+            "model": "gpt-4o-mini-2024-07-18",
+            "input_tokens": 75,
+            "output_tokens": 51,
+            "finish_reason": "tool_calls",
+        },
+        {
+            "model": "gpt-4o-mini-2024-07-18",
+            "input_tokens": 99,
+            "output_tokens": 25,
+            "finish_reason": "stop",
+        },
     ]
     assert exp["final_output"] == (
         "Today, the weather in Seattle is 50 degrees and raining, while in San Francisco, it's 70 degrees and sunny."
@@ -71,7 +83,12 @@ def test_expected_contrib_tool_calls_by_hand():
 def test_expected_streaming_reassembles_deltas_and_usage():
     exp = expected_from_cassette(cassette_path(CONTRIB_STREAM))
     assert exp["llm_calls"] == [
-        {"model": "gpt-4o-mini-2024-07-18", "input_tokens": 75, "output_tokens": 51, "finish_reason": "tool_calls"}
+        {
+            "model": "gpt-4o-mini-2024-07-18",
+            "input_tokens": 75,
+            "output_tokens": 51,
+            "finish_reason": "tool_calls",
+        }
     ]
     assert [(t["call_id"], t["arguments"], t["result"]) for t in exp["tool_calls"]] == [
         ("call_fHCjJqt9Pysde6vcJcvbXGBx", {"location": "Seattle, WA"}, None),
@@ -119,7 +136,9 @@ def test_non_chat_completions_cassette_is_rejected(tmp_path):
 
 
 def _post(url: str, body: dict) -> tuple[int, str, bytes]:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             return resp.status, resp.headers["Content-Type"], resp.read()
@@ -132,7 +151,10 @@ def test_replay_server_serves_in_order_and_records_requests():
     with ReplayServer(path) as server:
         url = server.base_url + "/chat/completions"
         got = [_post(url, {"n": i}) for i in range(4)]
-    raw = [it["response"]["body"]["string"] for it in support.cassette_mod.yaml.safe_load(path.read_text())["interactions"]]
+    raw = [
+        it["response"]["body"]["string"]
+        for it in support.cassette_mod.yaml.safe_load(path.read_text())["interactions"]
+    ]
     for i in range(3):
         status, ctype, body = got[i]
         assert status == 200 and ctype == "application/json"
@@ -154,8 +176,16 @@ def test_replay_server_streams_sse_verbatim():
 # ----------------------------------------------------- instrumented replays
 
 COMBOS = [(i, c) for i in INSTRUMENTATIONS for c in HARNESS_CASSETTES]
-SUPPORTED = [pytest.param(i, c, id=f"{i}-{c.rsplit('/', 1)[-1][:-5]}") for i, c in COMBOS if combination_supported(i, c)[0]]
-UNSUPPORTED = [pytest.param(i, c, id=f"{i}-{c.rsplit('/', 1)[-1][:-5]}") for i, c in COMBOS if not combination_supported(i, c)[0]]
+SUPPORTED = [
+    pytest.param(i, c, id=f"{i}-{c.rsplit('/', 1)[-1][:-5]}")
+    for i, c in COMBOS
+    if combination_supported(i, c)[0]
+]
+UNSUPPORTED = [
+    pytest.param(i, c, id=f"{i}-{c.rsplit('/', 1)[-1][:-5]}")
+    for i, c in COMBOS
+    if not combination_supported(i, c)[0]
+]
 
 
 def test_matrix_shape():
@@ -181,7 +211,9 @@ def test_instrumented_replay(run_instrumented, instrumentation, cassette):
     assert len(tools) == len(executed)
     assert [support.tool_name(s) for s in tools] == [t["name"] for t in executed]
     if instrumentation != "traceloop":  # traceloop @tool spans carry no call id
-        assert sorted(support.tool_call_id(s) for s in tools) == sorted(t["call_id"] for t in executed)
+        assert sorted(support.tool_call_id(s) for s in tools) == sorted(
+            t["call_id"] for t in executed
+        )
     assert roles.count("agent") == 1
     root = [s for s in spans if not s.parent_span_id]
     assert len(root) == 1 and span_role(root[0]) in ("agent", "workflow")
@@ -193,7 +225,9 @@ def test_instrumented_replay(run_instrumented, instrumentation, cassette):
         assert [r["body"] for r in requests] == [i.request_body for i in inters]
     else:  # a real agent serialises differently, but must send the recorded tool results
         tool_results = support.cassette_mod.tool_results_in
-        assert [tool_results(r["body"]) for r in requests] == [tool_results(i.request_body) for i in inters]
+        assert [tool_results(r["body"]) for r in requests] == [
+            tool_results(i.request_body) for i in inters
+        ]
 
     logs = load_log_records(out)  # parses as ExportLogsServiceRequest when present
     if instrumentation in ("openai-v2-default", "agent-framework"):
@@ -212,12 +246,19 @@ def test_unsupported_combination_is_refused(run_instrumented, instrumentation, c
         run_instrumented(instrumentation, cassette)
 
 
-@pytest.mark.parametrize("instrumentation,mode,log_events", [
-    ("openai-v2-latest", "span_and_event", True),   # + gen_ai.client.inference.operation.details events
-    ("traceloop", "events", True),                  # content in gen_ai.*.message / gen_ai.choice events
-    ("pydantic-ai", "2", False),                    # legacy 'agent run' / 'running tool' span names
-    ("pydantic-ai", "6", False),
-])
+@pytest.mark.parametrize(
+    "instrumentation,mode,log_events",
+    [
+        (
+            "openai-v2-latest",
+            "span_and_event",
+            True,
+        ),  # + gen_ai.client.inference.operation.details events
+        ("traceloop", "events", True),  # content in gen_ai.*.message / gen_ai.choice events
+        ("pydantic-ai", "2", False),  # legacy 'agent run' / 'running tool' span names
+        ("pydantic-ai", "6", False),
+    ],
+)
 def test_alternative_modes(run_instrumented, instrumentation, mode, log_events):
     out = run_instrumented(instrumentation, CONTRIB_TOOLS, mode=mode)
     roles = [span_role(s) for s in load_spans(out)]

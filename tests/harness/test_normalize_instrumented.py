@@ -11,14 +11,21 @@ from __future__ import annotations
 import pytest
 
 from tests.harness.support import (
-    HARNESS_CASSETTES, INSTRUMENTATIONS, MODES, cassette_path, combination_supported, expected_from_cassette,
+    HARNESS_CASSETTES,
+    INSTRUMENTATIONS,
+    MODES,
+    cassette_path,
+    combination_supported,
+    expected_from_cassette,
 )
-from tracegrade.collector.files import read_paths
-from tracegrade.collector.normalize import normalize_all
+from tracegrade.normalize import normalize_all
+from tracegrade.otlp.files import read_paths
 
 COMBOS = [
     pytest.param(i, c, id=f"{i}-{c.rsplit('/', 1)[-1][:-5]}")
-    for i in INSTRUMENTATIONS for c in HARNESS_CASSETTES if combination_supported(i, c)[0]
+    for i in INSTRUMENTATIONS
+    for c in HARNESS_CASSETTES
+    if combination_supported(i, c)[0]
 ]
 ALT_MODES = [pytest.param(i, m, id=f"{i}-{m}") for i, modes in MODES.items() for m in modes[1:]]
 CONTRIB = "opentelemetry-python-contrib/test_chat_completion_tool_calls_with_content.yaml"
@@ -34,8 +41,11 @@ def normalized(run_instrumented, instrumentation, cassette, mode=None):
 
 
 def _check(trace, expected):
-    assert [(c.model, c.input_tokens, c.output_tokens, c.finish_reason) for c in trace.llm_calls] == [
-        (c["model"], c["input_tokens"], c["output_tokens"], c["finish_reason"]) for c in expected["llm_calls"]
+    assert [
+        (c.model, c.input_tokens, c.output_tokens, c.finish_reason) for c in trace.llm_calls
+    ] == [
+        (c["model"], c["input_tokens"], c["output_tokens"], c["finish_reason"])
+        for c in expected["llm_calls"]
     ]
     assert [(c.name, c.call_id, c.arguments) for c in trace.tool_calls] == [
         (c["name"], c["call_id"], c["arguments"]) for c in expected["tool_calls"]

@@ -8,24 +8,40 @@ from pathlib import Path
 import pytest
 
 from tests.support.openai_server import ScriptedOpenAI
-from tracegrade.collector import sources
+from tracegrade import sources
 from tracegrade.judge.settings import JudgeSettings
 from tracegrade.trace import AgentTrace
 
-TAU_TRACES = Path(__file__).parents[2] / "datasets" / "tau-bench-otlp" / "otel_genai_latest_span_only" / "traces.jsonl.gz"
+TAU_TRACES = (
+    Path(__file__).parents[2]
+    / "datasets"
+    / "tau-bench-otlp"
+    / "otel_genai_latest_span_only"
+    / "traces.jsonl.gz"
+)
 CONTRADICTION = "657fb4f2053fd12b7fd9dce16b304212"
 """tau-bench airline task 22 (reward 0): the answer says the flight is now economy class and
 $114 was charged, while ``calculate`` returned -114.0 (a refund) and
 ``update_reservation_flights`` returned ``"cabin": "basic_economy"``."""
 
 
-def verdict(score: float, reasoning: str = "scripted", met: list[str] | None = None,
-            missed: list[str] | None = None) -> dict:
+def verdict(
+    score: float,
+    reasoning: str = "scripted",
+    met: list[str] | None = None,
+    missed: list[str] | None = None,
+) -> dict:
     return {"reasoning": reasoning, "score": score, "met": met or [], "missed": missed or []}
 
 
 def settings_for(server: ScriptedOpenAI, **overrides) -> JudgeSettings:
-    values = {"base_url": server.base_url, "api_key": "test-key", "max_retries": 2, "timeout_s": 5.0, **overrides}
+    values = {
+        "base_url": server.base_url,
+        "api_key": "test-key",
+        "max_retries": 2,
+        "timeout_s": 5.0,
+        **overrides,
+    }
     return JudgeSettings(**values)
 
 
@@ -39,10 +55,12 @@ def _shared_server():
 def judge_server(_shared_server):
     """``judge_server(script)``: the session's scripted server, re-scripted with its request
     log cleared (one server for all tests: stopping one takes 0.5 s)."""
+
     def script(replies) -> ScriptedOpenAI:
         _shared_server.script = replies
         _shared_server.requests.clear()
         return _shared_server
+
     yield script
     script([])
 

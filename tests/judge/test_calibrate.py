@@ -21,8 +21,12 @@ def test_kappa_edges():
 
 
 def test_rows_the_judge_could_not_judge_are_left_out():
-    rows = [Row("a", "t1", "pass", 0.9, "pass", ""), Row("b", "t2", "fail", 0.2, "fail", ""),
-            Row("c", "t3", "fail", None, None, "judge error: timeout"), Row("d", None, "pass", None, None, "no trace")]
+    rows = [
+        Row("a", "t1", "pass", 0.9, "pass", ""),
+        Row("b", "t2", "fail", 0.2, "fail", ""),
+        Row("c", "t3", "fail", None, None, "judge error: timeout"),
+        Row("d", None, "pass", None, None, "no trace"),
+    ]
     result = agreement(rows)
     assert (result.compared, result.not_compared, result.accuracy, result.kappa) == (2, 2, 1.0, 1.0)
     assert result.to_dict()["rows"][2]["note"] == "judge error: timeout"

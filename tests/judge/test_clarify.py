@@ -15,8 +15,17 @@ CONVERSATION = [{"role": "user", "content": "Please cancel my last order"}]
 
 
 def test_a_clarifying_question_gets_a_user_reply(judge_server):
-    server = judge_server([json_reply({"reasoning": "asks which order", "is_clarifying_question": True,
-                                       "user_reply": " It's order 550e8400-e29b-41d4-a716-446655440003. "})])
+    server = judge_server(
+        [
+            json_reply(
+                {
+                    "reasoning": "asks which order",
+                    "is_clarifying_question": True,
+                    "user_reply": " It's order 550e8400-e29b-41d4-a716-446655440003. ",
+                }
+            )
+        ]
+    )
     clarifier = Clarifier(settings_for(server))
     reply = clarifier.follow_up(CASE_INPUT, CONVERSATION, "Which order would you like to cancel?")
     assert reply == "It's order 550e8400-e29b-41d4-a716-446655440003."
@@ -28,14 +37,32 @@ def test_a_clarifying_question_gets_a_user_reply(judge_server):
 
 
 def test_an_answer_gets_none(judge_server):
-    server = judge_server([json_reply({"reasoning": "reports the cancellation", "is_clarifying_question": False,
-                                       "user_reply": None})])
-    assert Clarifier(settings_for(server)).follow_up(CASE_INPUT, CONVERSATION, "Order cancelled; refund $20.") is None
+    server = judge_server(
+        [
+            json_reply(
+                {
+                    "reasoning": "reports the cancellation",
+                    "is_clarifying_question": False,
+                    "user_reply": None,
+                }
+            )
+        ]
+    )
+    assert (
+        Clarifier(settings_for(server)).follow_up(
+            CASE_INPUT, CONVERSATION, "Order cancelled; refund $20."
+        )
+        is None
+    )
 
 
 def test_a_question_without_a_reply_is_invalid_and_asked_again(judge_server):
-    server = judge_server([json_reply({"reasoning": "r", "is_clarifying_question": True, "user_reply": ""}),
-                           json_reply({"reasoning": "r", "is_clarifying_question": True, "user_reply": "Yes."})])
+    server = judge_server(
+        [
+            json_reply({"reasoning": "r", "is_clarifying_question": True, "user_reply": ""}),
+            json_reply({"reasoning": "r", "is_clarifying_question": True, "user_reply": "Yes."}),
+        ]
+    )
     assert Clarifier(settings_for(server)).follow_up(CASE_INPUT, [], "Shall I go ahead?") == "Yes."
     assert "user_reply must be a non-empty string" in server.requests[1]["messages"][-1]["content"]
 
@@ -49,7 +76,9 @@ def test_no_valid_decision_raises_judge_error_and_keeps_the_usage(judge_server):
 
 
 def test_long_conversations_keep_the_latest_turns(judge_server):
-    server = judge_server([json_reply({"reasoning": "r", "is_clarifying_question": False, "user_reply": None})])
+    server = judge_server(
+        [json_reply({"reasoning": "r", "is_clarifying_question": False, "user_reply": None})]
+    )
     conversation = [{"role": "user", "content": f"turn {i} " + "x" * 2000} for i in range(20)]
     Clarifier(settings_for(server)).follow_up(CASE_INPUT, conversation, "Done.")
     prompt = server.requests[0]["messages"][1]["content"]

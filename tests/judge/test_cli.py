@@ -13,8 +13,13 @@ from tests.judge.conftest import CONTRADICTION, TAU_TRACES, verdict
 from tests.support.openai_server import error, json_reply
 from tracegrade.cli import cli
 
-CREDENTIAL_VARS = ("TRACEGRADE_JUDGE_BASE_URL", "TRACEGRADE_JUDGE_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_KEY",
-                   "TRACEGRADE_JUDGE_MODEL")
+CREDENTIAL_VARS = (
+    "TRACEGRADE_JUDGE_BASE_URL",
+    "TRACEGRADE_JUDGE_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_API_KEY",
+    "TRACEGRADE_JUDGE_MODEL",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +33,10 @@ def _env(server) -> dict[str, str]:
 
 
 def _write_dataset(tmp_path, tau_traces, ids, **extra) -> str:
-    cases = [{"id": f"task-{n}", "input": tau_traces[i].user_inputs[0], **extra.get(i, {})} for n, i in enumerate(ids)]
+    cases = [
+        {"id": f"task-{n}", "input": tau_traces[i].user_inputs[0], **extra.get(i, {})}
+        for n, i in enumerate(ids)
+    ]
     path = tmp_path / "judged.yaml"
     path.write_text(yaml.safe_dump({"name": "judged", "cases": cases}))
     return str(path)
@@ -54,7 +62,12 @@ def test_second_score_of_the_same_traces_makes_no_judge_call(judge_server, judge
     assert second.exit_code == first.exit_code, second.output
     assert len(server.requests) == 3
     judge = json.loads((tmp_path / "2.json").read_text())["summary"]["judge"]
-    assert (judge["calls"], judge["cached"], judge["input_tokens"], judge["cost_usd"]) == (0, 3, 0, 0.0)
+    assert (judge["calls"], judge["cached"], judge["input_tokens"], judge["cost_usd"]) == (
+        0,
+        3,
+        0,
+        0.0,
+    )
 
 
 def test_judge_usage_and_cost_are_reported_apart_from_the_agent(judge_server, judged, tmp_path):
@@ -64,9 +77,15 @@ def test_judge_usage_and_cost_are_reported_apart_from_the_agent(judge_server, ju
     judged_doc = json.loads((tmp_path / "judged.json").read_text())
     plain_doc = json.loads((tmp_path / "plain.json").read_text())
     summary = judged_doc["summary"]
-    assert summary["judge"] == {"calls": 3, "cached": 0, "input_tokens": 75, "output_tokens": 36,
-                                "cost_usd": pytest.approx((75 * 2.5 + 36 * 10.0) / 1e6), "errors": 0,
-                                "models": ["gpt-4o"]}
+    assert summary["judge"] == {
+        "calls": 3,
+        "cached": 0,
+        "input_tokens": 75,
+        "output_tokens": 36,
+        "cost_usd": pytest.approx((75 * 2.5 + 36 * 10.0) / 1e6),
+        "errors": 0,
+        "models": ["gpt-4o"],
+    }
     for key in ("input_tokens", "output_tokens", "cost_usd"):
         assert summary[key] == plain_doc["summary"][key]  # the agent's, untouched by the judge
     assert plain_doc["summary"]["judge"] is None  # --no-judge: skipped, nothing spent
@@ -76,8 +95,11 @@ def test_judge_usage_and_cost_are_reported_apart_from_the_agent(judge_server, ju
 
 def test_console_shows_judge_line_and_judge_error(judge_server, judged):
     server = judge_server(lambda body: error(500, "boom", retry_after=0.01))
-    result = CliRunner().invoke(cli, ["score", str(TAU_TRACES), "--dataset", judged, "--no-save"],
-                                env={**_env(server), "COLUMNS": "200"})
+    result = CliRunner().invoke(
+        cli,
+        ["score", str(TAU_TRACES), "--dataset", judged, "--no-save"],
+        env={**_env(server), "COLUMNS": "200"},
+    )
     assert result.exit_code == 1
     assert "judge gpt-4o: 0 call(s) (0 verdict(s) from cache)" in result.output
     assert "3 judge error(s)" in result.output
@@ -88,7 +110,10 @@ def test_missing_credentials_is_one_error_at_start(judge_server, judged):
     result = _score({}, "--dataset", judged)
     assert result.exit_code == 2
     assert result.output.count("error:") == 1
-    assert "error: the LLM judge (model 'gpt-4o') needs an API key: set TRACEGRADE_JUDGE_API_KEY" in result.output
+    assert (
+        "error: the LLM judge (model 'gpt-4o') needs an API key: set TRACEGRADE_JUDGE_API_KEY"
+        in result.output
+    )
 
 
 def test_no_rubric_needs_no_credentials(tmp_path, tau_traces):
@@ -101,7 +126,9 @@ def test_no_rubric_needs_no_credentials(tmp_path, tau_traces):
 
 def test_reference_free_judge_runs_faithfulness_on_every_trace(judge_server, tmp_path):
     server = judge_server(lambda body: json_reply(verdict(1.0)))
-    result = _score(_env(server), "--judge", "--limit", "4", "--no-save", "--json", tmp_path / "r.json")
+    result = _score(
+        _env(server), "--judge", "--limit", "4", "--no-save", "--json", tmp_path / "r.json"
+    )
     assert result.exit_code in (0, 1), result.output
     doc = json.loads((tmp_path / "r.json").read_text())
     judged = [c for c in doc["cases"] if c["scores"]["judge"] is not None]
@@ -117,7 +144,9 @@ def _labelled(tmp_path, tau_traces) -> tuple[str, dict[str, float]]:
     ids = [t for t, trace in tau_traces.items() if trace.final_output][:5]
     labels = ["pass", "pass", "pass", "fail", "fail"]
     scores = [0.9, 0.8, 0.3, 0.2, 0.6]
-    path = _write_dataset(tmp_path, tau_traces, ids, **{i: {"label": lab} for i, lab in zip(ids, labels)})
+    path = _write_dataset(
+        tmp_path, tau_traces, ids, **{i: {"label": lab} for i, lab in zip(ids, labels)}
+    )
     return path, {tau_traces[i].user_inputs[0]: s for i, s in zip(ids, scores)}
 
 
@@ -129,8 +158,11 @@ def test_judge_check_reports_accuracy_and_kappa(judge_server, tmp_path, tau_trac
         return json_reply(verdict(next(s for text, s in by_input.items() if text in prompt)))
 
     server = judge_server(script)
-    result = CliRunner().invoke(cli, ["judge-check", dataset, str(TAU_TRACES), "--json", str(tmp_path / "a.json")],
-                                env={**_env(server), "COLUMNS": "200"})
+    result = CliRunner().invoke(
+        cli,
+        ["judge-check", dataset, str(TAU_TRACES), "--json", str(tmp_path / "a.json")],
+        env={**_env(server), "COLUMNS": "200"},
+    )
     assert result.exit_code == 0, result.output
     report = json.loads((tmp_path / "a.json").read_text())
     assert report["compared"] == 5 and report["accuracy"] == pytest.approx(0.8)
@@ -138,13 +170,17 @@ def test_judge_check_reports_accuracy_and_kappa(judge_server, tmp_path, tau_trac
     assert report["confusion"] == {"pass/pass": 2, "pass/fail": 1, "fail/pass": 0, "fail/fail": 2}
     assert "accuracy 0.80 · Cohen's kappa 0.62" in result.output
     assert len(server.requests) == 5
-    below = CliRunner().invoke(cli, ["judge-check", dataset, str(TAU_TRACES), "--min-kappa", "0.7"], env=_env(server))
+    below = CliRunner().invoke(
+        cli, ["judge-check", dataset, str(TAU_TRACES), "--min-kappa", "0.7"], env=_env(server)
+    )
     assert below.exit_code == 1 and len(server.requests) == 5  # answered from the cache
 
 
 def test_judge_check_needs_labels(judge_server, tmp_path, tau_traces):
     plain = _write_dataset(tmp_path, tau_traces, [CONTRADICTION])
-    result = CliRunner().invoke(cli, ["judge-check", plain, str(TAU_TRACES)], env=_env(judge_server([])))
+    result = CliRunner().invoke(
+        cli, ["judge-check", plain, str(TAU_TRACES)], env=_env(judge_server([]))
+    )
     assert result.exit_code == 2 and "no case carries a 'label: pass|fail'" in result.output
 
 
@@ -156,12 +192,27 @@ def test_the_config_file_sets_judge_defaults_and_the_environment_wins(tmp_path, 
     path.write_text("judge: {model: judge-from-config, timeout_s: 7, evidence_tokens: 900}\n")
     config = load_config(path)
     settings = resolve_settings(None, env={}, config=config.judge)
-    assert (settings.model, settings.timeout_s, settings.evidence_tokens) == ("judge-from-config", 7, 900)
-    assert resolve_settings(None, env={"TRACEGRADE_JUDGE_MODEL": "from-env"}, config=config.judge).model == "from-env"
-    assert resolve_settings("from-flag", env={"TRACEGRADE_JUDGE_MODEL": "e"}, config=config.judge).model == "from-flag"
+    assert (settings.model, settings.timeout_s, settings.evidence_tokens) == (
+        "judge-from-config",
+        7,
+        900,
+    )
+    assert (
+        resolve_settings(
+            None, env={"TRACEGRADE_JUDGE_MODEL": "from-env"}, config=config.judge
+        ).model
+        == "from-env"
+    )
+    assert (
+        resolve_settings(
+            "from-flag", env={"TRACEGRADE_JUDGE_MODEL": "e"}, config=config.judge
+        ).model
+        == "from-flag"
+    )
     path.write_text("judge: {timeout_s: -1}\n")
     import pytest
 
     from tracegrade.errors import ConfigError
+
     with pytest.raises(ConfigError, match="judge.timeout_s"):
         load_config(path)

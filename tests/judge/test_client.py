@@ -27,12 +27,22 @@ def ask(server, **overrides):
 def test_well_formed_verdict_with_structured_output_request(judge_server):
     server = judge_server([json_reply(verdict(0.8, "fine", ["a"], ["b"]))])
     result, usage = ask(server)
-    assert (result.score, result.reasoning, result.met, result.missed) == (0.8, "fine", ["a"], ["b"])
+    assert (result.score, result.reasoning, result.met, result.missed) == (
+        0.8,
+        "fine",
+        ["a"],
+        ["b"],
+    )
     assert (usage.calls, usage.input_tokens, usage.output_tokens) == (1, 25, 12)
     sent = server.requests[0]
     assert sent["response_format"]["type"] == "json_schema"
     assert sent["response_format"]["json_schema"]["strict"] is True
-    assert sent["response_format"]["json_schema"]["schema"]["required"] == ["reasoning", "score", "met", "missed"]
+    assert sent["response_format"]["json_schema"]["schema"]["required"] == [
+        "reasoning",
+        "score",
+        "met",
+        "missed",
+    ]
     assert sent["temperature"] == 0.0
 
 
@@ -54,7 +64,9 @@ def test_malformed_json_is_asked_again_with_the_problem(judge_server):
 
 def test_malformed_every_time_is_a_judge_error_after_the_attempts(judge_server):
     server = judge_server(lambda body: text("I think it is pretty good"))
-    with pytest.raises(JudgeError, match=r"no valid answer from gpt-4o in 3 attempt\(s\): not a JSON object"):
+    with pytest.raises(
+        JudgeError, match=r"no valid answer from gpt-4o in 3 attempt\(s\): not a JSON object"
+    ):
         ask(server)
     assert len(server.requests) == 3
 
@@ -88,7 +100,9 @@ def test_429_then_success_is_retried_by_the_client(judge_server):
 
 
 def test_5xx_then_success_is_retried(judge_server):
-    server = judge_server([error(503, retry_after=0.01), error(500, retry_after=0.01), json_reply(verdict(0.7))])
+    server = judge_server(
+        [error(503, retry_after=0.01), error(500, retry_after=0.01), json_reply(verdict(0.7))]
+    )
     result, _ = ask(server)
     assert result.score == 0.7 and len(server.requests) == 3
 
@@ -108,8 +122,10 @@ def test_timeout_is_a_judge_error(judge_server):
 
 
 def test_server_rejecting_response_format_is_asked_without_it(judge_server):
-    script = [error(400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported"),
-              json_reply(verdict(0.4))]
+    script = [
+        error(400, "Invalid parameter: 'response_format' of type 'json_schema' is not supported"),
+        json_reply(verdict(0.4)),
+    ]
     server = judge_server(script)
     result, _ = ask(server)
     assert result.score == 0.4
@@ -129,4 +145,9 @@ def test_no_api_key_is_a_config_error():
 
 
 def test_parse_reply_finds_json_inside_prose():
-    assert parse_reply('Verdict: {"reasoning": "r", "score": 0.25, "met": [], "missed": []} done', Verdict).score == 0.25
+    assert (
+        parse_reply(
+            'Verdict: {"reasoning": "r", "score": 0.25, "met": [], "missed": []} done', Verdict
+        ).score
+        == 0.25
+    )

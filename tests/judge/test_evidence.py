@@ -23,9 +23,14 @@ def test_real_trace_evidence_has_inputs_tool_results_and_answer(contradiction):
 def test_over_budget_results_are_cut_and_the_cut_is_stated(contradiction):
     evidence = build_evidence(contradiction, 600)
     assert evidence.truncated
-    assert evidence.text.startswith("NOTE: this evidence was truncated to fit a budget of about 600 tokens")
+    assert evidence.text.startswith(
+        "NOTE: this evidence was truncated to fit a budget of about 600 tokens"
+    )
     assert "…[cut: " in evidence.text
-    assert any(n.startswith("the results of 4 tool call(s) are cut (calls 1, 2, 3, 5)") for n in evidence.notes)
+    assert any(
+        n.startswith("the results of 4 tool call(s) are cut (calls 1, 2, 3, 5)")
+        for n in evidence.notes
+    )
     assert contradiction.final_output in evidence.text
     assert "result: -114.0" in evidence.text  # short results keep their share
     assert evidence.estimated_tokens <= 600

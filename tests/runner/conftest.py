@@ -22,12 +22,27 @@ HERE = Path(__file__).parent
 REPO = HERE.parent.parent
 
 CASES: list[dict[str, Any]] = [
-    {"id": "sony-price", "input": "How much is the Sony WH-1000XM5?", "tier": "smoke", "tags": ["price"],
-     "expected_tool_calls": [{"name": "get_price", "arguments": {"product": {"regex": "(?i)sony"}}}],
-     "expected_fields": ["price"], "criteria": {"grounded": True}},
-    {"id": "bose-price", "input": "How much is the Bose QC Ultra?", "tags": ["price"],
-     "expected_tool_calls": [{"name": "get_price", "arguments": {"product": {"regex": "(?i)bose"}}}],
-     "expected_fields": ["price"], "criteria": {"grounded": True}},
+    {
+        "id": "sony-price",
+        "input": "How much is the Sony WH-1000XM5?",
+        "tier": "smoke",
+        "tags": ["price"],
+        "expected_tool_calls": [
+            {"name": "get_price", "arguments": {"product": {"regex": "(?i)sony"}}}
+        ],
+        "expected_fields": ["price"],
+        "criteria": {"grounded": True},
+    },
+    {
+        "id": "bose-price",
+        "input": "How much is the Bose QC Ultra?",
+        "tags": ["price"],
+        "expected_tool_calls": [
+            {"name": "get_price", "arguments": {"product": {"regex": "(?i)bose"}}}
+        ],
+        "expected_fields": ["price"],
+        "criteria": {"grounded": True},
+    },
 ]
 
 
@@ -53,7 +68,9 @@ class ShopModel:
         last = messages[-1]
         if last["role"] == "tool":
             item = json.loads(last["content"])
-            return text(f"The price of the {item['product']} is ${item['price']:.2f}; {item['stock']} in stock.")
+            return text(
+                f"The price of the {item['product']} is ${item['price']:.2f}; {item['stock']} in stock."
+            )
         asked = last["content"]
         key = _product(asked)
         if key is None:

@@ -27,11 +27,24 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-CATALOGUE = {"sony wh-1000xm5": {"product": "Sony WH-1000XM5", "price": 279.99, "stock": 12},
-             "bose qc ultra": {"product": "Bose QuietComfort Ultra", "price": 299.0, "stock": 3}}
-TOOLS = [{"type": "function", "function": {
-    "name": "get_price", "description": "Price and stock of a product",
-    "parameters": {"type": "object", "properties": {"product": {"type": "string"}}, "required": ["product"]}}}]
+CATALOGUE = {
+    "sony wh-1000xm5": {"product": "Sony WH-1000XM5", "price": 279.99, "stock": 12},
+    "bose qc ultra": {"product": "Bose QuietComfort Ultra", "price": 299.0, "stock": 3},
+}
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_price",
+            "description": "Price and stock of a product",
+            "parameters": {
+                "type": "object",
+                "properties": {"product": {"type": "string"}},
+                "required": ["product"],
+            },
+        },
+    }
+]
 
 
 def _conversation(message: str | Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -42,9 +55,15 @@ def _conversation(message: str | Sequence[Mapping[str, Any]]) -> list[dict[str, 
 
 def _tool(tracer: Any, call: Any) -> str:
     args = json.loads(call.function.arguments)
-    with tracer.start_as_current_span(f"execute_tool {call.function.name}", attributes={
-            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.function.name,
-            "gen_ai.tool.call.id": call.id, "gen_ai.tool.call.arguments": call.function.arguments}) as span:
+    with tracer.start_as_current_span(
+        f"execute_tool {call.function.name}",
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": call.function.name,
+            "gen_ai.tool.call.id": call.id,
+            "gen_ai.tool.call.arguments": call.function.arguments,
+        },
+    ) as span:
         wanted = str(args.get("product", "")).lower()
         item = next((v for k, v in CATALOGUE.items() if wanted in (k, v["product"].lower())), None)
         result = json.dumps(item or {"error": "unknown product"})
@@ -53,18 +72,36 @@ def _tool(tracer: Any, call: Any) -> str:
 
 
 def _chat(tracer: Any, client: Any, messages: list[dict[str, Any]]) -> Any:
-    with tracer.start_as_current_span("chat scripted", attributes={
-            "gen_ai.operation.name": "chat", "gen_ai.request.model": "scripted",
-            "gen_ai.input.messages": json.dumps(messages)}) as span:
+    with tracer.start_as_current_span(
+        "chat scripted",
+        attributes={
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "scripted",
+            "gen_ai.input.messages": json.dumps(messages),
+        },
+    ) as span:
         response = client.chat.completions.create(model="scripted", messages=messages, tools=TOOLS)
         reply = response.choices[0].message
-        out = {"role": "assistant", "content": reply.content, "tool_calls": [
-            {"id": c.id, "type": "function", "function": {"name": c.function.name, "arguments": c.function.arguments}}
-            for c in reply.tool_calls or []]}
-        span.set_attributes({"gen_ai.output.messages": json.dumps([out]),
-                             "gen_ai.response.finish_reasons": [response.choices[0].finish_reason],
-                             "gen_ai.usage.input_tokens": response.usage.prompt_tokens,
-                             "gen_ai.usage.output_tokens": response.usage.completion_tokens})
+        out = {
+            "role": "assistant",
+            "content": reply.content,
+            "tool_calls": [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.function.name, "arguments": c.function.arguments},
+                }
+                for c in reply.tool_calls or []
+            ],
+        }
+        span.set_attributes(
+            {
+                "gen_ai.output.messages": json.dumps([out]),
+                "gen_ai.response.finish_reasons": [response.choices[0].finish_reason],
+                "gen_ai.usage.input_tokens": response.usage.prompt_tokens,
+                "gen_ai.usage.output_tokens": response.usage.completion_tokens,
+            }
+        )
         return reply, out
 
 
@@ -75,8 +112,11 @@ class _HttpxChat:
     def __init__(self) -> None:
         import httpx
 
-        self.http = httpx.Client(base_url=os.environ["OPENAI_BASE_URL"], timeout=30,
-                                 headers={"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', '')}"})
+        self.http = httpx.Client(
+            base_url=os.environ["OPENAI_BASE_URL"],
+            timeout=30,
+            headers={"Authorization": f"Bearer {os.environ.get('OPENAI_API_KEY', '')}"},
+        )
         self.chat = self.completions = self
 
     def create(self, **body: Any) -> Any:
@@ -84,7 +124,9 @@ class _HttpxChat:
 
         response = self.http.post("/chat/completions", json=body)
         response.raise_for_status()
-        data = json.loads(response.text, object_hook=lambda d: SimpleNamespace(**{"tool_calls": None, **d}))
+        data = json.loads(
+            response.text, object_hook=lambda d: SimpleNamespace(**{"tool_calls": None, **d})
+        )
         return data
 
     def __enter__(self) -> _HttpxChat:
@@ -108,15 +150,22 @@ def answer(message: str | Sequence[Mapping[str, Any]]) -> str:
 
     tracer = trace.get_tracer("tests.runner.shop_agent")
     messages = _conversation(message)
-    with tracer.start_as_current_span("invoke_agent shop", attributes={
-            "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop"}), _client() as client:
+    with (
+        tracer.start_as_current_span(
+            "invoke_agent shop",
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "shop"},
+        ),
+        _client() as client,
+    ):
         for _ in range(5):
             reply, out = _chat(tracer, client, messages)
             if not reply.tool_calls:
                 return reply.content or ""
             messages.append(out)
-            messages.extend({"role": "tool", "tool_call_id": c.id, "content": _tool(tracer, c)}
-                            for c in reply.tool_calls)
+            messages.extend(
+                {"role": "tool", "tool_call_id": c.id, "content": _tool(tracer, c)}
+                for c in reply.tool_calls
+            )
     raise RuntimeError("no answer after 5 model calls")
 
 
@@ -166,8 +215,9 @@ def _serve(port: int) -> None:
 
         def do_POST(self) -> None:  # noqa: N802
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            with tracer.start_as_current_span("POST /", context=propagate.extract(dict(self.headers)),
-                                              kind=trace.SpanKind.SERVER):
+            with tracer.start_as_current_span(
+                "POST /", context=propagate.extract(dict(self.headers)), kind=trace.SpanKind.SERVER
+            ):
                 reply = answer(body["messages"] if "messages" in body else body["message"])
             data = json.dumps({"reply": reply}).encode()
             self.send_response(200)

@@ -7,18 +7,22 @@ import sys
 from pathlib import Path
 
 from tests.runner.conftest import CASES, agent_command, run_cli, write_dataset
-from tracegrade.collector.store import Store
+from tracegrade.store.traces import Store
 
 COMMAND = agent_command(sys.executable)
 
 
-def test_good_script_exits_0_and_only_otlp_links_spans_to_the_case(model, dataset, tmp_path: Path) -> None:
+def test_good_script_exits_0_and_only_otlp_links_spans_to_the_case(
+    model, dataset, tmp_path: Path
+) -> None:
     ran = run_cli(tmp_path, dataset, "--agent-cmd", COMMAND, "--db", str(tmp_path / "s.db"))
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     with Store(tmp_path / "s.db") as store:
         for case in ran.doc["cases"]:
             (trace,) = store.load(case["attempts"][0]["trace_ids"])
-            assert not any(s.name.startswith("tracegrade case") for s in trace.spans)  # no runner span
+            assert not any(
+                s.name.startswith("tracegrade case") for s in trace.spans
+            )  # no runner span
             resource = trace.spans[0].resource_attributes
             assert resource["tracegrade.case_id"] == case["case_id"]
             assert resource["tracegrade.run_id"] == ran.doc["run"]["run_id"]
@@ -27,24 +31,43 @@ def test_good_script_exits_0_and_only_otlp_links_spans_to_the_case(model, datase
 
 
 def test_crash_hang_and_nonzero_exit_each_fail_only_their_case(model, tmp_path: Path) -> None:
-    path = write_dataset(tmp_path / "d.yaml", [CASES[0], {"id": "crash", "input": "CRASH now"},
-                                               {"id": "hang", "input": "HANG now"},
-                                               {"id": "exit", "input": "EXIT3 now"}])
+    path = write_dataset(
+        tmp_path / "d.yaml",
+        [
+            CASES[0],
+            {"id": "crash", "input": "CRASH now"},
+            {"id": "hang", "input": "HANG now"},
+            {"id": "exit", "input": "EXIT3 now"},
+        ],
+    )
     ran = run_cli(tmp_path, path, "--agent-cmd", COMMAND, "--timeout", "4", "--concurrency", "4")
     assert ran.exit_code == 1, ran.stdout + ran.stderr
     assert ran.case("sony-price")["passed"]
     assert "crashed (SIGABRT" in ran.case("crash")["error"]
     assert ran.case("hang")["error"].startswith("agent timed out after 4 s")
     exit3 = ran.case("exit")["error"]
-    assert "exited with code 3" in exit3 and "cannot reach the catalogue" in exit3  # the stderr tail
+    assert (
+        "exited with code 3" in exit3 and "cannot reach the catalogue" in exit3
+    )  # the stderr tail
     assert ran.doc["summary"]["agent_errors"] == 3
     assert "3 case(s) failed in the agent" in ran.stdout
 
 
 def test_multi_turn_over_grpc_scores_the_turns_traces_together(model, tmp_path: Path) -> None:
     turns = ["How much is the Sony WH-1000XM5?", "And the Bose QC Ultra?"]
-    path = write_dataset(tmp_path / "d.yaml", [{"id": "two", "turns": turns, "expected_tools": ["get_price"] * 2}])
-    ran = run_cli(tmp_path, path, "--agent-cmd", COMMAND, "--input-format", "messages", "--otlp-protocol", "grpc")
+    path = write_dataset(
+        tmp_path / "d.yaml", [{"id": "two", "turns": turns, "expected_tools": ["get_price"] * 2}]
+    )
+    ran = run_cli(
+        tmp_path,
+        path,
+        "--agent-cmd",
+        COMMAND,
+        "--input-format",
+        "messages",
+        "--otlp-protocol",
+        "grpc",
+    )
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     case = ran.case("two")
     assert len(case["attempts"][0]["trace_ids"]) == 2  # one process, so one trace, per turn

@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.runner.conftest import CASES, run_cli, write_dataset
-from tracegrade.collector.store import Store
-from tracegrade.runs import load_run
+from tracegrade.store.runs import load_run
+from tracegrade.store.traces import Store
 
 SHOP = "tests.runner.shop_agent:answer"
 
 
-def test_good_script_passes_and_each_case_is_one_trace_under_the_case_span(model, dataset, tmp_path: Path) -> None:
+def test_good_script_passes_and_each_case_is_one_trace_under_the_case_span(
+    model, dataset, tmp_path: Path
+) -> None:
     ran = run_cli(tmp_path, dataset, "--agent", SHOP, "--db", str(tmp_path / "s.db"))
     assert ran.exit_code == 0, ran.stdout + ran.stderr
     with Store(tmp_path / "s.db") as store:
@@ -23,10 +25,16 @@ def test_good_script_passes_and_each_case_is_one_trace_under_the_case_span(model
             assert root.name == f"tracegrade case {case['case_id']}"
             assert root.attributes["tracegrade.case_id"] == case["case_id"]
             assert root.attributes["tracegrade.run_id"] == ran.doc["run"]["run_id"]
-            assert {s.name for s in trace.spans} >= {"invoke_agent shop", "chat scripted", "execute_tool get_price"}
+            assert {s.name for s in trace.spans} >= {
+                "invoke_agent shop",
+                "chat scripted",
+                "execute_tool get_price",
+            }
 
 
-def test_regression_script_skipping_the_tool_and_inventing_a_price_exits_1(model, dataset, tmp_path: Path) -> None:
+def test_regression_script_skipping_the_tool_and_inventing_a_price_exits_1(
+    model, dataset, tmp_path: Path
+) -> None:
     model.mode = "regression"
     ran = run_cli(tmp_path, dataset, "--agent", SHOP)
     assert ran.exit_code == 1
@@ -44,7 +52,9 @@ def test_async_agent_and_the_smoke_tier(model, dataset, tmp_path: Path) -> None:
 
 def test_an_agent_exception_fails_only_its_case(model, tmp_path: Path) -> None:
     path = write_dataset(tmp_path / "d.yaml", [*CASES, {"id": "boom", "input": "BOOM now"}])
-    ran = run_cli(tmp_path, path, "--agent", "tests.runner.agents:raising", "--junit", str(tmp_path / "j.xml"))
+    ran = run_cli(
+        tmp_path, path, "--agent", "tests.runner.agents:raising", "--junit", str(tmp_path / "j.xml")
+    )
     assert ran.exit_code == 1
     boom = ran.case("boom")
     assert not boom["passed"] and "ValueError: the catalogue is on fire" in boom["error"]
@@ -56,21 +66,46 @@ def test_an_agent_exception_fails_only_its_case(model, tmp_path: Path) -> None:
 
 def test_multi_turn_conversation_is_one_trace_scored_as_a_whole(model, tmp_path: Path) -> None:
     turns = ["How much is the Sony WH-1000XM5?", "And the Bose QC Ultra?"]
-    path = write_dataset(tmp_path / "d.yaml", [{
-        "id": "two-prices", "turns": turns, "expected_tools": ["get_price", "get_price"],
-        "expected_tool_calls": [{"name": "get_price", "arguments": {"product": {"regex": "(?i)bose"}}}]}])
-    ran = run_cli(tmp_path, path, "--agent", "tests.runner.agents:conversation_only", "--db", str(tmp_path / "s.db"))
+    path = write_dataset(
+        tmp_path / "d.yaml",
+        [
+            {
+                "id": "two-prices",
+                "turns": turns,
+                "expected_tools": ["get_price", "get_price"],
+                "expected_tool_calls": [
+                    {"name": "get_price", "arguments": {"product": {"regex": "(?i)bose"}}}
+                ],
+            }
+        ],
+    )
+    ran = run_cli(
+        tmp_path,
+        path,
+        "--agent",
+        "tests.runner.agents:conversation_only",
+        "--db",
+        str(tmp_path / "s.db"),
+    )
     assert ran.exit_code == 0, ran.stdout
     case = ran.case("two-prices")
     assert case["scores"]["tool_correctness"] == 1.0 and len(case["attempts"][0]["trace_ids"]) == 1
     assert case["usage"]["tool_calls"] == 2 and case["usage"]["llm_calls"] == 4
-    second = next(r for r in model.requests if [m["content"] for m in r if m["role"] == "user"] == turns)
-    assert [m["role"] for m in second] == ["user", "assistant", "user"]  # the whole conversation, in order
+    second = next(
+        r for r in model.requests if [m["content"] for m in r if m["role"] == "user"] == turns
+    )
+    assert [m["role"] for m in second] == [
+        "user",
+        "assistant",
+        "user",
+    ]  # the whole conversation, in order
 
 
 def test_repeats_report_median_spread_and_a_flaky_case(model, tmp_path: Path) -> None:
-    path = write_dataset(tmp_path / "d.yaml", [CASES[0], {**CASES[0], "id": "flaky",
-                                                          "input": "Flaky: how much is the Sony WH-1000XM5?"}])
+    path = write_dataset(
+        tmp_path / "d.yaml",
+        [CASES[0], {**CASES[0], "id": "flaky", "input": "Flaky: how much is the Sony WH-1000XM5?"}],
+    )
     ran = run_cli(tmp_path, path, "--agent", SHOP, "--repeat", "3", "--concurrency", "3")
     assert ran.exit_code == 0, ran.stdout  # 2 of 3 repeats pass: the median repeat passes
     flaky, steady = ran.case("flaky"), ran.case("sony-price")
@@ -84,8 +119,18 @@ def test_repeats_report_median_spread_and_a_flaky_case(model, tmp_path: Path) ->
 
 def test_run_metadata_is_stored_with_the_results(model, dataset, tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
-    ran = run_cli(tmp_path, dataset, "--agent", SHOP, "--db", db, "--label", "prompt v2 / gpt-4o-mini",
-                  "--case", "bose-price")
+    ran = run_cli(
+        tmp_path,
+        dataset,
+        "--agent",
+        SHOP,
+        "--db",
+        db,
+        "--label",
+        "prompt v2 / gpt-4o-mini",
+        "--case",
+        "bose-price",
+    )
     assert ran.exit_code == 0
     with Store(db) as store:
         stored = load_run(store, ran.doc["run"]["run_id"])
@@ -99,8 +144,12 @@ def test_run_metadata_is_stored_with_the_results(model, dataset, tmp_path: Path)
 
 
 def test_ctrl_c_stops_the_run_and_reports_what_finished(model, tmp_path: Path) -> None:
-    path = write_dataset(tmp_path / "d.yaml", [CASES[0], {"id": "stop", "input": "STOP please"}, CASES[1]])
-    ran = run_cli(tmp_path, path, "--agent", "tests.runner.agents:interrupting", "--concurrency", "1")
+    path = write_dataset(
+        tmp_path / "d.yaml", [CASES[0], {"id": "stop", "input": "STOP please"}, CASES[1]]
+    )
+    ran = run_cli(
+        tmp_path, path, "--agent", "tests.runner.agents:interrupting", "--concurrency", "1"
+    )
     assert ran.exit_code == 2
     assert ran.doc["run"]["interrupted"] is True and not ran.doc["run"]["passed"]
     assert [c["case_id"] for c in ran.doc["cases"]] == ["sony-price"]

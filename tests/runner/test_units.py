@@ -13,17 +13,23 @@ from opentelemetry.sdk.resources import OTELResourceDetector
 
 from tests.runner.conftest import CASES, run_cli, write_dataset
 from tracegrade.cli.run import select_cases
-from tracegrade.collector.store import TraceState
 from tracegrade.dataset import Case, load_dataset
 from tracegrade.errors import ConfigError
-from tracegrade.runner.agents import (AgentFailure, argument_kind, parse_body, render_body, reply_from_response,
-                                      reply_text)
+from tracegrade.runner.agents import (
+    AgentFailure,
+    argument_kind,
+    parse_body,
+    render_body,
+    reply_from_response,
+    reply_text,
+)
 from tracegrade.runner.execute import Outcome, merge_traces
 from tracegrade.runner.results import combine
 from tracegrade.runner.settle import SettleRule, is_settled
 from tracegrade.runner.telemetry import resource_attributes_env
 from tracegrade.scoring.evaluate import CaseResult
 from tracegrade.spans import Span, TraceData
+from tracegrade.store.traces import TraceState
 
 
 def text_only(message: str) -> str: ...
@@ -33,8 +39,16 @@ def both(message: str | Sequence[dict[str, Any]]) -> str: ...
 def bare(message): ...  # noqa: ANN001
 
 
-@pytest.mark.parametrize(("function", "kind"), [(text_only, "text"), (messages_only, "messages"),
-                                                (sequence_only, "messages"), (both, "either"), (bare, "either")])
+@pytest.mark.parametrize(
+    ("function", "kind"),
+    [
+        (text_only, "text"),
+        (messages_only, "messages"),
+        (sequence_only, "messages"),
+        (both, "either"),
+        (bare, "either"),
+    ],
+)
 def test_the_first_parameters_annotation_decides_what_the_agent_gets(function, kind) -> None:
     assert argument_kind(function) == kind
 
@@ -45,10 +59,15 @@ def test_an_agent_without_a_parameter_is_a_config_error() -> None:
 
 
 def test_body_template_fills_input_messages_and_ids() -> None:
-    template = parse_body('{"q": "{input}", "history": "{messages}", "meta": {"id": "case {case_id}"}, "n": 1}')
+    template = parse_body(
+        '{"q": "{input}", "history": "{messages}", "meta": {"id": "case {case_id}"}, "n": 1}'
+    )
     messages = [{"role": "user", "content": 'say "hi"'}]
-    body = render_body(template, {"input": 'say "hi"', "case_id": "c1", "conversation_id": "x", "messages": "[]"},
-                       messages)
+    body = render_body(
+        template,
+        {"input": 'say "hi"', "case_id": "c1", "conversation_id": "x", "messages": "[]"},
+        messages,
+    )
     assert body == {"q": 'say "hi"', "history": messages, "meta": {"id": "case c1"}, "n": 1}
     with pytest.raises(ConfigError, match="not JSON"):
         parse_body("{message: {input}}")
@@ -58,21 +77,35 @@ def test_body_template_fills_input_messages_and_ids() -> None:
 
 def test_replies_from_responses_and_return_values() -> None:
     request = httpx.Request("POST", "http://agent")
-    assert reply_from_response(httpx.Response(200, json={"output": "hi"}, request=request), None) == "hi"
-    assert reply_from_response(httpx.Response(200, json={"data": {"text": "yo"}}, request=request), "data.text") == "yo"
+    assert (
+        reply_from_response(httpx.Response(200, json={"output": "hi"}, request=request), None)
+        == "hi"
+    )
+    assert (
+        reply_from_response(
+            httpx.Response(200, json={"data": {"text": "yo"}}, request=request), "data.text"
+        )
+        == "yo"
+    )
     assert reply_from_response(httpx.Response(200, text="plain", request=request), None) == "plain"
     with pytest.raises(AgentFailure, match="no field 'data.answer'"):
         reply_from_response(httpx.Response(200, json={"data": {}}, request=request), "data.answer")
     assert reply_text({"content": "a"}) == "a" and reply_text(None) == "" and reply_text(3) == "3"
 
 
-def test_resource_attributes_are_appended_and_encoded_for_every_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
-    value = resource_attributes_env("service.version=1.2, ", {"tracegrade.run_id": "r#2",
-                                                             "tracegrade.case_id": "shop:1,a=b"})
+def test_resource_attributes_are_appended_and_encoded_for_every_sdk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    value = resource_attributes_env(
+        "service.version=1.2, ", {"tracegrade.run_id": "r#2", "tracegrade.case_id": "shop:1,a=b"}
+    )
     monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", value)
     attributes = OTELResourceDetector().detect().attributes
     assert attributes["service.version"] == "1.2"
-    assert attributes["tracegrade.run_id"] == "r#2" and attributes["tracegrade.case_id"] == "shop:1,a=b"
+    assert (
+        attributes["tracegrade.run_id"] == "r#2"
+        and attributes["tracegrade.case_id"] == "shop:1,a=b"
+    )
     assert resource_attributes_env(None, {"k": "v"}) == "k=v"
 
 
@@ -85,7 +118,9 @@ def test_settling_rules() -> None:
     assert is_settled([_state(True, 3, 10.0)], in_process, now=10.0)
     assert not is_settled([_state(False, 3, 10.0)], in_process, now=11.0)
     service = SettleRule(quiet_s=1.0, min_spans=2)
-    assert not is_settled([_state(True, 1, 10.0)], service, now=20.0)  # only the runner's own root span
+    assert not is_settled(
+        [_state(True, 1, 10.0)], service, now=20.0
+    )  # only the runner's own root span
     assert not is_settled([_state(True, 4, 10.0)], service, now=10.5)
     assert is_settled([_state(True, 4, 10.0)], service, now=11.0)
     assert not is_settled([], SettleRule(), now=99.0)
@@ -94,6 +129,7 @@ def test_settling_rules() -> None:
 def test_traces_of_one_conversation_merge_into_one() -> None:
     def span(trace_id: str, span_id: str) -> Span:
         return Span(trace_id, span_id, None, "s", 1, 0, 1)
+
     merged = merge_traces([TraceData("a", [span("a", "1")]), TraceData("b", [span("b", "2")])])
     assert merged.trace_id == "a" and [s.span_id for s in merged.spans] == ["1", "2"]
 
@@ -107,16 +143,23 @@ def test_repeats_take_the_median_score_and_the_median_repeats_verdict() -> None:
     combined = combine([_outcome(1, True, 0.9), _outcome(2, False, 0.3), _outcome(3, True, 0.8)])
     assert combined.passed and combined.score == 0.8 and combined.trace_id == "t3"
     two = combine([_outcome(1, True, 0.9), _outcome(2, False, 0.4)])
-    assert not two.passed and two.score == pytest.approx(0.65)  # even: the lower median repeat decides
+    assert not two.passed and two.score == pytest.approx(
+        0.65
+    )  # even: the lower median repeat decides
     assert combine([_outcome(1, False, None), _outcome(2, False, 0.2)]).score == 0.2
 
 
 def test_case_selection_by_tier_tags_and_ids(tmp_path: Path) -> None:
-    dataset = load_dataset(write_dataset(tmp_path / "d.yaml", [*CASES, {"id": "other", "input": "x",
-                                                                        "tags": ["misc"]}]))
+    dataset = load_dataset(
+        write_dataset(
+            tmp_path / "d.yaml", [*CASES, {"id": "other", "input": "x", "tags": ["misc"]}]
+        )
+    )
     assert [c.id for c in select_cases(dataset, "smoke", (), ())] == ["sony-price"]
     assert [c.id for c in select_cases(dataset, None, ("misc,nothing",), ())] == ["other"]
-    assert [c.id for c in select_cases(dataset, None, ("price",), ("bose-price",))] == ["bose-price"]
+    assert [c.id for c in select_cases(dataset, None, ("price",), ("bose-price",))] == [
+        "bose-price"
+    ]
     with pytest.raises(ConfigError, match="--case nope: no such case"):
         select_cases(dataset, None, (), ("nope",))
     with pytest.raises(ConfigError, match="no case selected"):
@@ -134,8 +177,9 @@ def test_a_bad_agent_reference_is_a_usage_error(dataset, tmp_path: Path) -> None
     assert ran.exit_code == 2 and "cannot import no_such_module_xyz" in ran.stderr
 
 
-def test_without_a_store_the_run_uses_a_temporary_one(model, dataset, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_store_the_run_uses_a_temporary_one(
+    model, dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("TRACEGRADE_DB")
     ran = run_cli(tmp_path, dataset, "--agent", "tests.runner.shop_agent:answer", "--smoke")
     assert ran.exit_code == 0 and not (tmp_path / ".tracegrade").exists()

@@ -28,8 +28,15 @@ def entries(path: Path) -> list[dict[str, Any]]:
 
 def expected_calls(entry: dict[str, Any]) -> list[dict[str, Any]]:
     """BFCL ground truth -> expected_tool_calls with one_of predicates."""
-    return [{"name": name, "arguments": {arg: {"one_of": values} for arg, values in args.items()}, "required": True}
-            for call in entry["ground_truth"] for name, args in call.items()]
+    return [
+        {
+            "name": name,
+            "arguments": {arg: {"one_of": values} for arg, values in args.items()},
+            "required": True,
+        }
+        for call in entry["ground_truth"]
+        for name, args in call.items()
+    ]
 
 
 def accepted(values: list[Any], choice: int = 0) -> Any:
@@ -38,7 +45,9 @@ def accepted(values: list[Any], choice: int = 0) -> Any:
     return real[choice % len(real)] if real else MISSING
 
 
-def actual_args(spec: dict[str, list[Any]], choice: int = 0, omit_optional: bool = False) -> dict[str, Any]:
+def actual_args(
+    spec: dict[str, list[Any]], choice: int = 0, omit_optional: bool = False
+) -> dict[str, Any]:
     args = {}
     for arg, values in spec.items():
         value = accepted(values, choice)
@@ -63,8 +72,16 @@ def perturbed(value: Any) -> Any:
 
 
 def trace_with(calls: list[tuple[str, dict[str, Any]]]) -> AgentTrace:
-    return AgentTrace("0" * 32, ("question",), "answer", (),
-                      tuple(ToolCall(name, f"call_{i}", args, "ok", llm_call_index=0) for i, (name, args) in enumerate(calls)))
+    return AgentTrace(
+        "0" * 32,
+        ("question",),
+        "answer",
+        (),
+        tuple(
+            ToolCall(name, f"call_{i}", args, "ok", llm_call_index=0)
+            for i, (name, args) in enumerate(calls)
+        ),
+    )
 
 
 @pytest.fixture(params=FILES, ids=lambda p: p.name.split(".")[0])
@@ -85,7 +102,10 @@ def test_calls_built_from_accepted_values_pass(bfcl):
             (spec,) = gt.values()
             for choice in range(3):
                 checks = check_arguments(expected.predicates, actual_args(spec, choice))
-                assert all(c.passed for c in checks), (entry["id"], [c for c in checks if not c.passed])
+                assert all(c.passed for c in checks), (
+                    entry["id"],
+                    [c for c in checks if not c.passed],
+                )
 
 
 def test_omitting_optional_arguments_passes(bfcl):
@@ -95,7 +115,10 @@ def test_omitting_optional_arguments_passes(bfcl):
         for expected, gt in zip(case.expected_tool_calls, entry["ground_truth"]):
             (spec,) = gt.values()
             optional += sum("" in v for v in spec.values())
-            assert all(c.passed for c in check_arguments(expected.predicates, actual_args(spec, omit_optional=True)))
+            assert all(
+                c.passed
+                for c in check_arguments(expected.predicates, actual_args(spec, omit_optional=True))
+            )
     assert optional > 0 or bfcl[0]["id"].startswith("live")
 
 
@@ -121,7 +144,9 @@ def test_a_changed_or_missing_required_argument_fails_and_is_named(bfcl):
 def test_parallel_calls_in_any_order_all_match(bfcl):
     scorer = ToolArguments()
     for entry in bfcl:
-        calls = [(name, actual_args(spec)) for gt in entry["ground_truth"] for name, spec in gt.items()]
+        calls = [
+            (name, actual_args(spec)) for gt in entry["ground_truth"] for name, spec in gt.items()
+        ]
         case = Case(id=entry["id"], input="q", expected_tool_calls=expected_calls(entry))
         score = scorer(trace_with(list(reversed(calls))), case)
         assert score.value == 1.0 and not score.hard_failures, (entry["id"], score.reason)

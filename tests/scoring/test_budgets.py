@@ -88,31 +88,48 @@ def test_unknown_model_has_no_price(pricing):
 
 
 def test_measure_sums_the_cost_of_every_llm_call(pricing):
-    trace = make_trace(llm_calls=[llm("gpt-4o", input_tokens=1000, output_tokens=100, span_id="a"),
-                                  llm("gpt-4o-mini", input_tokens=2000, output_tokens=500, span_id="b")])
+    trace = make_trace(
+        llm_calls=[
+            llm("gpt-4o", input_tokens=1000, output_tokens=100, span_id="a"),
+            llm("gpt-4o-mini", input_tokens=2000, output_tokens=500, span_id="b"),
+        ]
+    )
     # 1000*2 + 100*10 = 3000; 2000*0.5 + 500*2 = 2000 -> 5000 / 1e6
     assert measure(trace, pricing).cost_usd == pytest.approx(0.005)
 
 
 def test_measure_reports_the_trace_token_totals_and_counts(pricing):
-    trace = make_trace(llm_calls=[llm(input_tokens=1000, output_tokens=100, span_id="a"),
-                                  llm(input_tokens=1500, output_tokens=50, span_id="b")],
-                       tool_calls=[tool("a"), tool("b", error="boom")], duration_ms=2500.0)
+    trace = make_trace(
+        llm_calls=[
+            llm(input_tokens=1000, output_tokens=100, span_id="a"),
+            llm(input_tokens=1500, output_tokens=50, span_id="b"),
+        ],
+        tool_calls=[tool("a"), tool("b", error="boom")],
+        duration_ms=2500.0,
+    )
     usage = measure(trace, pricing)
     assert (usage.input_tokens, usage.output_tokens, usage.total_tokens) == (2500, 150, 2650)
     assert (usage.llm_calls, usage.tool_calls, usage.duration_ms) == (2, 2, 2500.0)
 
 
 def test_one_unpriced_model_makes_the_trace_cost_unknown_and_names_it(pricing):
-    trace = make_trace(llm_calls=[llm("gpt-4o", input_tokens=1000, output_tokens=100, span_id="a"),
-                                  llm("my-finetune", input_tokens=10, output_tokens=10, span_id="b")])
+    trace = make_trace(
+        llm_calls=[
+            llm("gpt-4o", input_tokens=1000, output_tokens=100, span_id="a"),
+            llm("my-finetune", input_tokens=10, output_tokens=10, span_id="b"),
+        ]
+    )
     usage = measure(trace, pricing)
     assert usage.cost_usd is None and usage.unpriced_models == ("my-finetune",)
 
 
 def test_unpriced_call_without_tokens_does_not_make_the_cost_unknown(pricing):
-    trace = make_trace(llm_calls=[llm("gpt-4o", input_tokens=1000, output_tokens=0, span_id="a"),
-                                  llm("my-finetune", span_id="b")])
+    trace = make_trace(
+        llm_calls=[
+            llm("gpt-4o", input_tokens=1000, output_tokens=0, span_id="a"),
+            llm("my-finetune", span_id="b"),
+        ]
+    )
     assert measure(trace, pricing).cost_usd == pytest.approx(0.002)
 
 
@@ -131,16 +148,24 @@ def test_trace_without_tokens_has_no_total(pricing):
 
 def team():
     """triage (a1) -> orders (a2) -> refunds (a3); triage (a1) -> catalog (a4)."""
-    agents = [agent("triage", "a1", duration_ms=5000.0), agent("orders", "a2", parent="a1", duration_ms=3000.0),
-              agent("refunds", "a3", parent="a2", duration_ms=1000.0), agent("catalog", "a4", parent="a1", duration_ms=800.0)]
-    llm_calls = [llm(input_tokens=100, output_tokens=10, span_id="l1", agent_span_id="a1"),
-                 llm(input_tokens=200, output_tokens=20, span_id="l2", agent_span_id="a2"),
-                 llm(input_tokens=300, output_tokens=30, span_id="l3", agent_span_id="a3"),
-                 llm(input_tokens=400, output_tokens=40, span_id="l4", agent_span_id="a4")]
-    tool_calls = [tool("get_order_details", agent_span_id="a2", duration_ms=120.0),
-                  tool("refund", agent_span_id="a3", duration_ms=300.0),
-                  tool("search_products", agent_span_id="a4", duration_ms=90.0),
-                  tool("search_products", agent_span_id="a4", duration_ms=150.0)]
+    agents = [
+        agent("triage", "a1", duration_ms=5000.0),
+        agent("orders", "a2", parent="a1", duration_ms=3000.0),
+        agent("refunds", "a3", parent="a2", duration_ms=1000.0),
+        agent("catalog", "a4", parent="a1", duration_ms=800.0),
+    ]
+    llm_calls = [
+        llm(input_tokens=100, output_tokens=10, span_id="l1", agent_span_id="a1"),
+        llm(input_tokens=200, output_tokens=20, span_id="l2", agent_span_id="a2"),
+        llm(input_tokens=300, output_tokens=30, span_id="l3", agent_span_id="a3"),
+        llm(input_tokens=400, output_tokens=40, span_id="l4", agent_span_id="a4"),
+    ]
+    tool_calls = [
+        tool("get_order_details", agent_span_id="a2", duration_ms=120.0),
+        tool("refund", agent_span_id="a3", duration_ms=300.0),
+        tool("search_products", agent_span_id="a4", duration_ms=90.0),
+        tool("search_products", agent_span_id="a4", duration_ms=150.0),
+    ]
     return make_trace(agents=agents, llm_calls=llm_calls, tool_calls=tool_calls, duration_ms=5000.0)
 
 
@@ -214,29 +239,39 @@ def test_case_budget_overrides_the_config_budget():
 
 def test_case_budget_applies_on_top_of_other_config_budgets():
     case = make_case(max_tool_calls=1)
-    score = budget(make_trace(duration_ms=1500.0, tool_calls=[tool("a"), tool("b")]), case, max_latency_ms=1000)
+    score = budget(
+        make_trace(duration_ms=1500.0, tool_calls=[tool("a"), tool("b")]), case, max_latency_ms=1000
+    )
     assert len(score.hard_failures) == 2
 
 
 def test_cost_over_budget_is_a_hard_failure():
-    trace = make_trace(llm_calls=[llm("gpt-4o", input_tokens=10_000, output_tokens=1_000)])  # 0.03 USD
+    trace = make_trace(
+        llm_calls=[llm("gpt-4o", input_tokens=10_000, output_tokens=1_000)]
+    )  # 0.03 USD
     score = budget(trace, make_case(max_cost_usd=0.01))
     assert score.value == 0.0 and "cost_usd" in score.hard_failures[0]
 
 
 def test_cost_within_budget_scores_one():
-    trace = make_trace(llm_calls=[llm("gpt-4o", input_tokens=1_000, output_tokens=100)])  # 0.003 USD
+    trace = make_trace(
+        llm_calls=[llm("gpt-4o", input_tokens=1_000, output_tokens=100)]
+    )  # 0.003 USD
     assert budget(trace, make_case(max_cost_usd=0.01)).value == 1.0
 
 
 def test_tool_call_count_over_budget_is_a_hard_failure():
-    score = budget(make_trace(tool_calls=[tool("a"), tool("a"), tool("b")]), make_case(max_tool_calls=2))
+    score = budget(
+        make_trace(tool_calls=[tool("a"), tool("a"), tool("b")]), make_case(max_tool_calls=2)
+    )
     assert score.hard_failures == ("over budget: trace tool calls 3 > 2",)
 
 
 def test_token_count_over_budget_is_a_hard_failure():
     trace = make_trace(llm_calls=[llm(input_tokens=900, output_tokens=200)])
-    assert budget(trace, make_case(max_tokens=1000)).hard_failures == ("over budget: trace tokens 1100 > 1000",)
+    assert budget(trace, make_case(max_tokens=1000)).hard_failures == (
+        "over budget: trace tokens 1100 > 1000",
+    )
 
 
 def test_agent_subtree_budget_over_is_a_hard_failure():
@@ -246,13 +281,17 @@ def test_agent_subtree_budget_over_is_a_hard_failure():
 
 
 def test_agent_subtree_budget_ignores_sibling_agents():
-    case = make_case(budgets=[{"agent": "catalog", "max_tokens": 440, "max_calls": 2}])  # catalog: 440 tokens, 2 calls
+    case = make_case(
+        budgets=[{"agent": "catalog", "max_tokens": 440, "max_calls": 2}]
+    )  # catalog: 440 tokens, 2 calls
     assert budget(team(), case).value == 1.0
 
 
 def test_agent_latency_budget_uses_its_invocation_duration():
     case = make_case(budgets=[{"agent": "orders", "max_latency_ms": 2500}])
-    assert budget(team(), case).hard_failures == ("over budget: agent orders latency_ms 3000 > 2500",)
+    assert budget(team(), case).hard_failures == (
+        "over budget: agent orders latency_ms 3000 > 2500",
+    )
 
 
 def test_agent_cost_budget():
@@ -262,12 +301,16 @@ def test_agent_cost_budget():
 
 def test_tool_call_count_budget():
     case = make_case(budgets=[{"tool": "search_products", "max_calls": 1}])
-    assert budget(team(), case).hard_failures == ("over budget: tool search_products tool calls 2 > 1",)
+    assert budget(team(), case).hard_failures == (
+        "over budget: tool search_products tool calls 2 > 1",
+    )
 
 
 def test_tool_latency_budget_uses_the_slowest_call():
     case = make_case(budgets=[{"tool": "search_products", "max_latency_ms": 100}])
-    assert budget(team(), case).hard_failures == ("over budget: tool search_products latency_ms 150 > 100",)
+    assert budget(team(), case).hard_failures == (
+        "over budget: tool search_products latency_ms 150 > 100",
+    )
 
 
 def test_tool_budget_within_limits_scores_one():
@@ -307,8 +350,11 @@ def test_tool_budget_token_limit_that_cannot_be_measured_is_reported():
 
 
 def test_registered_budgets_use_config_budgets_and_pricing(config):
-    configured = replace(config, budgets=Budgets(max_cost_usd=0.001),
-                         pricing=Pricing({"gpt-4o": ModelPrice(input=2.0, output=10.0)}))
+    configured = replace(
+        config,
+        budgets=Budgets(max_cost_usd=0.001),
+        pricing=Pricing({"gpt-4o": ModelPrice(input=2.0, output=10.0)}),
+    )
     [scorer] = builtins(configured, ["budgets"])
     trace = make_trace(llm_calls=[llm("gpt-4o", input_tokens=1000, output_tokens=100)])  # 0.003 USD
     assert scorer(trace, None).value == 0.0

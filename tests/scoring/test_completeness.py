@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from tests.scoring.conftest import gap, make_case, make_dataset, make_trace, tool
 from tracegrade.scoring import config_for
 from tracegrade.scoring.completeness import Completeness, field_phrases
@@ -15,25 +14,44 @@ def completeness(answer, fields, aliases):
 
 def test_every_expected_field_mentioned_scores_one(config):
     answer = "Order number 550e8400 (status: shipped) totals $120.50, placed on 2024-05-02."
-    assert completeness(answer, ["order_id", "status", "total", "created_at"], config.field_aliases).value == 1.0
+    assert (
+        completeness(
+            answer, ["order_id", "status", "total", "created_at"], config.field_aliases
+        ).value
+        == 1.0
+    )
 
 
 def test_fraction_of_fields_found(config):
-    score = completeness("Your order has shipped.", ["status", "tracking_number"], config.field_aliases)
+    score = completeness(
+        "Your order has shipped.", ["status", "tracking_number"], config.field_aliases
+    )
     assert score.value == 0.5
-    assert list(score.details["found"]) == ["status"] and score.details["missing"] == ["tracking_number"]
+    assert list(score.details["found"]) == ["status"] and score.details["missing"] == [
+        "tracking_number"
+    ]
 
 
 def test_missing_fields_are_named_in_the_reason(config):
-    assert "tracking_number" in completeness("It shipped.", ["status", "tracking_number"], config.field_aliases).reason
+    assert (
+        "tracking_number"
+        in completeness("It shipped.", ["status", "tracking_number"], config.field_aliases).reason
+    )
 
 
 def test_profit_margin_never_counts_as_price(config):
-    assert completeness("The profit margin on this model is high.", ["price"], config.field_aliases).value == 0.0
+    assert (
+        completeness(
+            "The profit margin on this model is high.", ["price"], config.field_aliases
+        ).value
+        == 0.0
+    )
 
 
 def test_priced_does_not_count_as_the_word_price():
-    assert completeness("It is competitively priced.", ["price"], {"price": ("price",)}).value == 0.0
+    assert (
+        completeness("It is competitively priced.", ["price"], {"price": ("price",)}).value == 0.0
+    )
 
 
 def test_dollar_alias_matches_a_dollar_amount(config):
@@ -64,7 +82,11 @@ def test_order_hash_alias_matches_an_order_number(config):
 
 
 def test_field_phrases_are_own_name_spaced_name_and_aliases_without_duplicates():
-    assert field_phrases("order_id", {"order_id": ("order id", "order number")}) == ["order_id", "order id", "order number"]
+    assert field_phrases("order_id", {"order_id": ("order id", "order number")}) == [
+        "order_id",
+        "order id",
+        "order number",
+    ]
 
 
 def test_dataset_field_aliases_override_the_config(config):
@@ -78,7 +100,10 @@ def test_dataset_field_aliases_override_the_config(config):
 def test_dataset_field_aliases_add_new_fields_and_keep_the_others(config):
     dataset = make_dataset(make_case(), field_aliases={"warranty": ["guarantee"]})
     aliases = config_for(config, dataset).field_aliases
-    assert aliases["warranty"] == ("guarantee",) and aliases["status"] == config.field_aliases["status"]
+    assert (
+        aliases["warranty"] == ("guarantee",)
+        and aliases["status"] == config.field_aliases["status"]
+    )
 
 
 def test_config_for_without_dataset_aliases_is_the_config(config):
@@ -119,11 +144,19 @@ def by_value(answer, fields, results):
 
 
 def test_numeric_field_is_present_when_its_tool_value_is_stated():
-    assert by_value("Those are $279.99.", ["price"], ['{"name": "Aria", "price": 279.99}']).value == 1.0
+    assert (
+        by_value("Those are $279.99.", ["price"], ['{"name": "Aria", "price": 279.99}']).value
+        == 1.0
+    )
 
 
 def test_string_field_is_present_when_its_tool_value_is_stated():
-    assert by_value("You will get the Sony WH-1000XM5.", ["name"], ['[{"name": "Sony WH-1000XM5"}]']).value == 1.0
+    assert (
+        by_value(
+            "You will get the Sony WH-1000XM5.", ["name"], ['[{"name": "Sony WH-1000XM5"}]']
+        ).value
+        == 1.0
+    )
 
 
 def test_field_whose_tool_value_is_not_stated_is_missing():

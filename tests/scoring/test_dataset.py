@@ -73,20 +73,27 @@ def test_dataset_records_its_source_and_digest():
 
 
 def test_yaml_list_of_cases_loads(tmp_path):
-    path = write(tmp_path, "shop.yaml", """
+    path = write(
+        tmp_path,
+        "shop.yaml",
+        """
         - id: a
           input: Show me my recent orders
           expected_tools: [get_user_orders]
         - input: Find headphones
           tier: smoke
-    """)
+    """,
+    )
     dataset = load_dataset(path)
     assert [c.id for c in dataset.cases] == ["a", "shop:2"]
     assert dataset.cases[1].tier == "smoke"
 
 
 def test_yaml_object_with_settings_loads(tmp_path):
-    path = write(tmp_path, "shop.yml", """
+    path = write(
+        tmp_path,
+        "shop.yml",
+        """
         name: shop
         description: smoke tests
         threshold: 0.8
@@ -95,25 +102,37 @@ def test_yaml_object_with_settings_loads(tmp_path):
           price: [fee]
         cases:
           - input: Show me my recent orders
-    """)
+    """,
+    )
     dataset = load_dataset(path)
-    assert (dataset.name, dataset.threshold, dataset.weights) == ("shop", 0.8, {"groundedness": 0.5, "correctness": 0.5})
+    assert (dataset.name, dataset.threshold, dataset.weights) == (
+        "shop",
+        0.8,
+        {"groundedness": 0.5, "correctness": 0.5},
+    )
     assert dataset.field_aliases == {"price": ["fee"]} and dataset.cases[0].id == "shop:1"
 
 
 def test_json_object_with_cases_loads(tmp_path):
-    path = write(tmp_path, "d.json", json.dumps({"threshold": 0.6, "cases": [{"id": "x", "input": "hi"}]}))
+    path = write(
+        tmp_path, "d.json", json.dumps({"threshold": 0.6, "cases": [{"id": "x", "input": "hi"}]})
+    )
     dataset = load_dataset(path)
     assert dataset.name == "d" and dataset.threshold == 0.6 and dataset.cases[0].id == "x"
 
 
 def test_jsonl_one_case_per_line_skipping_blank_lines(tmp_path):
-    path = write(tmp_path, "d.jsonl", '{"id": "a", "input": "one"}\n\n{"id": "b", "input": "two"}\n')
+    path = write(
+        tmp_path, "d.jsonl", '{"id": "a", "input": "one"}\n\n{"id": "b", "input": "two"}\n'
+    )
     assert [c.input for c in load_dataset(path).cases] == ["one", "two"]
 
 
 def test_expected_tool_calls_with_predicates_load(tmp_path):
-    path = write(tmp_path, "d.yaml", """
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
         - input: Find headphones under $300
           expected_tool_calls:
             - name: search_products
@@ -121,7 +140,8 @@ def test_expected_tool_calls_with_predicates_load(tmp_path):
                 query: {regex: headphone}
                 max_price: {"<=": 300}
               required: true
-    """)
+    """,
+    )
     [call] = load_dataset(path).cases[0].expected_tool_calls
     assert call.required and call.predicates["max_price"].check(250)[0]
     assert not call.predicates["max_price"].check(350)[0]
@@ -131,102 +151,144 @@ def test_expected_tool_calls_with_predicates_load(tmp_path):
 
 
 def test_unknown_key_names_file_line_case_and_field(tmp_path):
-    path = write(tmp_path, "d.yaml", """
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
         - id: a
           input: first
         - id: b
           input: second
           expeced_tools: [get_user_orders]
-    """)
+    """,
+    )
     message = error_of(path)
     assert message.startswith(f"{path}:3: case 2 (id 'b'): field 'expeced_tools':")
 
 
 def test_unknown_key_in_json_names_the_line_of_the_case(tmp_path):
-    path = write(tmp_path, "d.json", """
+    path = write(
+        tmp_path,
+        "d.json",
+        """
         [
           {"id": "a", "input": "first"},
           {"id": "b", "input": "second", "criterias": {}}
         ]
-    """)
+    """,
+    )
     assert error_of(path).startswith(f"{path}:3: case 2 (id 'b'): field 'criterias':")
 
 
 def test_error_in_jsonl_names_the_line_of_the_case(tmp_path):
-    path = write(tmp_path, "d.jsonl", '{"id": "a", "input": "one"}\n\n{"id": "b", "input": "two", "tier": "nightly"}\n')
+    path = write(
+        tmp_path,
+        "d.jsonl",
+        '{"id": "a", "input": "one"}\n\n{"id": "b", "input": "two", "tier": "nightly"}\n',
+    )
     assert error_of(path).startswith(f"{path}:3: case 2 (id 'b'): field 'tier':")
 
 
 def test_error_in_an_object_dataset_names_the_line_of_the_case(tmp_path):
-    path = write(tmp_path, "d.yaml", """
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
         name: shop
         cases:
           - input: one
           - input: two
             weight: 0
-    """)
+    """,
+    )
     assert error_of(path).startswith(f"{path}:4: case 2: field 'weight':")
 
 
 def test_bad_predicate_names_the_argument_and_the_problem(tmp_path):
-    path = write(tmp_path, "d.yaml", """
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
         - id: cheap
           input: Find headphones
           expected_tool_calls:
             - name: search_products
               arguments: {max_price: {"<=": cheap}}
-    """)
+    """,
+    )
     message = error_of(path)
-    assert message.startswith(f"{path}:1: case 1 (id 'cheap'): field 'expected_tool_calls.0.arguments':")
+    assert message.startswith(
+        f"{path}:1: case 1 (id 'cheap'): field 'expected_tool_calls.0.arguments':"
+    )
     assert "'max_price'" in message and "lte needs a number" in message
 
 
 def test_unknown_predicate_operator_lists_the_valid_ones(tmp_path):
-    path = write(tmp_path, "d.yaml", """
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
         - input: Find headphones
           expected_tool_calls:
             - name: search_products
               arguments: {max_price: {"<=": 300, at_most: 300}}
-    """)
+    """,
+    )
     message = error_of(path)
     assert "at_most" in message and "one_of" in message
 
 
 def test_missing_input_names_the_case(tmp_path):
-    path = write(tmp_path, "d.yaml", """
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
         - input: fine
         - expected_tools: [get_user_orders]
-    """)
+    """,
+    )
     message = error_of(path)
     assert message.startswith(f"{path}:2: case 2: ")
     assert "a case needs 'input' or 'turns'" in message
 
 
 def test_duplicate_id_names_both_cases(tmp_path):
-    path = write(tmp_path, "d.yaml", """
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
         - id: a
           input: one
         - id: a
           input: two
-    """)
+    """,
+    )
     message = error_of(path)
     assert message.startswith(f"{path}:3: case 2: field 'id': duplicate id 'a'")
     assert "first used by case 1" in message
 
 
 def test_budget_naming_both_an_agent_and_a_tool_is_rejected(tmp_path):
-    path = write(tmp_path, "d.yaml", """
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
         - input: one
           budgets: [{agent: triage, tool: search, max_calls: 2}]
-    """)
+    """,
+    )
     assert "exactly one of 'agent' or 'tool'" in error_of(path)
 
 
 def test_unknown_top_level_key_is_named(tmp_path):
-    path = write(tmp_path, "d.yaml", """
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
         thresold: 0.5
         cases: [{input: one}]
-    """)
+    """,
+    )
     assert error_of(path).startswith(f"{path}: field 'thresold':")
 
 
@@ -271,13 +333,20 @@ def test_empty_turns_without_input_are_rejected():
 
 
 def test_all_expected_tools_adds_names_of_expected_calls():
-    case = Case(input="x", expected_tools=["search"], expected_tool_calls=[{"name": "search"}, {"name": "details"}])
+    case = Case(
+        input="x",
+        expected_tools=["search"],
+        expected_tool_calls=[{"name": "search"}, {"name": "details"}],
+    )
     assert case.all_expected_tools == ["search", "details"]
 
 
 def test_all_expected_tools_is_a_multiset():
-    case = Case(input="x", expected_tools=["search"],
-                expected_tool_calls=[{"name": "search"}, {"name": "search"}])
+    case = Case(
+        input="x",
+        expected_tools=["search"],
+        expected_tool_calls=[{"name": "search"}, {"name": "search"}],
+    )
     assert case.all_expected_tools == ["search", "search"]
 
 

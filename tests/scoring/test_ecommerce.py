@@ -23,7 +23,9 @@ def score(tmp_path: Path, behaviour: str, dataset: Path, *extra: str) -> tuple[i
         agent.ask(case.input)
     traces = agent.export(tmp_path / f"{behaviour}.binpb")
     report = tmp_path / f"{behaviour}-{dataset.stem}.json"
-    result = CliRunner().invoke(cli, ["score", str(traces), "--dataset", str(dataset), "--json", str(report), *extra])
+    result = CliRunner().invoke(
+        cli, ["score", str(traces), "--dataset", str(dataset), "--json", str(report), *extra]
+    )
     return result.exit_code, json.loads(report.read_text())
 
 
@@ -34,7 +36,9 @@ def test_good_agent_passes_every_case(tmp_path, dataset):
     assert doc["summary"]["passed"] == 5 and doc["summary"]["score"] == 1.0
     assert doc["summary"]["axes"] == {"completeness": 1.0, "correctness": 1.0, "groundedness": 1.0}
     assert doc["summary"]["hallucination_rate"] == 0.0
-    assert doc["run"]["agent_version"] == "1.4.2" and doc["run"]["models"] == ["gpt-4o-mini-2024-07-18"]
+    assert doc["run"]["agent_version"] == "1.4.2" and doc["run"]["models"] == [
+        "gpt-4o-mini-2024-07-18"
+    ]
 
 
 @pytest.mark.parametrize("dataset", SEEDS, ids=lambda p: p.stem)
@@ -85,4 +89,7 @@ def test_cost_tokens_and_latency_are_reported(tmp_path):
     # gpt-4o-mini: $0.15 in / $0.60 out per 1M tokens (config/pricing.yaml)
     expected = sum(u["input_tokens"] * 0.15 + u["output_tokens"] * 0.60 for u in per_case) / 1e6
     assert summary["cost_usd"] == pytest.approx(expected)
-    assert summary["latency_p50_ms"] is not None and summary["latency_p95_ms"] >= summary["latency_p50_ms"]
+    assert (
+        summary["latency_p50_ms"] is not None
+        and summary["latency_p95_ms"] >= summary["latency_p50_ms"]
+    )

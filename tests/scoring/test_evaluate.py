@@ -25,12 +25,24 @@ def good_trace(trace_id="t-good", user_input=ORDERS, **kw):
 
 def lazy_trace(trace_id="t-lazy", user_input=ORDERS, **kw):
     """Answers without a tool call: groundedness 0, correctness 0, completeness 1 -> 0.2."""
-    return make_trace(trace_id=trace_id, user_inputs=[user_input], tool_calls=[], final_output="It has shipped.", **kw)
+    return make_trace(
+        trace_id=trace_id,
+        user_inputs=[user_input],
+        tool_calls=[],
+        final_output="It has shipped.",
+        **kw,
+    )
 
 
 def orders_case(id="orders", input=ORDERS, **kw):
-    return make_case(id=id, input=input, expected_tools=["get_user_orders"], expected_fields=["status"],
-                     criteria={"grounded": True}, **kw)
+    return make_case(
+        id=id,
+        input=input,
+        expected_tools=["get_user_orders"],
+        expected_fields=["status"],
+        criteria={"grounded": True},
+        **kw,
+    )
 
 
 @pytest.fixture
@@ -56,13 +68,17 @@ def test_case_matches_a_trace_by_case_id_on_the_root_span():
 
 
 def test_case_matches_a_trace_by_case_id_on_the_resource():
-    trace = good_trace("t1", user_input="something else", resource_attributes={CASE_ID_ATTR: "orders"})
+    trace = good_trace(
+        "t1", user_input="something else", resource_attributes={CASE_ID_ATTR: "orders"}
+    )
     [(case, traces)], _ = match_cases([orders_case()], [trace])
     assert [t.trace_id for t in traces] == ["t1"]
 
 
 def test_root_span_case_id_wins_over_the_resource():
-    trace = good_trace("t1", root_attributes={CASE_ID_ATTR: "a"}, resource_attributes={CASE_ID_ATTR: "b"})
+    trace = good_trace(
+        "t1", root_attributes={CASE_ID_ATTR: "a"}, resource_attributes={CASE_ID_ATTR: "b"}
+    )
     assert case_id_of(trace) == "a"
 
 
@@ -124,12 +140,16 @@ def test_only_the_first_user_input_is_matched():
 
 
 def test_input_matching_is_case_sensitive_text():
-    [(case, traces)], _ = match_cases([orders_case()], [good_trace("t1", user_input=ORDERS.lower())])
+    [(case, traces)], _ = match_cases(
+        [orders_case()], [good_trace("t1", user_input=ORDERS.lower())]
+    )
     assert traces == []
 
 
 def test_multi_turn_case_matches_on_its_first_turn():
-    case = make_case(id="multi", turns=[ORDERS, "And the second one?"], expected_tools=["get_user_orders"])
+    case = make_case(
+        id="multi", turns=[ORDERS, "And the second one?"], expected_tools=["get_user_orders"]
+    )
     trace = make_trace(trace_id="t1", user_inputs=[ORDERS, "And the second one?"])
     [(case, traces)], _ = match_cases([case], [trace])
     assert len(traces) == 1
@@ -151,7 +171,9 @@ def test_unmatched_case_is_a_failed_result_with_the_reason(config, scorers):
 
 def test_unmatched_cases_and_traces_are_counted_in_the_summary(config, scorers):
     dataset = make_dataset(orders_case(), orders_case(id="status", input=STATUS))
-    summary = run([good_trace("t1"), good_trace("t2", user_input="unrelated")], dataset, scorers, config).summary
+    summary = run(
+        [good_trace("t1"), good_trace("t2", user_input="unrelated")], dataset, scorers, config
+    ).summary
     assert (summary.unmatched_cases, summary.unmatched_traces) == (1, 1)
 
 
@@ -220,20 +242,36 @@ def test_scorer_that_raises_fails_that_case_not_the_run(config, scorers):
 
 
 def test_crashed_scorer_reason_says_where_it_crashed(config, scorers):
-    [result] = run([good_trace()], make_dataset(orders_case()), [*scorers, Exploding("orders")], config).results
+    [result] = run(
+        [good_trace()], make_dataset(orders_case()), [*scorers, Exploding("orders")], config
+    ).results
     reason = result.details["exploding"]["reason"]
-    assert reason.startswith("scorer crashed: RuntimeError: kaboom at ") and "test_evaluate.py" in reason
+    assert (
+        reason.startswith("scorer crashed: RuntimeError: kaboom at ")
+        and "test_evaluate.py" in reason
+    )
 
 
 def test_result_carries_case_weight_tags_tier_and_metadata(config, scorers):
     case = orders_case(weight=2.0, tags=["orders"], tier="smoke", metadata={"owner": "shop"})
     [result] = run([good_trace()], make_dataset(case), scorers, config).results
-    assert (result.weight, result.tags, result.tier, dict(result.metadata)) == (2.0, ("orders",), "smoke", {"owner": "shop"})
+    assert (result.weight, result.tags, result.tier, dict(result.metadata)) == (
+        2.0,
+        ("orders",),
+        "smoke",
+        {"owner": "shop"},
+    )
 
 
 def test_progress_is_called_once_per_scored_result(config, scorers):
     seen = []
-    run([good_trace("t1"), good_trace("t2")], make_dataset(orders_case()), scorers, config, progress=seen.append)
+    run(
+        [good_trace("t1"), good_trace("t2")],
+        make_dataset(orders_case()),
+        scorers,
+        config,
+        progress=seen.append,
+    )
     assert [r.trace_id for r in seen] == ["t1", "t2"]
 
 
@@ -242,33 +280,56 @@ def test_progress_is_called_once_per_scored_result(config, scorers):
 
 def sixty_percent_trace():
     """groundedness 1, correctness 0.5 (one of two tools), completeness 0 -> 0.6 with default weights."""
-    return make_trace(trace_id="t1", user_inputs=[ORDERS], final_output="Here you go.",
-                      tool_calls=[tool("get_user_orders", result="[]")])
+    return make_trace(
+        trace_id="t1",
+        user_inputs=[ORDERS],
+        final_output="Here you go.",
+        tool_calls=[tool("get_user_orders", result="[]")],
+    )
 
 
 def sixty_percent_case(**kw):
-    return make_case(id="c", input=ORDERS, expected_tools=["get_user_orders", "get_order_details"],
-                     expected_fields=["status"], **kw)
+    return make_case(
+        id="c",
+        input=ORDERS,
+        expected_tools=["get_user_orders", "get_order_details"],
+        expected_fields=["status"],
+        **kw,
+    )
 
 
 def test_config_threshold_applies_by_default(config, scorers):
-    [result] = run([sixty_percent_trace()], make_dataset(sixty_percent_case()), scorers, config).results
+    [result] = run(
+        [sixty_percent_trace()], make_dataset(sixty_percent_case()), scorers, config
+    ).results
     assert result.score == pytest.approx(0.6) and not result.passed
 
 
 def test_dataset_threshold_overrides_the_config(config, scorers):
-    result = run([sixty_percent_trace()], make_dataset(sixty_percent_case(), threshold=0.5), scorers, config)
+    result = run(
+        [sixty_percent_trace()], make_dataset(sixty_percent_case(), threshold=0.5), scorers, config
+    )
     assert result.results[0].passed and result.summary.threshold == 0.5
 
 
 def test_threshold_argument_overrides_the_dataset(config, scorers):
-    result = run([sixty_percent_trace()], make_dataset(sixty_percent_case(), threshold=0.5), scorers, config,
-                 threshold=0.9)
+    result = run(
+        [sixty_percent_trace()],
+        make_dataset(sixty_percent_case(), threshold=0.5),
+        scorers,
+        config,
+        threshold=0.9,
+    )
     assert not result.results[0].passed and result.summary.threshold == 0.9
 
 
 def test_config_threshold_from_a_config_file_applies(config, scorers):
-    result = run([sixty_percent_trace()], make_dataset(sixty_percent_case()), scorers, replace(config, threshold=0.55))
+    result = run(
+        [sixty_percent_trace()],
+        make_dataset(sixty_percent_case()),
+        scorers,
+        replace(config, threshold=0.55),
+    )
     assert result.results[0].passed
 
 
@@ -279,7 +340,9 @@ def test_dataset_weights_override_the_config_weights(config, scorers):
 
 
 def test_without_a_dataset_the_reference_free_weights_apply(config, scorers):
-    trace = make_trace(final_output="It costs $99.", tool_calls=[tool("lookup", result='{"price": 99}')])
+    trace = make_trace(
+        final_output="It costs $99.", tool_calls=[tool("lookup", result='{"price": 99}')]
+    )
     [result] = run([trace], None, scorers, config).results
     assert result.case_id is None
     assert set(result.axes) == {"value_grounding", "errors"} and result.passed
@@ -287,18 +350,29 @@ def test_without_a_dataset_the_reference_free_weights_apply(config, scorers):
 
 def test_without_a_dataset_every_trace_is_scored(config, scorers):
     result = run([make_trace(trace_id="a"), make_trace(trace_id="b")], None, scorers, config)
-    assert [r.trace_id for r in result.results] == ["a", "b"] and result.summary.unmatched_traces == 0
+    assert [r.trace_id for r in result.results] == [
+        "a",
+        "b",
+    ] and result.summary.unmatched_traces == 0
 
 
 # --- tiers ------------------------------------------------------------------------------------------
 
 
 def tiered():
-    return make_dataset(orders_case(id="smoke-case", tier="smoke"), orders_case(id="full-case", input=STATUS))
+    return make_dataset(
+        orders_case(id="smoke-case", tier="smoke"), orders_case(id="full-case", input=STATUS)
+    )
 
 
 def test_smoke_tier_runs_only_smoke_cases(config, scorers):
-    result = run([good_trace("t1"), good_trace("t2", user_input=STATUS)], tiered(), scorers, config, tier="smoke")
+    result = run(
+        [good_trace("t1"), good_trace("t2", user_input=STATUS)],
+        tiered(),
+        scorers,
+        config,
+        tier="smoke",
+    )
     assert [r.case_id for r in result.results] == ["smoke-case"]
 
 
@@ -308,7 +382,13 @@ def test_smoke_tier_does_not_report_full_cases_as_unmatched(config, scorers):
 
 
 def test_full_tier_runs_every_case(config, scorers):
-    result = run([good_trace("t1"), good_trace("t2", user_input=STATUS)], tiered(), scorers, config, tier="full")
+    result = run(
+        [good_trace("t1"), good_trace("t2", user_input=STATUS)],
+        tiered(),
+        scorers,
+        config,
+        tier="full",
+    )
     assert sorted(r.case_id for r in result.results) == ["full-case", "smoke-case"]
 
 
@@ -321,7 +401,10 @@ def test_no_tier_runs_every_case(config, scorers):
 
 
 def test_summary_latency_percentiles_interpolate_over_trace_durations(config, scorers):
-    traces = [make_trace(trace_id=f"t{i}", duration_ms=ms) for i, ms in enumerate([400.0, 100.0, 300.0, 200.0])]
+    traces = [
+        make_trace(trace_id=f"t{i}", duration_ms=ms)
+        for i, ms in enumerate([400.0, 100.0, 300.0, 200.0])
+    ]
     summary = run(traces, None, scorers, config).summary
     assert summary.latency_p50_ms == pytest.approx(250.0)
     assert summary.latency_p95_ms == pytest.approx(385.0)
@@ -333,7 +416,10 @@ def test_summary_latency_of_a_single_trace_is_its_duration(config, scorers):
 
 
 def test_summary_latency_leaves_out_synthetic_timings(config, scorers):
-    traces = [make_trace(trace_id="a", duration_ms=100.0), make_trace(trace_id="b", duration_ms=9999.0, gaps=[gap("timing")])]
+    traces = [
+        make_trace(trace_id="a", duration_ms=100.0),
+        make_trace(trace_id="b", duration_ms=9999.0, gaps=[gap("timing")]),
+    ]
     assert run(traces, None, scorers, config).summary.latency_p95_ms == 100.0
 
 
@@ -347,9 +433,11 @@ def test_percentile_of_no_values_is_none():
 
 
 def test_summary_sums_tokens(config, scorers):
-    traces = [make_trace(trace_id="a", llm_calls=[llm(input_tokens=100, output_tokens=10)]),
-              make_trace(trace_id="b", llm_calls=[llm(input_tokens=250, output_tokens=40)]),
-              make_trace(trace_id="c")]
+    traces = [
+        make_trace(trace_id="a", llm_calls=[llm(input_tokens=100, output_tokens=10)]),
+        make_trace(trace_id="b", llm_calls=[llm(input_tokens=250, output_tokens=40)]),
+        make_trace(trace_id="c"),
+    ]
     summary = run(traces, None, scorers, config).summary
     assert (summary.input_tokens, summary.output_tokens) == (350, 50)
 
@@ -361,9 +449,15 @@ def test_summary_tokens_are_none_when_no_trace_records_them(config, scorers):
 
 def test_summary_cost_sums_the_traces_with_a_known_cost(config, scorers):
     priced = replace(config, pricing=Pricing(dict(TEST_PRICES)))
-    traces = [make_trace(trace_id="a", llm_calls=[llm("gpt-4o", input_tokens=1000, output_tokens=100)]),   # 0.003
-              make_trace(trace_id="b", llm_calls=[llm("gpt-4o-mini", input_tokens=2000, output_tokens=0)]),  # 0.001
-              make_trace(trace_id="c", llm_calls=[llm("unpriced", input_tokens=5, output_tokens=5)])]
+    traces = [
+        make_trace(
+            trace_id="a", llm_calls=[llm("gpt-4o", input_tokens=1000, output_tokens=100)]
+        ),  # 0.003
+        make_trace(
+            trace_id="b", llm_calls=[llm("gpt-4o-mini", input_tokens=2000, output_tokens=0)]
+        ),  # 0.001
+        make_trace(trace_id="c", llm_calls=[llm("unpriced", input_tokens=5, output_tokens=5)]),
+    ]
     assert run(traces, None, scorers, priced).summary.cost_usd == pytest.approx(0.004)
 
 
@@ -373,14 +467,29 @@ def test_summary_cost_is_none_when_no_trace_has_a_known_cost(config, scorers):
 
 
 def test_summary_hallucination_rate_counts_traces_with_ungrounded_values(config, scorers):
-    traces = [make_trace(trace_id="a", final_output="It costs $279.99.", tool_calls=[tool("lookup", result='{"price": 249.99}')]),
-              make_trace(trace_id="b", final_output="It costs $249.99.", tool_calls=[tool("lookup", result='{"price": 249.99}')])]
+    traces = [
+        make_trace(
+            trace_id="a",
+            final_output="It costs $279.99.",
+            tool_calls=[tool("lookup", result='{"price": 249.99}')],
+        ),
+        make_trace(
+            trace_id="b",
+            final_output="It costs $249.99.",
+            tool_calls=[tool("lookup", result='{"price": 249.99}')],
+        ),
+    ]
     assert run(traces, None, scorers, config).summary.hallucination_rate == 0.5
 
 
 def test_summary_hallucination_rate_counts_must_not_contain_hits(config, scorers):
-    dataset = make_dataset(orders_case(must_not_contain=["refund"]), orders_case(id="status", input=STATUS))
-    traces = [good_trace("t1", final_output="Shipped; a refund is on its way."), good_trace("t2", user_input=STATUS)]
+    dataset = make_dataset(
+        orders_case(must_not_contain=["refund"]), orders_case(id="status", input=STATUS)
+    )
+    traces = [
+        good_trace("t1", final_output="Shipped; a refund is on its way."),
+        good_trace("t2", user_input=STATUS),
+    ]
     assert run(traces, dataset, scorers, config).summary.hallucination_rate == 0.5
 
 
@@ -398,7 +507,9 @@ def test_summary_score_is_weighted_by_case_weight(config, scorers):
 
 def test_summary_axes_are_means_over_results(config, scorers):
     dataset = make_dataset(orders_case(), orders_case(id="lazy", input=STATUS))
-    summary = run([good_trace("t1"), lazy_trace("t2", user_input=STATUS)], dataset, scorers, config).summary
+    summary = run(
+        [good_trace("t1"), lazy_trace("t2", user_input=STATUS)], dataset, scorers, config
+    ).summary
     assert dict(summary.axes) == {"completeness": 1.0, "correctness": 0.5, "groundedness": 0.5}
 
 

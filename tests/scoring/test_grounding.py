@@ -8,7 +8,9 @@ from tests.scoring.conftest import gap, make_case, make_trace, tool
 from tracegrade.scoring.grounding import Groundedness, ValueGrounding, counted_calls, evidence_texts
 from tracegrade.scoring.registry import builtins
 
-FACTUAL = make_case(expected_tools=["get_user_orders"], criteria={"grounded": True, "tool_called": True})
+FACTUAL = make_case(
+    expected_tools=["get_user_orders"], criteria={"grounded": True, "tool_called": True}
+)
 
 
 # --- groundedness --------------------------------------------------------------------------------
@@ -85,6 +87,7 @@ def test_groundedness_is_skipped_when_tool_calls_are_not_recorded():
 
 def test_registered_groundedness_uses_the_configured_counting(config):
     from dataclasses import replace
+
     [scorer] = builtins(replace(config, count_tool_calls="attempted"), ["groundedness"])
     failed = tool("get_user_orders", result="Error: boom")
     assert scorer(make_trace(tool_calls=[failed]), FACTUAL).value == 1.0
@@ -99,8 +102,12 @@ def test_counted_calls_keeps_execution_order_and_drops_failed_calls():
 
 
 def vg(final_output, tool_results=(), user_inputs=("hi",), system_instructions=None):
-    trace = make_trace(final_output=final_output, user_inputs=user_inputs, system_instructions=system_instructions,
-                       tool_calls=[tool("lookup", result=r) for r in tool_results])
+    trace = make_trace(
+        final_output=final_output,
+        user_inputs=user_inputs,
+        system_instructions=system_instructions,
+        tool_calls=[tool("lookup", result=r) for r in tool_results],
+    )
     return ValueGrounding()(trace, None)
 
 
@@ -118,7 +125,9 @@ def test_twelve_hour_time_is_grounded_by_a_24h_time_in_a_tool_result():
 
 
 def test_invented_price_is_reported_as_ungrounded():
-    score = vg("The headphones cost $279.99 and ship in 48 hours.", ['{"price": 249.99, "ship_hours": 48}'])
+    score = vg(
+        "The headphones cost $279.99 and ship in 48 hours.", ['{"price": 249.99, "ship_hours": 48}']
+    )
     assert score.value == 0.5
     assert score.details["ungrounded"] == [{"kind": "price", "text": "$279.99"}]
 
@@ -129,11 +138,18 @@ def test_ungrounded_values_are_named_in_the_reason():
 
 def test_value_from_the_user_input_is_grounded():
     uid = "550e8400-e29b-41d4-a716-446655440001"
-    assert vg(f"Order {uid} is delivered.", [], user_inputs=[f"Status of order {uid}?"]).value == 1.0
+    assert (
+        vg(f"Order {uid} is delivered.", [], user_inputs=[f"Status of order {uid}?"]).value == 1.0
+    )
 
 
 def test_value_from_system_instructions_is_grounded():
-    assert vg("Returns are accepted within 30 days.", [], system_instructions="Return window: 30 days").value == 1.0
+    assert (
+        vg(
+            "Returns are accepted within 30 days.", [], system_instructions="Return window: 30 days"
+        ).value
+        == 1.0
+    )
 
 
 def test_value_from_an_errored_tool_result_still_counts_as_evidence():
@@ -167,7 +183,9 @@ def test_value_grounding_skip_reason_comes_from_the_final_output_gap():
 
 
 def test_number_with_a_hyphenated_unit_is_grounded_by_the_number():
-    assert vg("You are within the 30-day return window.", ['{"return_window_days": 30}']).value == 1.0
+    assert (
+        vg("You are within the 30-day return window.", ['{"return_window_days": 30}']).value == 1.0
+    )
 
 
 @pytest.mark.parametrize("answer", ["Order total: $1,250.00", "Total 1250 USD", "total of 1,250"])

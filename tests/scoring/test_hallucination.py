@@ -7,7 +7,9 @@ from tracegrade.scoring.hallucination import Hallucination, searched_text
 
 
 def halluc(answer, llm_calls=(), **case_fields):
-    return Hallucination()(make_trace(final_output=answer, llm_calls=llm_calls), make_case(**case_fields))
+    return Hallucination()(
+        make_trace(final_output=answer, llm_calls=llm_calls), make_case(**case_fields)
+    )
 
 
 def test_must_not_contain_hit_is_a_hard_failure():
@@ -16,7 +18,9 @@ def test_must_not_contain_hit_is_a_hard_failure():
 
 
 def test_must_not_contain_hit_scores_zero_even_when_must_contain_is_satisfied():
-    score = halluc("Order shipped; refund issued.", must_contain=["shipped"], must_not_contain=["refund"])
+    score = halluc(
+        "Order shipped; refund issued.", must_contain=["shipped"], must_not_contain=["refund"]
+    )
     assert score.value == 0.0
 
 
@@ -26,7 +30,9 @@ def test_must_not_contain_absent_is_not_a_failure():
 
 
 def test_forbidden_phrases_found_are_in_details():
-    assert halluc("refund and credit", must_not_contain=["refund", "voucher"]).details["forbidden_found"] == ["refund"]
+    assert halluc("refund and credit", must_not_contain=["refund", "voucher"]).details[
+        "forbidden_found"
+    ] == ["refund"]
 
 
 def test_must_contain_scores_the_fraction_found():
@@ -56,29 +62,39 @@ def test_part_of_a_separated_number_is_not_a_forbidden_hit():
 
 
 def test_scope_final_searches_only_the_final_answer():
-    calls = [llm(output_text="Let me look up order 1327.", tool_call_ids=("c1",), span_id="l1"),
-             llm(output_text="Your order has shipped.", span_id="l2")]
+    calls = [
+        llm(output_text="Let me look up order 1327.", tool_call_ids=("c1",), span_id="l1"),
+        llm(output_text="Your order has shipped.", span_id="l2"),
+    ]
     assert halluc("Your order has shipped.", calls, must_contain=["1327"]).value == 0.0
 
 
 def test_scope_replies_includes_earlier_assistant_turns_without_tool_calls():
-    calls = [llm(output_text="Order 1327 has shipped.", span_id="l1"),
-             llm(output_text="Anything else?", span_id="l2")]
+    calls = [
+        llm(output_text="Order 1327 has shipped.", span_id="l1"),
+        llm(output_text="Anything else?", span_id="l2"),
+    ]
     score = halluc("Anything else?", calls, must_contain=["1327"], contain_scope="replies")
     assert score.value == 1.0
 
 
 def test_scope_replies_excludes_text_sent_alongside_tool_calls():
-    calls = [llm(output_text="Let me look up order 1327.", tool_call_ids=("c1",), span_id="l1"),
-             llm(output_text="Your order has shipped.", span_id="l2")]
+    calls = [
+        llm(output_text="Let me look up order 1327.", tool_call_ids=("c1",), span_id="l1"),
+        llm(output_text="Your order has shipped.", span_id="l2"),
+    ]
     score = halluc("Your order has shipped.", calls, must_contain=["1327"], contain_scope="replies")
     assert score.value == 0.0
 
 
 def test_scope_any_response_includes_text_sent_alongside_tool_calls():
-    calls = [llm(output_text="Let me look up order 1327.", tool_call_ids=("c1",), span_id="l1"),
-             llm(output_text="Your order has shipped.", span_id="l2")]
-    score = halluc("Your order has shipped.", calls, must_contain=["1327"], contain_scope="any_response")
+    calls = [
+        llm(output_text="Let me look up order 1327.", tool_call_ids=("c1",), span_id="l1"),
+        llm(output_text="Your order has shipped.", span_id="l2"),
+    ]
+    score = halluc(
+        "Your order has shipped.", calls, must_contain=["1327"], contain_scope="any_response"
+    )
     assert score.value == 1.0
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tracegrade.predicates import MISSING, PredicateError, check_arguments, parse_predicate, values_equal
+from tracegrade.predicates import (
+    MISSING,
+    PredicateError,
+    check_arguments,
+    parse_predicate,
+    values_equal,
+)
 
 
 def check(spec, actual):
@@ -93,15 +99,18 @@ def test_any_accepts_any_present_value():
 # --- bounds -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("spec, actual, expected", [
-    ({"lte": 300}, 300, True),
-    ({"lte": 300}, 300.01, False),
-    ({"<=": 300}, 250, True),
-    ({">=": 2}, 1, False),
-    ({"gte": 2}, 2, True),
-    ({"<": 10}, 10, False),
-    ({">": 0}, 0.5, True),
-])
+@pytest.mark.parametrize(
+    "spec, actual, expected",
+    [
+        ({"lte": 300}, 300, True),
+        ({"lte": 300}, 300.01, False),
+        ({"<=": 300}, 250, True),
+        ({">=": 2}, 1, False),
+        ({"gte": 2}, 2, True),
+        ({"<": 10}, 10, False),
+        ({">": 0}, 0.5, True),
+    ],
+)
 def test_numeric_bounds(spec, actual, expected):
     assert check(spec, actual) is expected
 
@@ -217,7 +226,9 @@ def test_check_arguments_treats_non_dict_arguments_as_none():
 
 
 def test_extra_arguments_are_allowed_by_default():
-    assert all(c.passed for c in check_arguments({"q": parse_predicate("x")}, {"q": "x", "page": 2}))
+    assert all(
+        c.passed for c in check_arguments({"q": parse_predicate("x")}, {"q": "x", "page": 2})
+    )
 
 
 def test_extra_arguments_fail_when_not_allowed():

@@ -11,13 +11,27 @@ import pytest
 
 from tests.scoring.conftest import make_case, make_dataset, make_trace, tool
 from tracegrade.errors import ConfigError
-from tracegrade.scoring import build_scorers, evaluate
-from tracegrade.scoring import registry
-from tracegrade.scoring.registry import ENTRY_POINT_GROUP, FunctionScorer, builtin_names, builtins, load_reference, plugins
+from tracegrade.scoring import build_scorers, evaluate, registry
+from tracegrade.scoring.registry import (
+    ENTRY_POINT_GROUP,
+    FunctionScorer,
+    builtin_names,
+    builtins,
+    load_reference,
+    plugins,
+)
 from tracegrade.scoring.score import Score
 
-BUILTIN = ["budgets", "completeness", "errors", "groundedness", "hallucination", "tool_arguments",
-           "tool_correctness", "value_grounding"]
+BUILTIN = [
+    "budgets",
+    "completeness",
+    "errors",
+    "groundedness",
+    "hallucination",
+    "tool_arguments",
+    "tool_correctness",
+    "value_grounding",
+]
 
 PLUGIN_SOURCE = '''
 from tracegrade.scoring.score import Score
@@ -94,6 +108,7 @@ def entry_points_returning(*entries):
     def fake(*, group):
         assert group == ENTRY_POINT_GROUP
         return list(entries)
+
     return fake
 
 
@@ -110,7 +125,10 @@ def test_builtins_returns_every_scorer_by_default(config):
 
 
 def test_builtins_returns_only_the_named_scorers(config):
-    assert [s.name for s in builtins(config, ["completeness", "budgets"])] == ["completeness", "budgets"]
+    assert [s.name for s in builtins(config, ["completeness", "budgets"])] == [
+        "completeness",
+        "budgets",
+    ]
 
 
 def test_unknown_builtin_name_is_an_error_listing_the_valid_names(config):
@@ -127,7 +145,11 @@ def test_unknown_builtin_name_is_an_error_listing_the_valid_names(config):
 def test_reference_to_a_class_taking_config_is_constructed_with_the_config(config, plugin_module):
     scorer = load_reference(f"{plugin_module}:Politeness", config)
     score = scorer(make_trace(final_output="Please wait."), None)
-    assert scorer.name == "politeness" and score.value == 1.0 and score.reason == f"threshold seen: {config.threshold}"
+    assert (
+        scorer.name == "politeness"
+        and score.value == 1.0
+        and score.reason == f"threshold seen: {config.threshold}"
+    )
 
 
 def test_reference_to_a_class_without_arguments_is_constructed(config, plugin_module):
@@ -197,52 +219,89 @@ def test_class_that_cannot_be_constructed_is_an_error(config, plugin_module):
 
 
 def test_entry_point_plugins_are_loaded(config, plugin_module, monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", entry_points_returning(
-        EntryPoint("politeness", f"{plugin_module}:Politeness", ENTRY_POINT_GROUP),
-        EntryPoint("length", f"{plugin_module}:length_ok", ENTRY_POINT_GROUP)))
+    monkeypatch.setattr(
+        registry,
+        "entry_points",
+        entry_points_returning(
+            EntryPoint("politeness", f"{plugin_module}:Politeness", ENTRY_POINT_GROUP),
+            EntryPoint("length", f"{plugin_module}:length_ok", ENTRY_POINT_GROUP),
+        ),
+    )
     assert [s.name for s in plugins(config)] == ["politeness", "length"]
 
 
 def test_entry_point_function_is_named_after_the_entry_point(config, plugin_module, monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", entry_points_returning(
-        EntryPoint("conciseness", f"{plugin_module}:length_ok", ENTRY_POINT_GROUP)))
+    monkeypatch.setattr(
+        registry,
+        "entry_points",
+        entry_points_returning(
+            EntryPoint("conciseness", f"{plugin_module}:length_ok", ENTRY_POINT_GROUP)
+        ),
+    )
     [scorer] = plugins(config)
     assert scorer.name == "conciseness"
 
 
 def test_broken_entry_point_is_a_warning_not_a_crash(config, plugin_module, monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", entry_points_returning(
-        EntryPoint("broken", "tg_no_such_module_xyz:scorer", ENTRY_POINT_GROUP),
-        EntryPoint("politeness", f"{plugin_module}:Politeness", ENTRY_POINT_GROUP)))
+    monkeypatch.setattr(
+        registry,
+        "entry_points",
+        entry_points_returning(
+            EntryPoint("broken", "tg_no_such_module_xyz:scorer", ENTRY_POINT_GROUP),
+            EntryPoint("politeness", f"{plugin_module}:Politeness", ENTRY_POINT_GROUP),
+        ),
+    )
     with pytest.warns(UserWarning, match="scorer plugin 'broken'.*skipped"):
         loaded = plugins(config)
     assert [s.name for s in loaded] == ["politeness"]
 
 
 def test_entry_point_whose_factory_fails_is_a_warning(config, plugin_module, monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", entry_points_returning(
-        EntryPoint("bad", f"{plugin_module}:bad_factory", ENTRY_POINT_GROUP)))
+    monkeypatch.setattr(
+        registry,
+        "entry_points",
+        entry_points_returning(
+            EntryPoint("bad", f"{plugin_module}:bad_factory", ENTRY_POINT_GROUP)
+        ),
+    )
     with pytest.warns(UserWarning, match="'bad'"):
         assert plugins(config) == []
 
 
-def test_build_scorers_adds_plugins_and_references_after_the_builtins(config, plugin_module, monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", entry_points_returning(
-        EntryPoint("length", f"{plugin_module}:length_ok", ENTRY_POINT_GROUP)))
+def test_build_scorers_adds_plugins_and_references_after_the_builtins(
+    config, plugin_module, monkeypatch
+):
+    monkeypatch.setattr(
+        registry,
+        "entry_points",
+        entry_points_returning(
+            EntryPoint("length", f"{plugin_module}:length_ok", ENTRY_POINT_GROUP)
+        ),
+    )
     names = [s.name for s in build_scorers(config, [f"{plugin_module}:NoArgs"], names=["errors"])]
     assert names == ["errors", "length", "no_args"]
 
 
 def test_build_scorers_without_plugins_skips_entry_points(config, plugin_module, monkeypatch):
-    monkeypatch.setattr(registry, "entry_points", entry_points_returning(
-        EntryPoint("length", f"{plugin_module}:length_ok", ENTRY_POINT_GROUP)))
-    assert [s.name for s in build_scorers(config, names=["errors"], with_plugins=False)] == ["errors"]
+    monkeypatch.setattr(
+        registry,
+        "entry_points",
+        entry_points_returning(
+            EntryPoint("length", f"{plugin_module}:length_ok", ENTRY_POINT_GROUP)
+        ),
+    )
+    assert [s.name for s in build_scorers(config, names=["errors"], with_plugins=False)] == [
+        "errors"
+    ]
 
 
 def test_plugin_score_appears_in_results_and_its_hard_failure_fails_the_case(config, plugin_module):
-    scorers = build_scorers(config, [f"{plugin_module}:full_score"], names=["groundedness"], with_plugins=False)
+    scorers = build_scorers(
+        config, [f"{plugin_module}:full_score"], names=["groundedness"], with_plugins=False
+    )
     case = make_case(id="c", criteria={"grounded": True})
-    [result] = evaluate([make_trace(tool_calls=[tool("lookup", result="ok")])], make_dataset(case), scorers,
-                        config).results
+    [result] = evaluate(
+        [make_trace(tool_calls=[tool("lookup", result="ok")])], make_dataset(case), scorers, config
+    ).results
     assert result.score == 1.0 and result.scores["full_score"] == 0.75
     assert "custom hard failure" in result.hard_failures and not result.passed

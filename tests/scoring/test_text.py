@@ -42,7 +42,10 @@ def test_blank_phrase_never_matches():
 
 
 def test_found_phrases_returns_those_present_in_order():
-    assert found_phrases("Shipped via UPS, tracking 1Z999", ["tracking", "fedex", "ups"]) == ["tracking", "ups"]
+    assert found_phrases("Shipped via UPS, tracking 1Z999", ["tracking", "fedex", "ups"]) == [
+        "tracking",
+        "ups",
+    ]
 
 
 def test_normalize_casefolds_strips_separators_and_collapses_whitespace():

@@ -10,7 +10,9 @@ from tracegrade.scoring.tools import ToolArguments, ToolCorrectness, lcs_length
 
 def correctness(expected=(), actual=(), **case_fields):
     case = make_case(expected_tools=list(expected), **case_fields)
-    trace = make_trace(tool_calls=[c if not isinstance(c, str) else tool(c, result="ok") for c in actual])
+    trace = make_trace(
+        tool_calls=[c if not isinstance(c, str) else tool(c, result="ok") for c in actual]
+    )
     return ToolCorrectness()(trace, case)
 
 
@@ -23,12 +25,19 @@ def arguments(expected_calls, calls, counting="performed", **case_fields):
 
 
 def test_all_expected_tools_called_scores_one():
-    assert correctness(["check_return_eligibility", "initiate_return"],
-                       ["check_return_eligibility", "initiate_return"]).value == 1.0
+    assert (
+        correctness(
+            ["check_return_eligibility", "initiate_return"],
+            ["check_return_eligibility", "initiate_return"],
+        ).value
+        == 1.0
+    )
 
 
 def test_partial_credit_over_expected_tools():
-    score = correctness(["check_return_eligibility", "initiate_return"], ["check_return_eligibility"])
+    score = correctness(
+        ["check_return_eligibility", "initiate_return"], ["check_return_eligibility"]
+    )
     assert score.value == 0.5
     assert score.details["missing"] == ["initiate_return"]
 
@@ -38,7 +47,12 @@ def test_no_expected_tool_called_scores_zero():
 
 
 def test_extra_calls_are_not_penalised():
-    assert correctness(["get_order_details"], ["get_user_orders", "get_order_details", "get_order_tracking"]).value == 1.0
+    assert (
+        correctness(
+            ["get_order_details"], ["get_user_orders", "get_order_details", "get_order_tracking"]
+        ).value
+        == 1.0
+    )
 
 
 def test_extra_calls_are_reported_in_details():
@@ -56,7 +70,9 @@ def test_order_any_ignores_order():
 
 
 def test_order_in_order_credits_the_longest_common_subsequence():
-    assert correctness(["a", "b", "c"], ["c", "a", "b"], order="in_order").value == pytest.approx(2 / 3)
+    assert correctness(["a", "b", "c"], ["c", "a", "b"], order="in_order").value == pytest.approx(
+        2 / 3
+    )
 
 
 def test_order_in_order_does_not_penalise_interleaved_extras():
@@ -76,7 +92,9 @@ def test_order_exact_penalises_wrong_order():
 
 
 def test_failed_call_does_not_count_as_made():
-    score = correctness(["get_order_details"], [tool("get_order_details", result="Error: not found")])
+    score = correctness(
+        ["get_order_details"], [tool("get_order_details", result="Error: not found")]
+    )
     assert score.value == 0.0
 
 
@@ -87,17 +105,27 @@ def test_failed_call_counts_when_counting_attempted_calls():
 
 
 def test_forbidden_tool_call_is_a_hard_failure():
-    score = correctness(["get_order_details"], ["get_order_details", "cancel_order"], forbidden_tools=["cancel_order"])
+    score = correctness(
+        ["get_order_details"],
+        ["get_order_details", "cancel_order"],
+        forbidden_tools=["cancel_order"],
+    )
     assert score.hard_failures == ("called forbidden tool 'cancel_order'",)
 
 
 def test_forbidden_tool_does_not_lower_the_credit_value():
-    score = correctness(["get_order_details"], ["get_order_details", "cancel_order"], forbidden_tools=["cancel_order"])
+    score = correctness(
+        ["get_order_details"],
+        ["get_order_details", "cancel_order"],
+        forbidden_tools=["cancel_order"],
+    )
     assert score.value == 1.0
 
 
 def test_failed_call_to_a_forbidden_tool_is_still_a_hard_failure():
-    score = correctness([], [tool("cancel_order", error="denied")], forbidden_tools=["cancel_order"])
+    score = correctness(
+        [], [tool("cancel_order", error="denied")], forbidden_tools=["cancel_order"]
+    )
     assert score.hard_failures
 
 
@@ -136,164 +164,249 @@ def test_lcs_length():
 
 
 def test_call_satisfying_every_predicate_scores_one():
-    score = arguments([{"name": "search_products", "arguments": {"query": "headphones", "max_price": {"<=": 300}}}],
-                      [tool("search_products", {"query": "headphones", "max_price": 300})])
+    score = arguments(
+        [
+            {
+                "name": "search_products",
+                "arguments": {"query": "headphones", "max_price": {"<=": 300}},
+            }
+        ],
+        [tool("search_products", {"query": "headphones", "max_price": 300})],
+    )
     assert score.value == 1.0
 
 
 def test_credit_is_the_fraction_of_predicates_satisfied():
-    score = arguments([{"name": "search_products", "arguments": {"query": "headphones", "max_price": {"<=": 300}}}],
-                      [tool("search_products", {"query": "headphones", "max_price": 450})])
+    score = arguments(
+        [
+            {
+                "name": "search_products",
+                "arguments": {"query": "headphones", "max_price": {"<=": 300}},
+            }
+        ],
+        [tool("search_products", {"query": "headphones", "max_price": 450})],
+    )
     assert score.value == 0.5
 
 
 def test_failed_argument_is_named_with_its_value():
-    score = arguments([{"name": "search_products", "arguments": {"max_price": {"<=": 300}}}],
-                      [tool("search_products", {"max_price": 450})])
+    score = arguments(
+        [{"name": "search_products", "arguments": {"max_price": {"<=": 300}}}],
+        [tool("search_products", {"max_price": 450})],
+    )
     [failure] = score.details["calls"][0]["failures"]
     assert "'max_price'" in failure and "450" in failure
     assert failure in score.reason
 
 
 def test_best_matching_call_is_chosen_among_calls_of_the_same_name():
-    score = arguments([{"name": "search_products", "arguments": {"query": "headphones"}}],
-                      [tool("search_products", {"query": "speakers"}), tool("search_products", {"query": "headphones"})])
+    score = arguments(
+        [{"name": "search_products", "arguments": {"query": "headphones"}}],
+        [
+            tool("search_products", {"query": "speakers"}),
+            tool("search_products", {"query": "headphones"}),
+        ],
+    )
     assert score.value == 1.0
 
 
 def test_each_expected_call_gets_a_distinct_actual_call():
-    expected = [{"name": "get_order_details", "arguments": {"order_id": "A1"}},
-                {"name": "get_order_details", "arguments": {"order_id": "A1"}}]
+    expected = [
+        {"name": "get_order_details", "arguments": {"order_id": "A1"}},
+        {"name": "get_order_details", "arguments": {"order_id": "A1"}},
+    ]
     score = arguments(expected, [tool("get_order_details", {"order_id": "A1"})])
     assert score.value == 0.5
 
 
 def test_expected_calls_match_actual_calls_in_any_order():
-    expected = [{"name": "get_order_details", "arguments": {"order_id": "A1"}},
-                {"name": "get_order_details", "arguments": {"order_id": "B2"}}]
-    calls = [tool("get_order_details", {"order_id": "B2"}), tool("get_order_details", {"order_id": "A1"})]
+    expected = [
+        {"name": "get_order_details", "arguments": {"order_id": "A1"}},
+        {"name": "get_order_details", "arguments": {"order_id": "B2"}},
+    ]
+    calls = [
+        tool("get_order_details", {"order_id": "B2"}),
+        tool("get_order_details", {"order_id": "A1"}),
+    ]
     assert arguments(expected, calls).value == 1.0
 
 
 def test_full_matches_are_preferred_over_a_greedy_first_pairing():
     # Call 0 satisfies both expectations, call 1 only the first: the only perfect pairing is
     # expected 0 -> call 1, expected 1 -> call 0.
-    expected = [{"name": "refund", "arguments": {"amount": {"<=": 100}}},
-                {"name": "refund", "arguments": {"amount": {"<=": 100}, "order_id": "A"}}]
-    calls = [tool("refund", {"amount": 50, "order_id": "A"}), tool("refund", {"amount": 80, "order_id": "B"})]
+    expected = [
+        {"name": "refund", "arguments": {"amount": {"<=": 100}}},
+        {"name": "refund", "arguments": {"amount": {"<=": 100}, "order_id": "A"}},
+    ]
+    calls = [
+        tool("refund", {"amount": 50, "order_id": "A"}),
+        tool("refund", {"amount": 80, "order_id": "B"}),
+    ]
     assert arguments(expected, calls).value == 1.0
 
 
 def test_expected_call_with_no_call_of_that_name_scores_zero():
-    score = arguments([{"name": "cancel_order", "arguments": {"order_id": "A1"}}], [tool("get_order_details", {})])
+    score = arguments(
+        [{"name": "cancel_order", "arguments": {"order_id": "A1"}}], [tool("get_order_details", {})]
+    )
     assert score.value == 0.0
     assert "cancel_order: no matching call" in score.reason
 
 
 def test_one_of_accepts_any_listed_value_bfcl_style():
-    score = arguments([{"name": "book", "arguments": {"cabin": {"one_of": ["economy", "basic_economy"]}}}],
-                      [tool("book", {"cabin": "basic_economy"})])
+    score = arguments(
+        [{"name": "book", "arguments": {"cabin": {"one_of": ["economy", "basic_economy"]}}}],
+        [tool("book", {"cabin": "basic_economy"})],
+    )
     assert score.value == 1.0
 
 
 def test_one_of_with_empty_string_lets_the_argument_be_omitted():
-    score = arguments([{"name": "book", "arguments": {"insurance": {"one_of": ["no", ""]}}}], [tool("book", {})])
+    score = arguments(
+        [{"name": "book", "arguments": {"insurance": {"one_of": ["no", ""]}}}], [tool("book", {})]
+    )
     assert score.value == 1.0
 
 
 def test_optional_argument_may_be_omitted():
-    score = arguments([{"name": "search", "arguments": {"page": {"optional": True, "equals": 1}}}],
-                      [tool("search", {"q": "x"})])
+    score = arguments(
+        [{"name": "search", "arguments": {"page": {"optional": True, "equals": 1}}}],
+        [tool("search", {"q": "x"})],
+    )
     assert score.value == 1.0
 
 
 def test_regex_predicate_on_an_argument():
-    score = arguments([{"name": "get_order_details", "arguments": {"order_id": {"regex": "^550e8400-"}}}],
-                      [tool("get_order_details", {"order_id": "550e8400-e29b-41d4-a716-446655440001"})])
+    score = arguments(
+        [{"name": "get_order_details", "arguments": {"order_id": {"regex": "^550e8400-"}}}],
+        [tool("get_order_details", {"order_id": "550e8400-e29b-41d4-a716-446655440001"})],
+    )
     assert score.value == 1.0
 
 
 def test_subset_predicate_on_an_argument():
-    score = arguments([{"name": "update", "arguments": {"items": {"subset": ["laptop"]}}}],
-                      [tool("update", {"items": ["mouse", "laptop"]})])
+    score = arguments(
+        [{"name": "update", "arguments": {"items": {"subset": ["laptop"]}}}],
+        [tool("update", {"items": ["mouse", "laptop"]})],
+    )
     assert score.value == 1.0
 
 
 def test_missing_required_argument_is_reported_as_missing():
-    score = arguments([{"name": "get_order_details", "arguments": {"order_id": "A1"}}], [tool("get_order_details", {})])
+    score = arguments(
+        [{"name": "get_order_details", "arguments": {"order_id": "A1"}}],
+        [tool("get_order_details", {})],
+    )
     assert score.value == 0.0
     assert "argument 'order_id' missing" in score.reason
 
 
 def test_extra_arguments_fail_when_the_expected_call_disallows_them():
-    score = arguments([{"name": "search", "arguments": {"q": "x"}, "allow_extra_arguments": False}],
-                      [tool("search", {"q": "x", "page": 2})])
+    score = arguments(
+        [{"name": "search", "arguments": {"q": "x"}, "allow_extra_arguments": False}],
+        [tool("search", {"q": "x", "page": 2})],
+    )
     assert score.value == 0.5
 
 
 def test_required_call_not_made_as_expected_is_a_hard_failure():
-    score = arguments([{"name": "cancel_order", "arguments": {"order_id": "A1"}, "required": True}],
-                      [tool("cancel_order", {"order_id": "B2"})])
+    score = arguments(
+        [{"name": "cancel_order", "arguments": {"order_id": "A1"}, "required": True}],
+        [tool("cancel_order", {"order_id": "B2"})],
+    )
     assert score.hard_failures == ("required call cancel_order not made as expected",)
 
 
 def test_required_call_made_as_expected_is_not_a_hard_failure():
-    score = arguments([{"name": "cancel_order", "arguments": {"order_id": "A1"}, "required": True}],
-                      [tool("cancel_order", {"order_id": "A1"})])
+    score = arguments(
+        [{"name": "cancel_order", "arguments": {"order_id": "A1"}, "required": True}],
+        [tool("cancel_order", {"order_id": "A1"})],
+    )
     assert score.value == 1.0 and score.hard_failures == ()
 
 
 def test_wrong_arguments_without_required_are_not_a_hard_failure():
-    score = arguments([{"name": "cancel_order", "arguments": {"order_id": "A1"}}], [tool("cancel_order", {"order_id": "B2"})])
+    score = arguments(
+        [{"name": "cancel_order", "arguments": {"order_id": "A1"}}],
+        [tool("cancel_order", {"order_id": "B2"})],
+    )
     assert score.hard_failures == ()
 
 
 def test_failed_call_is_not_used_to_satisfy_an_expected_call():
-    score = arguments([{"name": "cancel_order", "arguments": {"order_id": "A1"}}],
-                      [tool("cancel_order", {"order_id": "A1"}, result="Error: order already shipped")])
+    score = arguments(
+        [{"name": "cancel_order", "arguments": {"order_id": "A1"}}],
+        [tool("cancel_order", {"order_id": "A1"}, result="Error: order already shipped")],
+    )
     assert score.value == 0.0
 
 
 def test_unrecorded_arguments_score_zero_with_a_reason():
-    score = arguments([{"name": "search", "arguments": {"q": "x"}}], [tool("search", None, arguments_recorded=False)])
+    score = arguments(
+        [{"name": "search", "arguments": {"q": "x"}}],
+        [tool("search", None, arguments_recorded=False)],
+    )
     assert score.value == 0.0 and "arguments not recorded" in score.reason
 
 
 def test_strict_tool_extra_performed_call_is_a_hard_failure():
-    score = arguments([{"name": "refund", "arguments": {"order_id": "A1"}}],
-                      [tool("refund", {"order_id": "A1"}), tool("refund", {"order_id": "A1"})], strict_tools=["refund"])
+    score = arguments(
+        [{"name": "refund", "arguments": {"order_id": "A1"}}],
+        [tool("refund", {"order_id": "A1"}), tool("refund", {"order_id": "A1"})],
+        strict_tools=["refund"],
+    )
     assert len(score.hard_failures) == 1 and "unexpected call refund" in score.hard_failures[0]
 
 
 def test_strict_tool_call_with_different_arguments_is_a_hard_failure():
-    score = arguments([{"name": "refund", "arguments": {"order_id": "A1"}}], [tool("refund", {"order_id": "B2"})],
-                      strict_tools=["refund"])
+    score = arguments(
+        [{"name": "refund", "arguments": {"order_id": "A1"}}],
+        [tool("refund", {"order_id": "B2"})],
+        strict_tools=["refund"],
+    )
     assert any("unexpected call refund" in h for h in score.hard_failures)
 
 
 def test_strict_tool_failed_call_is_not_a_hard_failure():
-    calls = [tool("refund", {"order_id": "B2"}, error="rate limited"), tool("refund", {"order_id": "A1"})]
-    score = arguments([{"name": "refund", "arguments": {"order_id": "A1"}}], calls, strict_tools=["refund"])
+    calls = [
+        tool("refund", {"order_id": "B2"}, error="rate limited"),
+        tool("refund", {"order_id": "A1"}),
+    ]
+    score = arguments(
+        [{"name": "refund", "arguments": {"order_id": "A1"}}], calls, strict_tools=["refund"]
+    )
     assert score.hard_failures == ()
 
 
 def test_strict_tool_failed_call_is_not_a_hard_failure_when_counting_attempted_calls():
-    calls = [tool("refund", {"order_id": "B2"}, error="rate limited"), tool("refund", {"order_id": "A1"})]
-    score = arguments([{"name": "refund", "arguments": {"order_id": "A1"}}], calls, counting="attempted",
-                      strict_tools=["refund"])
+    calls = [
+        tool("refund", {"order_id": "B2"}, error="rate limited"),
+        tool("refund", {"order_id": "A1"}),
+    ]
+    score = arguments(
+        [{"name": "refund", "arguments": {"order_id": "A1"}}],
+        calls,
+        counting="attempted",
+        strict_tools=["refund"],
+    )
     assert score.hard_failures == ()
 
 
 def test_strict_tool_matching_calls_are_fine():
-    score = arguments([{"name": "refund", "arguments": {"order_id": "A1"}}], [tool("refund", {"order_id": "A1"})],
-                      strict_tools=["refund"])
+    score = arguments(
+        [{"name": "refund", "arguments": {"order_id": "A1"}}],
+        [tool("refund", {"order_id": "A1"})],
+        strict_tools=["refund"],
+    )
     assert score.hard_failures == () and score.value == 1.0
 
 
 def test_calls_of_non_strict_tools_are_never_unexpected():
-    score = arguments([{"name": "refund", "arguments": {"order_id": "A1"}}],
-                      [tool("refund", {"order_id": "A1"}), tool("get_order_details", {"order_id": "Z9"})],
-                      strict_tools=["refund"])
+    score = arguments(
+        [{"name": "refund", "arguments": {"order_id": "A1"}}],
+        [tool("refund", {"order_id": "A1"}), tool("get_order_details", {"order_id": "Z9"})],
+        strict_tools=["refund"],
+    )
     assert score.hard_failures == ()
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from tracegrade.scoring.values import Evidence, extract
 
 
@@ -88,7 +87,11 @@ def test_plain_words_are_not_values():
 
 
 def test_values_come_back_left_to_right():
-    assert [v.kind for v in extract("On May 20, 2024 order ORD-1234 cost $99.50")] == ["date", "id", "price"]
+    assert [v.kind for v in extract("On May 20, 2024 order ORD-1234 cost $99.50")] == [
+        "date",
+        "id",
+        "price",
+    ]
 
 
 def test_number_before_a_word_starting_with_a_month_abbreviation_is_not_a_date():

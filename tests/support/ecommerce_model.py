@@ -38,8 +38,20 @@ SCRIPT_PATH = Path(__file__).with_name("ecommerce_script.yaml")
 Variant = Literal["good", "skip_tool", "invented_price"]
 VARIANTS: tuple[Variant, ...] = ("good", "skip_tool", "invented_price")
 
-_PRICE_KEYS = frozenset({"price", "original_price", "total", "unit_price", "refund_amount", "discount_amount",
-                         "total_after_discount", "current_price", "average_price_90d", "min_price_90d"})
+_PRICE_KEYS = frozenset(
+    {
+        "price",
+        "original_price",
+        "total",
+        "unit_price",
+        "refund_amount",
+        "discount_amount",
+        "total_after_discount",
+        "current_price",
+        "average_price_90d",
+        "min_price_90d",
+    }
+)
 _HIDDEN_KEYS = frozenset({"id", "product_id", "order_id", "name"})
 _PRICE = re.compile(r"\$(\d[\d,]*\.\d\d)")
 _FROM_MEMORY = "I believe everything is in order."
@@ -71,15 +83,22 @@ def _step(raw: Any) -> tuple[tuple[str, dict[str, Any]], ...]:
 
 def _turn(raw: Mapping[str, Any]) -> Turn:
     fields = raw.get("fields")
-    return Turn(tuple(_step(s) for s in raw.get("steps", ())), raw["say"],
-                tuple(fields) if fields is not None else None, raw.get("render", "all"))
+    return Turn(
+        tuple(_step(s) for s in raw.get("steps", ())),
+        raw["say"],
+        tuple(fields) if fields is not None else None,
+        raw.get("render", "all"),
+    )
 
 
 @cache
 def load_script(path: Path = SCRIPT_PATH) -> dict[str, CaseScript]:
     """The per-case scripts by normalised first user message."""
     data = yaml.safe_load(path.read_text())
-    scripts = [CaseScript(case_id, raw["input"], tuple(_turn(t) for t in raw["turns"])) for case_id, raw in data.items()]
+    scripts = [
+        CaseScript(case_id, raw["input"], tuple(_turn(t) for t in raw["turns"]))
+        for case_id, raw in data.items()
+    ]
     return {_key(s.input): s for s in scripts}
 
 
@@ -99,7 +118,7 @@ def _text_of(content: Any) -> str:
 def _current_turn(messages: Sequence[Mapping[str, Any]]) -> tuple[int, list[Mapping[str, Any]]]:
     """(number of user messages, the messages after the last one)."""
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
-    return len(users), list(messages[users[-1] + 1:]) if users else []
+    return len(users), list(messages[users[-1] + 1 :]) if users else []
 
 
 def _results(since_user: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
@@ -126,16 +145,22 @@ def _value(key: str, value: Any) -> str:
     if isinstance(value, Mapping):
         return ", ".join(f"{k.replace('_', ' ')} {_value(k, v)}" for k, v in value.items())
     if isinstance(value, list):
-        return ", ".join(f"({_value(key, v)})" if isinstance(v, Mapping) else _value(key, v) for v in value)
+        return ", ".join(
+            f"({_value(key, v)})" if isinstance(v, Mapping) else _value(key, v) for v in value
+        )
     return str(value)
 
 
 def _item(result: Mapping[str, Any], fields: tuple[str, ...] | None) -> str:
     if "error" in result:
         return f"Sorry, that didn't work: {result['error']}"
-    head = result.get("name") or (f"Order ID {result['order_id']}" if "order_id" in result else "Result")
+    head = result.get("name") or (
+        f"Order ID {result['order_id']}" if "order_id" in result else "Result"
+    )
     keys = [k for k in result if (k in fields if fields is not None else k not in _HIDDEN_KEYS)]
-    return f"{head}: " + "; ".join(f"{k.replace('_', ' ')}: {_value(k, result[k])}" for k in keys if k != "name")
+    return f"{head}: " + "; ".join(
+        f"{k.replace('_', ' ')}: {_value(k, result[k])}" for k in keys if k != "name"
+    )
 
 
 def render(results: Sequence[Any], fields: tuple[str, ...] | None) -> str:
@@ -143,7 +168,9 @@ def render(results: Sequence[Any], fields: tuple[str, ...] | None) -> str:
     lines = []
     for result in results:
         if isinstance(result, list):
-            lines.extend([f"- {_item(r, fields)}" for r in result] or ["No results matched your query."])
+            lines.extend(
+                [f"- {_item(r, fields)}" for r in result] or ["No results matched your query."]
+            )
         else:
             lines.append(_item(result, fields))
     return "\n".join(lines)
@@ -184,15 +211,20 @@ def respond(body: Mapping[str, Any], variant: Variant = "good") -> Reply:
     turn_number, since_user = _current_turn(messages)
     turn = _planned(script, turn_number, variant)
     if turn is None:
-        return error(400, f"ecommerce script: case {script.case_id} has {len(script.turns)} turn(s), "
-                          f"got user message {turn_number}")
+        return error(
+            400,
+            f"ecommerce script: case {script.case_id} has {len(script.turns)} turn(s), "
+            f"got user message {turn_number}",
+        )
     steps = _results(since_user)
     if len(steps) < len(turn.steps):
         return tool_calls(*turn.steps[len(steps)])
     return text(_answer(turn, steps, variant))
 
 
-def ecommerce_model(variant: Variant = "good", *, delay_s: float = 0.0) -> Callable[[dict[str, Any]], Reply]:
+def ecommerce_model(
+    variant: Variant = "good", *, delay_s: float = 0.0
+) -> Callable[[dict[str, Any]], Reply]:
     """A ScriptedOpenAI script playing the model for the shop agent (see the module docstring).
 
     Raises:

@@ -58,15 +58,25 @@ def json_reply(data: Any) -> Reply:
 def tool_calls(*calls: tuple[str, dict[str, Any]], content: str | None = None) -> Reply:
     """An assistant message calling these tools: ``(name, arguments)`` pairs."""
     stamp = time.monotonic_ns()
-    return Reply(message={
-        "role": "assistant", "content": content,
-        "tool_calls": [{"id": f"call_{stamp}_{i}", "type": "function",
-                        "function": {"name": name, "arguments": json.dumps(args)}}
-                       for i, (name, args) in enumerate(calls)],
-    })
+    return Reply(
+        message={
+            "role": "assistant",
+            "content": content,
+            "tool_calls": [
+                {
+                    "id": f"call_{stamp}_{i}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": json.dumps(args)},
+                }
+                for i, (name, args) in enumerate(calls)
+            ],
+        }
+    )
 
 
-def error(status: int, message: str = "scripted error", *, retry_after: float | None = None) -> Reply:
+def error(
+    status: int, message: str = "scripted error", *, retry_after: float | None = None
+) -> Reply:
     """An HTTP error with an OpenAI-style error body (``retry_after`` sets ``Retry-After``)."""
     headers = {} if retry_after is None else {"retry-after": str(retry_after)}
     body = json.dumps({"error": {"message": message, "type": "scripted", "code": status}})
@@ -89,12 +99,20 @@ Script = Callable[[dict[str, Any]], Reply] | Sequence[Reply]
 def _completion(reply: Reply, model: str) -> str:
     prompt, completion = reply.usage
     finish = "tool_calls" if (reply.message or {}).get("tool_calls") else "stop"
-    return json.dumps({
-        "id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
-        "model": model, "choices": [{"index": 0, "message": reply.message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                  "total_tokens": prompt + completion},
-    })
+    return json.dumps(
+        {
+            "id": f"chatcmpl-{time.monotonic_ns()}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": reply.message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+    )
 
 
 class ScriptedOpenAI:
@@ -119,8 +137,12 @@ class ScriptedOpenAI:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> ScriptedOpenAI:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="scripted-openai", daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="scripted-openai",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -142,8 +164,11 @@ class ScriptedOpenAI:
             return self.script(body)
         if index < len(self.script):
             return self.script[index]
-        return Reply(status=410, body=json.dumps({"error": {"message": "script exhausted"}}),
-                     headers={"x-should-retry": "false"})
+        return Reply(
+            status=410,
+            body=json.dumps({"error": {"message": "script exhausted"}}),
+            headers={"x-should-retry": "false"},
+        )
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -164,7 +189,11 @@ class ScriptedOpenAI:
                 reply = server._next(body)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
-                payload = reply.body if reply.body is not None else _completion(reply, body.get("model", "scripted"))
+                payload = (
+                    reply.body
+                    if reply.body is not None
+                    else _completion(reply, body.get("model", "scripted"))
+                )
                 data = payload.encode()
                 try:
                     self.send_response(reply.status)

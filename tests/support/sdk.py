@@ -18,7 +18,9 @@ from opentelemetry.trace import Tracer
 def record(build: Callable[[Tracer], Any], resource: Mapping[str, Any] | None = None) -> list[Any]:
     """Run ``build(tracer)`` on a fresh SDK provider; returns the finished ``ReadableSpan``s."""
     exporter = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create(dict(resource or {"service.name": "test-agent"})))
+    provider = TracerProvider(
+        resource=Resource.create(dict(resource or {"service.name": "test-agent"}))
+    )
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     build(provider.get_tracer("tests.support.sdk"))
     provider.shutdown()
@@ -30,20 +32,34 @@ def trace_request(build: Callable[[Tracer], Any], resource: Mapping[str, Any] | 
     return encode_spans(record(build, resource))
 
 
-def agent_turn(tracer: Tracer, question: str = "hi", answer: str = "hello", attributes: Mapping[str, Any] = {}) -> None:
+def agent_turn(
+    tracer: Tracer, question: str = "hi", answer: str = "hello", attributes: Mapping[str, Any] = {}
+) -> None:
     """A small GenAI semconv agent turn: invoke_agent > chat + execute_tool."""
-    with tracer.start_as_current_span("invoke_agent shop", attributes={"gen_ai.operation.name": "invoke_agent",
-                                                                       **attributes}):
-        with tracer.start_as_current_span("chat gpt-4o", attributes={
-            "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
-            "gen_ai.usage.input_tokens": 10, "gen_ai.usage.output_tokens": 5,
-            "gen_ai.input.messages": f'[{{"role": "user", "parts": [{{"type": "text", "content": "{question}"}}]}}]',
-            "gen_ai.output.messages": f'[{{"role": "assistant", "parts": [{{"type": "text", "content": "{answer}"}}]}}]',
-        }):
+    with tracer.start_as_current_span(
+        "invoke_agent shop", attributes={"gen_ai.operation.name": "invoke_agent", **attributes}
+    ):
+        with tracer.start_as_current_span(
+            "chat gpt-4o",
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.request.model": "gpt-4o",
+                "gen_ai.usage.input_tokens": 10,
+                "gen_ai.usage.output_tokens": 5,
+                "gen_ai.input.messages": f'[{{"role": "user", "parts": [{{"type": "text", "content": "{question}"}}]}}]',
+                "gen_ai.output.messages": f'[{{"role": "assistant", "parts": [{{"type": "text", "content": "{answer}"}}]}}]',
+            },
+        ):
             pass
-        with tracer.start_as_current_span("execute_tool search", attributes={
-            "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "search",
-            "gen_ai.tool.call.arguments": '{"q": "x"}', "gen_ai.tool.call.result": '{"hits": 1}'}):
+        with tracer.start_as_current_span(
+            "execute_tool search",
+            attributes={
+                "gen_ai.operation.name": "execute_tool",
+                "gen_ai.tool.name": "search",
+                "gen_ai.tool.call.arguments": '{"q": "x"}',
+                "gen_ai.tool.call.result": '{"hits": 1}',
+            },
+        ):
             pass
 
 

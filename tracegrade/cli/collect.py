@@ -26,9 +26,11 @@ STATUS_EVERY_S = 10.0
 def _status_line(receiver: Receiver, previous: tuple[float, int]) -> tuple[str, tuple[float, int]]:
     now, stats = time.monotonic(), receiver.stats
     rate = (stats.stored_items - previous[1]) / max(now - previous[0], 1e-9)
-    line = (f"tracegrade collect: {rate:,.0f} items/s stored, {stats.stored_items:,} total, "
-            f"queue {stats.queue_depth} ({stats.queue_bytes / 1e6:.1f} MB), rejected {stats.rejected_items:,}, "
-            f"throttled {stats.throttled_requests:,}, failed {stats.failed_requests:,}")
+    line = (
+        f"tracegrade collect: {rate:,.0f} items/s stored, {stats.stored_items:,} total, "
+        f"queue {stats.queue_depth} ({stats.queue_bytes / 1e6:.1f} MB), rejected {stats.rejected_items:,}, "
+        f"throttled {stats.throttled_requests:,}, failed {stats.failed_requests:,}"
+    )
     return line, (now, stats.stored_items)
 
 
@@ -46,36 +48,91 @@ def _serve(receiver: Receiver, verbose: bool, every_s: float) -> None:
 
 @click.command("collect")
 @db_option
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default).")
-@click.option("--grpc-port", type=click.IntRange(0, 65535), default=DEFAULT_GRPC_PORT, show_default=True,
-              help="OTLP/gRPC port (0: any free port).")
-@click.option("--http-port", type=click.IntRange(0, 65535), default=DEFAULT_HTTP_PORT, show_default=True,
-              help="OTLP/HTTP port (0: any free port).")
-@click.option("--token", envvar=TOKEN_ENV, show_envvar=True, default=None,
-              help="Require 'authorization: Bearer TOKEN' on both protocols.")
-@click.option("--redact", "redact", multiple=True, metavar="PATTERN",
-              help="Attribute key pattern to redact before storage (repeatable; replaces the defaults: "
-                   + ", ".join(DEFAULT_REDACT[:6]) + ", ...).")
+@click.option(
+    "--host", default="127.0.0.1", show_default=True, help="Address to bind (loopback by default)."
+)
+@click.option(
+    "--grpc-port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_GRPC_PORT,
+    show_default=True,
+    help="OTLP/gRPC port (0: any free port).",
+)
+@click.option(
+    "--http-port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_HTTP_PORT,
+    show_default=True,
+    help="OTLP/HTTP port (0: any free port).",
+)
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    show_envvar=True,
+    default=None,
+    help="Require 'authorization: Bearer TOKEN' on both protocols.",
+)
+@click.option(
+    "--redact",
+    "redact",
+    multiple=True,
+    metavar="PATTERN",
+    help="Attribute key pattern to redact before storage (repeatable; replaces the defaults: "
+    + ", ".join(DEFAULT_REDACT[:6])
+    + ", ...).",
+)
 @click.option("--no-redact", is_flag=True, help="Store every attribute as received.")
-@click.option("--max-request-mib", type=click.FloatRange(0, min_open=True), default=DEFAULT_MAX_REQUEST_BYTES / 2**20,
-              show_default=True, help="Largest request accepted, MiB (413 / RESOURCE_EXHAUSTED beyond).")
-@click.option("--max-queue-mib", type=click.FloatRange(0, min_open=True), default=64.0, show_default=True,
-              help="Receive queue bound, MiB of requests (429 / RESOURCE_EXHAUSTED beyond).")
+@click.option(
+    "--max-request-mib",
+    type=click.FloatRange(0, min_open=True),
+    default=DEFAULT_MAX_REQUEST_BYTES / 2**20,
+    show_default=True,
+    help="Largest request accepted, MiB (413 / RESOURCE_EXHAUSTED beyond).",
+)
+@click.option(
+    "--max-queue-mib",
+    type=click.FloatRange(0, min_open=True),
+    default=64.0,
+    show_default=True,
+    help="Receive queue bound, MiB of requests (429 / RESOURCE_EXHAUSTED beyond).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="A status line every --status-every seconds.")
-@click.option("--status-every", type=click.FloatRange(0.1), default=STATUS_EVERY_S, show_default=True,
-              help="Seconds between status lines with --verbose.")
-def command(db: str | None, host: str, grpc_port: int, http_port: int, token: str | None, redact: tuple[str, ...],
-            no_redact: bool, max_request_mib: float, max_queue_mib: float, verbose: bool, status_every: float) -> None:
+@click.option(
+    "--status-every",
+    type=click.FloatRange(0.1),
+    default=STATUS_EVERY_S,
+    show_default=True,
+    help="Seconds between status lines with --verbose.",
+)
+def command(
+    db: str | None,
+    host: str,
+    grpc_port: int,
+    http_port: int,
+    token: str | None,
+    redact: tuple[str, ...],
+    no_redact: bool,
+    max_request_mib: float,
+    max_queue_mib: float,
+    verbose: bool,
+    status_every: float,
+) -> None:
     """Receive OTLP traces and logs (gRPC and HTTP) into the trace store until SIGINT/SIGTERM.
 
     A request is acknowledged only once its spans are committed. Metrics exports are answered
     and not stored. Prints one readiness line (ports, store) when serving."""
     if token is not None and not token.strip():
         raise ConfigError("--token / TRACEGRADE_TOKEN is empty")
-    config = ReceiverConfig(host=host, grpc_port=grpc_port, http_port=http_port, db=db, token=token,
-                            redact=() if no_redact else (redact or DEFAULT_REDACT),
-                            max_request_bytes=int(max_request_mib * 2**20),
-                            max_queue_bytes=int(max_queue_mib * 2**20))
+    config = ReceiverConfig(
+        host=host,
+        grpc_port=grpc_port,
+        http_port=http_port,
+        db=db,
+        token=token,
+        redact=() if no_redact else (redact or DEFAULT_REDACT),
+        max_request_bytes=int(max_request_mib * 2**20),
+        max_queue_bytes=int(max_queue_mib * 2**20),
+    )
     try:
         receiver = Receiver(config).start()
     except OSError as exc:
@@ -85,5 +142,8 @@ def command(db: str | None, host: str, grpc_port: int, http_port: int, token: st
     finally:
         receiver.stop()
     stats = receiver.stats
-    click.echo(f"tracegrade collect: stopped; {stats.stored_items:,} items stored, "
-               f"{stats.rejected_items:,} rejected", err=True)
+    click.echo(
+        f"tracegrade collect: stopped; {stats.stored_items:,} items stored, "
+        f"{stats.rejected_items:,} rejected",
+        err=True,
+    )

@@ -8,8 +8,8 @@ import click
 
 from tracegrade.cli.options import db_option
 from tracegrade.cli.selection import parse_since
-from tracegrade.collector.files import write_jsonl, write_protobuf
-from tracegrade.collector.store import Store
+from tracegrade.otlp.files import write_jsonl, write_protobuf
+from tracegrade.store.traces import Store
 
 
 def _logs_path(out: Path) -> Path:
@@ -23,10 +23,22 @@ def _logs_path(out: Path) -> Path:
 @click.option("--trace-id", "trace_ids", multiple=True, help="Only these trace ids (repeatable).")
 @click.option("--since", help="Only traces started since: 30m, 12h, 7d or an ISO date/time.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many traces, newest first.")
-@click.option("--format", "fmt", type=click.Choice(["json", "proto"]), default="json", show_default=True,
-              help="Collector file exporter format: OTLP/JSON lines, or 4-byte length-prefixed protobuf.")
-def command(out: str, db: str | None, trace_ids: tuple[str, ...], since: str | None, limit: int | None,
-            fmt: str) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "proto"]),
+    default="json",
+    show_default=True,
+    help="Collector file exporter format: OTLP/JSON lines, or 4-byte length-prefixed protobuf.",
+)
+def command(
+    out: str,
+    db: str | None,
+    trace_ids: tuple[str, ...],
+    since: str | None,
+    limit: int | None,
+    fmt: str,
+) -> None:
     """Write stored spans (OUT) and log records (its ``logs`` sibling) in the OpenTelemetry
     Collector file exporter format; OUT ending in .gz is gzip-compressed (JSON format)."""
     path = Path(out)

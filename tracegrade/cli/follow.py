@@ -1,7 +1,7 @@
 """``tracegrade score --follow``: score traces as they settle in the store (production
 sampling behind ``tracegrade collect``), one line per trace, until interrupted.
 
-A trace is scored once it has *settled* (:meth:`~tracegrade.collector.store.Store.settled_since`:
+A trace is scored once it has *settled* (:meth:`~tracegrade.store.traces.Store.settled_since`:
 its root or agent span arrived and no span came for ``quiet_s`` seconds), so partial traces
 are never scored. A trace that receives spans after it was scored settles again and is
 scored again (marked ``updated``).
@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 
 import click
 
-from tracegrade.collector.normalize import normalize_trace
-from tracegrade.collector.store import Store
 from tracegrade.config import Config
 from tracegrade.dataset import Dataset
 from tracegrade.errors import ExitCode
+from tracegrade.normalize import normalize_trace
 from tracegrade.scoring import CaseResult, evaluate
 from tracegrade.scoring.score import Scorer
+from tracegrade.store.traces import Store
 
 POLL_S = 0.5
 
@@ -51,16 +51,32 @@ class Follower:
         self.since = max(state.last_received_at for state in states)
         traces = [normalize_trace(t) for t in store.load([s.trace_id for s in states]) if t.spans]
         if self.dataset is not None:  # only the cases these traces match, no "unmatched" noise
-            results = [r for r in evaluate(traces, self.dataset, self.scorers, self.config, tier=self.tier,
-                                           threshold=self.threshold).results if r.trace_id]
+            results = [
+                r
+                for r in evaluate(
+                    traces,
+                    self.dataset,
+                    self.scorers,
+                    self.config,
+                    tier=self.tier,
+                    threshold=self.threshold,
+                ).results
+                if r.trace_id
+            ]
         else:
-            results = list(evaluate(traces, None, self.scorers, self.config, threshold=self.threshold).results)
+            results = list(
+                evaluate(traces, None, self.scorers, self.config, threshold=self.threshold).results
+            )
         out = [(r, r.trace_id in self.scored) for r in results]
         self.scored.update({r.trace_id: r for r in results if r.trace_id})
         return out
 
-    def run(self, stop: threading.Event, echo: Callable[[str], None] = click.echo,
-            poll_s: float = POLL_S) -> list[CaseResult]:
+    def run(
+        self,
+        stop: threading.Event,
+        echo: Callable[[str], None] = click.echo,
+        poll_s: float = POLL_S,
+    ) -> list[CaseResult]:
         """Poll until ``stop`` is set; print one line per scored trace; returns the latest
         result of every trace scored."""
         with Store(self.db) as store:
@@ -86,9 +102,14 @@ def follow_until_stopped(follower: Follower) -> ExitCode:
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    click.echo(f"tracegrade score --follow: scoring traces as they settle (quiet {follower.quiet_s:g} s); "
-               "Ctrl-C to stop", err=True)
+    click.echo(
+        f"tracegrade score --follow: scoring traces as they settle (quiet {follower.quiet_s:g} s); "
+        "Ctrl-C to stop",
+        err=True,
+    )
     results = follower.run(stop)
     failed = sum(not r.passed for r in results)
-    click.echo(f"tracegrade score --follow: {len(results)} traces scored, {failed} failed", err=True)
+    click.echo(
+        f"tracegrade score --follow: {len(results)} traces scored, {failed} failed", err=True
+    )
     return ExitCode.FAILED if failed else ExitCode.OK

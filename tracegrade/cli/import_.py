@@ -7,9 +7,9 @@ import sys
 import click
 
 from tracegrade.cli.options import db_option, files_argument, messages_key_option, report_errors
-from tracegrade.collector.files import ReadOptions, read_paths
-from tracegrade.collector.store import Store
 from tracegrade.errors import ExitCode
+from tracegrade.otlp.files import ReadOptions, read_paths
+from tracegrade.store.traces import Store
 
 
 @click.command("import")
@@ -30,8 +30,10 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str) -> None:
         path = store.path
     for source, kind in payloads.formats.items():
         click.echo(f"{source}: {kind}")
-    click.echo(f"imported {spans} new span(s) and {logs} new log record(s) into {path} "
-               f"(store: {counts['traces']} traces, {counts['spans']} spans, {counts['log_records']} log records)")
+    click.echo(
+        f"imported {spans} new span(s) and {logs} new log record(s) into {path} "
+        f"(store: {counts['traces']} traces, {counts['spans']} spans, {counts['log_records']} log records)"
+    )
     report_errors(payloads.errors)
     if payloads.errors:
         sys.exit(int(ExitCode.USAGE))

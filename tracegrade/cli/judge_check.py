@@ -14,34 +14,63 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from tracegrade.cli.options import db_option, files_argument, load, load_mapping, messages_key_option, report_errors
+from tracegrade.cli.options import (
+    db_option,
+    files_argument,
+    load,
+    load_mapping,
+    messages_key_option,
+    report_errors,
+)
 from tracegrade.cli.render import console
-from tracegrade.collector.store import Store
 from tracegrade.config import CONFIG_ENV, Config, load_config
 from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.errors import ConfigError, ExitCode
-from tracegrade.judge.cache import JudgeCache
 from tracegrade.judge.calibrate import Agreement, judge_check
 from tracegrade.judge.scorer import JudgeScorer
 from tracegrade.judge.settings import JUDGE_MODEL_ENV, resolve_settings
 from tracegrade.scoring import config_for
+from tracegrade.store.judge_cache import JudgeCache
+from tracegrade.store.traces import Store
 
 F = Callable[..., Any]
 
 
 def judge_options(function: F) -> F:
     """``--judge-model``, ``--judge-concurrency``, ``--judge-repeat``."""
-    function = click.option("--judge-repeat", type=click.IntRange(min=1), default=1, show_default=True,
-                            help="Verdicts per case; the score is their median.")(function)
-    function = click.option("--judge-concurrency", type=click.IntRange(min=1), default=4, show_default=True,
-                            help="Judge calls in flight at once.")(function)
-    return click.option("--judge-model", envvar=JUDGE_MODEL_ENV, show_envvar=True,
-                        help="Judge model (default gpt-4o; a case's judge.model wins). Endpoint and key: "
-                             "TRACEGRADE_JUDGE_BASE_URL / TRACEGRADE_JUDGE_API_KEY, else OPENAI_*.")(function)
+    function = click.option(
+        "--judge-repeat",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        help="Verdicts per case; the score is their median.",
+    )(function)
+    function = click.option(
+        "--judge-concurrency",
+        type=click.IntRange(min=1),
+        default=4,
+        show_default=True,
+        help="Judge calls in flight at once.",
+    )(function)
+    return click.option(
+        "--judge-model",
+        envvar=JUDGE_MODEL_ENV,
+        show_envvar=True,
+        help="Judge model (default gpt-4o; a case's judge.model wins). Endpoint and key: "
+        "TRACEGRADE_JUDGE_BASE_URL / TRACEGRADE_JUDGE_API_KEY, else OPENAI_*.",
+    )(function)
 
 
-def make_judge(config: Config, dataset: Dataset | None, cases: Sequence[Case | None], *, mode: bool | None,
-               model: str | None, concurrency: int, repeat: int) -> JudgeScorer | None:
+def make_judge(
+    config: Config,
+    dataset: Dataset | None,
+    cases: Sequence[Case | None],
+    *,
+    mode: bool | None,
+    model: str | None,
+    concurrency: int,
+    repeat: int,
+) -> JudgeScorer | None:
     """The judge scorer for a run over ``cases`` (None: a trace without a case), or None when
     no case is judged. ``mode``: None judges cases with a rubric, True every case and trace
     (``--judge``), False none (``--no-judge``: cases with a rubric show the judge skipped).
@@ -50,10 +79,15 @@ def make_judge(config: Config, dataset: Dataset | None, cases: Sequence[Case | N
         ConfigError: a case needs the judge and no API key is configured (checked here, once,
             before any trace is scored).
     """
-    settings = resolve_settings(model, pricing=config.pricing, config=config.judge, concurrency=concurrency,
-                                repeat=repeat)
-    scorer = JudgeScorer(settings, default=dataset.judge if dataset else None, judge_all=bool(mode),
-                         enabled=mode is not False)
+    settings = resolve_settings(
+        model, pricing=config.pricing, config=config.judge, concurrency=concurrency, repeat=repeat
+    )
+    scorer = JudgeScorer(
+        settings,
+        default=dataset.judge if dataset else None,
+        judge_all=bool(mode),
+        enabled=mode is not False,
+    )
     if not any(scorer.spec(case) is not None for case in cases):
         return None
     if scorer.needs_judge(cases):
@@ -83,22 +117,31 @@ def _rows_table(agreement: Agreement) -> Table:
         verdict = row.judge or "[yellow]not judged[/]"
         if row.judge is not None and row.judge != row.label:
             verdict = f"[red]{row.judge}[/]"
-        table.add_row(escape(row.case_id), (row.trace_id or "-")[:12], row.label, verdict,
-                      "n/a" if row.score is None else f"{row.score:.2f}", escape(row.note[:200]))
+        table.add_row(
+            escape(row.case_id),
+            (row.trace_id or "-")[:12],
+            row.label,
+            verdict,
+            "n/a" if row.score is None else f"{row.score:.2f}",
+            escape(row.note[:200]),
+        )
     return table
 
 
 def _summary(agreement: Agreement) -> str:
     def fmt(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.2f}"
+
     usage = agreement.usage
     cost = "n/a" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
     confusion = ", ".join(f"{k} {v}" for k, v in agreement.confusion.items())
-    return (f"[bold]judge agreement[/] on {agreement.compared} labelled case(s): accuracy {fmt(agreement.accuracy)}"
-            f" · Cohen's kappa {fmt(agreement.kappa)} · label/judge: {confusion}"
-            + (f" · [yellow]{agreement.not_compared} not compared[/]" if agreement.not_compared else "")
-            + f"\njudge usage: {usage.calls} call(s), {usage.cached} from cache, tokens {usage.input_tokens:,} in / "
-              f"{usage.output_tokens:,} out, est. cost {cost}")
+    return (
+        f"[bold]judge agreement[/] on {agreement.compared} labelled case(s): accuracy {fmt(agreement.accuracy)}"
+        f" · Cohen's kappa {fmt(agreement.kappa)} · label/judge: {confusion}"
+        + (f" · [yellow]{agreement.not_compared} not compared[/]" if agreement.not_compared else "")
+        + f"\njudge usage: {usage.calls} call(s), {usage.cached} from cache, tokens {usage.input_tokens:,} in / "
+        f"{usage.output_tokens:,} out, est. cost {cost}"
+    )
 
 
 @click.command("judge-check")
@@ -107,22 +150,55 @@ def _summary(agreement: Agreement) -> str:
 @db_option
 @messages_key_option
 @judge_options
-@click.option("--mapping", type=click.Path(exists=True, dir_okay=False), help="YAML/JSON: case id -> trace id(s).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), envvar=CONFIG_ENV,
-              help="Config file (default ./tracegrade.yaml).")
-@click.option("--min-kappa", type=click.FloatRange(-1, 1), help="Exit 1 when Cohen's kappa is below this.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the agreement report (JSON).")
-def command(dataset_path: str, files: tuple[str, ...], db: str | None, messages_key: str, judge_model: str | None,
-            judge_concurrency: int, judge_repeat: int, mapping: str | None, config_path: str | None,
-            min_kappa: float | None, json_path: str | None) -> None:
+@click.option(
+    "--mapping",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML/JSON: case id -> trace id(s).",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    envvar=CONFIG_ENV,
+    help="Config file (default ./tracegrade.yaml).",
+)
+@click.option(
+    "--min-kappa", type=click.FloatRange(-1, 1), help="Exit 1 when Cohen's kappa is below this."
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False),
+    help="Write the agreement report (JSON).",
+)
+def command(
+    dataset_path: str,
+    files: tuple[str, ...],
+    db: str | None,
+    messages_key: str,
+    judge_model: str | None,
+    judge_concurrency: int,
+    judge_repeat: int,
+    mapping: str | None,
+    config_path: str | None,
+    min_kappa: float | None,
+    json_path: str | None,
+) -> None:
     """Run the LLM judge on the DATASET cases that carry a human ``label: pass|fail`` (traces
     from FILEs, or the store) and report agreement: accuracy and Cohen's kappa. A case without
     a rubric is judged with the dataset's default rubric, else faithfulness."""
     dataset = load_dataset(dataset_path)
     config = config_for(load_config(config_path), dataset)
     labelled = [c for c in dataset.cases if c.label is not None]
-    scorer = make_judge(config, dataset, labelled, mode=True, model=judge_model, concurrency=judge_concurrency,
-                        repeat=judge_repeat)
+    scorer = make_judge(
+        config,
+        dataset,
+        labelled,
+        mode=True,
+        model=judge_model,
+        concurrency=judge_concurrency,
+        repeat=judge_repeat,
+    )
     if scorer is None:  # no labelled case: judge_check names the problem
         scorer = JudgeScorer(resolve_settings(judge_model), judge_all=True)
     loaded = load(files, db, messages_key)
@@ -133,7 +209,9 @@ def command(dataset_path: str, files: tuple[str, ...], db: str | None, messages_
         agreement = judge_check(loaded.traces, dataset, scorer, load_mapping(mapping))
     if json_path:
         Path(json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_path).write_text(json.dumps(agreement.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8")
+        Path(json_path).write_text(
+            json.dumps(agreement.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8"
+        )
     out = console()
     out.print(_rows_table(agreement))
     out.print(_summary(agreement))

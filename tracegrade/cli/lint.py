@@ -8,8 +8,8 @@ import click
 
 from tracegrade.cli import render
 from tracegrade.cli.options import db_option, emit, files_argument, load, messages_key_option
-from tracegrade.collector.lint import lint
 from tracegrade.errors import ExitCode
+from tracegrade.normalize.lint import lint
 
 
 @click.command("lint")
@@ -18,7 +18,9 @@ from tracegrade.errors import ExitCode
 @messages_key_option
 @click.option("--json", "as_json", is_flag=True, help="One lint report JSON object per line.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="At most this many traces.")
-def command(files: tuple[str, ...], db: str | None, messages_key: str, as_json: bool, limit: int | None) -> None:
+def command(
+    files: tuple[str, ...], db: str | None, messages_key: str, as_json: bool, limit: int | None
+) -> None:
     """Check each trace for the inputs scorers need (user input, answer, tool arguments and
     results, tokens, timing) and say how to record what is missing. Exit code 1 when some
     trace misses an input."""

@@ -11,10 +11,10 @@ from typing import Any
 import click
 import yaml
 
-from tracegrade.collector import sources
-from tracegrade.collector.files import ReadOptions
-from tracegrade.collector.store import DB_ENV, Store
+from tracegrade import sources
 from tracegrade.errors import ConfigError, ExitCode, InputError
+from tracegrade.otlp.files import ReadOptions
+from tracegrade.store.traces import DB_ENV, Store
 
 F = Callable[..., Any]
 
@@ -23,7 +23,12 @@ def db_option(function: F) -> F:
     """``--db PATH|URL``: the trace store, a SQLite file or a ``postgresql://`` URL (default
     ``$TRACEGRADE_DB`` or ``.tracegrade/tracegrade.db``)."""
     return click.option(
-        "--db", "db", default=None, envvar=DB_ENV, show_envvar=True, metavar="PATH|URL",
+        "--db",
+        "db",
+        default=None,
+        envvar=DB_ENV,
+        show_envvar=True,
+        metavar="PATH|URL",
         help="Trace store: a SQLite file or a postgresql:// URL (default .tracegrade/tracegrade.db).",
     )(function)
 
@@ -31,7 +36,9 @@ def db_option(function: F) -> F:
 def messages_key_option(function: F) -> F:
     """``--messages-key KEY``: where transcripts keep their message list."""
     return click.option(
-        "--messages-key", default="messages", show_default=True,
+        "--messages-key",
+        default="messages",
+        show_default=True,
         help="Key of the message list in chat transcripts (tau-bench: traj).",
     )(function)
 
@@ -41,9 +48,11 @@ def files_argument(function: F) -> F:
     return click.argument("files", nargs=-1, type=click.Path(exists=True))(function)
 
 
-def load(files: Sequence[str], db: str | None, messages_key: str, **store_filters: Any) -> sources.Loaded:
+def load(
+    files: Sequence[str], db: str | None, messages_key: str, **store_filters: Any
+) -> sources.Loaded:
     """Traces from ``files`` or, when none are given, from the store (``store_filters`` as
-    :func:`tracegrade.collector.sources.from_store`)."""
+    :func:`tracegrade.sources.from_store`)."""
     if files:
         return sources.from_files(files, ReadOptions(messages_key=messages_key))
     with Store(db) as store:
@@ -56,8 +65,12 @@ def report_errors(errors: Sequence[InputError]) -> None:
         click.echo(f"error: {error}", err=True)
 
 
-def emit(items: Sequence[Any], as_json: bool, render: Callable[[Sequence[Any]], None],
-         errors: Sequence[InputError]) -> None:
+def emit(
+    items: Sequence[Any],
+    as_json: bool,
+    render: Callable[[Sequence[Any]], None],
+    errors: Sequence[InputError],
+) -> None:
     """Print ``items`` as JSON lines (their ``to_dict()``) or with ``render``, then the input
     errors; exit 2 when there were any."""
     if as_json:

@@ -7,14 +7,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tracegrade.collector.store import Store
 from tracegrade.errors import ExitCode
 from tracegrade.report.junit import write_junit
-from tracegrade.runs import save_run
+from tracegrade.store.runs import save_run
+from tracegrade.store.traces import Store
 
 
-def write_outputs(doc: dict[str, Any], db: str | None, json_path: str | None, junit_path: str | None,
-                  no_save: bool) -> None:
+def write_outputs(
+    doc: dict[str, Any],
+    db: str | None,
+    json_path: str | None,
+    junit_path: str | None,
+    no_save: bool,
+) -> None:
     """Write the JSON document and the JUnit XML where asked, and store the run in the store
     at ``db`` unless ``no_save``.
 

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from tracegrade.collector.lint import LintReport
+from tracegrade.normalize.lint import LintReport
 from tracegrade.trace import AgentTrace, LlmCall, ToolCall
 
 _STATUS_STYLE = {"ok": "green", "partial": "yellow", "missing": "red"}
@@ -46,7 +46,11 @@ def _tool_label(call: ToolCall) -> str:
 
 
 def _llm_label(index: int, call: LlmCall) -> str:
-    parts = [call.model or "model?", f"{call.duration_ms:.0f} ms", _tokens(call.input_tokens, call.output_tokens)]
+    parts = [
+        call.model or "model?",
+        f"{call.duration_ms:.0f} ms",
+        _tokens(call.input_tokens, call.output_tokens),
+    ]
     if call.finish_reason:
         parts.append(call.finish_reason)
     label = f"[cyan]LLM #{index + 1}[/] " + " · ".join(escape(p) for p in parts)
@@ -55,9 +59,11 @@ def _llm_label(index: int, call: LlmCall) -> str:
 
 def trace_tree(trace: AgentTrace) -> Tree:
     """A tree: header, user inputs, LLM calls with the tool calls they requested, answer, gaps."""
-    header = (f"[bold]trace {trace.trace_id}[/] · {escape(trace.root_span_name)} · "
-              f"{', '.join(trace.conventions) or 'no known convention'} · {trace.duration_ms:,.0f} ms · "
-              f"{_tokens(trace.input_tokens, trace.output_tokens)}")
+    header = (
+        f"[bold]trace {trace.trace_id}[/] · {escape(trace.root_span_name)} · "
+        f"{', '.join(trace.conventions) or 'no known convention'} · {trace.duration_ms:,.0f} ms · "
+        f"{_tokens(trace.input_tokens, trace.output_tokens)}"
+    )
     tree = Tree(header)
     if trace.conversation_id:
         tree.add(f"conversation {escape(trace.conversation_id)}")
@@ -76,7 +82,9 @@ def trace_tree(trace: AgentTrace) -> Tree:
     for call in by_turn.get(None, []):
         tree.add(_tool_label(call))
     answer = trace.final_output
-    tree.add("[green]answer[/] " + (escape(short(answer, 200)) if answer is not None else "[dim]none[/]"))
+    tree.add(
+        "[green]answer[/] " + (escape(short(answer, 200)) if answer is not None else "[dim]none[/]")
+    )
     if trace.gaps:
         gaps = tree.add("[yellow]gaps[/]")
         for gap in trace.gaps:
@@ -99,13 +107,17 @@ def lint_reports(reports: Sequence[LintReport]) -> None:
     """Print one table per trace."""
     out = console()
     for report in reports:
-        table = Table(title=f"trace {report.trace_id} · {', '.join(report.conventions) or 'no known convention'}",
-                      title_justify="left")
+        table = Table(
+            title=f"trace {report.trace_id} · {', '.join(report.conventions) or 'no known convention'}",
+            title_justify="left",
+        )
         for column in ("input", "status", "detail", "used by"):
             table.add_column(column, overflow="fold")
         for check in report.checks:
             style = _STATUS_STYLE[check.status]
-            table.add_row(check.input, f"[{style}]{check.status}[/]", escape(check.detail), check.used_by)
+            table.add_row(
+                check.input, f"[{style}]{check.status}[/]", escape(check.detail), check.used_by
+            )
         out.print(table)
     missing = sum(1 for r in reports if not r.ok)
     out.print(f"{len(reports)} trace(s), {missing} with missing inputs")

@@ -13,16 +13,23 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from tracegrade.cli.follow import Follower, follow_until_stopped
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
-from tracegrade.cli.options import db_option, load_mapping, files_argument, load, messages_key_option, report_errors
+from tracegrade.cli.options import (
+    db_option,
+    files_argument,
+    load,
+    load_mapping,
+    messages_key_option,
+    report_errors,
+)
 from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.cli.selection import parse_since, select
-from tracegrade.collector.store import DEFAULT_QUIET_S, default_path
 from tracegrade.config import CONFIG_ENV, load_config
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.report.console import print_report
 from tracegrade.report.document import document, run_info
 from tracegrade.scoring import build_scorers, config_for, evaluate
+from tracegrade.store.traces import DEFAULT_QUIET_S, default_path
 
 PROGRESS_FROM = 50
 """Show a progress bar when scoring at least this many traces."""
@@ -31,8 +38,14 @@ PROGRESS_FROM = 50
 def _progress(total: int) -> tuple[Progress | None, Any]:
     if total < PROGRESS_FROM:
         return None, None
-    progress = Progress(TextColumn("scoring"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-                        console=Console(stderr=True), transient=True)
+    progress = Progress(
+        TextColumn("scoring"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
     task = progress.add_task("score", total=total)
     return progress, lambda _result: progress.advance(task)
 
@@ -41,68 +54,166 @@ def _progress(total: int) -> tuple[Progress | None, Any]:
 @files_argument
 @db_option
 @messages_key_option
-@click.option("--dataset", "dataset_path", type=click.Path(exists=True, dir_okay=False),
-              help="Golden dataset (YAML/JSON/JSONL). Without it, reference-free scorers run.")
-@click.option("--mapping", type=click.Path(exists=True, dir_okay=False), help="YAML/JSON: case id -> trace id(s).")
+@click.option(
+    "--dataset",
+    "dataset_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Golden dataset (YAML/JSON/JSONL). Without it, reference-free scorers run.",
+)
+@click.option(
+    "--mapping",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML/JSON: case id -> trace id(s).",
+)
 @click.option("--smoke", "tier", flag_value="smoke", help="Only cases of tier smoke.")
 @click.option("--full", "tier", flag_value="full", help="Every case (default).")
-@click.option("--threshold", type=click.FloatRange(0, 1), default=None, help="Pass score per case (default 0.7).")
-@click.option("--min-pass-rate", type=click.FloatRange(0, 1), default=1.0, show_default=True,
-              help="Fraction of cases that must pass for exit code 0.")
+@click.option(
+    "--threshold",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Pass score per case (default 0.7).",
+)
+@click.option(
+    "--min-pass-rate",
+    type=click.FloatRange(0, 1),
+    default=1.0,
+    show_default=True,
+    help="Fraction of cases that must pass for exit code 0.",
+)
 @click.option("--since", help="Only traces started since: 30m, 12h, 7d or an ISO date/time.")
-@click.option("--limit", type=click.IntRange(min=1), help="At most this many traces (store: newest first).")
-@click.option("--sample", type=click.FloatRange(0, 1, min_open=True), help="Keep this fraction, by trace id.")
-@click.option("--scorer", "scorer_refs", multiple=True, help="Extra scorer module:name (repeatable).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), envvar=CONFIG_ENV,
-              help="Config file (default ./tracegrade.yaml).")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False), help="Write the run document (JSON).")
+@click.option(
+    "--limit", type=click.IntRange(min=1), help="At most this many traces (store: newest first)."
+)
+@click.option(
+    "--sample", type=click.FloatRange(0, 1, min_open=True), help="Keep this fraction, by trace id."
+)
+@click.option(
+    "--scorer", "scorer_refs", multiple=True, help="Extra scorer module:name (repeatable)."
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    envvar=CONFIG_ENV,
+    help="Config file (default ./tracegrade.yaml).",
+)
+@click.option(
+    "--json", "json_path", type=click.Path(dir_okay=False), help="Write the run document (JSON)."
+)
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML.")
-@click.option("--verbose", "-v", is_flag=True, help="Every case with every scorer's value and reason.")
+@click.option(
+    "--verbose", "-v", is_flag=True, help="Every case with every scorer's value and reason."
+)
 @click.option("--no-save", is_flag=True, help="Do not store the run.")
-@click.option("--follow", is_flag=True,
-              help="Keep scoring the store's traces as they settle (behind tracegrade collect), one line per "
-                   "trace, until Ctrl-C; exit 1 if any failed.")
-@click.option("--quiet-s", type=click.FloatRange(min=0), default=DEFAULT_QUIET_S, show_default=True,
-              help="--follow: seconds without new spans before an ended trace is scored.")
-@click.option("--judge/--no-judge", "judge_mode", default=None,
-              help="LLM judge: by default cases with a judge rubric; --judge also every other case and trace "
-                   "(faithfulness rubric unless the dataset sets one); --no-judge none.")
+@click.option(
+    "--follow",
+    is_flag=True,
+    help="Keep scoring the store's traces as they settle (behind tracegrade collect), one line per "
+    "trace, until Ctrl-C; exit 1 if any failed.",
+)
+@click.option(
+    "--quiet-s",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_QUIET_S,
+    show_default=True,
+    help="--follow: seconds without new spans before an ended trace is scored.",
+)
+@click.option(
+    "--judge/--no-judge",
+    "judge_mode",
+    default=None,
+    help="LLM judge: by default cases with a judge rubric; --judge also every other case and trace "
+    "(faithfulness rubric unless the dataset sets one); --no-judge none.",
+)
 @judge_options
-def command(files: tuple[str, ...], db: str | None, messages_key: str, dataset_path: str | None,
-            mapping: str | None, tier: str | None, threshold: float | None, min_pass_rate: float,
-            since: str | None, limit: int | None, sample: float | None, scorer_refs: tuple[str, ...],
-            config_path: str | None, json_path: str | None, junit_path: str | None, verbose: bool,
-            no_save: bool, follow: bool, quiet_s: float, judge_mode: bool | None, judge_model: str | None, judge_concurrency: int,
-            judge_repeat: int) -> None:
+def command(
+    files: tuple[str, ...],
+    db: str | None,
+    messages_key: str,
+    dataset_path: str | None,
+    mapping: str | None,
+    tier: str | None,
+    threshold: float | None,
+    min_pass_rate: float,
+    since: str | None,
+    limit: int | None,
+    sample: float | None,
+    scorer_refs: tuple[str, ...],
+    config_path: str | None,
+    json_path: str | None,
+    junit_path: str | None,
+    verbose: bool,
+    no_save: bool,
+    follow: bool,
+    quiet_s: float,
+    judge_mode: bool | None,
+    judge_model: str | None,
+    judge_concurrency: int,
+    judge_repeat: int,
+) -> None:
     """Score traces (files, or the store without files) against a golden dataset, or with the
     reference-free scorers only. Exit 0 when the run passes, 1 below threshold, 2 on a usage,
     config or input error, or when no case matched a trace."""
     dataset = load_dataset(dataset_path) if dataset_path else None
     config = config_for(load_config(config_path), dataset)
     scorers = build_scorers(config, scorer_refs)
-    judge = make_judge(config, dataset, dataset.tier(tier) if dataset else [None], mode=judge_mode,  # type: ignore[arg-type]
-                       model=judge_model, concurrency=judge_concurrency, repeat=judge_repeat)
+    judge = make_judge(
+        config,
+        dataset,
+        dataset.tier(tier) if dataset else [None],
+        mode=judge_mode,  # type: ignore[arg-type]
+        model=judge_model,
+        concurrency=judge_concurrency,
+        repeat=judge_repeat,
+    )
     scorers += [judge] if judge else []
     since_ns = parse_since(since)
     if follow:
         if files:
             raise ConfigError("--follow reads the store; give no files")
-        follower = Follower(db, dataset, scorers, config, quiet_s=quiet_s, threshold=threshold, tier=tier,
-                            since=since_ns / 1e9 if since_ns is not None else time.time())
+        follower = Follower(
+            db,
+            dataset,
+            scorers,
+            config,
+            quiet_s=quiet_s,
+            threshold=threshold,
+            tier=tier,
+            since=since_ns / 1e9 if since_ns is not None else time.time(),
+        )
         with judge_cache(db, judge):
             sys.exit(int(follow_until_stopped(follower)))
-    loaded = load(files, db, messages_key, since_unix_nano=since_ns, limit=None if sample else limit)
+    loaded = load(
+        files, db, messages_key, since_unix_nano=since_ns, limit=None if sample else limit
+    )
     report_errors(loaded.errors)
     traces = select(loaded.traces, since_unix_nano=since_ns, sample=sample, limit=limit)
     if not traces:
-        raise ConfigError("no traces to score" + (" (check --since/--sample/--limit)" if since or sample else ""))
+        raise ConfigError(
+            "no traces to score" + (" (check --since/--sample/--limit)" if since or sample else "")
+        )
     progress, advance = _progress(len(traces))
     with progress or nullcontext(), judge_cache(db, judge):
-        result = evaluate(traces, dataset, scorers, config, tier=tier, threshold=threshold,
-                          mapping=load_mapping(mapping), progress=advance)
+        result = evaluate(
+            traces,
+            dataset,
+            scorers,
+            config,
+            tier=tier,
+            threshold=threshold,
+            mapping=load_mapping(mapping),
+            progress=advance,
+        )
     source = ", ".join(files) if files else str(default_path(db))
-    info = run_info(result, traces, dataset, tier=tier, min_pass_rate=min_pass_rate, trace_source=source,
-                    config_sources=config.sources)
+    info = run_info(
+        result,
+        traces,
+        dataset,
+        tier=tier,
+        min_pass_rate=min_pass_rate,
+        trace_source=source,
+        config_sources=config.sources,
+    )
     doc = document(result, info)
     write_outputs(doc, db, json_path, junit_path, no_save)
     print_report(doc, verbose=verbose)
@@ -112,7 +223,10 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str, dataset_p
 def _exit(doc: dict[str, Any], with_dataset: bool, input_errors: bool) -> None:
     summary = doc["summary"]
     if with_dataset and summary["unmatched_cases"] == summary["results"]:
-        click.echo("error: no case matched a trace (by tracegrade.case_id, mapping, or first user input)", err=True)
+        click.echo(
+            "error: no case matched a trace (by tracegrade.case_id, mapping, or first user input)",
+            err=True,
+        )
         sys.exit(int(ExitCode.USAGE))
     if input_errors:
         sys.exit(int(ExitCode.USAGE))

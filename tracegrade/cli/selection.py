@@ -31,9 +31,11 @@ def parse_since(value: str | None, now_s: float | None = None) -> int | None:
     try:
         moment = dt.datetime.fromisoformat(value.strip())
     except ValueError as exc:
-        raise ConfigError(f"--since {value!r}: use 30m, 12h, 7d or an ISO date such as 2026-11-01T09:00") from exc
+        raise ConfigError(
+            f"--since {value!r}: use 30m, 12h, 7d or an ISO date such as 2026-11-01T09:00"
+        ) from exc
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
+        moment = moment.replace(tzinfo=dt.UTC)
     return int(moment.timestamp() * 1e9)
 
 
@@ -43,8 +45,13 @@ def sampled(trace_id: str, fraction: float) -> bool:
     return bucket < fraction
 
 
-def select(traces: Sequence[AgentTrace], *, since_unix_nano: int | None, sample: float | None,
-           limit: int | None) -> list[AgentTrace]:
+def select(
+    traces: Sequence[AgentTrace],
+    *,
+    since_unix_nano: int | None,
+    sample: float | None,
+    limit: int | None,
+) -> list[AgentTrace]:
     """Traces started at or after ``since``, kept by ``sample``, at most ``limit``."""
     chosen = [t for t in traces if since_unix_nano is None or t.start_unix_nano >= since_unix_nano]
     if sample is not None:

@@ -27,17 +27,33 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from tracegrade.collector.otlp import parse_logs_json, parse_traces_json
-from tracegrade.collector.rows import PreparedSpans
 from tracegrade.errors import OtlpDecodeError
+from tracegrade.otlp.codec import parse_logs_json, parse_traces_json
+from tracegrade.store.rows import PreparedSpans
 
 Signal = Literal["traces", "logs", "metrics"]
 Encoding = Literal["protobuf", "json"]
 
-DEFAULT_REDACT = ("authorization", "*.authorization", "proxy-authorization", "*.proxy-authorization",
-                  "api_key", "*.api_key", "api-key", "*.api-key", "apikey", "*.apikey", "x-api-key",
-                  "*.x-api-key", "cookie", "*.cookie", "set-cookie", "*.set-cookie", "set_cookie",
-                  "*.set_cookie")
+DEFAULT_REDACT = (
+    "authorization",
+    "*.authorization",
+    "proxy-authorization",
+    "*.proxy-authorization",
+    "api_key",
+    "*.api_key",
+    "api-key",
+    "*.api-key",
+    "apikey",
+    "*.apikey",
+    "x-api-key",
+    "*.x-api-key",
+    "cookie",
+    "*.cookie",
+    "set-cookie",
+    "*.set-cookie",
+    "set_cookie",
+    "*.set_cookie",
+)
 """Attribute keys redacted by default (shell-style patterns, matched case-insensitively),
 e.g. ``http.request.header.authorization`` (HTTP semconv) or ``openai.api_key``."""
 REDACTED = "[REDACTED]"
@@ -54,8 +70,14 @@ class Redactor:
 
     def __init__(self, patterns: Sequence[str] = DEFAULT_REDACT):
         self.patterns = tuple(p.lower() for p in patterns)
-        self._regex = re.compile("|".join(fnmatch.translate(p) for p in self.patterns)) if self.patterns else None
-        literals = {max(re.split(r"[*?\[\]]", p), key=len).lstrip(".").encode() for p in self.patterns}
+        self._regex = (
+            re.compile("|".join(fnmatch.translate(p) for p in self.patterns))
+            if self.patterns
+            else None
+        )
+        literals = {
+            max(re.split(r"[*?\[\]]", p), key=len).lstrip(".").encode() for p in self.patterns
+        }
         # A needle that contains another is implied by it: keep the shortest ones only.
         self._needles = tuple(n for n in literals if not any(o != n and o in n for o in literals))
 
@@ -126,8 +148,11 @@ def decode(signal: Signal, body: bytes, encoding: Encoding) -> Any:
         if signal == "logs":
             return parse_logs_json(body, ignore_unknown=True)
         return _metrics_json(body)
-    message = {"traces": ExportTraceServiceRequest, "logs": ExportLogsServiceRequest,
-               "metrics": ExportMetricsServiceRequest}[signal]()
+    message = {
+        "traces": ExportTraceServiceRequest,
+        "logs": ExportLogsServiceRequest,
+        "metrics": ExportMetricsServiceRequest,
+    }[signal]()
     try:
         message.ParseFromString(body)
     except (DecodeError, ValueError, RuntimeError) as exc:
@@ -143,8 +168,12 @@ def _metrics_json(body: bytes) -> ExportMetricsServiceRequest:
     try:
         data = json.loads(body)
         if not isinstance(data, dict):
-            raise OtlpDecodeError(f"an OTLP/JSON request must be a JSON object, got {type(data).__name__}")
-        return json_format.ParseDict(data, ExportMetricsServiceRequest(), ignore_unknown_fields=True)
+            raise OtlpDecodeError(
+                f"an OTLP/JSON request must be a JSON object, got {type(data).__name__}"
+            )
+        return json_format.ParseDict(
+            data, ExportMetricsServiceRequest(), ignore_unknown_fields=True
+        )
     except (ValueError, TypeError, RecursionError, json_format.ParseError) as exc:
         raise OtlpDecodeError(f"malformed OTLP/JSON metrics: {exc}") from exc
 
@@ -172,7 +201,9 @@ def log_problem(record: Any) -> str | None:
     return None
 
 
-def _validate(groups: Any, scopes_field: str, items_field: str, problem: Any) -> tuple[int, int, str]:
+def _validate(
+    groups: Any, scopes_field: str, items_field: str, problem: Any
+) -> tuple[int, int, str]:
     kept = rejected = 0
     message = ""
     for group in groups:
@@ -190,7 +221,9 @@ def _validate(groups: Any, scopes_field: str, items_field: str, problem: Any) ->
     return kept, rejected, message
 
 
-def admit(signal: Signal, body: bytes, encoding: Encoding, redactor: Redactor | None = None) -> Admitted:
+def admit(
+    signal: Signal, body: bytes, encoding: Encoding, redactor: Redactor | None = None
+) -> Admitted:
     """Decode, validate and redact one export request (see the module docstring).
 
     Raises:
@@ -200,9 +233,13 @@ def admit(signal: Signal, body: bytes, encoding: Encoding, redactor: Redactor | 
     if signal == "metrics":
         return Admitted(signal, request, 0, size=len(body))
     if signal == "traces":
-        kept, rejected, message = _validate(request.resource_spans, "scope_spans", "spans", span_problem)
+        kept, rejected, message = _validate(
+            request.resource_spans, "scope_spans", "spans", span_problem
+        )
     else:
-        kept, rejected, message = _validate(request.resource_logs, "scope_logs", "log_records", log_problem)
+        kept, rejected, message = _validate(
+            request.resource_logs, "scope_logs", "log_records", log_problem
+        )
     if redactor is not None and redactor.may_apply(body, encoding):
         redactor.request(request)
     prepared = PreparedSpans().add_request(request) if signal == "traces" else None

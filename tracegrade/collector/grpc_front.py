@@ -26,9 +26,13 @@ SERVICES: dict[Signal, str] = {
     "logs": "opentelemetry.proto.collector.logs.v1.LogsService",
     "metrics": "opentelemetry.proto.collector.metrics.v1.MetricsService",
 }
-_CODES = {"invalid": code_pb2.INVALID_ARGUMENT, "unauthorized": code_pb2.UNAUTHENTICATED,
-          "too_large": code_pb2.RESOURCE_EXHAUSTED, "throttled": code_pb2.RESOURCE_EXHAUSTED,
-          "unavailable": code_pb2.UNAVAILABLE}
+_CODES = {
+    "invalid": code_pb2.INVALID_ARGUMENT,
+    "unauthorized": code_pb2.UNAUTHENTICATED,
+    "too_large": code_pb2.RESOURCE_EXHAUSTED,
+    "throttled": code_pb2.RESOURCE_EXHAUSTED,
+    "unavailable": code_pb2.UNAVAILABLE,
+}
 DEFAULT_WORKERS = 16
 
 
@@ -37,8 +41,13 @@ def _abort(context: grpc.ServicerContext, outcome: Outcome) -> None:
     if outcome.retry_after_s is not None:
         seconds = int(outcome.retry_after_s)
         detail = AnyMessage()
-        detail.Pack(error_details_pb2.RetryInfo(retry_delay=Duration(
-            seconds=seconds, nanos=int((outcome.retry_after_s - seconds) * 1e9))))
+        detail.Pack(
+            error_details_pb2.RetryInfo(
+                retry_delay=Duration(
+                    seconds=seconds, nanos=int((outcome.retry_after_s - seconds) * 1e9)
+                )
+            )
+        )
         status.details.append(detail)
     context.abort_with_status(rpc_status.to_status(status))
 
@@ -52,10 +61,15 @@ def _handler(service: ExportService, signal: Signal) -> grpc.RpcMethodHandler:
         return outcome.response
 
     return grpc.unary_unary_rpc_method_handler(
-        export, request_deserializer=None, response_serializer=lambda message: message.SerializeToString())
+        export,
+        request_deserializer=None,
+        response_serializer=lambda message: message.SerializeToString(),
+    )
 
 
-def grpc_server(service: ExportService, host: str, port: int, *, workers: int = DEFAULT_WORKERS) -> tuple[grpc.Server, int]:
+def grpc_server(
+    service: ExportService, host: str, port: int, *, workers: int = DEFAULT_WORKERS
+) -> tuple[grpc.Server, int]:
     """A started grpcio server for the three OTLP services; returns it and its bound port
     (``port`` 0 picks a free one).
 
@@ -64,14 +78,18 @@ def grpc_server(service: ExportService, host: str, port: int, *, workers: int = 
     """
     server = grpc.server(
         ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tracegrade-grpc"),
-        options=[("grpc.max_receive_message_length", service.max_request_bytes),
-                 ("grpc.so_reuseport", 0)],
+        options=[
+            ("grpc.max_receive_message_length", service.max_request_bytes),
+            ("grpc.so_reuseport", 0),
+        ],
         maximum_concurrent_rpcs=workers * 4,
     )
-    server.add_generic_rpc_handlers([
-        grpc.method_handlers_generic_handler(name, {"Export": _handler(service, signal)})
-        for signal, name in SERVICES.items()
-    ])
+    server.add_generic_rpc_handlers(
+        [
+            grpc.method_handlers_generic_handler(name, {"Export": _handler(service, signal)})
+            for signal, name in SERVICES.items()
+        ]
+    )
     try:
         bound = server.add_insecure_port(f"{host}:{port}")
     except RuntimeError as exc:  # grpcio: "Failed to bind to address"

@@ -31,14 +31,29 @@ from starlette.routing import Route
 from tracegrade.collector.admission import Encoding, Signal
 from tracegrade.collector.service import ExportService, Outcome
 
-CONTENT_TYPES: dict[str, Encoding] = {"application/x-protobuf": "protobuf", "application/protobuf": "protobuf",
-                                      "application/json": "json"}
+CONTENT_TYPES: dict[str, Encoding] = {
+    "application/x-protobuf": "protobuf",
+    "application/protobuf": "protobuf",
+    "application/json": "json",
+}
 MAX_CONNECTIONS = 64
 """Concurrent HTTP connections and requests served; uvicorn answers 503 beyond."""
-_STATUS = {"ok": 200, "invalid": 400, "unauthorized": 401, "too_large": 413, "throttled": 429, "unavailable": 503}
-_CODES = {"invalid": code_pb2.INVALID_ARGUMENT, "unauthorized": code_pb2.UNAUTHENTICATED,
-          "too_large": code_pb2.RESOURCE_EXHAUSTED, "throttled": code_pb2.RESOURCE_EXHAUSTED,
-          "unavailable": code_pb2.UNAVAILABLE, "unsupported": code_pb2.INVALID_ARGUMENT}
+_STATUS = {
+    "ok": 200,
+    "invalid": 400,
+    "unauthorized": 401,
+    "too_large": 413,
+    "throttled": 429,
+    "unavailable": 503,
+}
+_CODES = {
+    "invalid": code_pb2.INVALID_ARGUMENT,
+    "unauthorized": code_pb2.UNAUTHENTICATED,
+    "too_large": code_pb2.RESOURCE_EXHAUSTED,
+    "throttled": code_pb2.RESOURCE_EXHAUSTED,
+    "unavailable": code_pb2.UNAVAILABLE,
+    "unsupported": code_pb2.INVALID_ARGUMENT,
+}
 
 
 class BodyError(Exception):
@@ -55,9 +70,13 @@ def _render(message: Any, encoding: Encoding) -> tuple[bytes, str]:
     return message.SerializeToString(), "application/x-protobuf"
 
 
-def _error(kind: str, message: str, encoding: Encoding, status: int, retry_after_s: float | None = None) -> Response:
+def _error(
+    kind: str, message: str, encoding: Encoding, status: int, retry_after_s: float | None = None
+) -> Response:
     body, media_type = _render(status_pb2.Status(code=_CODES[kind], message=message), encoding)
-    headers = {} if retry_after_s is None else {"Retry-After": str(max(1, math.ceil(retry_after_s)))}
+    headers = (
+        {} if retry_after_s is None else {"Retry-After": str(max(1, math.ceil(retry_after_s)))}
+    )
     return Response(body, status_code=status, media_type=media_type, headers=headers)
 
 
@@ -82,7 +101,9 @@ async def read_body(request: Request, limit: int) -> bytes:
     if encoding in ("", "identity"):
         return body
     if encoding not in _WBITS:
-        raise BodyError("invalid", f"unsupported Content-Encoding {encoding!r} (gzip, deflate or identity)")
+        raise BodyError(
+            "invalid", f"unsupported Content-Encoding {encoding!r} (gzip, deflate or identity)"
+        )
     return inflate(body, limit, encoding)
 
 
@@ -113,8 +134,13 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
         media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         encoding = CONTENT_TYPES.get(media_type)
         if encoding is None:
-            return _error("unsupported", f"unsupported Content-Type {media_type!r}; use "
-                          "application/x-protobuf or application/json", "protobuf", 415)
+            return _error(
+                "unsupported",
+                f"unsupported Content-Type {media_type!r}; use "
+                "application/x-protobuf or application/json",
+                "protobuf",
+                415,
+            )
         if not service.authorized(request.headers.get("authorization")):
             response = _error("unauthorized", "missing or wrong bearer token", encoding, 401)
             response.headers["WWW-Authenticate"] = 'Bearer realm="tracegrade"'
@@ -126,9 +152,16 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
         except ClientDisconnect:
             return Response(status_code=400)
         outcome: Outcome = await run_in_threadpool(
-            service.export, signal, body, encoding, request.headers.get("authorization"))
+            service.export, signal, body, encoding, request.headers.get("authorization")
+        )
         if outcome.kind != "ok":
-            return _error(outcome.kind, outcome.message, encoding, _STATUS[outcome.kind], outcome.retry_after_s)
+            return _error(
+                outcome.kind,
+                outcome.message,
+                encoding,
+                _STATUS[outcome.kind],
+                outcome.retry_after_s,
+            )
         content, response_type = _render(outcome.response, encoding)
         return Response(content, media_type=response_type)
 
@@ -137,11 +170,14 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
 
 def http_app(service: ExportService, health: Callable[[], dict[str, Any]]) -> Starlette:
     """The Starlette application: the three OTLP paths and ``/healthz`` (``health()`` as JSON)."""
+
     async def healthz(_request: Request) -> Response:
         return JSONResponse(health())
 
-    routes = [Route(f"/v1/{signal}", _endpoint(service, signal), methods=["POST"])
-              for signal in ("traces", "logs", "metrics")]
+    routes = [
+        Route(f"/v1/{signal}", _endpoint(service, signal), methods=["POST"])
+        for signal in ("traces", "logs", "metrics")
+    ]
     return Starlette(routes=[*routes, Route("/healthz", healthz, methods=["GET"])])
 
 
@@ -158,11 +194,21 @@ class HttpServer:
         self.port = self.socket.getsockname()[1]
         # limit_concurrency bounds the requests being read at once (each up to the size limit),
         # beyond which uvicorn answers 503: memory stays bounded before the receive queue too.
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=5, limit_concurrency=MAX_CONNECTIONS)
+        config = uvicorn.Config(
+            app,
+            log_level="warning",
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=5,
+            limit_concurrency=MAX_CONNECTIONS,
+        )
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.socket]},
-                                       name="tracegrade-http", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run,
+            kwargs={"sockets": [self.socket]},
+            name="tracegrade-http",
+            daemon=True,
+        )
 
     def start(self) -> None:
         """Serve in the background; returns once uvicorn accepts connections."""
@@ -175,4 +221,3 @@ class HttpServer:
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.socket.close()
-

@@ -21,9 +21,9 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from tracegrade.collector.admission import Admitted
-from tracegrade.collector.rows import PreparedSpans
-from tracegrade.collector.store import Store
 from tracegrade.errors import StoreError
+from tracegrade.store.rows import PreparedSpans
+from tracegrade.store.traces import Store
 
 DEFAULT_QUEUE_BYTES = 64 * 1024 * 1024
 MAX_BATCH_REQUESTS = 256
@@ -63,7 +63,9 @@ class Ingest:
     to the thread that uses it.
     """
 
-    def __init__(self, open_store: Callable[[], Store], *, max_queue_bytes: int = DEFAULT_QUEUE_BYTES):
+    def __init__(
+        self, open_store: Callable[[], Store], *, max_queue_bytes: int = DEFAULT_QUEUE_BYTES
+    ):
         self.open_store = open_store
         self.max_queue_bytes = max_queue_bytes
         self.stats = Stats()
@@ -109,7 +111,10 @@ class Ingest:
             raise Stopped("receiver is shutting down")
         future: Future[int] = Future()
         with self._lock:
-            if self.stats.queue_bytes and self.stats.queue_bytes + admitted.size > self.max_queue_bytes:
+            if (
+                self.stats.queue_bytes
+                and self.stats.queue_bytes + admitted.size > self.max_queue_bytes
+            ):
                 self.stats.throttled_requests += 1
                 raise QueueFull()
             self.stats.queue_bytes += admitted.size

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracegrade.collector.admission import DEFAULT_REDACT, Redactor
-from tracegrade.collector.database import display
 from tracegrade.collector.grpc_front import DEFAULT_WORKERS, grpc_server
 from tracegrade.collector.http_front import HttpServer, http_app
 from tracegrade.collector.ingest import DEFAULT_QUEUE_BYTES, Ingest, Stats
 from tracegrade.collector.service import DEFAULT_MAX_REQUEST_BYTES, ExportService
-from tracegrade.collector.store import Store, default_path
+from tracegrade.store.database import display
+from tracegrade.store.traces import Store, default_path
 
 DEFAULT_GRPC_PORT = 4317
 DEFAULT_HTTP_PORT = 4318
@@ -34,7 +34,7 @@ TOKEN_ENV = "TRACEGRADE_TOKEN"
 @dataclass(frozen=True)
 class ReceiverConfig:
     """Receiver settings. Ports 0 pick free ports; ``db`` None is the default store
-    (:func:`~tracegrade.collector.store.default_path`); sizes are bytes."""
+    (:func:`~tracegrade.store.traces.default_path`); sizes are bytes."""
 
     host: str = "127.0.0.1"
     grpc_port: int = DEFAULT_GRPC_PORT
@@ -59,10 +59,16 @@ class Receiver:
     def __init__(self, config: ReceiverConfig = ReceiverConfig()):
         self.config = config
         self.db = default_path(config.db)
-        self.ingest = Ingest(lambda: Store(self.db), max_queue_bytes=max(config.max_queue_bytes,
-                                                                         config.max_request_bytes))
-        self.service = ExportService(self.ingest, token=config.token, redactor=Redactor(config.redact),
-                                     max_request_bytes=config.max_request_bytes)
+        self.ingest = Ingest(
+            lambda: Store(self.db),
+            max_queue_bytes=max(config.max_queue_bytes, config.max_request_bytes),
+        )
+        self.service = ExportService(
+            self.ingest,
+            token=config.token,
+            redactor=Redactor(config.redact),
+            max_request_bytes=config.max_request_bytes,
+        )
         self.grpc_port = self.http_port = 0
         self._grpc: Any = None
         self._http: HttpServer | None = None
@@ -82,9 +88,15 @@ class Receiver:
         """Open the store, bind both ports and serve."""
         self.ingest.start()
         try:
-            self._grpc, self.grpc_port = grpc_server(self.service, self.config.host, self.config.grpc_port,
-                                                     workers=self.config.grpc_workers)
-            self._http = HttpServer(http_app(self.service, self.health), self.config.host, self.config.http_port)
+            self._grpc, self.grpc_port = grpc_server(
+                self.service,
+                self.config.host,
+                self.config.grpc_port,
+                workers=self.config.grpc_workers,
+            )
+            self._http = HttpServer(
+                http_app(self.service, self.health), self.config.host, self.config.http_port
+            )
             self.http_port = self._http.port
             self._http.start()
         except BaseException:
@@ -115,12 +127,21 @@ class Receiver:
     def health(self) -> dict[str, Any]:
         """The ``/healthz`` document: status, ports, store, counters."""
         stats = self.stats
-        return {"status": "ok", "grpc_port": self.grpc_port, "http_port": self.http_port,
-                "store": display(self.db), "uptime_s": round(time.time() - self.started_at, 3),
-                "stored": stats.stored_items, "rejected": stats.rejected_items,
-                "throttled_requests": stats.throttled_requests, "queue_depth": stats.queue_depth}
+        return {
+            "status": "ok",
+            "grpc_port": self.grpc_port,
+            "http_port": self.http_port,
+            "store": display(self.db),
+            "uptime_s": round(time.time() - self.started_at, 3),
+            "stored": stats.stored_items,
+            "rejected": stats.rejected_items,
+            "throttled_requests": stats.throttled_requests,
+            "queue_depth": stats.queue_depth,
+        }
 
     def readiness_line(self) -> str:
         """The line ``tracegrade collect`` prints once serving: ports and store."""
-        return (f"tracegrade collect: ready; OTLP/gRPC {self.config.host}:{self.grpc_port}, "
-                f"OTLP/HTTP {self.config.host}:{self.http_port}, store {display(self.db)}")
+        return (
+            f"tracegrade collect: ready; OTLP/gRPC {self.config.host}:{self.grpc_port}, "
+            f"OTLP/HTTP {self.config.host}:{self.http_port}, store {display(self.db)}"
+        )

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
-from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceResponse
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from tracegrade.collector.admission import Admitted, Encoding, Redactor, Signal, admit
@@ -69,8 +71,14 @@ class ExportService:
     """Handles exports for both front ends. ``token``: the bearer token every request must
     carry in its ``authorization`` header / metadata (None: no authentication)."""
 
-    def __init__(self, ingest: Ingest, *, token: str | None = None, redactor: Redactor | None = None,
-                 max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES):
+    def __init__(
+        self,
+        ingest: Ingest,
+        *,
+        token: str | None = None,
+        redactor: Redactor | None = None,
+        max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+    ):
         self.ingest = ingest
         self.token = token
         self.redactor = redactor
@@ -83,12 +91,17 @@ class ExportService:
             return True
         return hmac.compare_digest((authorization or "").encode(), f"Bearer {self.token}".encode())
 
-    def export(self, signal: Signal, body: bytes, encoding: Encoding, authorization: str | None) -> Outcome:
+    def export(
+        self, signal: Signal, body: bytes, encoding: Encoding, authorization: str | None
+    ) -> Outcome:
         """Handle one export request end to end; blocks until the data is committed."""
         if not self.authorized(authorization):
             return Outcome("unauthorized", message="missing or wrong bearer token")
         if len(body) > self.max_request_bytes:
-            return Outcome("too_large", message=f"request of {len(body)} bytes exceeds {self.max_request_bytes}")
+            return Outcome(
+                "too_large",
+                message=f"request of {len(body)} bytes exceeds {self.max_request_bytes}",
+            )
         try:
             admitted = admit(signal, body, encoding, self.redactor)
         except OtlpDecodeError as exc:

@@ -11,12 +11,24 @@ rubric, the verdict schema), :mod:`.cache` (verdicts kept in the store), :mod:`.
 
 from __future__ import annotations
 
-from tracegrade.judge.cache import JudgeCache
 from tracegrade.judge.clarify import Clarifier
 from tracegrade.judge.client import JudgeClient, JudgeError, JudgeUsage
 from tracegrade.judge.rubrics import FAITHFULNESS, Verdict
 from tracegrade.judge.scorer import JUDGE_ERROR, JudgeScorer, build_judge
 from tracegrade.judge.settings import JudgeSettings, resolve_settings
+from tracegrade.store.judge_cache import JudgeCache
 
-__all__ = ["FAITHFULNESS", "JUDGE_ERROR", "Clarifier", "JudgeCache", "JudgeClient", "JudgeError", "JudgeScorer",
-           "JudgeSettings", "JudgeUsage", "Verdict", "build_judge", "resolve_settings"]
+__all__ = [
+    "FAITHFULNESS",
+    "JUDGE_ERROR",
+    "Clarifier",
+    "JudgeCache",
+    "JudgeClient",
+    "JudgeError",
+    "JudgeScorer",
+    "JudgeSettings",
+    "JudgeUsage",
+    "Verdict",
+    "build_judge",
+    "resolve_settings",
+]

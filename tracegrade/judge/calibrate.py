@@ -52,9 +52,15 @@ class Agreement:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form: every field, rows as objects, usage as its dict."""
-        return {"compared": self.compared, "accuracy": self.accuracy, "kappa": self.kappa,
-                "confusion": dict(self.confusion), "not_compared": self.not_compared,
-                "judge_usage": self.usage.to_dict(), "rows": [asdict(r) for r in self.rows]}
+        return {
+            "compared": self.compared,
+            "accuracy": self.accuracy,
+            "kappa": self.kappa,
+            "confusion": dict(self.confusion),
+            "not_compared": self.not_compared,
+            "judge_usage": self.usage.to_dict(),
+            "rows": [asdict(r) for r in self.rows],
+        }
 
 
 def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float | None:
@@ -76,12 +82,23 @@ def agreement(rows: Sequence[Row], usage: JudgeUsage | None = None) -> Agreement
     for human, judge in pairs:
         confusion[f"{'pass' if human else 'fail'}/{'pass' if judge else 'fail'}"] += 1
     accuracy = sum(h == j for h, j in pairs) / len(pairs) if pairs else None
-    return Agreement(tuple(rows), len(pairs), accuracy, cohen_kappa(pairs), confusion, len(rows) - len(pairs),
-                     usage or JudgeUsage())
+    return Agreement(
+        tuple(rows),
+        len(pairs),
+        accuracy,
+        cohen_kappa(pairs),
+        confusion,
+        len(rows) - len(pairs),
+        usage or JudgeUsage(),
+    )
 
 
-def judge_check(traces: Sequence[AgentTrace], dataset: Dataset, scorer: JudgeScorer,
-                mapping: Mapping[str, Sequence[str]] | None = None) -> Agreement:
+def judge_check(
+    traces: Sequence[AgentTrace],
+    dataset: Dataset,
+    scorer: JudgeScorer,
+    mapping: Mapping[str, Sequence[str]] | None = None,
+) -> Agreement:
     """Judge every labelled case of ``dataset`` on its matched trace(s) and compare with the
     labels. ``scorer`` should judge every case (``judge_all=True``: a case without a rubric
     uses the dataset's default or ``faithfulness``).
@@ -92,19 +109,35 @@ def judge_check(traces: Sequence[AgentTrace], dataset: Dataset, scorer: JudgeSco
     """
     labelled = [c for c in dataset.cases if c.label is not None]
     if not labelled:
-        raise DatasetError(f"{dataset.source or dataset.name}: no case carries a 'label: pass|fail' to check the "
-                           "judge against")
+        raise DatasetError(
+            f"{dataset.source or dataset.name}: no case carries a 'label: pass|fail' to check the "
+            "judge against"
+        )
     pairs, _ = match_cases(labelled, traces, mapping)
     scorer.prefetch([(t, c) for c, matched in pairs for t in matched])
     rows, usage = [], JudgeUsage()
     for case, matched in pairs:
         if not matched:
-            rows.append(Row(case.id or "", None, case.label or "", None, None, "no trace matched this case"))
+            rows.append(
+                Row(case.id or "", None, case.label or "", None, None, "no trace matched this case")
+            )
         for trace in matched:
             score = scorer(trace, case)
             usage += JudgeUsage.from_dict(score.details.get("usage") or {})
             spec = scorer.spec(case)
-            verdict = None if score.value is None or spec is None else (
-                "pass" if score.value >= spec.threshold else "fail")
-            rows.append(Row(case.id or "", trace.trace_id, case.label or "", score.value, verdict, score.reason))
+            verdict = (
+                None
+                if score.value is None or spec is None
+                else ("pass" if score.value >= spec.threshold else "fail")
+            )
+            rows.append(
+                Row(
+                    case.id or "",
+                    trace.trace_id,
+                    case.label or "",
+                    score.value,
+                    verdict,
+                    score.reason,
+                )
+            )
     return agreement(rows, usage)

@@ -53,20 +53,39 @@ class JudgeUsage:
     cached: int = 0
 
     def __add__(self, other: JudgeUsage) -> JudgeUsage:
-        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
-        return JudgeUsage(self.calls + other.calls, self.input_tokens + other.input_tokens,
-                          self.output_tokens + other.output_tokens, cost, self.cached + other.cached)
+        cost = (
+            None
+            if self.cost_usd is None or other.cost_usd is None
+            else self.cost_usd + other.cost_usd
+        )
+        return JudgeUsage(
+            self.calls + other.calls,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            cost,
+            self.cached + other.cached,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """``{"calls", "cached", "input_tokens", "output_tokens", "cost_usd"}``."""
-        return {"calls": self.calls, "cached": self.cached, "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens, "cost_usd": self.cost_usd}
+        return {
+            "calls": self.calls,
+            "cached": self.cached,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> JudgeUsage:
         """The inverse of :meth:`to_dict`."""
-        return cls(int(data.get("calls", 0)), int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)),
-                   data.get("cost_usd", 0.0), int(data.get("cached", 0)))
+        return cls(
+            int(data.get("calls", 0)),
+            int(data.get("input_tokens", 0)),
+            int(data.get("output_tokens", 0)),
+            data.get("cost_usd", 0.0),
+            int(data.get("cached", 0)),
+        )
 
 
 class JudgeError(Exception):
@@ -96,7 +115,7 @@ def parse_reply(content: str, output: type[T]) -> T:
     except json.JSONDecodeError:
         start, end = text.find("{"), text.rfind("}")
         try:
-            data = json.loads(text[start:end + 1]) if 0 <= start < end else None
+            data = json.loads(text[start : end + 1]) if 0 <= start < end else None
         except json.JSONDecodeError:
             data = None
         if data is None:
@@ -106,7 +125,9 @@ def parse_reply(content: str, output: type[T]) -> T:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ReplyError(f"field '{where}': {first['msg']} (got {first.get('input')!r})"[:300]) from None
+        raise ReplyError(
+            f"field '{where}': {first['msg']} (got {first.get('input')!r})"[:300]
+        ) from None
 
 
 class JudgeClient:
@@ -121,12 +142,22 @@ class JudgeClient:
 
         settings.require_credentials()
         self.settings = settings
-        self._client = client or openai.OpenAI(api_key=settings.api_key, base_url=settings.base_url,
-                                               timeout=settings.timeout_s, max_retries=settings.max_retries)
+        self._client = client or openai.OpenAI(
+            api_key=settings.api_key,
+            base_url=settings.base_url,
+            timeout=settings.timeout_s,
+            max_retries=settings.max_retries,
+        )
         self._structured = True
 
-    def ask(self, messages: Sequence[Message], output: type[T], schema: Mapping[str, Any], *,
-            model: str | None = None) -> tuple[T, JudgeUsage]:
+    def ask(
+        self,
+        messages: Sequence[Message],
+        output: type[T],
+        schema: Mapping[str, Any],
+        *,
+        model: str | None = None,
+    ) -> tuple[T, JudgeUsage]:
         """Ask ``messages`` and return the validated answer with the usage of every attempt.
 
         Raises:
@@ -142,13 +173,22 @@ class JudgeClient:
                 return parse_reply(content, output), usage
             except ReplyError as exc:
                 problem = str(exc)
-            conversation = [*messages, {"role": "assistant", "content": content[:4000]},
-                            {"role": "user", "content": f"That answer is invalid: {problem}. Reply again with only "
-                                                        "the JSON object the schema describes."}]
-        raise JudgeError(f"no valid answer from {model} in {self.settings.attempts} attempt(s): {problem}", usage)
+            conversation = [
+                *messages,
+                {"role": "assistant", "content": content[:4000]},
+                {
+                    "role": "user",
+                    "content": f"That answer is invalid: {problem}. Reply again with only "
+                    "the JSON object the schema describes.",
+                },
+            ]
+        raise JudgeError(
+            f"no valid answer from {model} in {self.settings.attempts} attempt(s): {problem}", usage
+        )
 
-    def _complete(self, messages: Sequence[Message], schema: Mapping[str, Any], model: str,
-                  spent: JudgeUsage) -> tuple[str, JudgeUsage]:
+    def _complete(
+        self, messages: Sequence[Message], schema: Mapping[str, Any], model: str, spent: JudgeUsage
+    ) -> tuple[str, JudgeUsage]:
         """One chat completion: (content, its usage). Unreadable bodies come back as content
         so that they count as an invalid answer."""
         import openai  # imported on first use: ~1 s that every CLI command would otherwise pay
@@ -157,7 +197,9 @@ class JudgeClient:
             completion = self._create(messages, schema, model)
         except openai.APIError as exc:
             raise JudgeError(self._describe(exc), spent) from exc
-        except ValueError as exc:  # a 200 whose body is not JSON (no usage reported: counted as 0 tokens)
+        except (
+            ValueError
+        ) as exc:  # a 200 whose body is not JSON (no usage reported: counted as 0 tokens)
             return f"(unreadable response body: {exc})", JudgeUsage(calls=1)
         if not hasattr(completion, "choices") or not completion.choices:
             return f"(not a chat completion: {str(completion)[:120]!r})", JudgeUsage(calls=1)
@@ -167,17 +209,29 @@ class JudgeClient:
     def _create(self, messages: Sequence[Message], schema: Mapping[str, Any], model: str) -> Any:
         import openai  # imported on first use: ~1 s that every CLI command would otherwise pay
 
-        kwargs: dict[str, Any] = {"model": model, "messages": list(messages), "temperature": self.settings.temperature}
+        kwargs: dict[str, Any] = {
+            "model": model,
+            "messages": list(messages),
+            "temperature": self.settings.temperature,
+        }
         if self._structured:
             body = {k: v for k, v in schema.items() if k != "title"}
-            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": schema.get("title", "answer"), "strict": True, "schema": body}}
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": schema.get("title", "answer"),
+                    "strict": True,
+                    "schema": body,
+                },
+            }
         try:
             return self._client.chat.completions.create(**kwargs)
         except openai.BadRequestError as exc:
             if not self._structured or "response_format" not in str(exc):
                 raise
-            self._structured = False  # the server does not support structured output: ask in the prompt only
+            self._structured = (
+                False  # the server does not support structured output: ask in the prompt only
+            )
             kwargs.pop("response_format")
             return self._client.chat.completions.create(**kwargs)
 
@@ -185,7 +239,9 @@ class JudgeClient:
         usage = getattr(completion, "usage", None)
         prompt = getattr(usage, "prompt_tokens", 0) or 0
         output = getattr(usage, "completion_tokens", 0) or 0
-        priced = self.settings.pricing.cost_usd(getattr(completion, "model", None) or model, prompt, output)
+        priced = self.settings.pricing.cost_usd(
+            getattr(completion, "model", None) or model, prompt, output
+        )
         if priced is None:
             priced = self.settings.pricing.cost_usd(model, prompt, output)
         return JudgeUsage(1, prompt, output, priced)
@@ -199,7 +255,9 @@ class JudgeClient:
         if isinstance(exc, openai.APIConnectionError):
             return f"cannot reach the judge endpoint {self.settings.base_url or 'api.openai.com'} ({retries}): {exc}"
         if isinstance(exc, openai.APIStatusError):
-            return f"judge endpoint answered HTTP {exc.status_code} ({retries}): {_error_message(exc)}"
+            return (
+                f"judge endpoint answered HTTP {exc.status_code} ({retries}): {_error_message(exc)}"
+            )
         return f"judge call failed: {type(exc).__name__}: {exc}"
 
 

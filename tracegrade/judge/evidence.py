@@ -81,8 +81,14 @@ def allocate(lengths: Sequence[int], total: int) -> list[int]:
 def _arguments(call: ToolCall) -> str:
     if not call.arguments_recorded:
         return "(arguments not recorded)"
-    text = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments, ensure_ascii=False)
-    return text if len(text) <= ARGUMENTS_CHARS else text[:ARGUMENTS_CHARS] + " …[arguments truncated]"
+    text = (
+        call.arguments
+        if isinstance(call.arguments, str)
+        else json.dumps(call.arguments, ensure_ascii=False)
+    )
+    return (
+        text if len(text) <= ARGUMENTS_CHARS else text[:ARGUMENTS_CHARS] + " …[arguments truncated]"
+    )
 
 
 def _outcome(call: ToolCall) -> str:
@@ -101,7 +107,9 @@ def _headers(trace: AgentTrace) -> list[str]:
     return lines
 
 
-def _kept_calls(headers: list[str], floors: list[int], budget: int, notes: list[str]) -> list[int | None]:
+def _kept_calls(
+    headers: list[str], floors: list[int], budget: int, notes: list[str]
+) -> list[int | None]:
     """Indices of the calls whose header and minimal result fit the budget (None marks the
     dropped middle)."""
     costs = [len(h) + _LINE_CHARS + f for h, f in zip(headers, floors)]
@@ -139,7 +147,9 @@ def _tool_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
     parts, cut = [], []
     for index in kept:
         if index is None:
-            parts.append(f"[… {len(headers) - len(indices)} tool calls omitted to fit the budget …]")
+            parts.append(
+                f"[… {len(headers) - len(indices)} tool calls omitted to fit the budget …]"
+            )
             continue
         outcome = _cut(outcomes[index], max(shares[index], floors[index]), None, notes)
         cut += [index + 1] if outcome != outcomes[index] else []
@@ -153,8 +163,10 @@ def _tool_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
 def _user_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
     inputs = list(trace.user_inputs) or ["(no user input recorded)"]
     shares = allocate([len(u) for u in inputs], budget)
-    return "\n".join(f"[{n}] {_cut(text, share, f'user input {n}', notes)}"
-                     for n, (text, share) in enumerate(zip(inputs, shares), start=1))
+    return "\n".join(
+        f"[{n}] {_cut(text, share, f'user input {n}', notes)}"
+        for n, (text, share) in enumerate(zip(inputs, shares), start=1)
+    )
 
 
 def build_evidence(trace: AgentTrace, budget_tokens: int = 6000) -> Evidence:
@@ -164,24 +176,42 @@ def build_evidence(trace: AgentTrace, budget_tokens: int = 6000) -> Evidence:
         ValueError: ``budget_tokens`` below 200.
     """
     if budget_tokens < 200:
-        raise ValueError(f"an evidence budget of {budget_tokens} tokens is too small (at least 200)")
-    budget, notes = budget_tokens * CHARS_PER_TOKEN - 600, []  # 600 characters for headings and notes
+        raise ValueError(
+            f"an evidence budget of {budget_tokens} tokens is too small (at least 200)"
+        )
+    budget, notes = (
+        budget_tokens * CHARS_PER_TOKEN - 600,
+        [],
+    )  # 600 characters for headings and notes
     users = _user_section(trace, int(budget * _USER_SHARE), notes)
-    final = _cut(trace.final_output or "(the trace records no final answer)", int(budget * _ANSWER_SHARE),
-                 "final answer", notes)
+    final = _cut(
+        trace.final_output or "(the trace records no final answer)",
+        int(budget * _ANSWER_SHARE),
+        "final answer",
+        notes,
+    )
     tools = _tool_section(trace, budget - len(users) - len(final), notes)
-    sections = [f"## User input\n{users}", f"## Tool calls, in execution order\n{tools}",
-                f"## Final answer\n{final}"]
+    sections = [
+        f"## User input\n{users}",
+        f"## Tool calls, in execution order\n{tools}",
+        f"## Final answer\n{final}",
+    ]
     if (gap := trace.gap("tool_results")) is not None and trace.tool_calls:
         sections.insert(1, f"Note: the trace does not record every tool result ({gap.reason}).")
     if notes:
-        sections.insert(0, f"NOTE: this evidence was truncated to fit a budget of about {budget_tokens:,} tokens; "
-                           "what is cut is marked where it happens: " + "; ".join(notes) + ".")
+        sections.insert(
+            0,
+            f"NOTE: this evidence was truncated to fit a budget of about {budget_tokens:,} tokens; "
+            "what is cut is marked where it happens: " + "; ".join(notes) + ".",
+        )
     text = "\n\n".join(sections)
     return Evidence(text, bool(notes), tuple(notes), estimate_tokens(text))
 
 
 def describe(evidence: Evidence) -> dict[str, Any]:
     """The evidence's metadata for a score's details: ``{"estimated_tokens", "truncated", "notes"}``."""
-    return {"estimated_tokens": evidence.estimated_tokens, "truncated": evidence.truncated,
-            "notes": list(evidence.notes)}
+    return {
+        "estimated_tokens": evidence.estimated_tokens,
+        "truncated": evidence.truncated,
+        "notes": list(evidence.notes),
+    }

@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.dataset import Case, Judge
-from tracegrade.judge.cache import JudgeCache, cache_key
 from tracegrade.judge.client import JudgeClient, JudgeError, JudgeUsage
 from tracegrade.judge.evidence import Evidence, build_evidence, describe
 from tracegrade.judge.rubrics import FAITHFULNESS, VERDICT_SCHEMA, Verdict, judge_messages, resolve
 from tracegrade.judge.settings import JudgeSettings
 from tracegrade.scoring.score import Score, skipped
+from tracegrade.store.judge_cache import JudgeCache, cache_key
 from tracegrade.trace import AgentTrace
 
 NAME = "judge"
@@ -76,8 +76,16 @@ class JudgeScorer:
 
     name = NAME
 
-    def __init__(self, settings: JudgeSettings, *, default: Judge | None = None, judge_all: bool = False,
-                 enabled: bool = True, cache: JudgeCache | None = None, client: JudgeClient | None = None):
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        *,
+        default: Judge | None = None,
+        judge_all: bool = False,
+        enabled: bool = True,
+        cache: JudgeCache | None = None,
+        client: JudgeClient | None = None,
+    ):
         self.settings = settings
         self.default = default
         self.judge_all = judge_all
@@ -126,13 +134,22 @@ class JudgeScorer:
         if not (trace.final_output or "").strip():
             return skipped(NAME, "the trace records no final answer to judge")
         rubric, text = resolve(spec.rubric)
-        if rubric == FAITHFULNESS and trace.tool_calls and all(c.result is None for c in trace.tool_calls):
+        if (
+            rubric == FAITHFULNESS
+            and trace.tool_calls
+            and all(c.result is None for c in trace.tool_calls)
+        ):
             gap = trace.gap("tool_results")
-            return skipped(NAME, "faithfulness needs tool results; " + (gap.reason if gap else "none is recorded"))
+            return skipped(
+                NAME,
+                "faithfulness needs tool results; " + (gap.reason if gap else "none is recorded"),
+            )
         evidence = build_evidence(trace, self.settings.evidence_tokens)
         messages = judge_messages(text, evidence)
         model = spec.model or self.settings.model
-        keys = tuple(cache_key(model, messages, VERDICT_SCHEMA, n) for n in range(self.settings.repeat))
+        keys = tuple(
+            cache_key(model, messages, VERDICT_SCHEMA, n) for n in range(self.settings.repeat)
+        )
         return _Question(spec, rubric, model, messages, evidence, keys)
 
     def prefetch(self, pairs: Sequence[Pair]) -> None:
@@ -168,59 +185,97 @@ class JudgeScorer:
         if not pending:
             return
         client = self.client
-        with ThreadPoolExecutor(max_workers=min(self.settings.concurrency, len(pending)),
-                                thread_name_prefix="tracegrade-judge") as pool:
+        with ThreadPoolExecutor(
+            max_workers=min(self.settings.concurrency, len(pending)),
+            thread_name_prefix="tracegrade-judge",
+        ) as pool:
             futures: dict[Future[tuple[Verdict, JudgeUsage]], str] = {
                 pool.submit(client.ask, q.messages, Verdict, VERDICT_SCHEMA, model=q.model): key
-                for key, q in pending.items()}
+                for key, q in pending.items()
+            }
             for future in as_completed(futures):
                 self._record(futures[future], pending[futures[future]], future)
 
-    def _record(self, key: str, question: _Question, future: Future[tuple[Verdict, JudgeUsage]]) -> None:
+    def _record(
+        self, key: str, question: _Question, future: Future[tuple[Verdict, JudgeUsage]]
+    ) -> None:
         try:
             verdict, usage = future.result()
         except JudgeError as exc:
             self._answers.errors[key], self._answers.usage[key] = str(exc), exc.usage
             return
-        except Exception as exc:  # an unexpected client failure is this case's judge error, not the run's
-            self._answers.errors[key], self._answers.usage[key] = f"{type(exc).__name__}: {exc}", JudgeUsage()
+        except (
+            Exception
+        ) as exc:  # an unexpected client failure is this case's judge error, not the run's
+            self._answers.errors[key], self._answers.usage[key] = (
+                f"{type(exc).__name__}: {exc}",
+                JudgeUsage(),
+            )
             return
         self._answers.verdicts[key], self._answers.usage[key] = verdict, usage
-        self.cache.put(key, question.model, question.rubric, verdict.model_dump(), usage.input_tokens,
-                       usage.output_tokens)
+        self.cache.put(
+            key,
+            question.model,
+            question.rubric,
+            verdict.model_dump(),
+            usage.input_tokens,
+            usage.output_tokens,
+        )
 
     def _score(self, question: _Question) -> Score:
         usage = sum((self._answers.usage.get(k, JudgeUsage()) for k in question.keys), JudgeUsage())
-        details: dict[str, Any] = {"rubric": question.rubric, "threshold": question.spec.threshold,
-                                   "model": question.model, "evidence": describe(question.evidence),
-                                   "usage": usage.to_dict(), "error": None}
+        details: dict[str, Any] = {
+            "rubric": question.rubric,
+            "threshold": question.spec.threshold,
+            "model": question.model,
+            "evidence": describe(question.evidence),
+            "usage": usage.to_dict(),
+            "error": None,
+        }
         errors = [self._answers.errors[k] for k in question.keys if k in self._answers.errors]
         if errors:
-            message = f"{JUDGE_ERROR}: {errors[0]}" + (f" ({len(errors)} of {len(question.keys)} verdicts failed)"
-                                                        if len(question.keys) > 1 else "")
+            message = f"{JUDGE_ERROR}: {errors[0]}" + (
+                f" ({len(errors)} of {len(question.keys)} verdicts failed)"
+                if len(question.keys) > 1
+                else ""
+            )
             return Score(NAME, None, message, (message,), {**details, "error": errors[0]})
         verdicts = sorted((self._answers.verdicts[k] for k in question.keys), key=lambda v: v.score)
         value = statistics.median(v.score for v in verdicts)
         middle = verdicts[(len(verdicts) - 1) // 2]
-        details.update(scores=[v.score for v in verdicts], reasoning=middle.reasoning, met=middle.met,
-                       missed=middle.missed)
+        details.update(
+            scores=[v.score for v in verdicts],
+            reasoning=middle.reasoning,
+            met=middle.met,
+            missed=middle.missed,
+        )
         reason = f"{question.rubric} rubric: {value:.2f} — {middle.reasoning}"
         hard: tuple[str, ...] = ()
         if value < question.spec.threshold:
             missed = f" (missed: {'; '.join(middle.missed)})" if middle.missed else ""
-            hard = (f"judge: {value:.2f} below threshold {question.spec.threshold:.2f} on the "
-                    f"{question.rubric} rubric{missed}",)
+            hard = (
+                f"judge: {value:.2f} below threshold {question.spec.threshold:.2f} on the "
+                f"{question.rubric} rubric{missed}",
+            )
         return Score(NAME, value, reason, hard, details)
 
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
         key = (trace.trace_id, case.id if case else None)
         if key not in self._scores:
             self.prefetch([(trace, case)])
-        return self._scores.pop(key)  # read once: a later call re-derives it (answers stay memoised)
+        return self._scores.pop(
+            key
+        )  # read once: a later call re-derives it (answers stay memoised)
 
 
-def build_judge(settings: JudgeSettings, dataset_default: Judge | None = None, *, judge_all: bool = False,
-                enabled: bool = True, cache: JudgeCache | None = None) -> JudgeScorer:
+def build_judge(
+    settings: JudgeSettings,
+    dataset_default: Judge | None = None,
+    *,
+    judge_all: bool = False,
+    enabled: bool = True,
+    cache: JudgeCache | None = None,
+) -> JudgeScorer:
     """The judge scorer of a run; ``dataset_default`` is the dataset's ``judge`` (or None).
 
     Raises:
@@ -228,7 +283,9 @@ def build_judge(settings: JudgeSettings, dataset_default: Judge | None = None, *
             key is configured (other runs check with :meth:`JudgeScorer.needs_judge` once the
             cases are known).
     """
-    scorer = JudgeScorer(settings, default=dataset_default, judge_all=judge_all, enabled=enabled, cache=cache)
+    scorer = JudgeScorer(
+        settings, default=dataset_default, judge_all=judge_all, enabled=enabled, cache=cache
+    )
     if enabled and judge_all:
         settings.require_credentials()
     return scorer

@@ -66,16 +66,22 @@ class JudgeSettings:
             raise ConfigError(
                 f"the LLM judge (model {self.model!r}{where}) needs an API key: set {JUDGE_API_KEY_ENV} "
                 f"(or OPENAI_API_KEY; any value for a local server that checks none), "
-                f"{JUDGE_BASE_URL_ENV} for another endpoint, or pass --no-judge")
+                f"{JUDGE_BASE_URL_ENV} for another endpoint, or pass --no-judge"
+            )
 
     def with_model(self, model: str | None) -> JudgeSettings:
         """A copy using ``model`` when given."""
         return replace(self, model=model) if model else self
 
 
-def resolve_settings(model: str | None = None, *, env: Mapping[str, str] | None = None,
-                     pricing: Pricing | None = None, config: Mapping[str, Any] | None = None,
-                     **overrides: object) -> JudgeSettings:
+def resolve_settings(
+    model: str | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    pricing: Pricing | None = None,
+    config: Mapping[str, Any] | None = None,
+    **overrides: object,
+) -> JudgeSettings:
     """Settings from the arguments, then the environment, then ``config`` (the config files'
     ``judge:`` section), then the defaults (see the module docstring). ``overrides`` are
     :class:`JudgeSettings` fields; None values are ignored.
@@ -85,8 +91,10 @@ def resolve_settings(model: str | None = None, *, env: Mapping[str, str] | None 
     """
     env = os.environ if env is None else env
     config = dict(config or {})
-    values = {**{k: v for k, v in config.items() if k != "model"},
-              **{k: v for k, v in overrides.items() if v is not None}}
+    values = {
+        **{k: v for k, v in config.items() if k != "model"},
+        **{k: v for k, v in overrides.items() if v is not None},
+    }
     for name in ("concurrency", "repeat", "attempts", "timeout_s"):
         if name in values and not (isinstance(values[name], (int, float)) and values[name] > 0):  # type: ignore[operator]
             raise ConfigError(f"judge setting {name} must be positive, got {values[name]!r}")

@@ -23,9 +23,18 @@ def _duration(ms: float | None) -> str:
 def _header(doc: dict[str, Any]) -> str:
     run, summary = doc["run"], doc["summary"]
     dataset = run["dataset"]
-    what = (f"dataset [bold]{escape(dataset['name'])}[/] ({dataset['cases']} cases"
-            + (f", tier {run['tier']}" if run["tier"] else "") + ")") if dataset else "reference-free scoring"
-    return f"[bold]tracegrade[/] run {run['run_id']} · {what} · threshold {summary['threshold']:.2f}"
+    what = (
+        (
+            f"dataset [bold]{escape(dataset['name'])}[/] ({dataset['cases']} cases"
+            + (f", tier {run['tier']}" if run["tier"] else "")
+            + ")"
+        )
+        if dataset
+        else "reference-free scoring"
+    )
+    return (
+        f"[bold]tracegrade[/] run {run['run_id']} · {what} · threshold {summary['threshold']:.2f}"
+    )
 
 
 def _axes_table(summary: dict[str, Any]) -> Table:
@@ -36,36 +45,44 @@ def _axes_table(summary: dict[str, Any]) -> Table:
     names = list(summary["axes"]) + [n for n in summary["scorers"] if n not in summary["axes"]]
     for name in names:
         value = summary["axes"].get(name, summary["scorers"].get(name))
-        table.add_row(name + (" (axis)" if name in summary["axes"] else ""), _fmt(value),
-                      str(summary["excluded"].get(name, "")))
+        table.add_row(
+            name + (" (axis)" if name in summary["axes"] else ""),
+            _fmt(value),
+            str(summary["excluded"].get(name, "")),
+        )
     return table
 
 
 def _totals(summary: dict[str, Any]) -> str:
     rate = summary["hallucination_rate"]
     cost = summary["cost_usd"]
-    return " · ".join([
-        f"[bold]{'[green]' if summary['failed'] == 0 else '[red]'}passed {summary['passed']}/{summary['results']}[/][/]"
-        f" ({summary['pass_rate']:.0%})",
-        f"score {_fmt(summary['score'])}",
-        f"latency p50 {_duration(summary['latency_p50_ms'])} / p95 {_duration(summary['latency_p95_ms'])}"
-        f" (LLM call p95 {_duration(summary['llm_latency_p95_ms'])}, tool call p95 "
-        f"{_duration(summary['tool_latency_p95_ms'])})",
-        "tokens n/a" if summary["input_tokens"] is None and summary["output_tokens"] is None
-        else f"tokens {summary['input_tokens'] or 0:,} in / {summary['output_tokens'] or 0:,} out",
-        f"est. cost {'n/a' if cost is None else f'${cost:,.4f}'}",
-        f"hallucination rate {'n/a' if rate is None else f'{rate:.0%}'}",
-    ])
+    return " · ".join(
+        [
+            f"[bold]{'[green]' if summary['failed'] == 0 else '[red]'}passed {summary['passed']}/{summary['results']}[/][/]"
+            f" ({summary['pass_rate']:.0%})",
+            f"score {_fmt(summary['score'])}",
+            f"latency p50 {_duration(summary['latency_p50_ms'])} / p95 {_duration(summary['latency_p95_ms'])}"
+            f" (LLM call p95 {_duration(summary['llm_latency_p95_ms'])}, tool call p95 "
+            f"{_duration(summary['tool_latency_p95_ms'])})",
+            "tokens n/a"
+            if summary["input_tokens"] is None and summary["output_tokens"] is None
+            else f"tokens {summary['input_tokens'] or 0:,} in / {summary['output_tokens'] or 0:,} out",
+            f"est. cost {'n/a' if cost is None else f'${cost:,.4f}'}",
+            f"hallucination rate {'n/a' if rate is None else f'{rate:.0%}'}",
+        ]
+    )
 
 
 def _judge_line(judge: dict[str, Any]) -> str:
     """The judge's own usage, apart from the agent's tokens and cost above it."""
     cost = judge["cost_usd"]
     errors = judge["errors"]
-    return (f"judge {escape(', '.join(judge['models']))}: {judge['calls']} call(s)"
-            f" ({judge['cached']} verdict(s) from cache) · tokens {judge['input_tokens']:,} in / "
-            f"{judge['output_tokens']:,} out · est. cost {'n/a' if cost is None else f'${cost:,.4f}'}"
-            + (f" · [red]{errors} judge error(s)[/]" if errors else ""))
+    return (
+        f"judge {escape(', '.join(judge['models']))}: {judge['calls']} call(s)"
+        f" ({judge['cached']} verdict(s) from cache) · tokens {judge['input_tokens']:,} in / "
+        f"{judge['output_tokens']:,} out · est. cost {'n/a' if cost is None else f'${cost:,.4f}'}"
+        + (f" · [red]{errors} judge error(s)[/]" if errors else "")
+    )
 
 
 def _cases_table(cases: list[dict[str, Any]], title: str, verbose: bool) -> Table:
@@ -73,13 +90,23 @@ def _cases_table(cases: list[dict[str, Any]], title: str, verbose: bool) -> Tabl
     for column in ("case", "trace", "score", "result", "reasons"):
         table.add_column(column, overflow="fold")
     for case in cases:
-        reasons = case["reasons"] if not verbose or not case["details"] else [
-            f"{name}: {_fmt(d['value'])} — {d['reason']}" for name, d in case["details"].items()]
+        reasons = (
+            case["reasons"]
+            if not verbose or not case["details"]
+            else [
+                f"{name}: {_fmt(d['value'])} — {d['reason']}" for name, d in case["details"].items()
+            ]
+        )
         verdict = "[green]pass[/]" if case["passed"] else "[red]FAIL[/]"
         if case.get("flaky"):
             verdict += f" [yellow]flaky[/] (spread {_fmt(case.get('spread'))})"
-        table.add_row(escape(str(case["case_id"] or "-")), (case["trace_id"] or "-")[:12], _fmt(case["score"]),
-                      verdict, escape("\n".join(reasons[:12 if verbose else 3])))
+        table.add_row(
+            escape(str(case["case_id"] or "-")),
+            (case["trace_id"] or "-")[:12],
+            _fmt(case["score"]),
+            verdict,
+            escape("\n".join(reasons[: 12 if verbose else 3])),
+        )
     return table
 
 
@@ -88,15 +115,19 @@ def _print_followups(out: Console, cases: list[dict[str, Any]]) -> None:
     for case in cases:
         for attempt in case.get("attempts") or []:
             for sent in attempt.get("followup_messages") or []:
-                out.print(f"follow-up ({sent['source']}) {escape(str(case['case_id']))}: agent asked "
-                          f"{escape(repr(_clip(sent['question'])))} -> {escape(repr(_clip(sent['reply'])))}")
+                out.print(
+                    f"follow-up ({sent['source']}) {escape(str(case['case_id']))}: agent asked "
+                    f"{escape(repr(_clip(sent['question'])))} -> {escape(repr(_clip(sent['reply'])))}"
+                )
 
 
 def _clip(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def print_report(doc: dict[str, Any], *, verbose: bool = False, console: Console | None = None) -> None:
+def print_report(
+    doc: dict[str, Any], *, verbose: bool = False, console: Console | None = None
+) -> None:
     """Print the report of a run document."""
     out = console or Console()
     summary = doc["summary"]
@@ -106,15 +137,21 @@ def print_report(doc: dict[str, Any], *, verbose: bool = False, console: Console
     if summary.get("judge"):
         out.print(_judge_line(summary["judge"]))
     if summary.get("agent_errors"):
-        out.print(f"[red]{summary['agent_errors']} case(s) failed in the agent (exception, crash, non-zero exit, "
-                  "HTTP error or timeout)[/]")
+        out.print(
+            f"[red]{summary['agent_errors']} case(s) failed in the agent (exception, crash, non-zero exit, "
+            "HTTP error or timeout)[/]"
+        )
     if summary.get("flaky"):
-        out.print(f"[yellow]{summary['flaky']} flaky case(s): their repeats disagree on pass/fail[/]")
+        out.print(
+            f"[yellow]{summary['flaky']} flaky case(s): their repeats disagree on pass/fail[/]"
+        )
     _print_followups(out, doc["cases"])
     unmatched = summary["unmatched_cases"] - summary.get("agent_errors", 0)
     if unmatched or summary["unmatched_traces"]:
-        out.print(f"[yellow]{unmatched} case(s) matched no trace; "
-                  f"{summary['unmatched_traces']} trace(s) matched no case[/]")
+        out.print(
+            f"[yellow]{unmatched} case(s) matched no trace; "
+            f"{summary['unmatched_traces']} trace(s) matched no case[/]"
+        )
     shown = doc["cases"] if verbose else [c for c in doc["cases"] if not c["passed"]]
     if shown:
         out.print(_cases_table(shown, "cases" if verbose else "failed cases", verbose))

@@ -93,7 +93,9 @@ class RunInfo:
 def git_sha() -> str | None:
     """The current git commit of the working directory, if it is a repository."""
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=False
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
@@ -103,8 +105,13 @@ def git_branch() -> str | None:
     """The current git branch of the working directory; on a detached HEAD (CI checkouts)
     GitHub Actions' ``GITHUB_HEAD_REF`` (pull requests) or ``GITHUB_REF_NAME``; else None."""
     try:
-        out = subprocess.run(["git", "rev-parse", "--abbrev-ref", "HEAD"], capture_output=True, text=True,
-                             timeout=5, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "--abbrev-ref", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
         branch = out.stdout.strip() if out.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
         branch = ""
@@ -119,21 +126,42 @@ def run_passed(result: RunResult, min_pass_rate: float) -> bool:
     return summary.results > summary.unmatched_cases and summary.pass_rate >= min_pass_rate
 
 
-def run_info(result: RunResult, traces: Sequence[AgentTrace], dataset: Dataset | None, *, tier: str | None,
-             min_pass_rate: float, trace_source: str, config_sources: Sequence[str]) -> RunInfo:
+def run_info(
+    result: RunResult,
+    traces: Sequence[AgentTrace],
+    dataset: Dataset | None,
+    *,
+    tier: str | None,
+    min_pass_rate: float,
+    trace_source: str,
+    config_sources: Sequence[str],
+) -> RunInfo:
     """Metadata for a run: ids, dataset version, code version, agent version and models."""
-    versions = Counter(str(v) for t in traces if (v := t.resource_attributes.get("service.version")))
+    versions = Counter(
+        str(v) for t in traces if (v := t.resource_attributes.get("service.version"))
+    )
     models = sorted({c.model for t in traces for c in t.llm_calls if c.model})
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     return RunInfo(
         run_id=f"{now:%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}",
         created_at=now.isoformat(timespec="seconds"),
-        dataset=None if dataset is None else {"name": dataset.name, "source": dataset.source,
-                                              "digest": dataset.digest, "cases": len(dataset.cases)},
-        tier=tier, threshold=result.summary.threshold, min_pass_rate=min_pass_rate,
-        passed=run_passed(result, min_pass_rate), git_sha=git_sha(),
-        agent_version=versions.most_common(1)[0][0] if versions else None, models=tuple(models),
-        trace_source=trace_source, config_sources=tuple(config_sources),
+        dataset=None
+        if dataset is None
+        else {
+            "name": dataset.name,
+            "source": dataset.source,
+            "digest": dataset.digest,
+            "cases": len(dataset.cases),
+        },
+        tier=tier,
+        threshold=result.summary.threshold,
+        min_pass_rate=min_pass_rate,
+        passed=run_passed(result, min_pass_rate),
+        git_sha=git_sha(),
+        agent_version=versions.most_common(1)[0][0] if versions else None,
+        models=tuple(models),
+        trace_source=trace_source,
+        config_sources=tuple(config_sources),
     )
 
 
@@ -141,16 +169,32 @@ def case_dict(result: CaseResult) -> dict[str, Any]:
     """One case result in the document's shape."""
     usage = result.usage
     return {
-        "case_id": result.case_id, "trace_id": result.trace_id, "passed": result.passed, "score": result.score,
-        "scores": dict(result.scores), "reasons": list(result.reasons), "hard_failures": list(result.hard_failures),
-        "axes": dict(result.axes), "excluded": dict(result.excluded), "tags": list(result.tags), "tier": result.tier,
-        "weight": result.weight, "metadata": dict(result.metadata),
-        "usage": None if usage is None else {
-            "duration_ms": usage.duration_ms, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-            "cost_usd": usage.cost_usd, "llm_calls": usage.llm_calls, "tool_calls": usage.tool_calls,
+        "case_id": result.case_id,
+        "trace_id": result.trace_id,
+        "passed": result.passed,
+        "score": result.score,
+        "scores": dict(result.scores),
+        "reasons": list(result.reasons),
+        "hard_failures": list(result.hard_failures),
+        "axes": dict(result.axes),
+        "excluded": dict(result.excluded),
+        "tags": list(result.tags),
+        "tier": result.tier,
+        "weight": result.weight,
+        "metadata": dict(result.metadata),
+        "usage": None
+        if usage is None
+        else {
+            "duration_ms": usage.duration_ms,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cost_usd": usage.cost_usd,
+            "llm_calls": usage.llm_calls,
+            "tool_calls": usage.tool_calls,
             "llm_latency_max_ms": max(usage.llm_durations_ms, default=None),
             "tool_latency_max_ms": max(usage.tool_durations_ms, default=None),
-            "unpriced_models": list(usage.unpriced_models)},
+            "unpriced_models": list(usage.unpriced_models),
+        },
         "details": {k: dict(v) for k, v in result.details.items()},
     }
 

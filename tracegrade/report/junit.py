@@ -17,14 +17,28 @@ def _failure_type(case: dict[str, Any]) -> str:
 def _testcase(suite: ET.Element, case: dict[str, Any], classname: str, threshold: float) -> None:
     usage = case.get("usage") or {}
     seconds = (usage.get("duration_ms") or 0) / 1000
-    element = ET.SubElement(suite, "testcase", classname=classname,
-                            name=str(case["case_id"] or case["trace_id"]), time=f"{seconds:.3f}")
+    element = ET.SubElement(
+        suite,
+        "testcase",
+        classname=classname,
+        name=str(case["case_id"] or case["trace_id"]),
+        time=f"{seconds:.3f}",
+    )
     properties = ET.SubElement(element, "properties")
     runner = [("flaky", case["flaky"]), ("spread", case["spread"])] if "flaky" in case else []
-    for key, value in [("trace_id", case["trace_id"]), ("score", case["score"]), *runner, *case["scores"].items()]:
-        ET.SubElement(properties, "property", name=str(key), value="" if value is None else str(value))
+    for key, value in [
+        ("trace_id", case["trace_id"]),
+        ("score", case["score"]),
+        *runner,
+        *case["scores"].items(),
+    ]:
+        ET.SubElement(
+            properties, "property", name=str(key), value="" if value is None else str(value)
+        )
     if case.get("error"):  # tracegrade run: the agent failed (crash, non-zero exit, timeout, ...)
-        ET.SubElement(element, "error", message=case["error"][:500], type="agent_error").text = case["error"]
+        ET.SubElement(
+            element, "error", message=case["error"][:500], type="agent_error"
+        ).text = case["error"]
     elif not case["passed"]:
         score = "n/a" if case["score"] is None else f"{case['score']:.3f}"
         message = case["reasons"][0] if case["reasons"] else f"score {score} < {threshold}"
@@ -39,10 +53,23 @@ def to_junit(doc: dict[str, Any]) -> ET.ElementTree:
     name = (run.get("dataset") or {}).get("name") or "traces"
     errors = summary.get("agent_errors", 0)
     failures = str(summary["failed"] - errors)
-    root = ET.Element("testsuites", name="tracegrade", tests=str(summary["results"]), failures=failures,
-                      errors=str(errors))
-    suite = ET.SubElement(root, "testsuite", name=name, tests=str(summary["results"]),
-                          failures=failures, errors=str(errors), skipped="0", timestamp=run["created_at"])
+    root = ET.Element(
+        "testsuites",
+        name="tracegrade",
+        tests=str(summary["results"]),
+        failures=failures,
+        errors=str(errors),
+    )
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=name,
+        tests=str(summary["results"]),
+        failures=failures,
+        errors=str(errors),
+        skipped="0",
+        timestamp=run["created_at"],
+    )
     properties = ET.SubElement(suite, "properties")
     for key in ("run_id", "git_sha", "git_branch", "label", "agent_version", "tracegrade_version"):
         ET.SubElement(properties, "property", name=key, value=str(run.get(key) or ""))

@@ -12,9 +12,28 @@ timeouts, scoring, Ctrl-C), :mod:`.results` (repeats and the run document),
 from __future__ import annotations
 
 from tracegrade.runner.agents import AgentFailure, Attempt, CommandAgent, HttpAgent, PythonAgent
-from tracegrade.runner.conversation import FollowUp, FollowUps, JudgeClarifications, ScriptedClarifications
-from tracegrade.runner.execute import RunPlan, Runner, Scoring
+from tracegrade.runner.conversation import (
+    FollowUp,
+    FollowUps,
+    JudgeClarifications,
+    ScriptedClarifications,
+)
+from tracegrade.runner.execute import Runner, RunPlan, Scoring
 from tracegrade.runner.session import EvalRun, run_eval
 
-__all__ = ["AgentFailure", "Attempt", "CommandAgent", "EvalRun", "FollowUp", "FollowUps", "HttpAgent",
-           "JudgeClarifications", "PythonAgent", "RunPlan", "Runner", "ScriptedClarifications", "Scoring", "run_eval"]
+__all__ = [
+    "AgentFailure",
+    "Attempt",
+    "CommandAgent",
+    "EvalRun",
+    "FollowUp",
+    "FollowUps",
+    "HttpAgent",
+    "JudgeClarifications",
+    "PythonAgent",
+    "RunPlan",
+    "Runner",
+    "ScriptedClarifications",
+    "Scoring",
+    "run_eval",
+]

@@ -147,7 +147,9 @@ def load_function(spec: str) -> Callable[..., Any]:
     try:
         target: Any = importlib.import_module(module_name)
     except Exception as exc:
-        raise ConfigError(f"--agent {spec!r}: cannot import {module_name}: {type(exc).__name__}: {exc}") from exc
+        raise ConfigError(
+            f"--agent {spec!r}: cannot import {module_name}: {type(exc).__name__}: {exc}"
+        ) from exc
     for part in attr.split("."):
         if not hasattr(target, part):
             raise ConfigError(f"--agent {spec!r}: {module_name} has no attribute {attr!r}")
@@ -162,12 +164,17 @@ _UNIONS = (typing.Union, type(int | str))
 
 def _is_listy(annotation: Any) -> bool:
     origin = typing.get_origin(annotation) or annotation
-    return (inspect.isclass(origin) and issubclass(origin, Iterable)
-            and not issubclass(origin, (str, bytes, Mapping)))
+    return (
+        inspect.isclass(origin)
+        and issubclass(origin, Iterable)
+        and not issubclass(origin, (str, bytes, Mapping))
+    )
 
 
 def _kind_of(annotation: Any) -> ArgumentKind:
-    options = typing.get_args(annotation) if typing.get_origin(annotation) in _UNIONS else (annotation,)
+    options = (
+        typing.get_args(annotation) if typing.get_origin(annotation) in _UNIONS else (annotation,)
+    )
     text = any(o is str for o in options)
     listy = any(_is_listy(o) for o in options)
     return "text" if text and not listy else "messages" if listy and not text else "either"
@@ -180,13 +187,18 @@ def argument_kind(function: Callable[..., Any]) -> ArgumentKind:
         ConfigError: the function takes no positional parameter.
     """
     try:
-        parameters = [p for p in inspect.signature(function).parameters.values()
-                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+        parameters = [
+            p
+            for p in inspect.signature(function).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+        ]
     except (TypeError, ValueError):
         return "either"
     if not parameters:
-        raise ConfigError(f"agent function {getattr(function, '__qualname__', function)!r} must take the user "
-                          "message (or the conversation) as its first argument")
+        raise ConfigError(
+            f"agent function {getattr(function, '__qualname__', function)!r} must take the user "
+            "message (or the conversation) as its first argument"
+        )
     try:
         hints = typing.get_type_hints(function)
     except Exception:  # unresolvable string annotations: decide per turn
@@ -247,7 +259,9 @@ class PythonAgent(Agent):
         self.function = function or load_function(spec)
         self.argument = argument_kind(self.function)
         self.asynchronous = inspect.iscoroutinefunction(self.function)
-        self.settle = SettleRule(quiet_s=0.0, require_ended=True, by_trace_id=True, min_spans=1, poll_s=0.01)
+        self.settle = SettleRule(
+            quiet_s=0.0, require_ended=True, by_trace_id=True, min_spans=1, poll_s=0.01
+        )
         self.export: telemetry.RunExport | None = None
 
     async def open(self, http_endpoint: str, grpc_endpoint: str) -> None:
@@ -303,8 +317,12 @@ def _fill(template: str, values: Mapping[str, str], quote: Callable[[str], str])
 
 
 def _values(messages: list[Message], attempt: Attempt) -> dict[str, str]:
-    return {"input": messages[-1]["content"], "messages": json.dumps(messages, ensure_ascii=False),
-            "case_id": attempt.case_id, "conversation_id": attempt.conversation_id}
+    return {
+        "input": messages[-1]["content"],
+        "messages": json.dumps(messages, ensure_ascii=False),
+        "case_id": attempt.case_id,
+        "conversation_id": attempt.conversation_id,
+    }
 
 
 def tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
@@ -318,16 +336,25 @@ class CommandAgent(Agent):
 
     kind = "command"
 
-    def __init__(self, command: str, *, input_format: Literal["text", "messages"] = "text",
-                 protocol: Literal["http/protobuf", "grpc"] = "http/protobuf", quiet_s: float = 0.2,
-                 settle_timeout_s: float = 10.0, cwd: str | Path | None = None):
+    def __init__(
+        self,
+        command: str,
+        *,
+        input_format: Literal["text", "messages"] = "text",
+        protocol: Literal["http/protobuf", "grpc"] = "http/protobuf",
+        quiet_s: float = 0.2,
+        settle_timeout_s: float = 10.0,
+        cwd: str | Path | None = None,
+    ):
         if not command.strip():
             raise ConfigError("--agent-cmd is empty")
         self.spec = self.command = command
         self.input_format = input_format
         self.protocol = protocol
         self.cwd = cwd
-        self.settle = SettleRule(quiet_s=quiet_s, timeout_s=settle_timeout_s, by_labels=True, min_spans=1)
+        self.settle = SettleRule(
+            quiet_s=quiet_s, timeout_s=settle_timeout_s, by_labels=True, min_spans=1
+        )
         self.endpoint = ""
 
     async def open(self, http_endpoint: str, grpc_endpoint: str) -> None:
@@ -336,15 +363,25 @@ class CommandAgent(Agent):
     def environment(self, attempt: Attempt, traceparent: str) -> dict[str, str]:
         """The process environment of one attempt (see the module docstring)."""
         env = dict(os.environ)
-        signal_url = (lambda s: self.endpoint) if self.protocol == "grpc" else (lambda s: f"{self.endpoint}/v1/{s}")
-        env.update({"OTEL_EXPORTER_OTLP_ENDPOINT": self.endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL": self.protocol,
-                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": signal_url("traces"),
-                    "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": signal_url("logs"),
-                    "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": self.protocol,
-                    "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": self.protocol,
-                    "OTEL_RESOURCE_ATTRIBUTES": telemetry.resource_attributes_env(
-                        os.environ.get("OTEL_RESOURCE_ATTRIBUTES"), attempt.labels),
-                    "TRACEPARENT": traceparent})
+        signal_url = (
+            (lambda s: self.endpoint)
+            if self.protocol == "grpc"
+            else (lambda s: f"{self.endpoint}/v1/{s}")
+        )
+        env.update(
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": self.endpoint,
+                "OTEL_EXPORTER_OTLP_PROTOCOL": self.protocol,
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": signal_url("traces"),
+                "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": signal_url("logs"),
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": self.protocol,
+                "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": self.protocol,
+                "OTEL_RESOURCE_ATTRIBUTES": telemetry.resource_attributes_env(
+                    os.environ.get("OTEL_RESOURCE_ATTRIBUTES"), attempt.labels
+                ),
+                "TRACEPARENT": traceparent,
+            }
+        )
         return env
 
     async def start(self, attempt: Attempt) -> Session:
@@ -367,12 +404,21 @@ class _CommandSession(Session):
         command = _fill(self.agent.command, values, shlex.quote)
         stdin = values["input"] if self.agent.input_format == "text" else values["messages"]
         process = await asyncio.create_subprocess_shell(
-            command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=self.env, cwd=self.agent.cwd, start_new_session=True)
+            command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self.env,
+            cwd=self.agent.cwd,
+            start_new_session=True,
+        )
         stdout, self.stderr = bytearray(), bytearray()
         try:
-            await asyncio.gather(self._feed(process, stdin.encode()), _drain(process.stdout, stdout),
-                                 _drain(process.stderr, self.stderr))
+            await asyncio.gather(
+                self._feed(process, stdin.encode()),
+                _drain(process.stdout, stdout),
+                _drain(process.stderr, self.stderr),
+            )
             code = await process.wait()
         except BaseException:
             _kill(process)
@@ -434,8 +480,10 @@ def parse_body(template: str) -> Any:
     except json.JSONDecodeError as exc:
         raise ConfigError(f"--body is not JSON ({exc}): {template!r}") from exc
     if "{input}" not in template and "{messages}" not in template:
-        raise ConfigError("--body must contain \"{input}\" (the user's latest message) or \"{messages}\" "
-                          "(the conversation)")
+        raise ConfigError(
+            '--body must contain "{input}" (the user\'s latest message) or "{messages}" '
+            "(the conversation)"
+        )
     return parsed
 
 
@@ -467,7 +515,9 @@ def reply_from_response(response: httpx.Response, reply_field: str | None) -> st
     if reply_field:
         for part in reply_field.split("."):
             if not isinstance(data, Mapping) or part not in data:
-                raise AgentFailure(f"the response has no field {reply_field!r}: {tail(response.text, 300)}")
+                raise AgentFailure(
+                    f"the response has no field {reply_field!r}: {tail(response.text, 300)}"
+                )
             data = data[part]
         return reply_text(data)
     if isinstance(data, Mapping):
@@ -482,16 +532,29 @@ class HttpAgent(Agent):
 
     kind = "http"
 
-    def __init__(self, url: str, *, body: str = DEFAULT_BODY, headers: Mapping[str, str] | None = None,
-                 reply_field: str | None = None, quiet_s: float = 1.0, settle_timeout_s: float = 10.0):
+    def __init__(
+        self,
+        url: str,
+        *,
+        body: str = DEFAULT_BODY,
+        headers: Mapping[str, str] | None = None,
+        reply_field: str | None = None,
+        quiet_s: float = 1.0,
+        settle_timeout_s: float = 10.0,
+    ):
         if not re.match(r"https?://", url):
             raise ConfigError(f"--agent-url {url!r}: expected an http:// or https:// URL")
         self.spec = self.url = url
         self.body = parse_body(body)
         self.headers = dict(headers or {})
         self.reply_field = reply_field
-        self.settle = SettleRule(quiet_s=quiet_s, timeout_s=settle_timeout_s, by_trace_id=True, by_labels=True,
-                                 min_spans=2)
+        self.settle = SettleRule(
+            quiet_s=quiet_s,
+            timeout_s=settle_timeout_s,
+            by_trace_id=True,
+            by_labels=True,
+            min_spans=2,
+        )
         self.export: telemetry.RunExport | None = None
         self.client: httpx.AsyncClient | None = None
 
@@ -523,10 +586,14 @@ class _HttpSession(Session):
         try:
             response = await self.agent.client.post(self.agent.url, json=body, headers=self.headers)
         except httpx.HTTPError as exc:
-            raise AgentFailure(f"POST {self.agent.url} failed: {type(exc).__name__}: {exc}") from exc
+            raise AgentFailure(
+                f"POST {self.agent.url} failed: {type(exc).__name__}: {exc}"
+            ) from exc
         if not response.is_success:
-            raise AgentFailure(f"POST {self.agent.url} answered HTTP {response.status_code}: "
-                               f"{tail(response.text, 500)}")
+            raise AgentFailure(
+                f"POST {self.agent.url} answered HTTP {response.status_code}: "
+                f"{tail(response.text, 500)}"
+            )
         return reply_from_response(response, self.agent.reply_field)
 
     async def finish(self, error: BaseException | None) -> None:

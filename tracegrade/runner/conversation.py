@@ -41,8 +41,9 @@ class FollowUpHook(Protocol):
     """Decides whether to answer the agent's ``reply`` (``conversation`` is what came before
     it, oldest first); None means the reply stands (no follow-up)."""
 
-    async def __call__(self, case: Case, conversation: Sequence[Message], reply: str, *,
-                       last_turn: bool) -> FollowUp | None: ...
+    async def __call__(
+        self, case: Case, conversation: Sequence[Message], reply: str, *, last_turn: bool
+    ) -> FollowUp | None: ...
 
 
 class ScriptedClarifications:
@@ -65,8 +66,9 @@ class ScriptedClarifications:
             self._compiled[key] = compiled
         return self._compiled[key]
 
-    async def __call__(self, case: Case, conversation: Sequence[Message], reply: str, *,
-                       last_turn: bool) -> FollowUp | None:
+    async def __call__(
+        self, case: Case, conversation: Sequence[Message], reply: str, *, last_turn: bool
+    ) -> FollowUp | None:
         for pattern, answer in self.patterns(case):
             if pattern.search(reply):
                 return FollowUp(answer, "script")
@@ -81,13 +83,18 @@ class JudgeClarifications:
         self.clarifier = clarifier
         self.errors: list[str] = []
 
-    async def __call__(self, case: Case, conversation: Sequence[Message], reply: str, *,
-                       last_turn: bool) -> FollowUp | None:
+    async def __call__(
+        self, case: Case, conversation: Sequence[Message], reply: str, *, last_turn: bool
+    ) -> FollowUp | None:
         if not last_turn:
             return None
         try:
-            answer = await asyncio.to_thread(self.clarifier.follow_up, case.input or "",  # type: ignore[attr-defined]
-                                             [dict(m) for m in conversation], reply)
+            answer = await asyncio.to_thread(
+                self.clarifier.follow_up,
+                case.input or "",  # type: ignore[attr-defined]
+                [dict(m) for m in conversation],
+                reply,
+            )
         except Exception as exc:  # a judge failure must not fail the case
             self.errors.append(f"{case.id}: clarifier failed: {type(exc).__name__}: {exc}")
             return None
@@ -100,8 +107,9 @@ class FollowUps:
     def __init__(self, hooks: Sequence[FollowUpHook]):
         self.hooks = list(hooks)
 
-    async def __call__(self, case: Case, conversation: Sequence[Message], reply: str, *,
-                       last_turn: bool) -> FollowUp | None:
+    async def __call__(
+        self, case: Case, conversation: Sequence[Message], reply: str, *, last_turn: bool
+    ) -> FollowUp | None:
         for hook in self.hooks:
             if (answer := await hook(case, conversation, reply, last_turn=last_turn)) is not None:
                 return answer
@@ -119,7 +127,11 @@ class Conversation:
 
     @property
     def last_reply(self) -> str | None:
-        return self.messages[-1]["content"] if self.messages and self.messages[-1]["role"] == "assistant" else None
+        return (
+            self.messages[-1]["content"]
+            if self.messages and self.messages[-1]["role"] == "assistant"
+            else None
+        )
 
 
 async def _exchange(session: Session, conversation: Conversation, text: str) -> str:
@@ -129,8 +141,12 @@ async def _exchange(session: Session, conversation: Conversation, text: str) -> 
     return reply
 
 
-async def converse(session: Session, case: Case, hook: FollowUpHook | None,
-                   conversation: Conversation | None = None) -> Conversation:
+async def converse(
+    session: Session,
+    case: Case,
+    hook: FollowUpHook | None,
+    conversation: Conversation | None = None,
+) -> Conversation:
     """Run the case's conversation on ``session`` (see the module docstring). Pass
     ``conversation`` to see how far it got if the call is cancelled (timeout).
 
@@ -142,7 +158,9 @@ async def converse(session: Session, case: Case, hook: FollowUpHook | None,
     for index, turn in enumerate(turns):
         reply = await _exchange(session, conversation, turn)
         while hook is not None and case.max_followups > 0:
-            answer = await hook(case, conversation.messages[:-1], reply, last_turn=index == len(turns) - 1)
+            answer = await hook(
+                case, conversation.messages[:-1], reply, last_turn=index == len(turns) - 1
+            )
             if answer is None:
                 break
             if len(conversation.followups) >= case.max_followups:

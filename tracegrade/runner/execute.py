@@ -22,9 +22,9 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from tracegrade.collector.normalize import normalize_trace
 from tracegrade.config import Config
 from tracegrade.dataset import Case
+from tracegrade.normalize import normalize_trace
 from tracegrade.runner.agents import Agent, AgentFailure, Attempt, Session
 from tracegrade.runner.conversation import Conversation, FollowUpHook, converse
 from tracegrade.runner.settle import StoreWorker, wait_settled
@@ -65,8 +65,19 @@ def merge_traces(traces: Sequence[TraceData]) -> TraceData:
 
 def failed_result(case: Case, reason: str) -> CaseResult:
     """The failed result of an attempt that produced nothing to score."""
-    return CaseResult(case.id, None, False, None, {}, (reason,), hard_failures=(reason,), weight=case.weight,
-                      tags=tuple(case.tags), tier=case.tier, metadata=dict(case.metadata))
+    return CaseResult(
+        case.id,
+        None,
+        False,
+        None,
+        {},
+        (reason,),
+        hard_failures=(reason,),
+        weight=case.weight,
+        tags=tuple(case.tags),
+        tier=case.tier,
+        metadata=dict(case.metadata),
+    )
 
 
 @dataclass
@@ -120,8 +131,14 @@ class Finished:
 class Runner:
     """Runs a :class:`RunPlan` against an opened agent (see the module docstring)."""
 
-    def __init__(self, agent: Agent, worker: StoreWorker, scoring: Scoring, hook: FollowUpHook | None = None,
-                 listener: Listener | None = None):
+    def __init__(
+        self,
+        agent: Agent,
+        worker: StoreWorker,
+        scoring: Scoring,
+        hook: FollowUpHook | None = None,
+        listener: Listener | None = None,
+    ):
         self.agent, self.worker, self.scoring, self.hook = agent, worker, scoring, hook
         self.listener = listener
         self._stop = asyncio.Event()
@@ -134,8 +151,11 @@ class Runner:
         """Run every attempt; returns when all finished or the run was stopped."""
         started = time.perf_counter()
         limit = asyncio.Semaphore(plan.concurrency)
-        tasks = [asyncio.create_task(self._bounded(limit, plan, case, k))
-                 for case in plan.cases for k in range(1, plan.repeat + 1)]
+        tasks = [
+            asyncio.create_task(self._bounded(limit, plan, case, k))
+            for case in plan.cases
+            for k in range(1, plan.repeat + 1)
+        ]
         with _sigint(self.stop):
             everything = asyncio.gather(*tasks, return_exceptions=True)
             stopper = asyncio.create_task(self._stop.wait())
@@ -145,14 +165,19 @@ class Runner:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(everything, return_exceptions=True)
-        outcomes = [t.result() for t in tasks if t.done() and not t.cancelled() and t.exception() is None
-                    and t.result() is not None]
+        outcomes = [
+            t.result()
+            for t in tasks
+            if t.done() and not t.cancelled() and t.exception() is None and t.result() is not None
+        ]
         for task in tasks:
             if task.done() and not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]  # a runner bug, not an agent failure
         return Finished(outcomes, interrupted, time.perf_counter() - started)
 
-    async def _bounded(self, limit: asyncio.Semaphore, plan: RunPlan, case: Case, repeat: int) -> Outcome | None:
+    async def _bounded(
+        self, limit: asyncio.Semaphore, plan: RunPlan, case: Case, repeat: int
+    ) -> Outcome | None:
         async with limit:
             if self._stop.is_set():
                 return None
@@ -169,25 +194,53 @@ class Runner:
         conversation, error = await self._converse(session, case, plan.timeout_s)
         agent_ms = (time.perf_counter() - started) * 1000
         if error is not None:
-            return Outcome(case, repeat, failed_result(case, error), session.trace_ids, conversation, error, agent_ms)
-        settled = await wait_settled(self.worker, self.agent.settle, attempt.run_id, attempt.case_id,
-                                     session.trace_ids)
+            return Outcome(
+                case,
+                repeat,
+                failed_result(case, error),
+                session.trace_ids,
+                conversation,
+                error,
+                agent_ms,
+            )
+        settled = await wait_settled(
+            self.worker, self.agent.settle, attempt.run_id, attempt.case_id, session.trace_ids
+        )
         if settled.note is not None:
             reason = f"{settled.note} ({_HINTS[self.agent.kind]})"
-            return Outcome(case, repeat, failed_result(case, reason), settled.trace_ids, conversation, None,
-                           agent_ms, settled.waited_ms)
+            return Outcome(
+                case,
+                repeat,
+                failed_result(case, reason),
+                settled.trace_ids,
+                conversation,
+                None,
+                agent_ms,
+                settled.waited_ms,
+            )
         scoring_started = time.perf_counter()
         result = await self.worker.call(self.scoring.score, self.worker, case, settled.trace_ids)
-        return Outcome(case, repeat, result, settled.trace_ids, conversation, None, agent_ms, settled.waited_ms,
-                       (time.perf_counter() - scoring_started) * 1000)
+        return Outcome(
+            case,
+            repeat,
+            result,
+            settled.trace_ids,
+            conversation,
+            None,
+            agent_ms,
+            settled.waited_ms,
+            (time.perf_counter() - scoring_started) * 1000,
+        )
 
-    async def _converse(self, session: Session, case: Case, timeout_s: float) -> tuple[Conversation, str | None]:
+    async def _converse(
+        self, session: Session, case: Case, timeout_s: float
+    ) -> tuple[Conversation, str | None]:
         conversation = Conversation()
         failure: BaseException | None = None
         reason: str | None = None
         try:
             await asyncio.wait_for(converse(session, case, self.hook, conversation), timeout_s)
-        except asyncio.TimeoutError as exc:
+        except TimeoutError as exc:
             failure, reason = exc, f"agent timed out after {timeout_s:g} s{session.diagnostics()}"
         except AgentFailure as exc:
             failure, reason = exc, str(exc)
@@ -203,9 +256,9 @@ class Runner:
 _HINTS = {
     "python": "were the spans exported? the runner exports through the global OpenTelemetry tracer provider",
     "command": "does the agent export OTLP to $OTEL_EXPORTER_OTLP_ENDPOINT with $OTEL_RESOURCE_ATTRIBUTES "
-               "and flush before it exits?",
+    "and flush before it exits?",
     "http": "does the service export OTLP to this run's receiver and continue the W3C traceparent it gets? "
-            "raise --settle-timeout if it batches for long",
+    "raise --settle-timeout if it batches for long",
 }
 
 

@@ -14,7 +14,11 @@ from tracegrade.runner.execute import Outcome
 
 def _line(outcome: Outcome, repeat: int, markup: bool) -> str:
     result = outcome.result
-    verdict = ("[green]PASS[/]" if result.passed else "[red]FAIL[/]") if markup else ("PASS" if result.passed else "FAIL")
+    verdict = (
+        ("[green]PASS[/]" if result.passed else "[red]FAIL[/]")
+        if markup
+        else ("PASS" if result.passed else "FAIL")
+    )
     which = f" (repeat {outcome.repeat}/{repeat})" if repeat > 1 else ""
     score = "n/a" if result.score is None else f"{result.score:.2f}"
     why = "" if result.passed or not result.reasons else f": {result.reasons[0]}"
@@ -27,7 +31,9 @@ class RunProgress:
     """Use as a context manager around the run and pass :meth:`finished` as the runner's
     listener. ``verbose`` prints the per-attempt lines on a terminal too."""
 
-    def __init__(self, total: int, repeat: int = 1, *, console: Console | None = None, verbose: bool = False):
+    def __init__(
+        self, total: int, repeat: int = 1, *, console: Console | None = None, verbose: bool = False
+    ):
         self.console = console or Console(stderr=True)
         self.total, self.repeat, self.verbose = total, repeat, verbose
         self.passed = self.failed = 0
@@ -36,10 +42,17 @@ class RunProgress:
 
     def __enter__(self) -> RunProgress:
         if self.console.is_terminal:
-            self.progress = Progress(TextColumn("running"), BarColumn(), MofNCompleteColumn(),
-                                     TextColumn("[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} "
-                                                "failed[/]"), TimeElapsedColumn(), console=self.console,
-                                     transient=True)
+            self.progress = Progress(
+                TextColumn("running"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn(
+                    "[green]{task.fields[passed]} passed[/] [red]{task.fields[failed]} failed[/]"
+                ),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
             self.progress.start()
             self._task = self.progress.add_task("run", total=self.total, passed=0, failed=0)
         return self
@@ -55,8 +68,12 @@ class RunProgress:
             if self.verbose:
                 self.progress.console.print(_line(outcome, self.repeat, True))
         else:
-            self.console.print(_line(outcome, self.repeat, False), markup=False, highlight=False, soft_wrap=True)
+            self.console.print(
+                _line(outcome, self.repeat, False), markup=False, highlight=False, soft_wrap=True
+            )
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self.progress is not None:
             self.progress.stop()

@@ -25,7 +25,10 @@ from tracegrade.scoring.evaluate import CaseResult, RunResult, percentile, summa
 
 def representative(outcomes: Sequence[Outcome]) -> Outcome:
     """The median attempt ordered by (passed, score) (see the module docstring)."""
-    ordered = sorted(outcomes, key=lambda o: (o.result.passed, -1.0 if o.result.score is None else o.result.score))
+    ordered = sorted(
+        outcomes,
+        key=lambda o: (o.result.passed, -1.0 if o.result.score is None else o.result.score),
+    )
     return ordered[(len(ordered) - 1) // 2]
 
 
@@ -46,12 +49,22 @@ def attempt_entry(outcome: Outcome) -> dict[str, Any]:
     """One attempt in the document's ``attempts`` list."""
     conversation = outcome.conversation
     followups = conversation.followups if conversation else []
-    return {"repeat": outcome.repeat, "trace_ids": list(outcome.trace_ids), "passed": outcome.result.passed,
-            "score": outcome.result.score, "error": outcome.error, "followups": len(followups),
-            "followup_sources": [f.source for f in followups],
-            "followup_messages": [{"source": f.source, "question": f.question, "reply": f.reply} for f in followups],
-            "gave_up": bool(conversation and conversation.gave_up),
-            "agent_ms": _ms(outcome.agent_ms), "settle_ms": _ms(outcome.settle_ms), "score_ms": _ms(outcome.score_ms)}
+    return {
+        "repeat": outcome.repeat,
+        "trace_ids": list(outcome.trace_ids),
+        "passed": outcome.result.passed,
+        "score": outcome.result.score,
+        "error": outcome.error,
+        "followups": len(followups),
+        "followup_sources": [f.source for f in followups],
+        "followup_messages": [
+            {"source": f.source, "question": f.question, "reply": f.reply} for f in followups
+        ],
+        "gave_up": bool(conversation and conversation.gave_up),
+        "agent_ms": _ms(outcome.agent_ms),
+        "settle_ms": _ms(outcome.settle_ms),
+        "score_ms": _ms(outcome.score_ms),
+    }
 
 
 def by_case(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> list[tuple[Case, list[Outcome]]]:
@@ -59,15 +72,22 @@ def by_case(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> list[tuple[Ca
     groups: dict[str, list[Outcome]] = {}
     for outcome in outcomes:
         groups.setdefault(outcome.case.id or "", []).append(outcome)
-    return [(case, sorted(groups[case.id or ""], key=lambda o: o.repeat)) for case in cases if case.id in groups]
+    return [
+        (case, sorted(groups[case.id or ""], key=lambda o: o.repeat))
+        for case in cases
+        if case.id in groups
+    ]
 
 
 def _case_fields(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     scores = [o.result.score for o in outcomes if o.result.score is not None]
     verdicts = {o.result.passed for o in outcomes}
-    return {"attempts": [attempt_entry(o) for o in outcomes], "error": representative(outcomes).error,
-            "spread": round(max(scores) - min(scores), 4) if len(scores) > 1 else None,
-            "flaky": len(verdicts) > 1}
+    return {
+        "attempts": [attempt_entry(o) for o in outcomes],
+        "error": representative(outcomes).error,
+        "spread": round(max(scores) - min(scores), 4) if len(scores) > 1 else None,
+        "flaky": len(verdicts) > 1,
+    }
 
 
 def _runner_summary(finished: Finished) -> dict[str, Any]:
@@ -78,12 +98,16 @@ def _runner_summary(finished: Finished) -> dict[str, Any]:
         value = percentile(sorted(values), q)
         return None if value is None else _ms(value)
 
-    return {"attempts": len(outcomes), "attempt_errors": sum(o.error is not None for o in outcomes),
-            "wall_s": round(finished.wall_s, 3), "agent_ms_p50": pct([o.agent_ms for o in outcomes], 50),
-            "settle_ms_p50": pct([o.settle_ms for o in scored], 50),
-            "settle_ms_p95": pct([o.settle_ms for o in scored], 95),
-            "score_ms_p50": pct([o.score_ms for o in scored], 50),
-            "score_ms_p95": pct([o.score_ms for o in scored], 95)}
+    return {
+        "attempts": len(outcomes),
+        "attempt_errors": sum(o.error is not None for o in outcomes),
+        "wall_s": round(finished.wall_s, 3),
+        "agent_ms_p50": pct([o.agent_ms for o in outcomes], 50),
+        "settle_ms_p50": pct([o.settle_ms for o in scored], 50),
+        "settle_ms_p95": pct([o.settle_ms for o in scored], 95),
+        "score_ms_p50": pct([o.score_ms for o in scored], 50),
+        "score_ms_p95": pct([o.score_ms for o in scored], 95),
+    }
 
 
 def run_result(groups: Sequence[tuple[Case, list[Outcome]]], threshold: float) -> RunResult:
@@ -93,28 +117,56 @@ def run_result(groups: Sequence[tuple[Case, list[Outcome]]], threshold: float) -
 
 
 def _iso(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.timezone.utc).isoformat(timespec="seconds")
+    return moment.astimezone(dt.UTC).isoformat(timespec="seconds")
 
 
-def run_document(finished: Finished, plan: RunPlan, scoring: Scoring, dataset: Dataset, agent: Agent, *,
-                 tier: str | None, min_pass_rate: float, label: str | None, started: dt.datetime,
-                 config_sources: Sequence[str]) -> dict[str, Any]:
+def run_document(
+    finished: Finished,
+    plan: RunPlan,
+    scoring: Scoring,
+    dataset: Dataset,
+    agent: Agent,
+    *,
+    tier: str | None,
+    min_pass_rate: float,
+    label: str | None,
+    started: dt.datetime,
+    config_sources: Sequence[str],
+) -> dict[str, Any]:
     """The ``tracegrade.run/1`` document of a finished (or interrupted) run."""
     groups = by_case(plan.cases, finished.outcomes)
     result = run_result(groups, scoring.threshold)
-    info = run_info(result, list(scoring.traces.values()), dataset, tier=tier, min_pass_rate=min_pass_rate,
-                    trace_source=f"tracegrade run --{_option(agent.kind)} {agent.spec}", config_sources=config_sources)
+    info = run_info(
+        result,
+        list(scoring.traces.values()),
+        dataset,
+        tier=tier,
+        min_pass_rate=min_pass_rate,
+        trace_source=f"tracegrade run --{_option(agent.kind)} {agent.spec}",
+        config_sources=config_sources,
+    )
     info = dataclasses.replace(
-        info, run_id=plan.run_id, created_at=_iso(started), passed=info.passed and not finished.interrupted,
-        git_branch=git_branch(), label=label, agent={"kind": agent.kind, "spec": agent.spec},
-        started_at=_iso(started), finished_at=_iso(dt.datetime.now(dt.timezone.utc)), repeat=plan.repeat,
-        concurrency=plan.concurrency, interrupted=finished.interrupted)
+        info,
+        run_id=plan.run_id,
+        created_at=_iso(started),
+        passed=info.passed and not finished.interrupted,
+        git_branch=git_branch(),
+        label=label,
+        agent={"kind": agent.kind, "spec": agent.spec},
+        started_at=_iso(started),
+        finished_at=_iso(dt.datetime.now(dt.UTC)),
+        repeat=plan.repeat,
+        concurrency=plan.concurrency,
+        interrupted=finished.interrupted,
+    )
     doc = document(result, info)
     for entry, (_, outcomes) in zip(doc["cases"], groups):
         entry.update(_case_fields(outcomes))
-    doc["summary"].update(flaky=sum(c["flaky"] for c in doc["cases"]),
-                          agent_errors=sum(c["error"] is not None for c in doc["cases"]),
-                          runner=_runner_summary(finished))
+    doc["summary"].update(
+        flaky=sum(c["flaky"] for c in doc["cases"]),
+        agent_errors=sum(c["error"] is not None for c in doc["cases"]),
+        runner=_runner_summary(finished),
+    )
     return doc
 
 

@@ -24,7 +24,7 @@ from tracegrade.collector.receiver import Receiver, ReceiverConfig
 from tracegrade.dataset import Dataset
 from tracegrade.runner.agents import Agent
 from tracegrade.runner.conversation import FollowUpHook
-from tracegrade.runner.execute import RunPlan, Runner, Scoring
+from tracegrade.runner.execute import Runner, RunPlan, Scoring
 from tracegrade.runner.progress import RunProgress
 from tracegrade.runner.results import run_document
 from tracegrade.runner.settle import StoreWorker
@@ -32,7 +32,7 @@ from tracegrade.runner.settle import StoreWorker
 
 def new_run_id(now: dt.datetime | None = None) -> str:
     """A run id in the shape ``tracegrade score`` uses: ``YYYYmmdd-HHMMSS-xxxxxx`` (UTC)."""
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or dt.datetime.now(dt.UTC)
     return f"{now:%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
@@ -67,18 +67,29 @@ def store_location(db: str | None) -> Iterator[str]:
 
 
 async def _drive(run: EvalRun, receiver: Receiver, worker: StoreWorker) -> dict[str, Any]:
-    started = dt.datetime.now(dt.timezone.utc)
+    started = dt.datetime.now(dt.UTC)
     await run.agent.open(receiver.http_endpoint, receiver.grpc_endpoint)
     try:
         total = len(run.plan.cases) * run.plan.repeat
-        with RunProgress(total, run.plan.repeat, console=run.progress_console, verbose=run.verbose) as progress:
+        with RunProgress(
+            total, run.plan.repeat, console=run.progress_console, verbose=run.verbose
+        ) as progress:
             runner = Runner(run.agent, worker, run.scoring, run.hook, progress.finished)
             finished = await runner.run(run.plan)
     finally:
         await run.agent.close()
-    return run_document(finished, run.plan, run.scoring, run.dataset, run.agent, tier=run.tier,
-                        min_pass_rate=run.min_pass_rate, label=run.label, started=started,
-                        config_sources=run.config_sources)
+    return run_document(
+        finished,
+        run.plan,
+        run.scoring,
+        run.dataset,
+        run.agent,
+        tier=run.tier,
+        min_pass_rate=run.min_pass_rate,
+        label=run.label,
+        started=started,
+        config_sources=run.config_sources,
+    )
 
 
 def run_eval(run: EvalRun, db: str) -> dict[str, Any]:

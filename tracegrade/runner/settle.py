@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from tracegrade.collector.store import Store, TraceState
+from tracegrade.store.traces import Store, TraceState
 
 T = TypeVar("T")
 
@@ -78,9 +78,11 @@ class StoreWorker:
 
     def close(self) -> None:
         """Close the store and stop the thread."""
+
         def close_stores() -> None:
             for store in self._stores:
                 store.close()
+
         self._executor.submit(close_stores).result()
         self._executor.shutdown(wait=True)
 
@@ -95,8 +97,9 @@ class Settled:
     note: str | None = None
 
 
-def attempt_states(store: Store, rule: SettleRule, run_id: str, case_id: str,
-                   known: tuple[str, ...]) -> list[TraceState]:
+def attempt_states(
+    store: Store, rule: SettleRule, run_id: str, case_id: str, known: tuple[str, ...]
+) -> list[TraceState]:
     """The stored state of every trace of the attempt (see :class:`SettleRule`)."""
     states: dict[str, TraceState] = {}
     if rule.by_trace_id and known:
@@ -115,21 +118,35 @@ def is_settled(states: list[TraceState], rule: SettleRule, now: float) -> bool:
     return now - max(s.last_received_at for s in states) >= rule.quiet_s
 
 
-async def wait_settled(worker: StoreWorker, rule: SettleRule, run_id: str, case_id: str,
-                       known: tuple[str, ...]) -> Settled:
+async def wait_settled(
+    worker: StoreWorker, rule: SettleRule, run_id: str, case_id: str, known: tuple[str, ...]
+) -> Settled:
     """Poll the store until the attempt's traces settle or ``rule.timeout_s`` passes."""
     started = time.perf_counter()
     deadline = started + rule.timeout_s
     while True:
-        states = await worker.call(lambda: attempt_states(worker.store, rule, run_id, case_id, known))
+        states = await worker.call(
+            lambda: attempt_states(worker.store, rule, run_id, case_id, known)
+        )
         now = time.time()
         if is_settled(states, rule, now):
-            return Settled(tuple(s.trace_id for s in states), (time.perf_counter() - started) * 1000)
+            return Settled(
+                tuple(s.trace_id for s in states), (time.perf_counter() - started) * 1000
+            )
         if time.perf_counter() >= deadline:
             waited = (time.perf_counter() - started) * 1000
             if not states:
-                return Settled((), waited, f"no trace arrived within {rule.timeout_s:g} s after the agent finished")
+                return Settled(
+                    (),
+                    waited,
+                    f"no trace arrived within {rule.timeout_s:g} s after the agent finished",
+                )
             spans = sum(s.span_count for s in states)
-            return Settled(tuple(s.trace_id for s in states), waited,
-                           f"traces had not settled after {rule.timeout_s:g} s ({spans} span(s) so far)")
-        await asyncio.sleep(rule.poll_s if not states else min(rule.poll_s, max(rule.quiet_s / 4, 0.005)))
+            return Settled(
+                tuple(s.trace_id for s in states),
+                waited,
+                f"traces had not settled after {rule.timeout_s:g} s ({spans} span(s) so far)",
+            )
+        await asyncio.sleep(
+            rule.poll_s if not states else min(rule.poll_s, max(rule.quiet_s / 4, 0.005))
+        )

@@ -36,11 +36,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Span, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from tracegrade.collector.rows import CASE_ID_ATTR, RUN_ID_ATTR
+from tracegrade.attributes import CASE_ID_ATTR, REPEAT_ATTR, RUN_ID_ATTR
 from tracegrade.errors import ConfigError
 
-REPEAT_ATTR = "tracegrade.repeat"
-"""Attribute of a case span: which repeat (1-based) of the case it is."""
 TRACER_NAME = "tracegrade.runner"
 FLUSH_TIMEOUT_MS = 10_000
 """How long a flush may take before the case goes on without it (ms)."""
@@ -105,8 +103,10 @@ def _join_tracer_provider(router: _SpanRouter) -> None:
     provider.add_span_processor(router)
     trace.set_tracer_provider(provider)
     if trace.get_tracer_provider() is not provider:
-        raise ConfigError(f"the global OpenTelemetry tracer provider is a {type(trace.get_tracer_provider()).__name__}"
-                          ", not the SDK's TracerProvider: in-process agents cannot export to the run's receiver")
+        raise ConfigError(
+            f"the global OpenTelemetry tracer provider is a {type(trace.get_tracer_provider()).__name__}"
+            ", not the SDK's TracerProvider: in-process agents cannot export to the run's receiver"
+        )
 
 
 def _join_logger_provider(router: _LogRouter) -> None:
@@ -190,8 +190,11 @@ def case_attributes(run_id: str, case_id: str, repeat: int) -> dict[str, Any]:
 def start_case_span(run_id: str, case_id: str, repeat: int) -> Span:
     """Start the root span of one attempt of a case (``tracegrade case <id>``), not current."""
     tracer = trace.get_tracer(TRACER_NAME)
-    return tracer.start_span(f"tracegrade case {case_id}", context=otel_context.Context(),
-                             attributes=case_attributes(run_id, case_id, repeat))
+    return tracer.start_span(
+        f"tracegrade case {case_id}",
+        context=otel_context.Context(),
+        attributes=case_attributes(run_id, case_id, repeat),
+    )
 
 
 def end_case_span(span: Span, error: BaseException | None) -> None:

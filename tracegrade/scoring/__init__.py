@@ -18,8 +18,17 @@ from tracegrade.scoring.evaluate import CaseResult, RunResult, RunSummary, evalu
 from tracegrade.scoring.registry import builtin_names, builtins, load_reference, plugins
 from tracegrade.scoring.score import Score, Scorer
 
-__all__ = ["CaseResult", "RunResult", "RunSummary", "Score", "Scorer", "build_scorers", "builtin_names",
-           "config_for", "evaluate"]
+__all__ = [
+    "CaseResult",
+    "RunResult",
+    "RunSummary",
+    "Score",
+    "Scorer",
+    "build_scorers",
+    "builtin_names",
+    "config_for",
+    "evaluate",
+]
 
 
 def config_for(config: Config, dataset: Dataset | None) -> Config:
@@ -30,8 +39,13 @@ def config_for(config: Config, dataset: Dataset | None) -> Config:
     return replace(config, field_aliases=aliases)
 
 
-def build_scorers(config: Config, references: Sequence[str] = (), *, names: list[str] | None = None,
-                  with_plugins: bool = True) -> list[Scorer]:
+def build_scorers(
+    config: Config,
+    references: Sequence[str] = (),
+    *,
+    names: list[str] | None = None,
+    with_plugins: bool = True,
+) -> list[Scorer]:
     """Built-in scorers (all or ``names``), entry-point plugins, then ``--scorer module:name`` ones.
 
     Raises:

@@ -23,8 +23,15 @@ Check = tuple[str, float | None, float]
 """(what, measured value or None if unmeasurable, limit)."""
 
 
-def _limits(scope: str, usage: Usage, latency: float | None, cost: float | None, tokens: int | None,
-            calls: int | None, calls_measured: int) -> Iterator[Check]:
+def _limits(
+    scope: str,
+    usage: Usage,
+    latency: float | None,
+    cost: float | None,
+    tokens: int | None,
+    calls: int | None,
+    calls_measured: int,
+) -> Iterator[Check]:
     if latency is not None:
         yield f"{scope} latency_ms", usage.duration_ms, latency
     if cost is not None:
@@ -46,19 +53,52 @@ class BudgetCheck:
     def _checks(self, trace: AgentTrace, case: Case | None) -> list[Check]:
         limits = self.defaults
         if case is not None:
-            limits = limits.merged(Budgets(case.max_latency_ms, case.max_cost_usd, case.max_tool_calls, case.max_tokens))
+            limits = limits.merged(
+                Budgets(
+                    case.max_latency_ms, case.max_cost_usd, case.max_tool_calls, case.max_tokens
+                )
+            )
         usage = measure(trace, self.pricing)
-        checks = list(_limits("trace", usage, limits.max_latency_ms, limits.max_cost_usd, limits.max_tokens,
-                              limits.max_tool_calls, usage.tool_calls))
+        checks = list(
+            _limits(
+                "trace",
+                usage,
+                limits.max_latency_ms,
+                limits.max_cost_usd,
+                limits.max_tokens,
+                limits.max_tool_calls,
+                usage.tool_calls,
+            )
+        )
         for budget in case.budgets if case else ():
             if budget.agent is not None:
                 scoped = measure_agent(trace, budget.agent, self.pricing)
-                checks.extend(_limits(f"agent {budget.agent}", scoped, budget.max_latency_ms, budget.max_cost_usd,
-                                      budget.max_tokens, budget.max_calls, scoped.tool_calls))
+                checks.extend(
+                    _limits(
+                        f"agent {budget.agent}",
+                        scoped,
+                        budget.max_latency_ms,
+                        budget.max_cost_usd,
+                        budget.max_tokens,
+                        budget.max_calls,
+                        scoped.tool_calls,
+                    )
+                )
             else:
-                scoped = measure_tool(trace, budget.tool or "")  # no tokens or cost: reported as unmeasurable
-                checks.extend(_limits(f"tool {budget.tool}", scoped, budget.max_latency_ms, budget.max_cost_usd,
-                                      budget.max_tokens, budget.max_calls, scoped.tool_calls))
+                scoped = measure_tool(
+                    trace, budget.tool or ""
+                )  # no tokens or cost: reported as unmeasurable
+                checks.extend(
+                    _limits(
+                        f"tool {budget.tool}",
+                        scoped,
+                        budget.max_latency_ms,
+                        budget.max_cost_usd,
+                        budget.max_tokens,
+                        budget.max_calls,
+                        scoped.tool_calls,
+                    )
+                )
         return checks
 
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
@@ -68,12 +108,22 @@ class BudgetCheck:
         measured = [(what, value, limit) for what, value, limit in checks if value is not None]
         unmeasured = [what for what, value, _ in checks if value is None]
         over = [f"{what} {value:g} > {limit:g}" for what, value, limit in measured if value > limit]  # type: ignore[operator]
-        notes = [f"cannot check {', '.join(unmeasured)} (not recorded or no price)"] if unmeasured else []
+        notes = (
+            [f"cannot check {', '.join(unmeasured)} (not recorded or no price)"]
+            if unmeasured
+            else []
+        )
         if not measured:
             return skipped(self.name, notes[0])
         reason = "; ".join(over + notes) or f"{len(measured)} budget(s) within limits"
         details = {"checks": [{"budget": w, "measured": v, "limit": lim} for w, v, lim in checks]}
-        return Score(self.name, 0.0 if over else 1.0, reason, tuple(f"over budget: {o}" for o in over), details)
+        return Score(
+            self.name,
+            0.0 if over else 1.0,
+            reason,
+            tuple(f"over budget: {o}" for o in over),
+            details,
+        )
 
 
 @register("budgets")

@@ -21,9 +21,9 @@ from tracegrade.config import Config
 from tracegrade.dataset import Case
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
-from tracegrade.collector.normalize.messages import loads_maybe
 from tracegrade.scoring.text import contains_phrase, found_phrases
 from tracegrade.scoring.values import Evidence
+from tracegrade.spans import loads_maybe
 from tracegrade.trace import AgentTrace
 
 
@@ -40,8 +40,11 @@ def field_values(results: list[str], name: str) -> list[str | int | float]:
     def walk(node: object) -> None:
         if isinstance(node, Mapping):
             for key, value in node.items():
-                if str(key).casefold() == name.casefold() and isinstance(value, (str, int, float)) \
-                        and not isinstance(value, bool):
+                if (
+                    str(key).casefold() == name.casefold()
+                    and isinstance(value, (str, int, float))
+                    and not isinstance(value, bool)
+                ):
                     found.append(value)
                 walk(value)
         elif isinstance(node, (list, tuple)):
@@ -53,11 +56,16 @@ def field_values(results: list[str], name: str) -> list[str | int | float]:
     return found
 
 
-def _states_value(answer: str, answer_numbers: Evidence, values: list[str | int | float]) -> str | None:
+def _states_value(
+    answer: str, answer_numbers: Evidence, values: list[str | int | float]
+) -> str | None:
     for value in values:
         if isinstance(value, str) and len(value.strip()) >= 2 and contains_phrase(answer, value):
             return value
-        if isinstance(value, (int, float)) and Evidence.of([str(value)]).numbers & answer_numbers.numbers:
+        if (
+            isinstance(value, (int, float))
+            and Evidence.of([str(value)]).numbers & answer_numbers.numbers
+        ):
             return str(value)
     return None
 
@@ -76,7 +84,9 @@ class Completeness:
             gap = trace.gap("final_output")
             if gap:
                 return skipped(self.name, gap.reason)
-            return Score(self.name, 0.0, "no final answer", details={"missing": list(case.expected_fields)})
+            return Score(
+                self.name, 0.0, "no final answer", details={"missing": list(case.expected_fields)}
+            )
         answer = trace.final_output
         results = [c.result for c in trace.tool_calls if c.result]
         numbers = Evidence.of([answer])
@@ -88,8 +98,12 @@ class Completeness:
                 how[name] = f"alias {phrases[0]!r}" if phrases else f"value {value!r}"
         missing = [name for name in case.expected_fields if name not in how]
         reason = f"{len(how)}/{len(case.expected_fields)} expected field(s) in the answer"
-        return Score(self.name, len(how) / len(case.expected_fields),
-                     reason + (f"; missing {missing}" if missing else ""), details={"found": how, "missing": missing})
+        return Score(
+            self.name,
+            len(how) / len(case.expected_fields),
+            reason + (f"; missing {missing}" if missing else ""),
+            details={"found": how, "missing": missing},
+        )
 
 
 @register("completeness")

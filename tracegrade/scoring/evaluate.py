@@ -22,14 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracegrade.collector.rows import CASE_ID_ATTR
+from tracegrade.attributes import CASE_ID_ATTR
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.scoring.overall import combine
 from tracegrade.scoring.score import Score, Scorer
 from tracegrade.scoring.usage import Usage, measure
 from tracegrade.trace import AgentTrace
-
 
 
 @dataclass(frozen=True)
@@ -56,8 +55,12 @@ class CaseResult:
     @property
     def hallucinated(self) -> bool:
         """A must_not_contain hit, or at least one ungrounded value in the answer."""
-        forbidden = (self.details.get("hallucination", {}).get("details", {}) or {}).get("forbidden_found")
-        ungrounded = (self.details.get("value_grounding", {}).get("details", {}) or {}).get("ungrounded")
+        forbidden = (self.details.get("hallucination", {}).get("details", {}) or {}).get(
+            "forbidden_found"
+        )
+        ungrounded = (self.details.get("value_grounding", {}).get("details", {}) or {}).get(
+            "ungrounded"
+        )
         return bool(forbidden or ungrounded)
 
 
@@ -118,8 +121,11 @@ def _follows_turns(trace: AgentTrace, case: Case) -> bool:
     return [_normalized(u) for u in trace.user_inputs[: len(turns)]] == turns
 
 
-def match_cases(cases: Sequence[Case], traces: Sequence[AgentTrace],
-                mapping: Mapping[str, Sequence[str]] | None = None) -> tuple[list[tuple[Case, list[AgentTrace]]], int]:
+def match_cases(
+    cases: Sequence[Case],
+    traces: Sequence[AgentTrace],
+    mapping: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[list[tuple[Case, list[AgentTrace]]], int]:
     """Each case with its traces (see the module docstring), and the number of traces no
     case claimed."""
     by_attr: dict[str, list[AgentTrace]] = {}
@@ -133,8 +139,11 @@ def match_cases(cases: Sequence[Case], traces: Sequence[AgentTrace],
     pairs, used = [], set()
     for case in cases:
         explicit = [*case.trace_ids, *(i.lower() for i in (mapping or {}).get(case.id or "", ()))]
-        matched = by_attr.get(case.id or "") or [by_id[i] for i in explicit if i in by_id] \
+        matched = (
+            by_attr.get(case.id or "")
+            or [by_id[i] for i in explicit if i in by_id]
             or [t for t in by_input.get(_normalized(case.input), []) if _follows_turns(t, case)]
+        )
         used.update(t.trace_id for t in matched)
         pairs.append((case, matched))
     return pairs, sum(1 for t in traces if t.trace_id not in used)
@@ -151,18 +160,31 @@ def run_scorer(scorer: Scorer, trace: AgentTrace, case: Case | None) -> Score:
     except Exception as exc:  # a broken scorer fails the case, not the run
         last = traceback.extract_tb(exc.__traceback__)[-1]
         where = f" at {last.filename}:{last.lineno}"
-        return Score(name, None, f"scorer crashed: {type(exc).__name__}: {exc}{where}",
-                     (f"scorer {name} crashed: {type(exc).__name__}: {exc}",))
+        return Score(
+            name,
+            None,
+            f"scorer crashed: {type(exc).__name__}: {exc}{where}",
+            (f"scorer {name} crashed: {type(exc).__name__}: {exc}",),
+        )
 
 
-def score_trace(trace: AgentTrace, case: Case | None, scorers: Sequence[Scorer], config: Config,
-                weights: Mapping[str, float], threshold: float) -> CaseResult:
+def score_trace(
+    trace: AgentTrace,
+    case: Case | None,
+    scorers: Sequence[Scorer],
+    config: Config,
+    weights: Mapping[str, float],
+    threshold: float,
+) -> CaseResult:
     """All scorers on one trace, combined (see :mod:`tracegrade.scoring.overall`)."""
     scores = {s.name: s for s in (run_scorer(scorer, trace, case) for scorer in scorers)}
     overall = combine(scores, weights, threshold)
     reasons = [*overall.hard_failures]
-    reasons += [f"{name}: {score.reason}" for name, score in scores.items()
-                if score.ran and score.value < 1.0 and name in _reported(weights)]  # type: ignore[operator]
+    reasons += [
+        f"{name}: {score.reason}"
+        for name, score in scores.items()
+        if score.ran and score.value < 1.0 and name in _reported(weights)
+    ]  # type: ignore[operator]
     reasons += [f"{axis} not scored: {why}" for axis, why in overall.excluded.items()]
     if overall.value is None:
         reasons.append("no weighted axis could be scored")
@@ -176,7 +198,10 @@ def score_trace(trace: AgentTrace, case: Case | None, scorers: Sequence[Scorer],
         hard_failures=overall.hard_failures,
         excluded=overall.excluded,
         axes=overall.axes,
-        details={name: {"value": s.value, "reason": s.reason, "details": dict(s.details)} for name, s in scores.items()},
+        details={
+            name: {"value": s.value, "reason": s.reason, "details": dict(s.details)}
+            for name, s in scores.items()
+        },
         usage=measure(trace, config.pricing),
         weight=case.weight if case else 1.0,
         tags=tuple(case.tags) if case else (),
@@ -194,8 +219,18 @@ def _reported(weights: Mapping[str, float]) -> set[str]:
 
 def unmatched(case: Case) -> CaseResult:
     """The failed result of a case no trace matched."""
-    return CaseResult(case.id, None, False, None, {}, ("no trace matched this case",), weight=case.weight,
-                      tags=tuple(case.tags), tier=case.tier, metadata=dict(case.metadata))
+    return CaseResult(
+        case.id,
+        None,
+        False,
+        None,
+        {},
+        ("no trace matched this case",),
+        weight=case.weight,
+        tags=tuple(case.tags),
+        tier=case.tier,
+        metadata=dict(case.metadata),
+    )
 
 
 # --- the run ------------------------------------------------------------------------------------
@@ -207,7 +242,11 @@ def percentile(values: Sequence[float], q: float) -> float | None:
         return None
     if len(values) == 1:
         return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1] if 1 <= q <= 99 else max(values)
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+        if 1 <= q <= 99
+        else max(values)
+    )
 
 
 def _total(values: list[int | None]) -> int | None:
@@ -221,21 +260,31 @@ def _mean(values: list[float]) -> float | None:
 
 def _judge_usage(results: Sequence[CaseResult]) -> dict[str, Any] | None:
     """Totals of the judge's usage over the cases it judged (see ``RunSummary.judge``)."""
-    judged = [d["details"] for r in results if (d := r.details.get("judge")) and d["details"].get("usage")]
+    judged = [
+        d["details"] for r in results if (d := r.details.get("judge")) and d["details"].get("usage")
+    ]
     if not judged:
         return None
     usages = [d["usage"] for d in judged]
     costs = [u.get("cost_usd") for u in usages]
-    return {**{k: sum(u.get(k, 0) for u in usages) for k in ("calls", "cached", "input_tokens", "output_tokens")},
-            "cost_usd": None if any(c is None for c in costs) else sum(costs),
-            "errors": sum(1 for d in judged if d.get("error")), "models": sorted({d["model"] for d in judged})}
+    return {
+        **{
+            k: sum(u.get(k, 0) for u in usages)
+            for k in ("calls", "cached", "input_tokens", "output_tokens")
+        },
+        "cost_usd": None if any(c is None for c in costs) else sum(costs),
+        "errors": sum(1 for d in judged if d.get("error")),
+        "models": sorted({d["model"] for d in judged}),
+    }
 
 
 def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces: int) -> RunSummary:
     """Totals over the results (see :class:`RunSummary`)."""
     scored = [r for r in results if r.score is not None]
     weight = sum(r.weight for r in scored)
-    durations = [r.usage.duration_ms for r in results if r.usage and r.usage.duration_ms is not None]
+    durations = [
+        r.usage.duration_ms for r in results if r.usage and r.usage.duration_ms is not None
+    ]
     llm = [d for r in results if r.usage for d in r.usage.llm_durations_ms]
     tools = [d for r in results if r.usage for d in r.usage.tool_durations_ms]
     costs = [r.usage.cost_usd for r in results if r.usage and r.usage.cost_usd is not None]
@@ -248,22 +297,33 @@ def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces:
     with_trace = [r for r in results if r.trace_id is not None]
     passed = sum(r.passed for r in results)
     return RunSummary(
-        results=len(results), passed=passed, failed=len(results) - passed,
+        results=len(results),
+        passed=passed,
+        failed=len(results) - passed,
         pass_rate=passed / len(results) if results else 0.0,
         score=sum(r.score * r.weight for r in scored) / weight if weight else None,  # type: ignore[operator]
         threshold=threshold,
-        unmatched_cases=sum(1 for r in results if r.trace_id is None), unmatched_traces=unmatched_traces,
+        unmatched_cases=sum(1 for r in results if r.trace_id is None),
+        unmatched_traces=unmatched_traces,
         axes={a: _mean([r.axes[a] for r in results if a in r.axes]) for a in sorted(axes)},  # type: ignore[misc]
-        scorers={n: m for n in sorted(names) if (m := _mean([v for r in results if (v := r.scores.get(n)) is not None]))
-                 is not None},
+        scorers={
+            n: m
+            for n in sorted(names)
+            if (m := _mean([v for r in results if (v := r.scores.get(n)) is not None])) is not None
+        },
         excluded=excluded,
-        latency_p50_ms=percentile(durations, 50), latency_p95_ms=percentile(durations, 95),
-        llm_latency_p50_ms=percentile(llm, 50), llm_latency_p95_ms=percentile(llm, 95),
-        tool_latency_p50_ms=percentile(tools, 50), tool_latency_p95_ms=percentile(tools, 95),
+        latency_p50_ms=percentile(durations, 50),
+        latency_p95_ms=percentile(durations, 95),
+        llm_latency_p50_ms=percentile(llm, 50),
+        llm_latency_p95_ms=percentile(llm, 95),
+        tool_latency_p50_ms=percentile(tools, 50),
+        tool_latency_p95_ms=percentile(tools, 95),
         input_tokens=_total([r.usage.input_tokens for r in results if r.usage]),
         output_tokens=_total([r.usage.output_tokens for r in results if r.usage]),
         cost_usd=sum(costs) if costs else None,
-        hallucination_rate=(sum(r.hallucinated for r in with_trace) / len(with_trace)) if with_trace else None,
+        hallucination_rate=(sum(r.hallucinated for r in with_trace) / len(with_trace))
+        if with_trace
+        else None,
         judge=_judge_usage(results),
     )
 
@@ -280,16 +340,27 @@ def _prefetch(scorers: Sequence[Scorer], pairs: Sequence[tuple[AgentTrace, Case 
             prefetch(pairs)
 
 
-def evaluate(traces: Sequence[AgentTrace], dataset: Dataset | None, scorers: Sequence[Scorer], config: Config, *,
-             tier: str | None = None, threshold: float | None = None,
-             mapping: Mapping[str, Sequence[str]] | None = None, progress: Progress | None = None) -> RunResult:
+def evaluate(
+    traces: Sequence[AgentTrace],
+    dataset: Dataset | None,
+    scorers: Sequence[Scorer],
+    config: Config,
+    *,
+    tier: str | None = None,
+    threshold: float | None = None,
+    mapping: Mapping[str, Sequence[str]] | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
     """Score traces against a dataset's cases (or reference-free without one).
 
     Threshold precedence: argument, then the dataset's, then the config's. Weights: the
     dataset's, else the config's (reference-free weights without a dataset).
     """
-    threshold = threshold if threshold is not None else (
-        dataset.threshold if dataset and dataset.threshold is not None else config.threshold)
+    threshold = (
+        threshold
+        if threshold is not None
+        else (dataset.threshold if dataset and dataset.threshold is not None else config.threshold)
+    )
     if dataset is None:
         pairs: list[tuple[Case | None, list[AgentTrace]]] = [(None, [t]) for t in traces]
         weights, leftover = config.reference_free_weights, 0

@@ -29,10 +29,16 @@ class Errors:
         failed_tools = [c for c in trace.tool_calls if c.error]
         failed_llm = [c for c in trace.llm_calls if c.error]
         failed = len(failed_tools) + len(failed_llm)
-        described = [f"{c.name}: {c.error}" for c in failed_tools[:5]] + [f"LLM {c.model}: {c.error}" for c in failed_llm[:3]]
-        reason = f"{failed} of {total} call(s) failed" + (f" ({'; '.join(described)})" if described else "")
-        details = {"failed_tool_calls": [{"name": c.name, "error": c.error} for c in failed_tools],
-                   "failed_llm_calls": [{"model": c.model, "error": c.error} for c in failed_llm]}
+        described = [f"{c.name}: {c.error}" for c in failed_tools[:5]] + [
+            f"LLM {c.model}: {c.error}" for c in failed_llm[:3]
+        ]
+        reason = f"{failed} of {total} call(s) failed" + (
+            f" ({'; '.join(described)})" if described else ""
+        )
+        details = {
+            "failed_tool_calls": [{"name": c.name, "error": c.error} for c in failed_tools],
+            "failed_llm_calls": [{"model": c.model, "error": c.error} for c in failed_llm],
+        }
         return Score(self.name, 1 - failed / total, reason, details=details)
 
 

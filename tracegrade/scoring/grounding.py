@@ -47,17 +47,25 @@ class Groundedness:
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
         if case is None:
             return skipped(self.name, "needs a golden case")
-        factual = bool(case.criteria.get("grounded") or case.criteria.get("tool_called") or case.all_expected_tools)
+        factual = bool(
+            case.criteria.get("grounded")
+            or case.criteria.get("tool_called")
+            or case.all_expected_tools
+        )
         if not factual:
             return skipped(self.name, "the case expects no tool use")
         if unrecorded := tool_calls_unrecorded(self.name, trace):
             return unrecorded
         calls = counted_calls(trace, self.counting)
         if calls:
-            return Score(self.name, 1.0, f"answered after {len(calls)} {self.counting} tool call(s)")
+            return Score(
+                self.name, 1.0, f"answered after {len(calls)} {self.counting} tool call(s)"
+            )
         attempted = len(trace.tool_calls)
         why = f" ({attempted} attempted, all failed)" if attempted else ""
-        return Score(self.name, 0.0, f"expected a tool call before answering; none was {self.counting}{why}")
+        return Score(
+            self.name, 0.0, f"expected a tool call before answering; none was {self.counting}{why}"
+        )
 
 
 def evidence_texts(trace: AgentTrace) -> list[str]:
@@ -78,16 +86,24 @@ class ValueGrounding:
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
         if trace.final_output is None:
             gap = trace.gap("final_output")
-            return skipped(self.name, gap.reason if gap else "no final answer (the run ended on a tool call)")
+            return skipped(
+                self.name, gap.reason if gap else "no final answer (the run ended on a tool call)"
+            )
         values = extract(trace.final_output)
         if not values:
-            return Score(self.name, 1.0, "the answer states no concrete values", details={"values": 0})
+            return Score(
+                self.name, 1.0, "the answer states no concrete values", details={"values": 0}
+            )
         evidence = Evidence.of(evidence_texts(trace))
         ungrounded = [v for v in values if not evidence.supports(v)]
         grounded = len(values) - len(ungrounded)
-        reason = (f"{grounded}/{len(values)} values grounded"
-                  + (f"; ungrounded: {', '.join(v.text for v in ungrounded[:8])}" if ungrounded else ""))
-        details = {"values": len(values), "ungrounded": [{"kind": v.kind, "text": v.text} for v in ungrounded]}
+        reason = f"{grounded}/{len(values)} values grounded" + (
+            f"; ungrounded: {', '.join(v.text for v in ungrounded[:8])}" if ungrounded else ""
+        )
+        details = {
+            "values": len(values),
+            "ungrounded": [{"kind": v.kind, "text": v.text} for v in ungrounded],
+        }
         return Score(self.name, grounded / len(values), reason, details=details)
 
 

@@ -22,8 +22,11 @@ from tracegrade.trace import AgentTrace
 def searched_text(trace: AgentTrace, scope: str) -> str | None:
     """The final answer, or the replies / all assistant texts joined (see the module doc)."""
     if scope in ("replies", "any_response"):
-        texts = [c.output_text for c in trace.llm_calls
-                 if c.output_text and (scope == "any_response" or not c.tool_call_ids)]
+        texts = [
+            c.output_text
+            for c in trace.llm_calls
+            if c.output_text and (scope == "any_response" or not c.tool_call_ids)
+        ]
         if trace.final_output and trace.final_output not in texts:
             texts.append(trace.final_output)
         return "\n".join(texts) if texts else None
@@ -52,10 +55,17 @@ class Hallucination:
         value = len(required) / len(case.must_contain) if case.must_contain else 1.0
         parts = [*hard]
         if case.must_contain:
-            parts.append(f"{len(required)}/{len(case.must_contain)} required phrase(s) found"
-                         + (f"; missing {missing}" if missing else ""))
-        return Score(self.name, 0.0 if forbidden else value, "; ".join(parts) or "no forbidden phrase",
-                     hard, {"forbidden_found": forbidden, "required_missing": missing})
+            parts.append(
+                f"{len(required)}/{len(case.must_contain)} required phrase(s) found"
+                + (f"; missing {missing}" if missing else "")
+            )
+        return Score(
+            self.name,
+            0.0 if forbidden else value,
+            "; ".join(parts) or "no forbidden phrase",
+            hard,
+            {"forbidden_found": forbidden, "required_missing": missing},
+        )
 
 
 @register("hallucination")

@@ -34,10 +34,18 @@ class Overall:
 def axis_value(axis: str, scores: Mapping[str, Score]) -> tuple[float | None, str]:
     """(value, reason when None) of one axis."""
     if axis == CORRECTNESS:
-        parts = [scores[n] for n in ("tool_correctness", "tool_arguments") if n in scores and scores[n].ran]
+        parts = [
+            scores[n]
+            for n in ("tool_correctness", "tool_arguments")
+            if n in scores and scores[n].ran
+        ]
         if parts:
             return sum(s.value for s in parts) / len(parts), ""  # type: ignore[misc]
-        reason = scores["tool_correctness"].reason if "tool_correctness" in scores else "tool_correctness did not run"
+        reason = (
+            scores["tool_correctness"].reason
+            if "tool_correctness" in scores
+            else "tool_correctness did not run"
+        )
         return None, reason
     score = scores.get(axis)
     if score is None:

@@ -31,9 +31,11 @@ _BUILTINS: dict[str, Factory] = {}
 
 def register(name: str) -> Callable[[Factory], Factory]:
     """Register a built-in scorer factory under ``name``."""
+
     def decorator(factory: Factory) -> Factory:
         _BUILTINS[name] = factory
         return factory
+
     return decorator
 
 
@@ -51,7 +53,9 @@ class FunctionScorer:
         if result is None:
             return Score(self.name, None, "no value")
         value = float(result)
-        return Score(self.name, value, f"{getattr(self.function, '__name__', self.name)} returned {result!r}")
+        return Score(
+            self.name, value, f"{getattr(self.function, '__name__', self.name)} returned {result!r}"
+        )
 
 
 def _takes_only_config(obj: Any) -> bool:
@@ -70,7 +74,9 @@ def _instantiate(name: str, obj: Any, config: Config) -> Scorer:
         except TypeError as exc:
             raise ConfigError(f"scorer {name!r}: cannot construct it: {exc}") from exc
         if not (callable(obj) and hasattr(obj, "name")):
-            raise ConfigError(f"scorer {name!r}: the factory did not return a scorer (a callable with a name)")
+            raise ConfigError(
+                f"scorer {name!r}: the factory did not return a scorer (a callable with a name)"
+            )
         return obj
     if callable(obj) and hasattr(obj, "name") and not inspect.isfunction(obj):
         return obj
@@ -87,13 +93,17 @@ def load_reference(reference: str, config: Config) -> Scorer:
     """
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
-        raise ConfigError(f"--scorer {reference!r}: expected module:name, e.g. my_scorers:politeness")
+        raise ConfigError(
+            f"--scorer {reference!r}: expected module:name, e.g. my_scorers:politeness"
+        )
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(f"--scorer {reference!r}: cannot import {module_name}: {exc}") from exc
     if not hasattr(module, attribute):
-        raise ConfigError(f"--scorer {reference!r}: module {module_name} has no attribute {attribute!r}")
+        raise ConfigError(
+            f"--scorer {reference!r}: module {module_name} has no attribute {attribute!r}"
+        )
     return _instantiate(attribute, getattr(module, attribute), config)
 
 
@@ -104,7 +114,9 @@ def plugins(config: Config) -> list[Scorer]:
         try:
             scorers.append(_instantiate(entry.name, entry.load(), config))
         except Exception as exc:  # a broken plugin must not stop scoring
-            warnings.warn(f"scorer plugin {entry.name!r} ({entry.value}) skipped: {exc}", stacklevel=2)
+            warnings.warn(
+                f"scorer plugin {entry.name!r} ({entry.value}) skipped: {exc}", stacklevel=2
+            )
     return scorers
 
 

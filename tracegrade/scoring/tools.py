@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case, ExpectedToolCall
-from tracegrade.scoring.grounding import Counting, counted_calls, tool_calls_unrecorded
 from tracegrade.predicates import ArgumentCheck, check_arguments
+from tracegrade.scoring.grounding import Counting, counted_calls, tool_calls_unrecorded
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
 from tracegrade.trace import AgentTrace, ToolCall
@@ -63,11 +63,20 @@ class ToolCorrectness:
         forbidden = sorted({c.name for c in trace.tool_calls if c.name in case.forbidden_tools})
         hard = tuple(f"called forbidden tool {name!r}" for name in forbidden)
         if not expected:
-            return Score(self.name, 0.0 if forbidden else 1.0, "; ".join(hard) or "no forbidden tool called", hard)
+            return Score(
+                self.name,
+                0.0 if forbidden else 1.0,
+                "; ".join(hard) or "no forbidden tool called",
+                hard,
+            )
         value, reason = self._credit(expected, actual, case.order)
         missing = list((Counter(expected) - Counter(actual)).elements())
-        details = {"expected": expected, "actual": actual, "missing": missing,
-                   "extra": list((Counter(actual) - Counter(expected)).elements())}
+        details = {
+            "expected": expected,
+            "actual": actual,
+            "missing": missing,
+            "extra": list((Counter(actual) - Counter(expected)).elements()),
+        }
         return Score(self.name, value, "; ".join([reason, *hard]), hard, details)
 
     @staticmethod
@@ -79,7 +88,9 @@ class ToolCorrectness:
             return matched / len(expected), reason + (f"; missing {missing}" if missing else "")
         common = lcs_length(expected, actual)
         if order == "in_order":
-            return common / len(expected), f"{common}/{len(expected)} expected tool call(s) made in order"
+            return common / len(
+                expected
+            ), f"{common}/{len(expected)} expected tool call(s) made in order"
         denominator = max(len(expected), len(actual))
         exact = "exactly" if list(expected) == list(actual) else f"not exactly (actual {actual})"
         return common / denominator, f"tool sequence matches {exact}"
@@ -88,9 +99,16 @@ class ToolCorrectness:
 def _assign(expected: list[ExpectedToolCall], calls: list[ToolCall]) -> dict[int, int]:
     """expected index -> call index: full matches by bipartite matching, then best partials."""
     full = {
-        (i, j) for i, e in enumerate(expected) for j, c in enumerate(calls)
-        if c.name == e.name and all(ch.passed for ch in check_arguments(e.predicates, c.arguments,
-                                                                          allow_extra=e.allow_extra_arguments))
+        (i, j)
+        for i, e in enumerate(expected)
+        for j, c in enumerate(calls)
+        if c.name == e.name
+        and all(
+            ch.passed
+            for ch in check_arguments(
+                e.predicates, c.arguments, allow_extra=e.allow_extra_arguments
+            )
+        )
     }
     owner: dict[int, int] = {}
 
@@ -116,18 +134,34 @@ def _assign(expected: list[ExpectedToolCall], calls: list[ToolCall]) -> dict[int
 
 
 def _satisfied(expected: ExpectedToolCall, call: ToolCall) -> int:
-    return sum(ch.passed for ch in check_arguments(expected.predicates, call.arguments,
-                                                   allow_extra=expected.allow_extra_arguments))
+    return sum(
+        ch.passed
+        for ch in check_arguments(
+            expected.predicates, call.arguments, allow_extra=expected.allow_extra_arguments
+        )
+    )
 
 
 def _unexpected(case: Case, calls: list[ToolCall], assignment: dict[int, int]) -> list[str]:
     """Performed calls of ``strict_tools`` that are not a full match of an expected call
     (a failed call changed nothing, so it never counts here)."""
-    full = {j for i, j in assignment.items() if _satisfied(case.expected_tool_calls[i], calls[j])
-            == len(check_arguments(case.expected_tool_calls[i].predicates, calls[j].arguments,
-                                   allow_extra=case.expected_tool_calls[i].allow_extra_arguments))}
-    return [f"unexpected call {c.name}({_short(c.arguments)})" for j, c in enumerate(calls)
-            if c.name in case.strict_tools and j not in full]
+    full = {
+        j
+        for i, j in assignment.items()
+        if _satisfied(case.expected_tool_calls[i], calls[j])
+        == len(
+            check_arguments(
+                case.expected_tool_calls[i].predicates,
+                calls[j].arguments,
+                allow_extra=case.expected_tool_calls[i].allow_extra_arguments,
+            )
+        )
+    }
+    return [
+        f"unexpected call {c.name}({_short(c.arguments)})"
+        for j, c in enumerate(calls)
+        if c.name in case.strict_tools and j not in full
+    ]
 
 
 def _short(arguments: object, limit: int = 80) -> str:
@@ -154,14 +188,22 @@ class ToolArguments:
         calls = counted_calls(trace, self.counting)
         assignment = _assign(case.expected_tool_calls, calls)
         performed = counted_calls(trace, "performed")
-        strict_assignment = assignment if performed == calls else _assign(case.expected_tool_calls, performed)
+        strict_assignment = (
+            assignment if performed == calls else _assign(case.expected_tool_calls, performed)
+        )
         extra = _unexpected(case, performed, strict_assignment)
         if not case.expected_tool_calls:
-            return Score(self.name, 0.0 if extra else 1.0, "; ".join(extra) or "no unexpected call of a strict tool",
-                         tuple(extra))
+            return Score(
+                self.name,
+                0.0 if extra else 1.0,
+                "; ".join(extra) or "no unexpected call of a strict tool",
+                tuple(extra),
+            )
         credits, failures, hard, per_call = [], [], list(extra), []
         for i, expected in enumerate(case.expected_tool_calls):
-            credit, call_failures = self._one(expected, calls[assignment[i]] if i in assignment else None)
+            credit, call_failures = self._one(
+                expected, calls[assignment[i]] if i in assignment else None
+            )
             credits.append(credit)
             failures.extend(call_failures)
             per_call.append({"name": expected.name, "credit": credit, "failures": call_failures})
@@ -170,7 +212,9 @@ class ToolArguments:
         value = sum(credits) / len(credits)
         matched = sum(1 for c in credits if c == 1.0)
         reason = f"{matched}/{len(credits)} expected call(s) made with all arguments right"
-        return Score(self.name, value, "; ".join([reason, *failures[:6]]), tuple(hard), {"calls": per_call})
+        return Score(
+            self.name, value, "; ".join([reason, *failures[:6]]), tuple(hard), {"calls": per_call}
+        )
 
     @staticmethod
     def _one(expected: ExpectedToolCall, call: ToolCall | None) -> tuple[float, list[str]]:
@@ -178,11 +222,15 @@ class ToolArguments:
             return 0.0, [f"{expected.name}: no matching call"]
         if not call.arguments_recorded:
             return 0.0, [f"{expected.name}: arguments not recorded"]
-        checks = check_arguments(expected.predicates, call.arguments, allow_extra=expected.allow_extra_arguments)
+        checks = check_arguments(
+            expected.predicates, call.arguments, allow_extra=expected.allow_extra_arguments
+        )
         if not checks:
             return 1.0, []
         failed = [c for c in checks if not c.passed]
-        return (len(checks) - len(failed)) / len(checks), [_failure_text(expected, c) for c in failed]
+        return (len(checks) - len(failed)) / len(checks), [
+            _failure_text(expected, c) for c in failed
+        ]
 
 
 @register("tool_correctness")

@@ -39,7 +39,9 @@ class Usage:
 def _cost(calls: Sequence[LlmCall], pricing: Pricing) -> tuple[float | None, tuple[str, ...]]:
     total, unpriced, priced_any = 0.0, [], False
     for call in calls:
-        cost = pricing.cost_usd(call.model, call.input_tokens, call.output_tokens, call.cached_input_tokens)
+        cost = pricing.cost_usd(
+            call.model, call.input_tokens, call.output_tokens, call.cached_input_tokens
+        )
         if cost is None:
             if call.input_tokens is not None or call.output_tokens is not None:
                 unpriced.append(call.model or "unknown")
@@ -65,7 +67,11 @@ def measure(trace: AgentTrace, pricing: Pricing) -> Usage:
         llm_calls=len(trace.llm_calls),
         tool_calls=len(trace.tool_calls),
         llm_durations_ms=tuple(c.duration_ms for c in trace.llm_calls) if timed else (),
-        tool_durations_ms=tuple(c.duration_ms for c in trace.tool_calls if c.duration_ms is not None) if timed else (),
+        tool_durations_ms=tuple(
+            c.duration_ms for c in trace.tool_calls if c.duration_ms is not None
+        )
+        if timed
+        else (),
         unpriced_models=unpriced,
     )
 
@@ -89,9 +95,15 @@ def measure_agent(trace: AgentTrace, name: str, pricing: Pricing) -> Usage:
     tools = [c for c in trace.tool_calls if c.agent_span_id in ids]
     durations = [a.duration_ms for a in trace.agents if a.name == name]
     cost, unpriced = _cost(calls, pricing)
-    return Usage(max(durations) if durations and trace.gap("timing") is None else None,
-                 _sum([c.input_tokens for c in calls]), _sum([c.output_tokens for c in calls]), cost,
-                 len(calls), len(tools), unpriced_models=unpriced)
+    return Usage(
+        max(durations) if durations and trace.gap("timing") is None else None,
+        _sum([c.input_tokens for c in calls]),
+        _sum([c.output_tokens for c in calls]),
+        cost,
+        len(calls),
+        len(tools),
+        unpriced_models=unpriced,
+    )
 
 
 def measure_tool(trace: AgentTrace, name: str) -> Usage:

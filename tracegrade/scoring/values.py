@@ -18,9 +18,26 @@ from decimal import Decimal, InvalidOperation
 
 from tracegrade.scoring.text import normalize
 
-MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-     "november", "december"], start=1)}
+MONTHS = {
+    m: i
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
 MONTHS.update({name[:3]: number for name, number in list(MONTHS.items())})
 MONTHS["sept"] = 9
 
@@ -28,13 +45,34 @@ _MONTH = r"\b(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")
 _DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("date", re.compile(r"(?<!\d)(?P<y>\d{4})[-/](?P<m>\d{1,2})[-/](?P<d>\d{1,2})(?!\d)")),
-    ("date", re.compile(_MONTH + r"\s+" + _DAY + r"(?:,?\s+(?P<year>\d{4}))?(?![\d:])", re.IGNORECASE)),
-    ("date", re.compile(_DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+(?P<year>\d{4}))?", re.IGNORECASE)),
-    ("time", re.compile(r"(?<![\d:])(?P<h>\d{1,2}):(?P<min>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?m\.?))?(?![\d:])",
-                        re.IGNORECASE)),
-    ("id", re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)),
-    ("id", re.compile(r"\b(?!\d+-[A-Za-z]+\b)(?!\d+(?:st|nd|rd|th)\b)"
-                      r"(?=[A-Za-z0-9_-]*[A-Za-z])(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{3,}\b")),
+    (
+        "date",
+        re.compile(_MONTH + r"\s+" + _DAY + r"(?:,?\s+(?P<year>\d{4}))?(?![\d:])", re.IGNORECASE),
+    ),
+    (
+        "date",
+        re.compile(_DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+(?P<year>\d{4}))?", re.IGNORECASE),
+    ),
+    (
+        "time",
+        re.compile(
+            r"(?<![\d:])(?P<h>\d{1,2}):(?P<min>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?m\.?))?(?![\d:])",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "id",
+        re.compile(
+            r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE
+        ),
+    ),
+    (
+        "id",
+        re.compile(
+            r"\b(?!\d+-[A-Za-z]+\b)(?!\d+(?:st|nd|rd|th)\b)"
+            r"(?=[A-Za-z0-9_-]*[A-Za-z])(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{3,}\b"
+        ),
+    ),
     ("id", re.compile(r"\b[A-Z]{6,}\b")),
     ("price", re.compile(r"(?:[$€£]|usd\s?)\s?(?P<num>\d[\d,]*(?:\.\d+)?)", re.IGNORECASE)),
     ("percent", re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s?%")),
@@ -93,7 +131,12 @@ def _canonical(kind: str, match: re.Match[str]) -> str | None:
     if kind == "id":
         return match.group(0).casefold()
     number = _number(match["num"])
-    if kind == "number" and number is not None and abs(Decimal(number)) < 10 and "." not in match["num"]:
+    if (
+        kind == "number"
+        and number is not None
+        and abs(Decimal(number)) < 10
+        and "." not in match["num"]
+    ):
         return None
     return number
 
@@ -102,7 +145,7 @@ def extract(text: str) -> list[Value]:
     """The values in ``text``, left to right, without overlaps (see the module docstring)."""
     taken = [False] * len(text)
     for marker in _LIST_MARKER.finditer(text):
-        taken[marker.start():marker.end()] = [True] * (marker.end() - marker.start())
+        taken[marker.start() : marker.end()] = [True] * (marker.end() - marker.start())
     found: list[tuple[int, Value]] = []
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(text):
@@ -131,7 +174,9 @@ class Evidence:
         joined = "\n".join(texts)
         values = extract(joined)
         numbers = {v.canonical for v in values if v.kind in ("price", "percent", "number")}
-        numbers |= {c for raw in _EVIDENCE_NUMBER.findall(joined.replace(",", "")) if (c := _number(raw))}
+        numbers |= {
+            c for raw in _EVIDENCE_NUMBER.findall(joined.replace(",", "")) if (c := _number(raw))
+        }
         dates = {v.canonical for v in values if v.kind == "date"}
         dates |= {"--" + d[5:] for d in dates if not d.startswith("--")}
         times = {v.canonical for v in values if v.kind == "time"}
@@ -145,4 +190,7 @@ class Evidence:
             return value.canonical in self.dates
         if value.kind == "time":
             return value.canonical in self.times
-        return re.search(r"(?<![0-9a-z])" + re.escape(value.canonical) + r"(?![0-9a-z])", self.text) is not None
+        return (
+            re.search(r"(?<![0-9a-z])" + re.escape(value.canonical) + r"(?![0-9a-z])", self.text)
+            is not None
+        )

@@ -15,8 +15,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Self
 
-READY = re.compile(r"OTLP/gRPC (?P<host>[\w.:\[\]]+):(?P<grpc>\d+), OTLP/HTTP [\w.:\[\]]+:(?P<http>\d+), "
-                   r"store (?P<store>.+)$")
+READY = re.compile(
+    r"OTLP/gRPC (?P<host>[\w.:\[\]]+):(?P<grpc>\d+), OTLP/HTTP [\w.:\[\]]+:(?P<http>\d+), "
+    r"store (?P<store>.+)$"
+)
 START_TIMEOUT_S = 30.0
 
 
@@ -37,7 +39,17 @@ class CollectProcess:
     """
 
     def __init__(self, db: str | Path, *args: str, env: Mapping[str, str] | None = None):
-        self.argv = [*command(), "collect", "--grpc-port", "0", "--http-port", "0", "--db", str(db), *args]
+        self.argv = [
+            *command(),
+            "collect",
+            "--grpc-port",
+            "0",
+            "--http-port",
+            "0",
+            "--db",
+            str(db),
+            *args,
+        ]
         self.env = {**os.environ, **(env or {})}
         self.stdout: list[str] = []
         self.stderr: list[str] = []
@@ -52,17 +64,22 @@ class CollectProcess:
         Raises:
             AssertionError: the process exited or printed nothing ready in time.
         """
-        self.process = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                        env=self.env)
-        for stream, lines in ((self.process.stdout, self.stdout), (self.process.stderr, self.stderr)):
+        self.process = subprocess.Popen(
+            self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env
+        )
+        for stream, lines in (
+            (self.process.stdout, self.stdout),
+            (self.process.stderr, self.stderr),
+        ):
             threading.Thread(target=_pump, args=(stream, lines), daemon=True).start()
         match = self.wait_for_line(self.stdout, READY, START_TIMEOUT_S)
         self.host, self.store = match["host"], match["store"]
         self.grpc_port, self.http_port = int(match["grpc"]), int(match["http"])
         return self
 
-    def wait_for_line(self, lines: list[str], pattern: re.Pattern[str], timeout_s: float = 10.0,
-                      count: int = 1) -> re.Match[str]:
+    def wait_for_line(
+        self, lines: list[str], pattern: re.Pattern[str], timeout_s: float = 10.0, count: int = 1
+    ) -> re.Match[str]:
         """The ``count``-th line of ``lines`` matching ``pattern``, waiting up to ``timeout_s``."""
         deadline = time.monotonic() + timeout_s
         while True:
@@ -73,9 +90,13 @@ class CollectProcess:
             if self.process.poll() is not None and len(matches) < count:
                 time.sleep(0.1)  # let the pump threads catch up with the last lines
                 matches = [m for m in map(pattern.search, list(lines)) if m]
-                assert len(matches) >= count, f"exited {self.process.returncode}: {self.stdout} {self.stderr}"
+                assert len(matches) >= count, (
+                    f"exited {self.process.returncode}: {self.stdout} {self.stderr}"
+                )
                 return matches[count - 1]
-            assert time.monotonic() < deadline, f"no line matching {pattern.pattern!r}: {self.stdout} {self.stderr}"
+            assert time.monotonic() < deadline, (
+                f"no line matching {pattern.pattern!r}: {self.stdout} {self.stderr}"
+            )
             time.sleep(0.01)
 
     @property

@@ -34,15 +34,18 @@ from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 from tracegrade.collector.receiver import Receiver, ReceiverConfig
-from tracegrade.collector.store import Store
+from tracegrade.store.traces import Store
 
 GRPC_METHODS = {
     "traces": "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
     "logs": "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
     "metrics": "/opentelemetry.proto.collector.metrics.v1.MetricsService/Export",
 }
-RESPONSES = {"traces": ExportTraceServiceResponse, "logs": ExportLogsServiceResponse,
-             "metrics": ExportMetricsServiceResponse}
+RESPONSES = {
+    "traces": ExportTraceServiceResponse,
+    "logs": ExportLogsServiceResponse,
+    "metrics": ExportMetricsServiceResponse,
+}
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
 
@@ -54,7 +57,9 @@ SpanKey = tuple[str, str]
 
 
 @contextmanager
-def running(db: str | Path, *, wrap_store: Callable[[Any], Any] | None = None, **settings: Any) -> Iterator[Receiver]:
+def running(
+    db: str | Path, *, wrap_store: Callable[[Any], Any] | None = None, **settings: Any
+) -> Iterator[Receiver]:
     """A receiver on free loopback ports writing to ``db``; ``settings`` are further
     :class:`ReceiverConfig` fields (token, max_request_bytes, ...); ``wrap_store`` wraps the
     store the writer thread opens (see :class:`WriteHook`)."""
@@ -102,19 +107,33 @@ class GrpcClient:
     returns the decoded ``Export*ServiceResponse``, or raises :class:`grpc.RpcError`."""
 
     def __init__(self, port: int, *, max_send_bytes: int = 64 * 2**20):
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}", options=[
-            ("grpc.max_send_message_length", max_send_bytes)])
+        self.channel = grpc.insecure_channel(
+            f"127.0.0.1:{port}", options=[("grpc.max_send_message_length", max_send_bytes)]
+        )
 
-    def export(self, signal: str, body: bytes, *, metadata: Iterable[tuple[str, str]] = (),
-               compression: grpc.Compression | None = None, timeout_s: float = 10.0) -> Any:
-        call = self.channel.unary_unary(GRPC_METHODS[signal], request_serializer=None,
-                                        response_deserializer=RESPONSES[signal].FromString)
+    def export(
+        self,
+        signal: str,
+        body: bytes,
+        *,
+        metadata: Iterable[tuple[str, str]] = (),
+        compression: grpc.Compression | None = None,
+        timeout_s: float = 10.0,
+    ) -> Any:
+        call = self.channel.unary_unary(
+            GRPC_METHODS[signal],
+            request_serializer=None,
+            response_deserializer=RESPONSES[signal].FromString,
+        )
         return call(body, metadata=tuple(metadata), compression=compression, timeout=timeout_s)
 
     def export_with_call(self, signal: str, body: bytes, **options: Any) -> tuple[Any, grpc.Call]:
         """Like :meth:`export` but also returns the call (trailing metadata, status)."""
-        call = self.channel.unary_unary(GRPC_METHODS[signal], request_serializer=None,
-                                        response_deserializer=RESPONSES[signal].FromString)
+        call = self.channel.unary_unary(
+            GRPC_METHODS[signal],
+            request_serializer=None,
+            response_deserializer=RESPONSES[signal].FromString,
+        )
         return call.with_call(body, timeout=10.0, **options)
 
     def close(self) -> None:
@@ -132,8 +151,15 @@ HTTP = httpx.Client(timeout=10.0, limits=httpx.Limits(max_keepalive_connections=
 pooled connection outlives the receiver it went to."""
 
 
-def http_export(receiver: Any, signal: str, body: bytes | Iterable[bytes], *, content_type: str = PROTOBUF,
-                headers: Mapping[str, str] | None = None, gzipped: bool = False) -> httpx.Response:
+def http_export(
+    receiver: Any,
+    signal: str,
+    body: bytes | Iterable[bytes],
+    *,
+    content_type: str = PROTOBUF,
+    headers: Mapping[str, str] | None = None,
+    gzipped: bool = False,
+) -> httpx.Response:
     """POST ``body`` to ``<receiver.http_endpoint>/v1/<signal>`` (gzip-compressed first when
     ``gzipped``)."""
     all_headers = {"content-type": content_type, **(headers or {})}
@@ -168,15 +194,24 @@ def _decode(response: httpx.Response, message: Any) -> Any:
 
 def request_spans(*requests: ExportTraceServiceRequest) -> dict[SpanKey, trace_pb2.Span]:
     """Every span of these requests by (trace id, span id)."""
-    return {(span.trace_id.hex(), span.span_id.hex()): span
-            for request in requests for group in request.resource_spans
-            for scoped in group.scope_spans for span in scoped.spans}
+    return {
+        (span.trace_id.hex(), span.span_id.hex()): span
+        for request in requests
+        for group in request.resource_spans
+        for scoped in group.scope_spans
+        for span in scoped.spans
+    }
 
 
 def request_logs(*requests: ExportLogsServiceRequest) -> list[logs_pb2.LogRecord]:
     """Every log record of these requests, in order."""
-    return [record for request in requests for group in request.resource_logs
-            for scoped in group.scope_logs for record in scoped.log_records]
+    return [
+        record
+        for request in requests
+        for group in request.resource_logs
+        for scoped in group.scope_logs
+        for record in scoped.log_records
+    ]
 
 
 def canonical(messages: Iterable[Any]) -> list[bytes]:
@@ -212,10 +247,20 @@ def snapshot(db: str | Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every table of a SQLite store, raw bytes included, in a fixed order (so
     independent of the schema version): equal snapshots mean nothing stored was touched."""
     with Store(db) as store:
-        tables = [name for (name,) in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        return {table: sorted((tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
-                               for row in store.db.execute(f'SELECT * FROM "{table}"')), key=repr)
-                for table in tables}
+        tables = [
+            name
+            for (name,) in store.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        ]
+        return {
+            table: sorted(
+                (
+                    tuple(bytes(v) if isinstance(v, memoryview) else v for v in row)
+                    for row in store.db.execute(f'SELECT * FROM "{table}"')
+                ),
+                key=repr,
+            )
+            for table in tables
+        }
 
 
 def counts(db: str | Path) -> dict[str, int]:
@@ -227,11 +272,24 @@ def counts(db: str | Path) -> dict[str, int]:
 # --- hand-made payloads -------------------------------------------------------------------------
 
 
-def hand_span(name: str, trace_id: bytes, span_id: bytes, *, parent: bytes = b"", start: int = 1_700_000_000_000_000_000,
-              end: int | None = None) -> trace_pb2.Span:
+def hand_span(
+    name: str,
+    trace_id: bytes,
+    span_id: bytes,
+    *,
+    parent: bytes = b"",
+    start: int = 1_700_000_000_000_000_000,
+    end: int | None = None,
+) -> trace_pb2.Span:
     """A span with exactly these ids and times (Unix ns), valid or not."""
-    return trace_pb2.Span(name=name, trace_id=trace_id, span_id=span_id, parent_span_id=parent,
-                          start_time_unix_nano=start, end_time_unix_nano=start + 1_000_000 if end is None else end)
+    return trace_pb2.Span(
+        name=name,
+        trace_id=trace_id,
+        span_id=span_id,
+        parent_span_id=parent,
+        start_time_unix_nano=start,
+        end_time_unix_nano=start + 1_000_000 if end is None else end,
+    )
 
 
 def spans_request(*spans: trace_pb2.Span, service: str = "hand-made") -> ExportTraceServiceRequest:
@@ -245,7 +303,9 @@ def spans_request(*spans: trace_pb2.Span, service: str = "hand-made") -> ExportT
     return request
 
 
-def logs_request(*records: logs_pb2.LogRecord, service: str = "hand-made") -> ExportLogsServiceRequest:
+def logs_request(
+    *records: logs_pb2.LogRecord, service: str = "hand-made"
+) -> ExportLogsServiceRequest:
     """One resource, one scope, these log records."""
     request = ExportLogsServiceRequest()
     group = request.resource_logs.add()
@@ -256,8 +316,13 @@ def logs_request(*records: logs_pb2.LogRecord, service: str = "hand-made") -> Ex
     return request
 
 
-def hand_log(body: str, *, trace_id: bytes = b"", span_id: bytes = b"", time_unix_nano: int = 1_700_000_000_000_000_000
-             ) -> logs_pb2.LogRecord:
+def hand_log(
+    body: str,
+    *,
+    trace_id: bytes = b"",
+    span_id: bytes = b"",
+    time_unix_nano: int = 1_700_000_000_000_000_000,
+) -> logs_pb2.LogRecord:
     """A log record with a string body and exactly these ids."""
     record = logs_pb2.LogRecord(time_unix_nano=time_unix_nano, trace_id=trace_id, span_id=span_id)
     record.body.string_value = body

@@ -70,7 +70,9 @@ def fill_queue(receiver, pool: ThreadPoolExecutor, held: HeldWriter, requests: i
     sent = []
     for n in range(requests):
         request = trace_request(agent_turn)
-        sent.append((pool.submit(http_export, receiver, "traces", request.SerializeToString()), request))
+        sent.append(
+            (pool.submit(http_export, receiver, "traces", request.SerializeToString()), request)
+        )
         wait_until(lambda n=n: receiver.stats.queue_depth == n + 1)
         if n == 0:
             assert held.writing.wait(5)
@@ -83,11 +85,18 @@ def size() -> int:
     return max(len(trace_request(agent_turn).SerializeToString()) for _ in range(5))
 
 
-def test_full_queue_answers_429_with_retry_after_and_resource_exhausted_with_retry_info(tmp_path, size):
+def test_full_queue_answers_429_with_retry_after_and_resource_exhausted_with_retry_info(
+    tmp_path, size
+):
     held = HeldWriter()
     bound = 2 * size + size // 2
-    with running(tmp_path / "bp.db", wrap_store=held.wrap, max_queue_bytes=bound, max_request_bytes=bound) as receiver, \
-            ThreadPoolExecutor(4) as pool, GrpcClient(receiver.grpc_port) as client:
+    with (
+        running(
+            tmp_path / "bp.db", wrap_store=held.wrap, max_queue_bytes=bound, max_request_bytes=bound
+        ) as receiver,
+        ThreadPoolExecutor(4) as pool,
+        GrpcClient(receiver.grpc_port) as client,
+    ):
         queued = fill_queue(receiver, pool, held, 2)
         assert receiver.stats.queue_bytes <= bound
         rejected = trace_request(agent_turn)
@@ -101,7 +110,10 @@ def test_full_queue_answers_429_with_retry_after_and_resource_exhausted_with_ret
         assert caught.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
         status = rpc_status.from_call(caught.value)
         retry = error_details_pb2.RetryInfo()
-        assert status.details[0].Unpack(retry) and retry.retry_delay.ToTimedelta().total_seconds() == 1.0
+        assert (
+            status.details[0].Unpack(retry)
+            and retry.retry_delay.ToTimedelta().total_seconds() == 1.0
+        )
         assert receiver.stats.throttled_requests == 2 and receiver.stats.queue_bytes <= bound
 
         held.release()
@@ -113,12 +125,21 @@ def test_full_queue_answers_429_with_retry_after_and_resource_exhausted_with_ret
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
-def test_sdk_exporter_retries_a_throttled_export_until_the_writer_catches_up(tmp_path, size, protocol):
+def test_sdk_exporter_retries_a_throttled_export_until_the_writer_catches_up(
+    tmp_path, size, protocol
+):
     held = HeldWriter()
     bound = 2 * size + size // 2
     spans = record(agent_turn)
-    with running(tmp_path / "retry.db", wrap_store=held.wrap, max_queue_bytes=bound, max_request_bytes=bound) as receiver, \
-            ThreadPoolExecutor(4) as pool:
+    with (
+        running(
+            tmp_path / "retry.db",
+            wrap_store=held.wrap,
+            max_queue_bytes=bound,
+            max_request_bytes=bound,
+        ) as receiver,
+        ThreadPoolExecutor(4) as pool,
+    ):
         queued = fill_queue(receiver, pool, held, 2)
         exporter = span_exporter(protocol, receiver, timeout_s=8)
         try:
@@ -131,7 +152,9 @@ def test_sdk_exporter_retries_a_throttled_export_until_the_writer_catches_up(tmp
             exporter.shutdown()
         assert all(future.result(10).status_code == 200 for future, _ in queued)
     stored = stored_spans(tmp_path / "retry.db")
-    assert {(format(s.context.trace_id, "032x"), format(s.context.span_id, "016x")) for s in spans} <= stored.keys()
+    assert {
+        (format(s.context.trace_id, "032x"), format(s.context.span_id, "016x")) for s in spans
+    } <= stored.keys()
 
 
 def _send_with_retries(receiver, client: GrpcClient, n: int) -> tuple[set, int]:
@@ -155,12 +178,22 @@ def _send_with_retries(receiver, client: GrpcClient, n: int) -> tuple[set, int]:
     raise AssertionError("never acknowledged")
 
 
-def test_a_flood_against_a_slow_writer_keeps_the_queue_within_its_bound_and_loses_nothing(tmp_path, size):
+def test_a_flood_against_a_slow_writer_keeps_the_queue_within_its_bound_and_loses_nothing(
+    tmp_path, size
+):
     held = HeldWriter(delay_s=0.02)
     bound = 3 * size
     peak = [0]
-    with running(tmp_path / "flood.db", wrap_store=held.wrap, max_queue_bytes=bound, max_request_bytes=size + 64) as receiver, \
-            GrpcClient(receiver.grpc_port) as client, ThreadPoolExecutor(8) as pool:
+    with (
+        running(
+            tmp_path / "flood.db",
+            wrap_store=held.wrap,
+            max_queue_bytes=bound,
+            max_request_bytes=size + 64,
+        ) as receiver,
+        GrpcClient(receiver.grpc_port) as client,
+        ThreadPoolExecutor(8) as pool,
+    ):
         held.receiver = receiver
         stop = threading.Event()
 
@@ -181,7 +214,9 @@ def test_a_flood_against_a_slow_writer_keeps_the_queue_within_its_bound_and_lose
         assert stats.queue_bytes == 0 and stats.stored_items == 48 * 3
     acknowledged = set().union(*(keys for keys, _ in results))
     assert max(peak[0], *held.observed) <= bound
-    assert stored_spans(tmp_path / "flood.db").keys() == acknowledged and len(acknowledged) == 48 * 3
+    assert (
+        stored_spans(tmp_path / "flood.db").keys() == acknowledged and len(acknowledged) == 48 * 3
+    )
 
 
 def test_a_store_that_cannot_commit_gives_503_and_unavailable_then_recovers(tmp_path):
@@ -193,7 +228,12 @@ def test_a_store_that_cannot_commit_gives_503_and_unavailable_then_recovers(tmp_
             raise StoreError("disk full (simulated)")
 
     first, second, third = (trace_request(agent_turn) for _ in range(3))
-    with running(tmp_path / "fail.db", wrap_store=lambda store: WriteHook(store, fail_twice)) as receiver, GrpcClient(receiver.grpc_port) as client:
+    with (
+        running(
+            tmp_path / "fail.db", wrap_store=lambda store: WriteHook(store, fail_twice)
+        ) as receiver,
+        GrpcClient(receiver.grpc_port) as client,
+    ):
         response = http_export(receiver, "traces", first.SerializeToString())
         assert response.status_code == 503 and response.headers["retry-after"] == "2"
         assert http_status(response).code == code_pb2.UNAVAILABLE
@@ -201,7 +241,10 @@ def test_a_store_that_cannot_commit_gives_503_and_unavailable_then_recovers(tmp_
             client.export("traces", second.SerializeToString())
         assert caught.value.code() is grpc.StatusCode.UNAVAILABLE
         retry = error_details_pb2.RetryInfo()
-        assert rpc_status.from_call(caught.value).details[0].Unpack(retry) and retry.retry_delay.seconds == 2
+        assert (
+            rpc_status.from_call(caught.value).details[0].Unpack(retry)
+            and retry.retry_delay.seconds == 2
+        )
         client.export("traces", third.SerializeToString())
         assert receiver.stats.failed_requests == 2
     stored = stored_spans(tmp_path / "fail.db")

@@ -35,7 +35,7 @@ from tests.collector.receiver.helpers import (
     stored_spans,
 )
 from tests.support.sdk import agent_turn, trace_request
-from tracegrade.collector.otlp import request_to_json
+from tracegrade.otlp.codec import request_to_json
 
 LIMIT = 64 * 1024
 """The receiver's max_request_bytes in this module."""
@@ -55,7 +55,12 @@ class Live:
 def live_receiver(tmp_path_factory):
     db = tmp_path_factory.mktemp("bad-input") / "store.db"
     with running(db, max_request_bytes=LIMIT) as receiver, GrpcClient(receiver.grpc_port) as client:
-        assert http_export(receiver, "traces", trace_request(agent_turn).SerializeToString()).status_code == 200
+        assert (
+            http_export(
+                receiver, "traces", trace_request(agent_turn).SerializeToString()
+            ).status_code
+            == 200
+        )
         yield Live(receiver, db, client)
 
 
@@ -79,7 +84,9 @@ def live(live_receiver):
     probe = trace_request(agent_turn)
     live_receiver.grpc.export("traces", probe.SerializeToString())
     second = trace_request(agent_turn)
-    assert http_export(live_receiver.receiver, "traces", second.SerializeToString()).status_code == 200
+    assert (
+        http_export(live_receiver.receiver, "traces", second.SerializeToString()).status_code == 200
+    )
     assert request_spans(probe, second).keys() <= stored_spans(live_receiver.db).keys()
 
 
@@ -92,13 +99,15 @@ def grpc_error(live: Live, signal: str, body: bytes, **options) -> tuple[grpc.St
 def mixed_request():
     """Three valid SDK spans plus five invalid ones (each a different OTLP rule)."""
     request = trace_request(agent_turn)
-    request.resource_spans[0].scope_spans[0].spans.extend([
-        hand_span("short trace id", TRACE[:15], b"\x01" * 8),
-        hand_span("zero trace id", bytes(16), b"\x02" * 8),
-        hand_span("zero span id", TRACE, bytes(8)),
-        hand_span("bad parent", TRACE, b"\x03" * 8, parent=b"\x01\x02\x03"),
-        hand_span("time overflow", TRACE, b"\x04" * 8, end=2**64 - 1),
-    ])
+    request.resource_spans[0].scope_spans[0].spans.extend(
+        [
+            hand_span("short trace id", TRACE[:15], b"\x01" * 8),
+            hand_span("zero trace id", bytes(16), b"\x02" * 8),
+            hand_span("zero span id", TRACE, bytes(8)),
+            hand_span("bad parent", TRACE, b"\x03" * 8, parent=b"\x01\x02\x03"),
+            hand_span("time overflow", TRACE, b"\x04" * 8, end=2**64 - 1),
+        ]
+    )
     return request
 
 
@@ -119,15 +128,28 @@ def test_malformed_protobuf_is_400_with_a_status_body_on_http(live, signal):
     assert status.code == code_pb2.INVALID_ARGUMENT and "malformed OTLP protobuf" in status.message
 
 
-@pytest.mark.parametrize("body, reason", [
-    (b"{not json", "invalid JSON"),
-    (b"\xff\xfe{}", "invalid JSON"),
-    (b'[{"resourceSpans": []}]', "must be a JSON object"),
-    (b'{"resourceSpans": {"scopeSpans": 1}}', "invalid OTLP/JSON"),
-    (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 12}]}]}]}', "must be a hex string"),
-    (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "abc"}]}]}]}', "not a 16- or 32-digit hex id"),
-    (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "-5"}]}]}]}', "invalid OTLP/JSON"),
-], ids=["syntax", "encoding", "array", "shape", "id-type", "id-length", "negative-time"])
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (b"{not json", "invalid JSON"),
+        (b"\xff\xfe{}", "invalid JSON"),
+        (b'[{"resourceSpans": []}]', "must be a JSON object"),
+        (b'{"resourceSpans": {"scopeSpans": 1}}', "invalid OTLP/JSON"),
+        (
+            b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 12}]}]}]}',
+            "must be a hex string",
+        ),
+        (
+            b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "abc"}]}]}]}',
+            "not a 16- or 32-digit hex id",
+        ),
+        (
+            b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"startTimeUnixNano": "-5"}]}]}]}',
+            "invalid OTLP/JSON",
+        ),
+    ],
+    ids=["syntax", "encoding", "array", "shape", "id-type", "id-length", "negative-time"],
+)
 def test_malformed_json_is_400_with_a_json_status_body(live, body, reason):
     response = http_export(live.receiver, "traces", body, content_type=JSON)
     assert response.status_code == 400 and response.headers["content-type"] == JSON
@@ -139,9 +161,18 @@ def test_deeply_nested_json_is_400_not_a_server_error(tmp_path):
     # Against a separate `tracegrade collect`: a RecursionError inside C code can leave CPython
     # 3.11 in a state where later ast.parse calls (pytest's traceback formatting) fail.
     with CollectProcess(tmp_path / "deep.db") as collect:
-        response = http_export(collect, "traces", b'{"resourceSpans": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
-                               content_type=JSON)
-        assert http_export(collect, "traces", trace_request(agent_turn).SerializeToString()).status_code == 200
+        response = http_export(
+            collect,
+            "traces",
+            b'{"resourceSpans": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+            content_type=JSON,
+        )
+        assert (
+            http_export(
+                collect, "traces", trace_request(agent_turn).SerializeToString()
+            ).status_code
+            == 200
+        )
     assert response.status_code == 400
 
 
@@ -155,43 +186,71 @@ def test_unknown_json_fields_are_ignored_as_the_otlp_spec_requires(live):
     request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["newSpanField"] = 7
     response = http_export(live.receiver, "traces", json.dumps(request).encode(), content_type=JSON)
     assert response.status_code == 200
-    live.added = {(s["traceId"], s["spanId"]) for s in request["resourceSpans"][0]["scopeSpans"][0]["spans"]}
+    live.added = {
+        (s["traceId"], s["spanId"]) for s in request["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    }
 
 
 # --- content type and encoding ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("content_type", ["text/plain", "application/grpc", "", "application/x-www-form-urlencoded"])
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/grpc", "", "application/x-www-form-urlencoded"]
+)
 def test_wrong_content_type_is_415(live, content_type):
-    response = http_export(live.receiver, "traces", trace_request(agent_turn).SerializeToString(),
-                           content_type=content_type)
+    response = http_export(
+        live.receiver,
+        "traces",
+        trace_request(agent_turn).SerializeToString(),
+        content_type=content_type,
+    )
     assert response.status_code == 415
     assert "unsupported Content-Type" in http_status(response).message
 
 
 def test_content_type_parameters_and_case_are_accepted(live):
     request = trace_request(agent_turn)
-    response = http_export(live.receiver, "traces", json.dumps(request_to_json(request)).encode(),
-                           content_type="Application/JSON; charset=utf-8")
+    response = http_export(
+        live.receiver,
+        "traces",
+        json.dumps(request_to_json(request)).encode(),
+        content_type="Application/JSON; charset=utf-8",
+    )
     assert response.status_code == 200
     live.added = set(request_spans(request))
 
 
 def test_unsupported_content_encoding_is_400(live):
-    response = http_export(live.receiver, "traces", trace_request(agent_turn).SerializeToString(),
-                           headers={"content-encoding": "br"})
-    assert response.status_code == 400 and "unsupported Content-Encoding" in http_status(response).message
+    response = http_export(
+        live.receiver,
+        "traces",
+        trace_request(agent_turn).SerializeToString(),
+        headers={"content-encoding": "br"},
+    )
+    assert (
+        response.status_code == 400
+        and "unsupported Content-Encoding" in http_status(response).message
+    )
 
 
 def test_wrong_method_and_unknown_path(live):
     assert HTTP.get(f"{live.receiver.http_endpoint}/v1/traces").status_code == 405
-    assert HTTP.post(f"{live.receiver.http_endpoint}/v1/profiles", content=b"",
-                      headers={"content-type": PROTOBUF}).status_code == 404
+    assert (
+        HTTP.post(
+            f"{live.receiver.http_endpoint}/v1/profiles",
+            content=b"",
+            headers={"content-type": PROTOBUF},
+        ).status_code
+        == 404
+    )
 
 
 def test_unknown_grpc_method_is_unimplemented(live):
-    call = live.grpc.channel.unary_unary("/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
-                                         request_serializer=None, response_deserializer=None)
+    call = live.grpc.channel.unary_unary(
+        "/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export",
+        request_serializer=None,
+        response_deserializer=None,
+    )
     with pytest.raises(grpc.RpcError) as caught:
         call(b"", timeout=5)
     assert caught.value.code() is grpc.StatusCode.UNIMPLEMENTED
@@ -203,8 +262,11 @@ def test_unknown_grpc_method_is_unimplemented(live):
 def test_grpc_partial_success_stores_the_valid_spans_and_counts_the_rest(live):
     request = mixed_request()
     response = live.grpc.export("traces", request.SerializeToString())
-    valid = {k for k, s in request_spans(request).items() if s.name in ("invoke_agent shop", "chat gpt-4o",
-                                                                        "execute_tool search")}
+    valid = {
+        k
+        for k, s in request_spans(request).items()
+        if s.name in ("invoke_agent shop", "chat gpt-4o", "execute_tool search")
+    }
     live.added = valid
     assert response.partial_success.rejected_spans == 5
     assert "invalid trace_id" in response.partial_success.error_message
@@ -234,7 +296,9 @@ def test_http_partial_success_stores_the_valid_spans_and_counts_the_rest(live, c
 
 
 def test_only_invalid_spans_store_nothing_and_say_why(live):
-    request = spans_request(hand_span("zero", bytes(16), b"\x05" * 8), hand_span("short", TRACE, b"\x06" * 7))
+    request = spans_request(
+        hand_span("zero", bytes(16), b"\x05" * 8), hand_span("short", TRACE, b"\x06" * 7)
+    )
     response = live.grpc.export("traces", request.SerializeToString())
     assert response.partial_success.rejected_spans == 2
     assert response.partial_success.error_message.startswith("span 'zero': invalid trace_id")
@@ -242,20 +306,26 @@ def test_only_invalid_spans_store_nothing_and_say_why(live):
 
 @pytest.mark.parametrize("protocol", ["grpc", "http"])
 def test_log_records_with_invalid_ids_are_rejected_and_counted(live, protocol):
-    request = logs_request(hand_log("kept", trace_id=os.urandom(16), span_id=os.urandom(8)),
-                           hand_log("kept without ids"),
-                           hand_log("bad trace id", trace_id=b"\x01" * 5),
-                           hand_log("bad span id", trace_id=os.urandom(16), span_id=b"\x01" * 3),
-                           hand_log("time overflow", time_unix_nano=2**64 - 1))
+    request = logs_request(
+        hand_log("kept", trace_id=os.urandom(16), span_id=os.urandom(8)),
+        hand_log("kept without ids"),
+        hand_log("bad trace id", trace_id=b"\x01" * 5),
+        hand_log("bad span id", trace_id=os.urandom(16), span_id=b"\x01" * 3),
+        hand_log("time overflow", time_unix_nano=2**64 - 1),
+    )
     if protocol == "grpc":
         response = live.grpc.export("logs", request.SerializeToString())
     else:
-        response = http_response(http_export(live.receiver, "logs", request.SerializeToString()), "logs")
+        response = http_response(
+            http_export(live.receiver, "logs", request.SerializeToString()), "logs"
+        )
     assert response.partial_success.rejected_log_records == 3
     live.logs_added = True
     assert "log record" in response.partial_success.error_message
     bodies = [r.body.string_value for r in stored_logs(live.db)]
-    assert bodies.count("kept") >= 1 and "bad trace id" not in bodies and "time overflow" not in bodies
+    assert (
+        bodies.count("kept") >= 1 and "bad trace id" not in bodies and "time overflow" not in bodies
+    )
 
 
 @pytest.mark.parametrize("protocol", ["grpc", "http"])
@@ -295,12 +365,16 @@ def test_gzip_bomb_is_413_before_it_is_inflated_in_full(live):
     bomb = gzip.compress(b"\x00" * (64 * 2**20), compresslevel=9)
     assert len(bomb) < LIMIT
     response = http_export(live.receiver, "traces", bomb, headers={"content-encoding": "gzip"})
-    assert response.status_code == 413 and "decompressed body exceeds" in http_status(response).message
+    assert (
+        response.status_code == 413 and "decompressed body exceeds" in http_status(response).message
+    )
 
 
 def test_truncated_gzip_is_400(live):
     body = gzip.compress(trace_request(agent_turn).SerializeToString())
-    response = http_export(live.receiver, "traces", body[:-12], headers={"content-encoding": "gzip"})
+    response = http_export(
+        live.receiver, "traces", body[:-12], headers={"content-encoding": "gzip"}
+    )
     assert response.status_code == 400 and "truncated gzip" in http_status(response).message
 
 
@@ -317,7 +391,9 @@ def test_oversize_message_is_resource_exhausted_on_grpc(live):
 
 def test_grpc_gzip_message_inflating_past_the_limit_is_resource_exhausted(live):
     request = spans_request(hand_span("z" * (4 * LIMIT), os.urandom(16), os.urandom(8)))
-    code, _ = grpc_error(live, "traces", request.SerializeToString(), compression=grpc.Compression.Gzip)
+    code, _ = grpc_error(
+        live, "traces", request.SerializeToString(), compression=grpc.Compression.Gzip
+    )
     assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
 
 
@@ -325,7 +401,11 @@ def test_grpc_error_status_carries_a_google_rpc_status(live):
     with pytest.raises(grpc.RpcError) as caught:
         live.grpc.export("traces", b"\xff")
     status = rpc_status.from_call(caught.value)
-    assert status is not None and status.code == code_pb2.INVALID_ARGUMENT and "malformed" in status.message
+    assert (
+        status is not None
+        and status.code == code_pb2.INVALID_ARGUMENT
+        and "malformed" in status.message
+    )
 
 
 def test_deflate_bodies_are_accepted_as_the_python_exporter_may_send_them(live):
@@ -333,10 +413,18 @@ def test_deflate_bodies_are_accepted_as_the_python_exporter_may_send_them(live):
 
     request = trace_request(agent_turn)
     body = zlib.compress(request.SerializeToString())
-    assert http_export(live.receiver, "traces", body, headers={"content-encoding": "deflate"}).status_code == 200
+    assert (
+        http_export(
+            live.receiver, "traces", body, headers={"content-encoding": "deflate"}
+        ).status_code
+        == 200
+    )
     live.added = set(request_spans(request))
 
 
 def test_an_unknown_content_encoding_is_400(live):
     response = http_export(live.receiver, "traces", b"x", headers={"content-encoding": "br"})
-    assert response.status_code == 400 and "unsupported Content-Encoding" in http_status(response).message
+    assert (
+        response.status_code == 400
+        and "unsupported Content-Encoding" in http_status(response).message
+    )

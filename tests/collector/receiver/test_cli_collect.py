@@ -38,9 +38,13 @@ from tests.support.sdk import agent_turn, trace_request
 from tracegrade.cli import cli
 
 _COUNT = r"\d+(?:,\d{3})*"
-STATUS = re.compile(rf"tracegrade collect: [\d,.]+ items/s stored, (?P<total>{_COUNT}) total, queue (?P<depth>\d+) "
-                    rf"\([\d.]+ MB\), rejected (?P<rejected>{_COUNT})")
-STOPPED = re.compile(rf"stopped; (?P<stored>{_COUNT}) items stored, (?P<rejected>{_COUNT}) rejected")
+STATUS = re.compile(
+    rf"tracegrade collect: [\d,.]+ items/s stored, (?P<total>{_COUNT}) total, queue (?P<depth>\d+) "
+    rf"\([\d.]+ MB\), rejected (?P<rejected>{_COUNT})"
+)
+STOPPED = re.compile(
+    rf"stopped; (?P<stored>{_COUNT}) items stored, (?P<rejected>{_COUNT}) rejected"
+)
 
 
 def _emit(logger, tracer) -> None:
@@ -61,7 +65,10 @@ def test_collect_serves_both_protocols_reports_status_and_exits_0_on_sigterm(tmp
         assert health.status_code == 200 and health.headers["content-type"] == "application/json"
         document = health.json()
         assert document["status"] == "ok" and document["store"] == str(db)
-        assert (document["grpc_port"], document["http_port"]) == (collect.grpc_port, collect.http_port)
+        assert (document["grpc_port"], document["http_port"]) == (
+            collect.grpc_port,
+            collect.http_port,
+        )
         assert (document["stored"], document["rejected"], document["queue_depth"]) == (11, 0, 0)
 
         status = collect.wait_for_line(collect.stderr, STATUS, count=2)
@@ -111,13 +118,22 @@ def test_sigint_during_traffic_exits_0_and_keeps_every_acknowledged_span(tmp_pat
 
 def test_token_from_the_environment_is_required_and_no_status_lines_without_verbose(tmp_path):
     body = trace_request(agent_turn).SerializeToString()
-    with CollectProcess(tmp_path / "token.db", "--status-every", "0.1", env={"TRACEGRADE_TOKEN": "env-token"}) as collect, \
-            GrpcClient(collect.grpc_port) as client:
+    with (
+        CollectProcess(
+            tmp_path / "token.db", "--status-every", "0.1", env={"TRACEGRADE_TOKEN": "env-token"}
+        ) as collect,
+        GrpcClient(collect.grpc_port) as client,
+    ):
         assert http_export(collect, "traces", body).status_code == 401
         with pytest.raises(grpc.RpcError) as caught:
             client.export("traces", body)
         assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED
-        assert http_export(collect, "traces", body, headers={"authorization": "Bearer env-token"}).status_code == 200
+        assert (
+            http_export(
+                collect, "traces", body, headers={"authorization": "Bearer env-token"}
+            ).status_code
+            == 200
+        )
         time.sleep(0.3)
         assert collect.stop() == 0
     assert not [line for line in collect.stderr if STATUS.search(line)]
@@ -129,8 +145,9 @@ def test_token_from_the_environment_is_required_and_no_status_lines_without_verb
 
 
 def _collect(*args: str, env: dict | None = None):
-    return CliRunner().invoke(cli, ["collect", "--grpc-port", "0", "--http-port", "0", "--db", "x.db", *args],
-                              env=env)
+    return CliRunner().invoke(
+        cli, ["collect", "--grpc-port", "0", "--http-port", "0", "--db", "x.db", *args], env=env
+    )
 
 
 def test_a_blank_token_in_the_environment_is_a_configuration_error():
@@ -163,7 +180,9 @@ def test_a_grpc_port_in_use_is_a_clear_error():
     assert result.exit_code == 2 and "cannot start the receiver on 127.0.0.1" in result.output
 
 
-@pytest.mark.parametrize("args", [["--grpc-port", "70000"], ["--max-request-mib", "0"], ["--status-every", "0.01"]])
+@pytest.mark.parametrize(
+    "args", [["--grpc-port", "70000"], ["--max-request-mib", "0"], ["--status-every", "0.01"]]
+)
 def test_out_of_range_options_are_usage_errors(args):
     result = _collect(*args)
     assert result.exit_code == 2 and "Invalid value" in result.output

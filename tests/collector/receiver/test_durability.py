@@ -24,8 +24,8 @@ from tests.collector.receiver.helpers import (
     stored_spans,
 )
 from tests.support.sdk import agent_turn, trace_request
-from tracegrade.collector.database import is_postgres
-from tracegrade.collector.store import Store
+from tracegrade.store.database import is_postgres
+from tracegrade.store.traces import Store
 
 
 def _send_acknowledged(collect: CollectProcess, client: GrpcClient, n: int) -> tuple[set, set]:
@@ -33,11 +33,18 @@ def _send_acknowledged(collect: CollectProcess, client: GrpcClient, n: int) -> t
     span keys and log bodies (raises when not acknowledged)."""
     if n % 3 == 2:
         body = f"log record {n} {os.urandom(4).hex()}"
-        payload = logs_request(hand_log(body, trace_id=os.urandom(16), span_id=os.urandom(8))).SerializeToString()
+        payload = logs_request(
+            hand_log(body, trace_id=os.urandom(16), span_id=os.urandom(8))
+        ).SerializeToString()
         spans, logs, signal_ = set(), {body}, "logs"
     else:
         request = trace_request(agent_turn)
-        payload, spans, logs, signal_ = request.SerializeToString(), set(request_spans(request)), set(), "traces"
+        payload, spans, logs, signal_ = (
+            request.SerializeToString(),
+            set(request_spans(request)),
+            set(),
+            "traces",
+        )
     if n % 2:
         client.export(signal_, payload)
     else:
@@ -63,7 +70,9 @@ def test_kill_9_loses_nothing_that_was_acknowledged(store_location):
             logs |= new_logs
         collect.kill()
     assert collect.process.returncode == -signal.SIGKILL
-    if not is_postgres(store_location):  # the commits are in the write-ahead log, not yet checkpointed
+    if not is_postgres(
+        store_location
+    ):  # the commits are in the write-ahead log, not yet checkpointed
         assert Path(f"{store_location}-wal").stat().st_size > 0
     assert stored_spans(store_location).keys() == spans and len(spans) == 20 * 3
     assert {r.body.string_value for r in stored_logs(store_location)} == logs and len(logs) == 10
@@ -74,6 +83,7 @@ def test_kill_9_in_the_middle_of_traffic_then_a_restarted_receiver_serves_on(tmp
     db = str(tmp_path / "crash.db")
     acknowledged: list[tuple[set, set]] = []
     with CollectProcess(db) as collect, GrpcClient(collect.grpc_port) as client:
+
         def send(worker: int) -> None:
             for n in range(worker, 10_000, 4):
                 try:

@@ -35,30 +35,40 @@ from tracegrade.collector.admission import (
     log_problem,
     span_problem,
 )
-from tracegrade.collector.otlp import request_to_json
 from tracegrade.errors import OtlpDecodeError
+from tracegrade.otlp.codec import request_to_json
 
 EXAMPLES = int(os.environ.get("TRACEGRADE_FUZZ_EXAMPLES", "200"))
 """Examples per fuzz test (raise it to hunt for bugs; 200 keeps the file near 10 s)."""
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 REDACTOR = Redactor()
 SIGNALS = ("traces", "logs", "metrics")
 
 
 def _logs_request() -> Any:
     memory = InMemoryLogRecordExporter()
-    provider = LoggerProvider(resource=Resource.create({"service.name": "fuzz", "openai.api_key": "sk-1"}))
+    provider = LoggerProvider(
+        resource=Resource.create({"service.name": "fuzz", "openai.api_key": "sk-1"})
+    )
     provider.add_log_record_processor(SimpleLogRecordProcessor(memory))
     logger = provider.get_logger("fuzz")
-    logger.emit(body={"k": [1, 2.5, "x"]}, attributes={"authorization": "Bearer t", "n": 1}, event_name="e")
+    logger.emit(
+        body={"k": [1, 2.5, "x"]}, attributes={"authorization": "Bearer t", "n": 1}, event_name="e"
+    )
     logger.emit(body="text", attributes={"http.request.header.cookie": ["a=b"]})
     provider.shutdown()
     return encode_logs(memory.get_finished_logs())
 
 
-TRACES = trace_request(lambda t: agent_turn(t, attributes={"authorization": "Bearer secret", "openai.api_key": "k"}),
-                       resource={"service.name": "fuzz", "tracegrade.run_id": "r1"})
+TRACES = trace_request(
+    lambda t: agent_turn(t, attributes={"authorization": "Bearer secret", "openai.api_key": "k"}),
+    resource={"service.name": "fuzz", "tracegrade.run_id": "r1"},
+)
 LOGS = _logs_request()
 VALID = {
     ("traces", "protobuf"): TRACES.SerializeToString(),
@@ -78,11 +88,14 @@ def _attribute_lists(request: Any, signal: str) -> list[Any]:
     groups = request.resource_spans if signal == "traces" else request.resource_logs
     lists = [g.resource.attributes for g in groups]
     for group in groups:
-        for scoped in (group.scope_spans if signal == "traces" else group.scope_logs):
+        for scoped in group.scope_spans if signal == "traces" else group.scope_logs:
             lists.append(scoped.scope.attributes)
     for item in _items(request, signal):
         lists.append(item.attributes)
-        lists.extend(nested.attributes for nested in (*getattr(item, "events", ()), *getattr(item, "links", ())))
+        lists.extend(
+            nested.attributes
+            for nested in (*getattr(item, "events", ()), *getattr(item, "links", ()))
+        )
     return lists
 
 
@@ -124,25 +137,66 @@ def mutated(draw: st.DrawFn, valid: bytes) -> bytes:
         elif edit == "insert":
             data[where:where] = draw(st.binary(min_size=1, max_size=8))
         elif edit == "delete":
-            del data[where:where + draw(st.integers(1, 16))]
+            del data[where : where + draw(st.integers(1, 16))]
         elif edit == "duplicate":
             size = draw(st.integers(1, 32))
-            data[where:where] = data[where:where + size]
+            data[where:where] = data[where : where + size]
         else:
             del data[where:]
     return bytes(data)
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=12)
-    | st.sampled_from(["", "00" * 16, "00" * 8, "ab" * 16, "ab" * 8, "AAAAAAAAAAAAAAAAAAAAAA==", "1e3", "-1"]),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(
-        st.sampled_from(["traceId", "spanId", "parentSpanId", "name", "attributes", "key", "value", "stringValue",
-                         "intValue", "arrayValue", "kvlistValue", "values", "events", "links", "body", "kind",
-                         "startTimeUnixNano", "timeUnixNano", "status", "code", "resource", "scopeSpans",
-                         "scopeLogs", "logRecords", "spans", "resourceSpans", "resourceLogs", "x"]) | st.text(max_size=6),
-        children, max_size=4),
-    max_leaves=20)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=12)
+    | st.sampled_from(
+        ["", "00" * 16, "00" * 8, "ab" * 16, "ab" * 8, "AAAAAAAAAAAAAAAAAAAAAA==", "1e3", "-1"]
+    ),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "traceId",
+                    "spanId",
+                    "parentSpanId",
+                    "name",
+                    "attributes",
+                    "key",
+                    "value",
+                    "stringValue",
+                    "intValue",
+                    "arrayValue",
+                    "kvlistValue",
+                    "values",
+                    "events",
+                    "links",
+                    "body",
+                    "kind",
+                    "startTimeUnixNano",
+                    "timeUnixNano",
+                    "status",
+                    "code",
+                    "resource",
+                    "scopeSpans",
+                    "scopeLogs",
+                    "logRecords",
+                    "spans",
+                    "resourceSpans",
+                    "resourceLogs",
+                    "x",
+                ]
+            )
+            | st.text(max_size=6),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=20,
+)
 
 
 @st.composite
@@ -153,7 +207,13 @@ def json_mutated(draw: st.DrawFn, valid: bytes) -> bytes:
     paths: list[tuple[Any, Any]] = []
 
     def walk(node: Any) -> None:
-        children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        children = (
+            node.items()
+            if isinstance(node, dict)
+            else enumerate(node)
+            if isinstance(node, list)
+            else ()
+        )
         for key, child in children:
             paths.append((node, key))
             walk(child)
@@ -174,7 +234,10 @@ def test_random_bytes_as_protobuf_decode_or_raise_otlp_decode_error(signal, body
 
 
 @FUZZ
-@given(signal=st.sampled_from(["traces", "logs"]), body=st.binary(max_size=256) | st.text(max_size=64).map(str.encode))
+@given(
+    signal=st.sampled_from(["traces", "logs"]),
+    body=st.binary(max_size=256) | st.text(max_size=64).map(str.encode),
+)
 def test_random_bytes_as_json_decode_or_raise_otlp_decode_error(signal, body):
     check_admission(signal, body, "json")
 
@@ -186,7 +249,11 @@ def test_random_json_documents_decode_or_raise_otlp_decode_error(signal, documen
 
 
 @FUZZ
-@given(document=st.dictionaries(st.sampled_from(["resourceMetrics", "resource_metrics", "x"]), JSON_VALUES, max_size=3))
+@given(
+    document=st.dictionaries(
+        st.sampled_from(["resourceMetrics", "resource_metrics", "x"]), JSON_VALUES, max_size=3
+    )
+)
 def test_random_json_objects_as_metrics_decode_or_raise_otlp_decode_error(document):
     check_admission("metrics", json.dumps(document).encode(), "json")
 
@@ -215,20 +282,33 @@ def test_mutated_otlp_json_decodes_or_raises_otlp_decode_error(data, signal):
 def test_the_unmutated_payloads_are_admitted_whole_and_redacted(signal, encoding):
     admitted = check_admission(signal, VALID[(signal, encoding)], encoding)
     assert admitted is not None and admitted.rejected == 0
-    assert admitted.items == len(_items(decode(signal, VALID[(signal, encoding)], encoding), signal)) > 0
+    assert (
+        admitted.items
+        == len(_items(decode(signal, VALID[(signal, encoding)], encoding), signal))
+        > 0
+    )
     assert REDACTED.encode() in admitted.request.SerializeToString()
 
 
 @pytest.fixture(scope="module")
 def fuzz_receiver(tmp_path_factory):
-    with running(tmp_path_factory.mktemp("fuzz") / "fuzz.db", max_request_bytes=16 * 1024) as receiver:
+    with running(
+        tmp_path_factory.mktemp("fuzz") / "fuzz.db", max_request_bytes=16 * 1024
+    ) as receiver:
         yield receiver
 
 
-@settings(max_examples=25, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(data=st.data(), key=st.sampled_from(sorted(VALID)))
 def test_mutated_payloads_over_http_never_get_a_server_error(fuzz_receiver, data, key):
     signal, encoding = key
     body = data.draw(mutated(VALID[key]))
-    response = http_export(fuzz_receiver, signal, body, content_type=PROTOBUF if encoding == "protobuf" else JSON)
+    response = http_export(
+        fuzz_receiver, signal, body, content_type=PROTOBUF if encoding == "protobuf" else JSON
+    )
     assert response.status_code in (200, 400), response.text

@@ -41,7 +41,7 @@ from tests.collector.receiver.sdk_pipelines import (
 )
 from tests.support.postgres import fresh_database
 from tests.support.sdk import agent_turn, record, trace_request
-from tracegrade.collector.store import Store
+from tracegrade.store.traces import Store
 
 
 def test_sdk_exports_are_stored_intact_on_each_backend(store_location):
@@ -68,7 +68,10 @@ def _workload() -> list[tuple[str, bytes, set, set]]:
     for n in range(48):
         if n % 4 == 3:
             body = f"record {n} {os.urandom(4).hex()}"
-            request = logs_request(hand_log(body, trace_id=os.urandom(16), span_id=os.urandom(8)), service=f"svc-{n % 6}")
+            request = logs_request(
+                hand_log(body, trace_id=os.urandom(16), span_id=os.urandom(8)),
+                service=f"svc-{n % 6}",
+            )
             work.append(("logs", request.SerializeToString(), set(), {body}))
         else:
             request = trace_request(agent_turn, resource={"service.name": f"svc-{n % 6}"})
@@ -85,7 +88,10 @@ def _deliver(receiver, client: GrpcClient, signal: str, body: bytes, via: str) -
                 client.export(signal, body)
                 return attempt
             except grpc.RpcError as error:
-                assert error.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED), error
+                assert error.code() in (
+                    grpc.StatusCode.UNAVAILABLE,
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                ), error
         else:
             response = http_export(receiver, signal, body)
             if response.status_code == 200:
@@ -95,17 +101,29 @@ def _deliver(receiver, client: GrpcClient, signal: str, body: bytes, via: str) -
     raise AssertionError("never acknowledged")
 
 
-def test_two_receivers_on_one_database_with_overlapping_traffic_lose_and_duplicate_nothing(shared_postgres):
+def test_two_receivers_on_one_database_with_overlapping_traffic_lose_and_duplicate_nothing(
+    shared_postgres,
+):
     work = _workload()
-    with running(shared_postgres) as first, running(shared_postgres) as second, \
-            GrpcClient(first.grpc_port) as first_client, GrpcClient(second.grpc_port) as second_client, \
-            ThreadPoolExecutor(4) as pool:
-        plans = [(first, first_client, work, "grpc"), (first, first_client, work[::2], "http"),
-                 (second, second_client, work[::-1], "http"), (second, second_client, work[1::2], "grpc")]
+    with (
+        running(shared_postgres) as first,
+        running(shared_postgres) as second,
+        GrpcClient(first.grpc_port) as first_client,
+        GrpcClient(second.grpc_port) as second_client,
+        ThreadPoolExecutor(4) as pool,
+    ):
+        plans = [
+            (first, first_client, work, "grpc"),
+            (first, first_client, work[::2], "http"),
+            (second, second_client, work[::-1], "http"),
+            (second, second_client, work[1::2], "grpc"),
+        ]
 
         def run(plan) -> int:
             receiver, client, items, via = plan
-            return sum(_deliver(receiver, client, signal, body, via) for signal, body, _, _ in items)
+            return sum(
+                _deliver(receiver, client, signal, body, via) for signal, body, _, _ in items
+            )
 
         retries = list(pool.map(run, plans))
         failed = first.stats.failed_requests + second.stats.failed_requests
@@ -116,8 +134,12 @@ def test_two_receivers_on_one_database_with_overlapping_traffic_lose_and_duplica
     assert sorted(r.body.string_value for r in stored_logs(shared_postgres)) == sorted(logs)
     with Store(shared_postgres) as store:
         assert store.counts() == {"traces": 36, "spans": 108, "log_records": 12}
-        assert store.db.execute("SELECT COUNT(*), COUNT(DISTINCT resource) FROM resources").fetchone() == (9, 9)
-        assert store.db.execute("SELECT COUNT(*), COUNT(DISTINCT scope) FROM scopes").fetchone() == (2, 2)
+        assert store.db.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT resource) FROM resources"
+        ).fetchone() == (9, 9)
+        assert store.db.execute(
+            "SELECT COUNT(*), COUNT(DISTINCT scope) FROM scopes"
+        ).fetchone() == (2, 2)
         assert all(state.ended for state in store.trace_states())
     assert failed <= sum(retries)  # a request the store could not commit was retried, never lost
 
@@ -126,16 +148,30 @@ def _two_services(first: str, second: str) -> bytes:
     request = ExportTraceServiceRequest()
     for service in (first, second):
         request.resource_spans.extend(
-            spans_request(hand_span("op", os.urandom(16), os.urandom(8)), service=service).resource_spans)
+            spans_request(
+                hand_span("op", os.urandom(16), os.urandom(8)), service=service
+            ).resource_spans
+        )
     return request.SerializeToString()
 
 
-def test_two_receivers_storing_the_same_new_resources_in_opposite_order_do_not_deadlock(shared_postgres):
+def test_two_receivers_storing_the_same_new_resources_in_opposite_order_do_not_deadlock(
+    shared_postgres,
+):
     errors: list[grpc.StatusCode] = []
-    with running(shared_postgres) as first, running(shared_postgres) as second, \
-            GrpcClient(first.grpc_port) as first_client, GrpcClient(second.grpc_port) as second_client:
-        for n in range(10):  # a deadlock shows at the first pair or two; stop there (each costs 1 s)
-            bodies = [(first_client, _two_services(f"a{n}", f"b{n}")), (second_client, _two_services(f"b{n}", f"a{n}"))]
+    with (
+        running(shared_postgres) as first,
+        running(shared_postgres) as second,
+        GrpcClient(first.grpc_port) as first_client,
+        GrpcClient(second.grpc_port) as second_client,
+    ):
+        for n in range(
+            10
+        ):  # a deadlock shows at the first pair or two; stop there (each costs 1 s)
+            bodies = [
+                (first_client, _two_services(f"a{n}", f"b{n}")),
+                (second_client, _two_services(f"b{n}", f"a{n}")),
+            ]
             barrier = threading.Barrier(2)
 
             def send(client: GrpcClient, body: bytes, barrier: threading.Barrier = barrier) -> None:

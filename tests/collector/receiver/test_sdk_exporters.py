@@ -40,7 +40,7 @@ from tests.collector.receiver.sdk_pipelines import (
     metric_exporter,
     span_exporter,
 )
-from tracegrade.collector.otlp import (
+from tracegrade.otlp.codec import (
     decode_any_value,
     decode_attributes,
     request_to_json,
@@ -71,18 +71,30 @@ def test_sdk_span_exporter_delivers_every_span_intact(tmp_path, protocol, gzip):
     for span in sent:
         got = stored[_hex_ids(span)]
         assert got.name == span.name
-        assert got.parent_span_id.hex() == (format(span.parent.span_id, "016x") if span.parent else "")
-        assert decode_attributes(got.attributes) == {k: _plain(v) for k, v in span.attributes.items()}
+        assert got.parent_span_id.hex() == (
+            format(span.parent.span_id, "016x") if span.parent else ""
+        )
+        assert decode_attributes(got.attributes) == {
+            k: _plain(v) for k, v in span.attributes.items()
+        }
         assert [(e.name, decode_attributes(e.attributes)) for e in got.events] == [
-            (e.name, {k: _plain(v) for k, v in e.attributes.items()}) for e in span.events]
-        assert (got.start_time_unix_nano, got.end_time_unix_nano) == (span.start_time, span.end_time)
+            (e.name, {k: _plain(v) for k, v in e.attributes.items()}) for e in span.events
+        ]
+        assert (got.start_time_unix_nano, got.end_time_unix_nano) == (
+            span.start_time,
+            span.end_time,
+        )
     chat = next(s for s in stored.values() if s.name == "chat gpt-4o")
     assert chat.status.message == "429 from the model" and chat.events[0].name == "exception"
     assert chat.links[0].trace_id.hex() == "0af7651916cd43dd8448eb211c80319c"
     traces, _ = stored_requests(db)
     (group,) = traces.resource_spans
-    assert {k: v for k, v in decode_attributes(group.resource.attributes).items() if k in RESOURCE} == RESOURCE
-    assert {(s.scope.name, s.scope.version) for s in group.scope_spans} == {("tests.collector.receiver", "1.2.3")}
+    assert {
+        k: v for k, v in decode_attributes(group.resource.attributes).items() if k in RESOURCE
+    } == RESOURCE
+    assert {(s.scope.name, s.scope.version) for s in group.scope_spans} == {
+        ("tests.collector.receiver", "1.2.3")
+    }
     if protocol == "http":
         assert {h.get("Content-Encoding") for h in session.sent} == {"gzip" if gzip else None}
 
@@ -98,13 +110,24 @@ def test_sdk_log_exporter_delivers_every_record_intact(tmp_path, protocol, gzip)
     stored = stored_logs(db)
     assert canonical(stored) == canonical(request_logs(encode_logs(sent)))
     bodies = [decode_any_value(r.body) for r in stored]
-    assert bodies[:4] == ["plain text ✓", {"role": "user", "content": "hi", "parts": (1, "two", {"three": 3.0})},
-                          b"\x00\x01raw", "outside a span"]
+    assert bodies[:4] == [
+        "plain text ✓",
+        {"role": "user", "content": "hi", "parts": (1, "two", {"three": 3.0})},
+        b"\x00\x01raw",
+        "outside a span",
+    ]
     assert bodies[4:] == [f"line {i}" for i in range(30)]
     in_span = [r for r in stored if r.trace_id]
-    assert len(in_span) == 3 and len({r.trace_id for r in in_span}) == 1 and all(len(r.span_id) == 8 for r in in_span)
+    assert (
+        len(in_span) == 3
+        and len({r.trace_id for r in in_span}) == 1
+        and all(len(r.span_id) == 8 for r in in_span)
+    )
     assert next(r for r in stored if r.event_name == "gen_ai.user.message").body == stored[1].body
-    assert next(r for r in stored if r.time_unix_nano == 1_700_000_000_123_456_789).severity_number == SeverityNumber.WARN.value
+    assert (
+        next(r for r in stored if r.time_unix_nano == 1_700_000_000_123_456_789).severity_number
+        == SeverityNumber.WARN.value
+    )
     assert counts(db)["log_records"] == 34
 
 
@@ -112,8 +135,13 @@ def test_sdk_log_exporter_delivers_every_record_intact(tmp_path, protocol, gzip)
 def test_simple_log_processor_exports_each_record_as_it_is_emitted(tmp_path, protocol):
     db = tmp_path / "logs.db"
     with running(db) as receiver:
-        sent = export_logs(log_exporter(protocol, receiver), lambda logger, _: [
-            logger.emit(body=f"record {i}", attributes={"i": i}) for i in range(3)], batch=False)
+        sent = export_logs(
+            log_exporter(protocol, receiver),
+            lambda logger, _: [
+                logger.emit(body=f"record {i}", attributes={"i": i}) for i in range(3)
+            ],
+            batch=False,
+        )
         assert receiver.stats.batches >= 3  # one request, one commit per record
     assert canonical(stored_logs(db)) == canonical(request_logs(encode_logs(sent)))
 
@@ -122,7 +150,9 @@ def test_otlp_json_of_sdk_spans_stores_the_same_messages_as_protobuf(tmp_path):
     sent = export_traces(_NullExporter(), agent_run, RESOURCE)
     request = encode_spans(sent)
     with running(tmp_path / "json.db") as receiver:
-        response = http_export(receiver, "traces", json.dumps(request_to_json(request)).encode(), content_type=JSON)
+        response = http_export(
+            receiver, "traces", json.dumps(request_to_json(request)).encode(), content_type=JSON
+        )
     assert response.status_code == 200 and response.headers["content-type"] == JSON
     assert not http_response(response, "traces").HasField("partial_success")
     assert stored_spans(tmp_path / "json.db") == request_spans(request)
@@ -133,7 +163,9 @@ def _metrics_data():
     provider = MeterProvider(metric_readers=[reader], resource=Resource.create(RESOURCE))
     meter = provider.get_meter("tests.collector.receiver.metrics")
     meter.create_counter("gen_ai.requests").add(3, {"gen_ai.system": "openai"})
-    meter.create_histogram("gen_ai.client.token.usage", unit="{token}").record(42, {"gen_ai.token.type": "input"})
+    meter.create_histogram("gen_ai.client.token.usage", unit="{token}").record(
+        42, {"gen_ai.token.type": "input"}
+    )
     data = reader.get_metrics_data()
     provider.shutdown()
     return data

@@ -38,18 +38,23 @@ from tests.collector.receiver.sdk_pipelines import (
 )
 from tests.support.sdk import agent_turn, record, trace_request
 from tracegrade.collector.admission import REDACTED
-from tracegrade.collector.otlp import (
+from tracegrade.collector.receiver import ReceiverConfig
+from tracegrade.otlp.codec import (
     decode_any_value,
     decode_attributes,
     request_to_json,
 )
-from tracegrade.collector.receiver import ReceiverConfig
-from tracegrade.collector.store import Store
+from tracegrade.store.traces import Store
 
 TOKEN = "s3cret-token"
 GOOD = {"authorization": f"Bearer {TOKEN}"}
-WRONG_CREDENTIALS = [{}, {"authorization": "Bearer wrong"}, {"authorization": TOKEN},
-                     {"authorization": f"Bearer {TOKEN}x"}, {"authorization": f"Basic {TOKEN}"}]
+WRONG_CREDENTIALS = [
+    {},
+    {"authorization": "Bearer wrong"},
+    {"authorization": TOKEN},
+    {"authorization": f"Bearer {TOKEN}x"},
+    {"authorization": f"Basic {TOKEN}"},
+]
 
 SECRETS = {  # key -> a value that must never reach the store
     "authorization": "Bearer sk-live-AAAA1111",
@@ -61,39 +66,54 @@ SECRETS = {  # key -> a value that must never reach the store
     "http.response.header.set-cookie": ["id=GGGG7777"],
 }
 KEPT = {  # near misses and ordinary attributes, stored as sent
-    "gen_ai.request.model": "gpt-4o", "authorization_mode": "oauth", "cookie_count": 2,
-    "http.request.header.accept": ["application/json"], "api_key_present": True, "author": "me",
+    "gen_ai.request.model": "gpt-4o",
+    "authorization_mode": "oauth",
+    "cookie_count": 2,
+    "http.request.header.accept": ["application/json"],
+    "api_key_present": True,
+    "author": "me",
 }
 
 
 @pytest.fixture(scope="module")
 def secured(tmp_path_factory):
     db = tmp_path_factory.mktemp("secured") / "secured.db"
-    with running(db, token=TOKEN, max_request_bytes=2**20) as receiver, GrpcClient(receiver.grpc_port) as client:
+    with (
+        running(db, token=TOKEN, max_request_bytes=2**20) as receiver,
+        GrpcClient(receiver.grpc_port) as client,
+    ):
         yield receiver, client, db
 
 
 # --- bearer token -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("headers", WRONG_CREDENTIALS, ids=["none", "wrong", "no-scheme", "longer", "basic"])
+@pytest.mark.parametrize(
+    "headers", WRONG_CREDENTIALS, ids=["none", "wrong", "no-scheme", "longer", "basic"]
+)
 @pytest.mark.parametrize("signal", ["traces", "logs", "metrics"])
 def test_http_without_the_right_bearer_token_is_401(secured, signal, headers):
     receiver, _, db = secured
     before = counts(db)
-    response = http_export(receiver, signal, trace_request(agent_turn).SerializeToString(), headers=headers)
+    response = http_export(
+        receiver, signal, trace_request(agent_turn).SerializeToString(), headers=headers
+    )
     assert response.status_code == 401
     assert http_status(response).code == code_pb2.UNAUTHENTICATED
     assert counts(db) == before
 
 
-@pytest.mark.parametrize("headers", WRONG_CREDENTIALS, ids=["none", "wrong", "no-scheme", "longer", "basic"])
+@pytest.mark.parametrize(
+    "headers", WRONG_CREDENTIALS, ids=["none", "wrong", "no-scheme", "longer", "basic"]
+)
 @pytest.mark.parametrize("signal", ["traces", "logs", "metrics"])
 def test_grpc_without_the_right_bearer_token_is_unauthenticated(secured, signal, headers):
     _, client, db = secured
     before = counts(db)
     with pytest.raises(grpc.RpcError) as caught:
-        client.export(signal, trace_request(agent_turn).SerializeToString(), metadata=headers.items())
+        client.export(
+            signal, trace_request(agent_turn).SerializeToString(), metadata=headers.items()
+        )
     assert caught.value.code() is grpc.StatusCode.UNAUTHENTICATED
     assert counts(db) == before
 
@@ -107,12 +127,27 @@ def test_the_right_token_is_accepted_on_both_protocols(secured):
     receiver, client, db = secured
     first, second = trace_request(agent_turn), trace_request(agent_turn)
     client.export("traces", first.SerializeToString(), metadata=GOOD.items())
-    assert http_export(receiver, "traces", second.SerializeToString(), headers=GOOD).status_code == 200
-    assert http_export(receiver, "traces", json.dumps(request_to_json(second)).encode(), content_type=JSON,
-                       headers=GOOD).status_code == 200
+    assert (
+        http_export(receiver, "traces", second.SerializeToString(), headers=GOOD).status_code == 200
+    )
+    assert (
+        http_export(
+            receiver,
+            "traces",
+            json.dumps(request_to_json(second)).encode(),
+            content_type=JSON,
+            headers=GOOD,
+        ).status_code
+        == 200
+    )
     stored = stored_spans(db)
-    assert all(s.trace_id.hex() in {k[0] for k in stored} for s in (*first.resource_spans[0].scope_spans[0].spans,
-                                                                   *second.resource_spans[0].scope_spans[0].spans))
+    assert all(
+        s.trace_id.hex() in {k[0] for k in stored}
+        for s in (
+            *first.resource_spans[0].scope_spans[0].spans,
+            *second.resource_spans[0].scope_spans[0].spans,
+        )
+    )
 
 
 def test_healthz_is_open_without_the_token(secured):
@@ -123,7 +158,9 @@ def test_healthz_is_open_without_the_token(secured):
 def test_http_401_names_the_bearer_scheme(secured):
     receiver, _, _ = secured
     response = http_export(receiver, "traces", b"")
-    assert response.status_code == 401 and response.headers.get("www-authenticate", "").startswith("Bearer")
+    assert response.status_code == 401 and response.headers.get("www-authenticate", "").startswith(
+        "Bearer"
+    )
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -134,8 +171,10 @@ def test_sdk_exporters_with_the_token_header_succeed_and_without_it_fail_fast(tm
         exporter = span_exporter(protocol, receiver, headers=GOOD)
         assert exporter.export(spans) is SpanExportResult.SUCCESS
         exporter.shutdown()
-        logs = export_logs(log_exporter(protocol, receiver, headers=GOOD),
-                           lambda logger, _: logger.emit(body="with token"))
+        logs = export_logs(
+            log_exporter(protocol, receiver, headers=GOOD),
+            lambda logger, _: logger.emit(body="with token"),
+        )
         anonymous = span_exporter(protocol, receiver)
         started = time.monotonic()
         assert anonymous.export(record(agent_turn)) is SpanExportResult.FAILURE
@@ -152,7 +191,9 @@ def test_sdk_exporters_with_the_token_header_succeed_and_without_it_fail_fast(tm
 
 def _secret_trace(tracer) -> None:
     remote = SpanContext(trace_id=0x1234, span_id=0x5678, is_remote=True, trace_flags=TraceFlags(1))
-    with tracer.start_as_current_span("invoke_agent", attributes={**SECRETS, **KEPT}, links=[Link(remote, SECRETS)]) as span:
+    with tracer.start_as_current_span(
+        "invoke_agent", attributes={**SECRETS, **KEPT}, links=[Link(remote, SECRETS)]
+    ) as span:
         span.add_event("request", {**SECRETS, **KEPT})
 
 
@@ -166,7 +207,7 @@ def _check_redacted(attributes: dict) -> None:
 def _assert_no_secret_on_disk(db: Path) -> None:
     raw = b"".join(p.read_bytes() for p in db.parent.glob(db.name + "*"))
     for value in SECRETS.values():
-        for text in ([value] if isinstance(value, str) else value):
+        for text in [value] if isinstance(value, str) else value:
             assert text.encode() not in raw, text
 
 
@@ -176,18 +217,25 @@ def test_secret_attributes_are_redacted_everywhere_before_storage(tmp_path, prot
     resource = {"service.name": "shop", **SECRETS, **KEPT}
     with running(db) as receiver:
         export_traces(span_exporter(protocol, receiver), _secret_trace, resource)
-        export_logs(log_exporter(protocol, receiver),
-                    lambda logger, _: logger.emit(body="login", attributes={**SECRETS, **KEPT}), resource)
+        export_logs(
+            log_exporter(protocol, receiver),
+            lambda logger, _: logger.emit(body="login", attributes={**SECRETS, **KEPT}),
+            resource,
+        )
 
     (span,) = stored_spans(db).values()
     _check_redacted(decode_attributes(span.attributes))
     _check_redacted(decode_attributes(span.events[0].attributes))
     assert {k: decode_any_value(kv.value) for kv in span.links[0].attributes for k in [kv.key]} == {
-        k: REDACTED for k in SECRETS}
+        k: REDACTED for k in SECRETS
+    }
     (record_,) = stored_logs(db)
     _check_redacted(decode_attributes(record_.attributes))
     with Store(db) as store:  # the resources of the spans and of the log records
-        resources = [Resource.FromString(bytes(r)) for (r,) in store.db.execute("SELECT resource FROM resources")]
+        resources = [
+            Resource.FromString(bytes(r))
+            for (r,) in store.db.execute("SELECT resource FROM resources")
+        ]
     assert resources
     for stored_resource in resources:
         _check_redacted(decode_attributes(stored_resource.attributes))
@@ -197,22 +245,31 @@ def test_secret_attributes_are_redacted_everywhere_before_storage(tmp_path, prot
 def test_scope_attributes_are_redacted(tmp_path):
     db = tmp_path / "scope.db"
     request = trace_request(agent_turn)
-    request.resource_spans[0].scope_spans[0].scope.attributes.add(key="openai.api_key").value.string_value = "sk-zzz"
+    request.resource_spans[0].scope_spans[0].scope.attributes.add(
+        key="openai.api_key"
+    ).value.string_value = "sk-zzz"
     with running(db) as receiver, GrpcClient(receiver.grpc_port) as client:
         client.export("traces", request.SerializeToString())
     traces, _ = stored_requests(db)
-    assert decode_attributes(traces.resource_spans[0].scope_spans[0].scope.attributes) == {"openai.api_key": REDACTED}
+    assert decode_attributes(traces.resource_spans[0].scope_spans[0].scope.attributes) == {
+        "openai.api_key": REDACTED
+    }
 
 
 def test_custom_patterns_replace_the_defaults_and_an_empty_list_keeps_everything(tmp_path):
-    request = trace_request(lambda t: agent_turn(t, attributes={"tenant.secret": "x1", "authorization": "Bearer y2"}))
+    request = trace_request(
+        lambda t: agent_turn(t, attributes={"tenant.secret": "x1", "authorization": "Bearer y2"})
+    )
     with running(tmp_path / "custom.db", redact=("*.secret",)) as receiver:
         assert http_export(receiver, "traces", request.SerializeToString()).status_code == 200
     with running(tmp_path / "none.db", redact=()) as receiver:
         assert http_export(receiver, "traces", request.SerializeToString()).status_code == 200
     root = next(s for s in stored_spans(tmp_path / "custom.db").values() if not s.parent_span_id)
-    assert {k: v for k, v in decode_attributes(root.attributes).items() if k in ("tenant.secret", "authorization")} == {
-        "tenant.secret": REDACTED, "authorization": "Bearer y2"}
+    assert {
+        k: v
+        for k, v in decode_attributes(root.attributes).items()
+        if k in ("tenant.secret", "authorization")
+    } == {"tenant.secret": REDACTED, "authorization": "Bearer y2"}
     root = next(s for s in stored_spans(tmp_path / "none.db").values() if not s.parent_span_id)
     assert decode_attributes(root.attributes)["tenant.secret"] == "x1"
 
@@ -220,11 +277,15 @@ def test_custom_patterns_replace_the_defaults_and_an_empty_list_keeps_everything
 def test_a_json_escaped_secret_key_is_still_redacted(tmp_path):
     request = request_to_json(trace_request(agent_turn))
     request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"] = [
-        {"key": "authorization", "value": {"stringValue": "Bearer sk-escaped"}}]
+        {"key": "authorization", "value": {"stringValue": "Bearer sk-escaped"}}
+    ]
     body = json.dumps(request).replace('"authorization"', '"authorizatio\\u006e"').encode()
     with running(tmp_path / "escape.db") as receiver:
         assert http_export(receiver, "traces", body, content_type=JSON).status_code == 200
-    values = [decode_attributes(s.attributes).get("authorization") for s in stored_spans(tmp_path / "escape.db").values()]
+    values = [
+        decode_attributes(s.attributes).get("authorization")
+        for s in stored_spans(tmp_path / "escape.db").values()
+    ]
     assert "Bearer sk-escaped" not in values and REDACTED in values
 
 

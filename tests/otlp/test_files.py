@@ -1,0 +1,171 @@
+"""Trace files: format detection, gzip, Collector JSON lines and protobuf framings, bad lines."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from tracegrade.otlp.codec import parse_traces_json
+from tracegrade.otlp.files import (
+    ReadOptions,
+    read_file,
+    read_paths,
+    split_protobuf_stream,
+    write_jsonl,
+    write_protobuf,
+)
+
+from .test_codec import otlp_json
+
+DATASETS = Path(__file__).parents[2] / "datasets"
+
+
+def _request(span_id: str):
+    return parse_traces_json(otlp_json(spanId=span_id))
+
+
+def test_jsonl_round_trip_with_gzip(tmp_path):
+    path = tmp_path / "traces.jsonl.gz"
+    assert write_jsonl(path, [_request("0000000000000001"), _request("0000000000000002")]) == 2
+    assert path.read_bytes()[:2] == b"\x1f\x8b"
+    payloads = read_file(path)
+    assert payloads.errors == [] and payloads.formats == {str(path): "otlp-json"}
+    assert [s.span_id for s in payloads.spans()] == ["0000000000000001", "0000000000000002"]
+
+
+def test_bad_line_is_reported_with_file_and_line_and_others_load(tmp_path):
+    good = json.dumps(otlp_json())
+    bad_id = json.dumps(otlp_json(spanId="nothex"))
+    path = tmp_path / "traces.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                good,
+                '{"resourceSpans": [',
+                bad_id,
+                good.replace('"eee19b7ec3c1b174"', '"eee19b7ec3c1b175"'),
+                '{"something": 1}',
+            ]
+        )
+        + "\n"
+    )
+    payloads = read_file(path)
+    assert len(payloads.spans()) == 2
+    messages = [str(e) for e in payloads.errors]
+    assert messages[0].startswith(f"{path}:2: invalid JSON")
+    assert messages[1].startswith(f"{path}:3: ") and "spanId 'nothex'" in messages[1]
+    assert messages[2].startswith(f"{path}:5: not an OTLP request")
+    assert [e.line for e in payloads.errors] == [2, 3, 5]
+
+
+def test_truncated_gzip_is_an_error_not_a_crash(tmp_path):
+    path = tmp_path / "traces.jsonl.gz"
+    path.write_bytes(gzip.compress(b'{"resourceSpans": []}\n' * 50)[:-20])
+    payloads = read_file(path)
+    assert payloads.spans() == [] and "cannot read file" in str(payloads.errors[0])
+
+
+@pytest.mark.parametrize("framing", ["single", "fixed32", "varint"])
+def test_protobuf_framings(tmp_path, framing):
+    requests = [_request("0000000000000001"), _request("0000000000000002")]
+    blobs = [r.SerializeToString() for r in requests]
+    if framing == "single":
+        data, expected = blobs[0], ["0000000000000001"]
+    elif framing == "fixed32":
+        data, expected = (
+            b"".join(struct.pack(">I", len(b)) + b for b in blobs),
+            ["0000000000000001", "0000000000000002"],
+        )
+    else:
+        from google.protobuf.internal.encoder import _VarintBytes
+
+        data, expected = (
+            b"".join(_VarintBytes(len(b)) + b for b in blobs),
+            ["0000000000000001", "0000000000000002"],
+        )
+    path = tmp_path / "traces.binpb"
+    path.write_bytes(data)
+    payloads = read_file(path)
+    assert payloads.errors == [] and [s.span_id for s in payloads.spans()] == expected
+
+
+def test_collector_proto_writer_round_trip(tmp_path):
+    path = tmp_path / "out.binpb"
+    write_protobuf(path, [_request("0000000000000001"), _request("0000000000000003")])
+    assert len(split_protobuf_stream(path.read_bytes())) == 2
+    assert [s.span_id for s in read_file(path).spans()] == ["0000000000000001", "0000000000000003"]
+
+
+def test_logs_protobuf_is_told_apart_from_traces(tmp_path):
+    from tracegrade.otlp.codec import parse_logs_json
+
+    logs = parse_logs_json(
+        {
+            "resourceLogs": [
+                {
+                    "scopeLogs": [
+                        {
+                            "logRecords": [
+                                {
+                                    "traceId": "5b8efff798038103d269b633813fc60c",
+                                    "spanId": "eee19b7ec3c1b174",
+                                    "timeUnixNano": "7",
+                                    "eventName": "gen_ai.choice",
+                                }
+                            ]
+                        }
+                    ]
+                }
+            ]
+        }
+    )
+    path = tmp_path / "export.pb"
+    path.write_bytes(logs.SerializeToString())
+    payloads = read_file(path)
+    assert payloads.spans() == [] and [r.event_name for r in payloads.log_records()] == [
+        "gen_ai.choice"
+    ]
+
+
+def test_traces_file_brings_its_logs_sibling():
+    payloads = read_paths([DATASETS / "tau-bench-otlp" / "otel_genai_default" / "traces.jsonl.gz"])
+    assert len(payloads.formats) == 2
+    assert len(payloads.log_records()) == 4132 and len(payloads.spans()) == 439
+
+
+def test_directory_expands_to_trace_files():
+    payloads = read_paths([DATASETS / "tau-bench-otlp" / "otel_genai_default"])
+    assert len(payloads.spans()) == 439 and len(payloads.log_records()) == 4132
+
+
+def test_missing_path_is_an_input_error(tmp_path):
+    from tracegrade.errors import InputError
+
+    with pytest.raises(InputError, match="no such file"):
+        read_paths([tmp_path / "nope.jsonl"])
+
+
+def test_transcript_jsonl_bad_record_names_line(tmp_path):
+    path = tmp_path / "chats.jsonl"
+    path.write_text(
+        json.dumps({"messages": [{"role": "user", "content": "hi"}]})
+        + "\n"
+        + json.dumps({"messages": [{"content": "no role"}]})
+        + "\n"
+    )
+    payloads = read_file(path, ReadOptions())
+    assert len(payloads.traces) == 1
+    assert str(payloads.errors[0]) == f"{path}:2: message 1 has no string 'role'"
+
+
+def test_transcript_json_list_bad_record_names_record(tmp_path):
+    path = tmp_path / "chats.json"
+    path.write_text(json.dumps([{"traj": [{"role": "user", "content": "hi"}]}, {"traj": "oops"}]))
+    payloads = read_file(path, ReadOptions(messages_key="traj"))
+    assert len(payloads.traces) == 1 and "record 2: no message list under 'traj'" in str(
+        payloads.errors[0]
+    )

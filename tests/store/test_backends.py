@@ -1,0 +1,156 @@
+"""The store on both backends (SQLite file, real PostgreSQL server): lossless, idempotent,
+group commits, settling, runs, and concurrent writers."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.sdk import agent_turn, trace_request
+from tracegrade.normalize import normalize_all, normalize_trace
+from tracegrade.otlp.files import read_paths
+from tracegrade.store.runs import list_runs, load_run, save_run
+from tracegrade.store.traces import MIGRATIONS, Store
+
+DEFAULT_VARIANT = (
+    Path(__file__).parents[2]
+    / "datasets"
+    / "tau-bench-otlp"
+    / "otel_genai_default"
+    / "traces.jsonl.gz"
+)
+
+
+@pytest.fixture(scope="module")
+def payloads():
+    return read_paths([DEFAULT_VARIANT])
+
+
+def test_group_commit_is_lossless_and_idempotent(store_location, payloads):
+    with Store(store_location) as store:
+        assert store.write(payloads.traces, payloads.logs) == (439, 4132)
+        assert store.write(payloads.traces, payloads.logs) == (0, 0)
+        assert store.counts() == {"traces": 25, "spans": 439, "log_records": 4132}
+        from_store = {
+            t.trace_id: normalize_trace(t).to_dict() for t in store.load(store.trace_ids())
+        }
+    from_file = {
+        t.trace_id: t.to_dict() for t in normalize_all(payloads.spans(), payloads.log_records())
+    }
+    assert from_store == from_file
+
+
+def test_reopening_keeps_everything_and_migrates_once(store_location, payloads):
+    with Store(store_location) as store:
+        store.write(payloads.traces[:3])
+        first = store.counts()
+    with Store(store_location) as store:
+        assert store.counts() == first
+        applied = [r[0] for r in store.db.execute("SELECT name FROM schema_migrations")]
+        assert sorted(applied) == sorted(name for name, _ in MIGRATIONS)
+
+
+def test_a_trace_settles_once_its_agent_span_arrived_and_it_went_quiet(store_location):
+    request = trace_request(
+        lambda t: agent_turn(t, attributes={"tracegrade.case_id": "c1"}),
+        resource={"service.name": "shop", "tracegrade.run_id": "run-7"},
+    )
+    with Store(store_location) as store:
+        store.write([request])
+        (state,) = store.trace_states(run_id="run-7")
+        assert (state.case_id, state.ended, state.span_count) == ("c1", True, 3)
+        assert store.settled(run_id="run-7", case_id="c1", quiet_s=60) is None
+        assert store.settled(run_id="run-7", case_id="c1", quiet_s=60, now=time.time() + 61) == [
+            state.trace_id
+        ]
+        assert store.settled(run_id="run-7", case_id="other", quiet_s=0) is None
+
+
+def test_a_trace_without_its_root_span_is_not_settled(store_location):
+    request = trace_request(agent_turn)
+    for scoped in request.resource_spans[0].scope_spans:
+        keep = [
+            s for s in scoped.spans if s.parent_span_id
+        ]  # the exporter has not sent the root yet
+        del scoped.spans[:]
+        scoped.spans.extend(keep)
+    with Store(store_location) as store:
+        store.write([request])
+        (state,) = store.trace_states()
+        assert not state.ended and state.span_count == 2
+        assert store.settled(trace_ids=[state.trace_id], quiet_s=0) is None
+        assert store.settled_since(0, quiet_s=0) == []
+
+
+def test_settled_since_lists_new_settled_traces_in_arrival_order(store_location):
+    with Store(store_location) as store:
+        store.write([trace_request(agent_turn)])
+        mark = time.time()
+        time.sleep(0.01)
+        store.write([trace_request(agent_turn)])
+        later = store.settled_since(mark, quiet_s=0)
+        assert len(later) == 1 and later[0].last_received_at > mark
+        assert len(store.settled_since(0, quiet_s=0)) == 2
+
+
+def test_runs_are_stored_and_listed(store_location):
+    doc = {
+        "run": {"run_id": "r1", "dataset": {"name": "d", "digest": "x"}, "passed": True},
+        "summary": {"score": 0.9},
+        "cases": [{"case_id": "a", "trace_id": "t", "passed": True, "score": 0.9}],
+    }
+    with Store(store_location) as store:
+        save_run(store, doc)
+        assert load_run(store, "r1")["cases"] == doc["cases"]
+        assert list_runs(store) == [{"run_id": "r1", "dataset": "d", "passed": True, "score": 0.9}]
+
+
+def test_concurrent_writers_on_one_database_lose_nothing(store_location, payloads):
+    """Several receivers (e.g. behind the Collector's loadbalancing exporter) share one store."""
+    with Store(store_location):
+        pass  # migrate once up front, as the first receiver would
+    errors: list[BaseException] = []
+
+    def writer(part: int) -> None:
+        try:
+            with Store(store_location) as store:
+                for request in payloads.traces[part::3]:
+                    store.write([request])
+                store.write(payloads.traces[:5])  # overlapping resends
+        except BaseException as exc:  # noqa: BLE001 (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with Store(store_location) as store:
+        assert store.counts()["spans"] == 439 and store.counts()["traces"] == 25
+
+
+def test_many_connections_opening_a_new_sqlite_store_at_once_all_succeed(tmp_path):
+    """SQLite refuses the switch to WAL at once ("database is locked") while another
+    connection creates the same file; opening must wait instead (receiver + follower)."""
+    errors: list[BaseException] = []
+    for attempt in range(20):
+        path = tmp_path / f"race{attempt}.db"
+        barrier = threading.Barrier(8)
+
+        def open_store() -> None:
+            barrier.wait()
+            try:
+                Store(path).close()
+            except BaseException as exc:  # noqa: BLE001 (reported below)
+                errors.append(exc)
+
+        threads = [threading.Thread(target=open_store) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert errors == []

@@ -1,0 +1,255 @@
+"""From span views to one :class:`~tracegrade.trace.AgentTrace`.
+
+Rules (the reasons are in the field reference, ``span-conventions.md`` section 7):
+
+- **LLM calls**: LLM-role spans in start order; a span that wraps another LLM span is a
+  framework wrapper, merged into the inner call and not counted.
+- **Tokens**: the sum over LLM calls. Only when no LLM call has usage does the outermost
+  agent's aggregated usage count, so usage is never counted twice.
+- **User inputs**: the user messages of the top agent's LLM histories, merged in order, when
+  they extend what the top agent span says it received; otherwise the agent span's own input.
+- **Final output**: the outermost agent/workflow span's recorded output; otherwise the text
+  of the last LLM response, unless that response asked for tools (the run ended on a tool).
+- **Conversation id**: ``gen_ai.conversation.id``, ``session.id`` or the Traceloop session,
+  nearest to the root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tracegrade.normalize.gaps import Facts, find_gaps
+from tracegrade.normalize.messages import TOOL_CALLS_FINISH, Message
+from tracegrade.normalize.toolcalls import join_tool_calls, span_error
+from tracegrade.normalize.tree import SpanTree
+from tracegrade.normalize.view import SpanView
+from tracegrade.spans import TraceData
+from tracegrade.trace import AgentInfo, AgentTrace, LlmCall
+
+_MERGED_FIELDS = (
+    "model",
+    "provider",
+    "input_tokens",
+    "output_tokens",
+    "cached_input_tokens",
+    "finish_reasons",
+    "input_messages",
+    "output_messages",
+)
+
+
+def llm_views(tree: SpanTree) -> list[SpanView]:
+    """LLM-call views in start order, wrappers merged into the call they wrap."""
+    wrappers = tree.llm_wrappers()
+    calls = [v for v in tree.views if v.role == "llm" and v.span.span_id not in wrappers]
+    for view in calls:
+        for ancestor in tree.ancestors(view):
+            if ancestor.span.span_id in wrappers:
+                view.fill(**{f: getattr(ancestor, f) for f in _MERGED_FIELDS})
+    return calls
+
+
+def _finish(view: SpanView) -> str | None:
+    """The first finish reason of the span, else of its output messages (streamed responses
+    often carry it only there); ``tool_call`` and ``tool_calls`` read as ``tool_calls``."""
+    reasons = list(view.finish_reasons) or [
+        m.finish_reason for m in view.output_messages or () if m.finish_reason
+    ]
+    reason = reasons[0] if reasons else None
+    return "tool_calls" if reason in TOOL_CALLS_FINISH else reason
+
+
+def _output_text(messages: Sequence[Message] | None) -> str | None:
+    texts = [m.text for m in messages or () if m.role == "assistant" and m.text]
+    return "\n".join(texts) if texts else None
+
+
+def _llm_call(view: SpanView, tree: SpanTree) -> LlmCall:
+    agent = tree.agent_of(view)
+    return LlmCall(
+        span_id=view.span.span_id,
+        model=view.model,
+        provider=view.provider,
+        input_tokens=view.input_tokens,
+        output_tokens=view.output_tokens,
+        cached_input_tokens=view.cached_input_tokens,
+        start_unix_nano=view.span.start_unix_nano,
+        duration_ms=view.span.duration_ms,
+        finish_reason=_finish(view),
+        output_text=_output_text(view.output_messages),
+        tool_call_ids=tuple(p.id for m in view.output_messages or () for p in m.tool_calls),
+        agent=agent.agent_name if agent else None,
+        agent_span_id=agent.span.span_id if agent else None,
+        error=span_error(view),
+    )
+
+
+def _user_texts(messages: Sequence[Message] | None) -> list[str]:
+    return [m.text for m in messages or () if m.role == "user" and m.text]
+
+
+def merge_user_inputs(histories: Sequence[Sequence[Message]]) -> list[str]:
+    """User messages across LLM histories, in order: each history usually extends the last,
+    so only what follows the common prefix is added."""
+    merged: list[str] = []
+    for history in histories:
+        users = _user_texts(history)
+        common = 0
+        while common < min(len(users), len(merged)) and users[common] == merged[common]:
+            common += 1
+        merged.extend(users[common:])
+    return merged
+
+
+def _user_inputs(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> list[str]:
+    from_llm = merge_user_inputs([v.input_messages for v in scoped_llm if v.input_messages])
+    explicit: list[str] = []
+    for agent in top:
+        explicit = _user_texts(agent.input_messages) or (
+            [agent.input_text] if agent.input_text else []
+        )
+        if explicit:
+            break
+    if explicit and not (
+        from_llm and from_llm[0] == explicit[0] and len(from_llm) >= len(explicit)
+    ):
+        return explicit
+    return from_llm
+
+
+def _final_output(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> str | None:
+    for agent in top:
+        text = agent.output_text or _output_text(agent.output_messages)
+        if text:
+            return text
+    if not scoped_llm:
+        return None
+    last = scoped_llm[-1]
+    if any(m.tool_calls for m in last.output_messages or ()):
+        return None
+    return _output_text(last.output_messages)
+
+
+def _system_instructions(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> str | None:
+    for view in [*top, *scoped_llm]:
+        if view.system_instructions:
+            return view.system_instructions
+        texts = [m.text for m in view.input_messages or () if m.role == "system" and m.text]
+        if texts:
+            return "\n".join(texts)
+    return None
+
+
+def _agents(tree: SpanTree) -> tuple[AgentInfo, ...]:
+    agents = []
+    for view in tree.views:
+        if view.role == "agent":
+            parent = tree.agent_of(view)
+            agents.append(
+                AgentInfo(
+                    view.agent_name,
+                    view.span.span_id,
+                    parent.span.span_id if parent else None,
+                    view.span.duration_ms,
+                )
+            )
+    return tuple(agents)
+
+
+def _sum(values: list[int | None]) -> int | None:
+    present = [v for v in values if v is not None]
+    return sum(present) if present else None
+
+
+def _tokens(
+    calls: Sequence[SpanView], top: Sequence[SpanView]
+) -> tuple[int | None, int | None, int | None, bool]:
+    """(input, output, cached input, aggregated-only) token totals."""
+    if any(v.has_usage for v in calls):
+        return (
+            _sum([v.input_tokens for v in calls]),
+            _sum([v.output_tokens for v in calls]),
+            _sum([v.cached_input_tokens for v in calls]),
+            False,
+        )
+    for agent in top:
+        if agent.has_usage:
+            return agent.input_tokens, agent.output_tokens, agent.cached_input_tokens, True
+    return None, None, None, False
+
+
+def _conversation_id(tree: SpanTree, top: Sequence[SpanView]) -> str | None:
+    for view in [*top, *tree.views]:
+        if view.conversation_id:
+            return view.conversation_id
+    return None
+
+
+def _bounds(tree: SpanTree) -> tuple[int, float]:
+    roots = tree.roots
+    if len(roots) == 1:
+        return roots[0].span.start_unix_nano, roots[0].span.duration_ms
+    starts = [v.span.start_unix_nano for v in tree.views]
+    ends = [v.span.end_unix_nano for v in tree.views]
+    return (min(starts), max(0, max(ends) - min(starts)) / 1e6) if starts else (0, 0.0)
+
+
+def _scope(tree: SpanTree, calls: list[SpanView]) -> tuple[list[SpanView], list[SpanView]]:
+    """(top agent chain, LLM calls of the top agent) - all calls when none is scoped."""
+    top = tree.top_agents()
+    top_agent = next((a for a in reversed(top) if a.role == "agent"), None)
+    return top, [v for v in calls if tree.in_scope_of(v, top_agent)] or calls
+
+
+def _histories(tree: SpanTree, calls: list[SpanView]) -> list[list[Message]]:
+    """Every message history: LLM inputs, then agent-level conversations (pydantic-ai)."""
+    agents = [
+        a.input_messages for a in tree.views if a.role in ("agent", "workflow") and a.input_messages
+    ]
+    return [v.input_messages for v in calls if v.input_messages] + agents  # type: ignore[misc]
+
+
+def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
+    """Build the :class:`AgentTrace` of one trace from its span views (see module docstring)."""
+    tree = SpanTree(views)
+    calls = llm_views(tree)
+    top, scoped = _scope(tree, calls)
+    tool_calls = join_tool_calls(tree, calls, _histories(tree, calls))
+    user_inputs, final_output = _user_inputs(top, scoped), _final_output(top, scoped)
+    input_tokens, output_tokens, cached, aggregated_only = _tokens(calls, top)
+    conventions = tuple(sorted({c for v in tree.views for c in v.conventions}))
+    root = tree.root
+    facts = Facts(
+        tree.views,
+        calls,
+        tool_calls,
+        user_inputs,
+        final_output,
+        input_tokens is not None or output_tokens is not None,
+        aggregated_only,
+        root,
+        conventions,
+    )
+    start, duration_ms = _bounds(tree)
+    return AgentTrace(
+        trace_id=trace.trace_id,
+        user_inputs=tuple(user_inputs),
+        final_output=final_output,
+        llm_calls=tuple(_llm_call(v, tree) for v in calls),
+        tool_calls=tuple(tool_calls),
+        agents=_agents(tree),
+        conversation_id=_conversation_id(tree, top),
+        system_instructions=_system_instructions(top, scoped),
+        start_unix_nano=start,
+        duration_ms=duration_ms,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cached_input_tokens=cached,
+        conventions=conventions,
+        gaps=tuple(find_gaps(facts)),
+        root_span_name=root.span.name if root else "",
+        root_attributes=dict(root.span.attributes) if root else {},
+        resource_attributes=dict(root.span.resource_attributes) if root else {},
+        span_count=len(tree.views),
+        log_record_count=len(trace.logs),
+    )

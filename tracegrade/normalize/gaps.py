@@ -1,0 +1,185 @@
+"""Gaps: the scoring inputs a trace does not record, and why.
+
+Each check looks at the assembled facts and, when something is missing, returns a
+:class:`~tracegrade.trace.Gap` whose reason names the cause and, where the convention is
+known, the setting that would record it. Missing-because-it-did-not-happen (a run that ended
+on a tool call has no final answer) is not a gap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tracegrade.attributes import TIMING_ATTR
+from tracegrade.normalize.view import SpanView
+from tracegrade.trace import Gap, ToolCall
+
+CONTENT_HINTS = {
+    "genai": "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true and export the log records too "
+    "(semconv <= 1.36 puts content in log events), or opt in with "
+    "OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental and capture mode span_only",
+    "openinference": "unset OPENINFERENCE_HIDE_INPUTS / OPENINFERENCE_HIDE_OUTPUTS "
+    "(and OPENINFERENCE_HIDE_INPUT_MESSAGES / _OUTPUT_MESSAGES)",
+    "traceloop": "set TRACELOOP_TRACE_CONTENT=true",
+    "pydantic-ai": "use InstrumentationSettings(include_content=True)",
+    "agent-framework": "set ENABLE_SENSITIVE_DATA=true (or enable_instrumentation(enable_sensitive_data=True))",
+    "openai-agents": "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true for the openai-agents bridge",
+}
+
+
+@dataclass
+class Facts:
+    """What the assembler derived, as the gap checks need it."""
+
+    views: Sequence[SpanView]
+    llm_views: Sequence[SpanView]
+    tool_calls: Sequence[ToolCall]
+    user_inputs: Sequence[str]
+    final_output: str | None
+    tokens_recorded: bool
+    tokens_aggregated_only: bool
+    root: SpanView | None
+    conventions: Sequence[str]
+
+
+def content_hint(conventions: Sequence[str]) -> str:
+    """The setting that turns message content on, for the conventions seen."""
+    hints = [
+        CONTENT_HINTS[c]
+        for c in ("agent-framework", "pydantic-ai", "openinference", "traceloop", "genai")
+        if c in conventions
+    ]
+    return hints[0] if hints else CONTENT_HINTS["genai"]
+
+
+def _content_captured(facts: Facts) -> bool:
+    return any(v.input_messages or v.output_messages for v in facts.llm_views)
+
+
+def _llm_gaps(facts: Facts) -> list[Gap]:
+    if not facts.llm_views:
+        return [
+            Gap(
+                "llm_calls",
+                "no LLM spans: instrument the model client (e.g. "
+                "opentelemetry-instrumentation-openai-v2 or openinference-instrumentation-openai)",
+            )
+        ]
+    gaps = []
+    if not _content_captured(facts):
+        gaps.append(
+            Gap(
+                "message_content",
+                f"message content not captured: {content_hint(facts.conventions)}",
+            )
+        )
+    if not facts.tokens_recorded:
+        gaps.append(Gap("tokens", "no token usage (gen_ai.usage.*, llm.token_count.*) on any span"))
+    elif facts.tokens_aggregated_only:
+        gaps.append(
+            Gap(
+                "llm_call_tokens",
+                "usage is recorded only as the agent's aggregate, not per LLM call",
+            )
+        )
+    missing_model = sum(1 for v in facts.llm_views if not v.model)
+    if missing_model:
+        gaps.append(
+            Gap(
+                "model",
+                f"{missing_model} LLM call(s) without gen_ai.request.model / gen_ai.response.model",
+            )
+        )
+    return gaps
+
+
+def _io_gaps(facts: Facts) -> list[Gap]:
+    gaps = []
+    content_missing = facts.llm_views and not _content_captured(facts)
+    if not facts.user_inputs:
+        why = (
+            "message content not captured"
+            if content_missing
+            else "no user message in any LLM input or agent input"
+        )
+        gaps.append(Gap("user_inputs", why))
+    ended_on_tool = (
+        bool(facts.llm_views)
+        and bool(facts.llm_views[-1].output_messages)
+        and any(m.tool_calls for m in facts.llm_views[-1].output_messages or ())
+    )
+    if facts.final_output is None and not ended_on_tool:
+        why = (
+            "message content not captured"
+            if content_missing or not facts.llm_views
+            else "no final answer recorded"
+        )
+        gaps.append(Gap("final_output", why))
+    return gaps
+
+
+def _tool_gaps(facts: Facts) -> list[Gap]:
+    calls = facts.tool_calls
+    gaps = []
+    if (
+        not calls
+        and facts.llm_views
+        and not _content_captured(facts)
+        and not any(v.role == "tool" for v in facts.views)
+    ):
+        gaps.append(
+            Gap("tool_calls", "no tool spans and no LLM output content: tool calls cannot be seen")
+        )
+    no_args = sum(1 for c in calls if not c.arguments_recorded)
+    if no_args:
+        gaps.append(
+            Gap(
+                "tool_arguments",
+                f"{no_args} of {len(calls)} tool call(s) have no recorded arguments "
+                "(gen_ai.tool.call.arguments is opt-in; LLM tool_call content not captured)",
+            )
+        )
+    no_result = sum(1 for c in calls if c.result is None and c.error is None)
+    if no_result:
+        gaps.append(
+            Gap(
+                "tool_results",
+                f"{no_result} of {len(calls)} tool call(s) have no recorded result "
+                "(gen_ai.tool.call.result is opt-in; later LLM input content not captured)",
+            )
+        )
+    no_id = sum(1 for c in calls if not c.call_id)
+    if no_id:
+        gaps.append(
+            Gap(
+                "tool_call_ids",
+                f"{no_id} of {len(calls)} tool call(s) have no call id "
+                "(neither the tool span nor the model's tool_call records one)",
+            )
+        )
+    return gaps
+
+
+def _span_gaps(facts: Facts) -> list[Gap]:
+    gaps = []
+    if facts.root is not None and facts.root.span.attributes.get(TIMING_ATTR) == "synthetic":
+        gaps.append(
+            Gap("timing", "imported from a transcript without timestamps: durations are synthetic")
+        )
+    dropped = [v for v in facts.views if v.span.dropped_attributes_count]
+    if dropped:
+        total = sum(v.span.dropped_attributes_count for v in dropped)
+        gaps.append(
+            Gap(
+                "attributes",
+                f"{len(dropped)} span(s) dropped {total} attribute(s) at the SDK limit "
+                "(default 128): raise OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT",
+            )
+        )
+    return gaps
+
+
+def find_gaps(facts: Facts) -> list[Gap]:
+    """Every gap of one trace (see the module docstring)."""
+    return _span_gaps(facts) + _llm_gaps(facts) + _io_gaps(facts) + _tool_gaps(facts)

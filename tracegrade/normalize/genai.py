@@ -1,0 +1,146 @@
+"""OpenTelemetry GenAI semantic conventions, current shape (v1.37+, and the genai repo).
+
+Reads ``gen_ai.operation.name`` (``chat``/``text_completion``/``generate_content`` -> LLM call,
+``invoke_agent`` -> agent, ``execute_tool`` -> tool, ``invoke_workflow`` -> workflow), model
+(``gen_ai.response.model``, else ``gen_ai.request.model``), provider (``gen_ai.provider.name``,
+else the older ``gen_ai.system``), usage (``gen_ai.usage.input_tokens`` /
+``gen_ai.usage.output_tokens``; cached input from ``gen_ai.usage.cache_read.input_tokens``),
+``gen_ai.response.finish_reasons``, the content attributes ``gen_ai.input.messages`` /
+``gen_ai.output.messages`` (JSON strings or structured), ``gen_ai.agent.name``,
+``gen_ai.conversation.id`` and the tool attributes ``gen_ai.tool.name``,
+``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``.
+
+With capture mode ``event_only`` (or ``span_and_event``) the content goes to the log event
+``gen_ai.client.inference.operation.details``, joined to the span by span id, whose
+*attributes* carry the same keys structured; they fill what the span lacks.
+
+Usage on an ``invoke_agent`` span sums its inner LLM calls (util-genai, Agent Framework),
+so it is marked aggregated and never added to them.
+"""
+
+from __future__ import annotations
+
+from tracegrade.normalize.messages import (
+    as_int,
+    as_str_list,
+    as_text,
+    loads_maybe,
+    parse_arguments,
+    parse_messages,
+)
+from tracegrade.normalize.view import Context, Role, SpanView, attr_str
+from tracegrade.spans import Span
+
+NAME = "genai"
+
+LLM_OPERATIONS = frozenset(
+    {"chat", "text_completion", "generate_content", "completion", "responses"}
+)
+_ROLES: dict[str, Role] = {
+    **{op: "llm" for op in LLM_OPERATIONS},
+    "invoke_agent": "agent",
+    "execute_tool": "tool",
+    "invoke_workflow": "workflow",
+}
+
+
+_CONTENT_KEYS = ("gen_ai.input.messages", "gen_ai.output.messages")
+
+
+def _role(span: Span) -> Role | None:
+    """The role from ``gen_ai.operation.name``; without one, a span named after an LLM
+    operation (``chat gpt-4``) that names a provider or carries content is an LLM call, and a
+    span with ``gen_ai.tool.name`` a tool."""
+    attrs = span.attributes
+    operation = attrs.get("gen_ai.operation.name")
+    if operation is not None:
+        return _ROLES.get(str(operation))
+    if span.name.split(" ", 1)[0] in LLM_OPERATIONS and (
+        "gen_ai.provider.name" in attrs
+        or "gen_ai.system" in attrs
+        or any(k in attrs for k in _CONTENT_KEYS)
+    ):
+        return "llm"
+    if "gen_ai.tool.name" in attrs:
+        return "tool"
+    return None
+
+
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+
+
+def _content_sources(span: Span, context: Context) -> list[dict]:
+    """The span's attributes, then the attributes of its operation-details events."""
+    events = [r.attributes for r in context.logs_for(span) if r.event_name == DETAILS_EVENT]
+    return [dict(span.attributes), *events]
+
+
+def read(span: Span, view: SpanView, context: Context) -> bool:
+    """Fill ``view`` from GenAI semconv attributes; True if the span carries any."""
+    attrs = span.attributes
+    if not any(key.startswith("gen_ai.") for key in attrs):
+        return False
+    role = _role(span)
+    view.recognise(NAME, role)
+    for source in _content_sources(span, context):
+        view.fill(
+            input_messages=parse_messages(source.get("gen_ai.input.messages")),
+            output_messages=parse_messages(source.get("gen_ai.output.messages")),
+            system_instructions=system_text(source.get("gen_ai.system_instructions")),
+        )
+    view.fill(
+        model=attr_str(span, "gen_ai.response.model", "gen_ai.request.model"),
+        provider=attr_str(span, "gen_ai.provider.name", "gen_ai.system"),
+        agent_name=attr_str(span, "gen_ai.agent.name"),
+        conversation_id=attr_str(span, "gen_ai.conversation.id"),
+        finish_reasons=as_str_list(attrs.get("gen_ai.response.finish_reasons")) or None,
+    )
+    _read_usage(span, view, aggregated=view.role in ("agent", "workflow"))
+    if view.role == "tool":
+        _read_tool(span, view)
+    return True
+
+
+def system_text(value: object) -> str | None:
+    """The text of ``gen_ai.system_instructions``: a parts array (JSON string or structured)
+    or a plain string."""
+    value = loads_maybe(value)
+    if isinstance(value, (list, tuple)):
+        texts = [
+            p.get("content")
+            for p in value
+            if isinstance(p, dict) and isinstance(p.get("content"), str)
+        ]
+        return "\n".join(texts) or None
+    return as_text(value) if value else None
+
+
+def _read_usage(span: Span, view: SpanView, *, aggregated: bool) -> None:
+    attrs = span.attributes
+    input_tokens = as_int(attrs.get("gen_ai.usage.input_tokens"))
+    output_tokens = as_int(attrs.get("gen_ai.usage.output_tokens"))
+    if input_tokens is None and output_tokens is None:
+        return
+    if not view.has_usage:
+        view.usage_aggregated = aggregated
+    view.fill(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cached_input_tokens=as_int(
+            attrs.get(
+                "gen_ai.usage.cache_read.input_tokens",
+                attrs.get("gen_ai.usage.cache_read_input_tokens"),
+            )
+        ),
+    )
+
+
+def _read_tool(span: Span, view: SpanView) -> None:
+    attrs = span.attributes
+    view.fill(
+        tool_name=attr_str(span, "gen_ai.tool.name"),
+        tool_call_id=attr_str(span, "gen_ai.tool.call.id"),
+        tool_result=as_text(attrs.get("gen_ai.tool.call.result")),
+    )
+    if "gen_ai.tool.call.arguments" in attrs:
+        view.fill(tool_arguments=parse_arguments(attrs["gen_ai.tool.call.arguments"]))

@@ -1,0 +1,106 @@
+"""GenAI semantic conventions <= v1.36: message content in log events.
+
+Instrumentations of that era (opentelemetry-instrumentation-openai-v2 in its default mode,
+Agent Framework's Python logs) emit one log record per message, joined to the span by its
+span id: ``gen_ai.system.message``, ``gen_ai.user.message``, ``gen_ai.assistant.message``
+(``{content?, tool_calls: [{id, type, function: {name, arguments}}]}``, arguments the raw JSON
+string), ``gen_ai.tool.message`` (``{content, id}``, ``id`` = the tool-call id) and
+``gen_ai.choice`` (``{index, finish_reason, message: {...}}``; ``tool_calls`` under ``message``,
+or at body level as the spec YAML has it). The event name is ``LogRecord.event_name`` or,
+from older SDKs, the attribute ``event.name``.
+
+With content capture on, openai-v2 still omits a falsy ``content`` (``if capture_content and
+content``), so a ``gen_ai.tool.message`` without content in a span whose other events carry
+content is an empty result, not a missing one.
+
+The same event dicts also appear inlined in an ``events`` span attribute (pydantic-ai
+instrumentation version 1, Logfire's OpenAI Agents spans); those are read here too. Where no
+``gen_ai.choice`` marks the output, the trailing assistant messages are the output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from tracegrade.normalize.messages import Message, loads_maybe, parse_message
+from tracegrade.normalize.view import Context, SpanView
+from tracegrade.spans import Span
+
+NAME = "genai-events"
+
+EVENT_NAMES = frozenset(
+    {
+        "gen_ai.system.message",
+        "gen_ai.user.message",
+        "gen_ai.assistant.message",
+        "gen_ai.tool.message",
+        "gen_ai.choice",
+    }
+)
+
+
+def split_events(events: Iterable[tuple[str, Any]]) -> tuple[list[Message], list[Message]]:
+    """(input messages, output messages) from ``(event name, body)`` pairs in order.
+
+    ``gen_ai.choice`` events are the output (ordered by their ``index``); without any, the
+    assistant messages after the last non-assistant message are.
+    """
+    inputs: list[Message] = []
+    choices: list[tuple[int, Message]] = []
+    for name, body in events:
+        message = parse_message(body, name)
+        if message is None:
+            continue
+        if name == "gen_ai.choice":
+            index = body.get("index", len(choices)) if isinstance(body, Mapping) else len(choices)
+            choices.append((int(index) if str(index).isdigit() else len(choices), message))
+        else:
+            inputs.append(message)
+    if choices:
+        return inputs, [m for _, m in sorted(choices, key=lambda c: c[0])]
+    cut = len(inputs)
+    while cut > 0 and inputs[cut - 1].role == "assistant":
+        cut -= 1
+    return inputs[:cut], inputs[cut:]
+
+
+def _empty_results_are_empty(messages: list[Message]) -> None:
+    for message in messages:
+        for part in message.tool_responses:
+            if part.response is None:
+                part.response = ""
+
+
+def _from_logs(span: Span, context: Context) -> list[tuple[str, Any]]:
+    return [
+        (record.event_name, record.body)
+        for record in sorted(context.logs_for(span), key=lambda r: r.sort_time)
+        if record.event_name in EVENT_NAMES
+    ]
+
+
+def _from_attribute(span: Span) -> list[tuple[str, Any]]:
+    events = loads_maybe(span.attributes.get("events"))
+    if not isinstance(events, (list, tuple)):
+        return []
+    return [
+        (str(e.get("event.name")), e)
+        for e in events
+        if isinstance(e, Mapping) and e.get("event.name") in EVENT_NAMES
+    ]
+
+
+def read(span: Span, view: SpanView, context: Context) -> bool:
+    """Fill the view's messages from the span's log events (or ``events`` attribute)."""
+    events = _from_logs(span, context) or _from_attribute(span)
+    if not events:
+        return False
+    inputs, outputs = split_events(events)
+    if any(isinstance(body, Mapping) and "content" in body for _, body in events):
+        _empty_results_are_empty(inputs)
+    view.recognise(NAME, "llm" if any(name == "gen_ai.choice" for name, _ in events) else None)
+    view.fill(input_messages=inputs, output_messages=outputs or None)
+    if outputs and outputs[-1].finish_reason:
+        view.fill(finish_reasons=tuple(m.finish_reason for m in outputs if m.finish_reason))
+    return True

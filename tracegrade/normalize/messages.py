@@ -1,0 +1,311 @@
+"""Chat messages in every shape the conventions record them, read into one model.
+
+Shapes understood by :func:`parse_message`:
+
+- GenAI semconv parts (``gen-ai-input-messages.json``): ``{role, parts: [{type, ...}],
+  finish_reason?}`` with part types ``text``, ``tool_call {id, name, arguments}``,
+  ``tool_call_response {id, response}`` (``result`` accepted too: pydantic-ai, the
+  openai-agents bridge, and the registry's own example use it), ``reasoning``/``thinking``;
+- OpenAI chat messages: ``{role, content (string or content parts), tool_calls: [{id,
+  function: {name, arguments}}], tool_call_id, name}`` (transcripts, any-agent, Logfire);
+- GenAI legacy event bodies (semconv <= 1.36): ``gen_ai.choice`` ``{index, finish_reason,
+  message: {...}, tool_calls?}``, ``gen_ai.tool.message`` ``{content, id}``; the role comes
+  from the event name;
+- pydantic-ai v1 / Logfire event dicts carrying their own ``event.name``.
+
+Flattened attribute lists (OpenInference ``llm.input_messages.N.*``, Traceloop
+``gen_ai.prompt.N.*``) are regrouped by :func:`indexed` and then parsed like dicts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegrade.spans import loads_maybe
+
+TOOL_CALLS_FINISH = frozenset({"tool_calls", "tool_call", "function_call"})
+"""Finish reasons meaning "the model asked for tools" (semconv ``tool_call``, OpenAI ``tool_calls``)."""
+
+_EVENT_ROLES = {
+    "gen_ai.system.message": "system",
+    "gen_ai.user.message": "user",
+    "gen_ai.assistant.message": "assistant",
+    "gen_ai.tool.message": "tool",
+    "gen_ai.choice": "assistant",
+}
+_TEXT_PART_TYPES = frozenset({"text", "output_text", "input_text"})
+_REASONING_PART_TYPES = frozenset({"reasoning", "thinking"})
+
+
+@dataclass
+class Part:
+    """One message part: ``type`` is ``text``, ``tool_call``, ``tool_call_response``,
+    ``reasoning`` or the original type for anything else."""
+
+    type: str
+    content: str | None = None
+    id: str | None = None
+    name: str | None = None
+    arguments: Any = None
+    response: Any = None
+    arguments_recorded: bool = True
+    """False for a ``tool_call`` whose arguments were not captured (content capture off)."""
+
+
+@dataclass
+class Message:
+    """One chat message (role ``system``/``user``/``assistant``/``tool`` or another string)."""
+
+    role: str
+    parts: list[Part] = field(default_factory=list)
+    finish_reason: str | None = None
+
+    @property
+    def text(self) -> str | None:
+        """The concatenated text parts, or ``None`` when there are none."""
+        texts = [p.content for p in self.parts if p.type == "text" and p.content]
+        return "".join(texts) if texts else None
+
+    @property
+    def tool_calls(self) -> list[Part]:
+        """The ``tool_call`` parts, in order."""
+        return [p for p in self.parts if p.type == "tool_call"]
+
+    @property
+    def tool_responses(self) -> list[Part]:
+        """The ``tool_call_response`` parts, in order."""
+        return [p for p in self.parts if p.type == "tool_call_response"]
+
+
+# --- JSON helpers ----------------------------------------------------------------------------
+
+
+def parse_arguments(value: Any) -> Any:
+    """Tool-call arguments as parsed JSON where they parse (any JSON value), else as given."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    if isinstance(value, tuple):
+        return [parse_arguments(v) for v in value]
+    return value
+
+
+def as_text(value: Any) -> str | None:
+    """A tool result or content value as text: strings unchanged, structures as JSON."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def as_int(value: Any) -> int | None:
+    """An integer attribute value (OTLP/JSON may carry ints as strings); else ``None``."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def as_str_list(value: Any) -> tuple[str, ...]:
+    """A string-array attribute, also accepting a JSON string (Agent Framework) or a scalar."""
+    value = loads_maybe(value)
+    if value is None:
+        return ()
+    if isinstance(value, (list, tuple)):
+        return tuple(str(v) for v in value if v is not None)
+    return (str(value),)
+
+
+# --- flattened keys --------------------------------------------------------------------------
+
+_INDEX = re.compile(r"^(\d+)\.(.+)$")
+
+
+def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
+    """Regroup flattened ``{prefix}{i}.{rest}`` keys into a list of nested dicts, sorted by the
+    integer index (``llm.input_messages.3.message.role`` -> item 3, ``{"message": {"role"}}``).
+    Nested indexes (``tool_calls.0.``) become lists too."""
+    groups: dict[int, dict[str, Any]] = {}
+    for key, value in attributes.items():
+        if not key.startswith(prefix):
+            continue
+        match = _INDEX.match(key[len(prefix) :])
+        if match:
+            _set_path(groups.setdefault(int(match.group(1)), {}), match.group(2).split("."), value)
+    return [_listify(groups[i]) for i in sorted(groups)]
+
+
+def _set_path(target: dict[str, Any], path: list[str], value: Any) -> None:
+    for key in path[:-1]:
+        target = target.setdefault(key, {})
+        if not isinstance(target, dict):
+            return
+    target[path[-1]] = value
+
+
+def _listify(node: Any) -> Any:
+    if not isinstance(node, dict):
+        return node
+    if node and all(k.isdigit() for k in node):
+        return [_listify(node[k]) for k in sorted(node, key=int)]
+    return {k: _listify(v) for k, v in node.items()}
+
+
+# --- message parsing -------------------------------------------------------------------------
+
+
+def _semconv_part(raw: Mapping[str, Any]) -> Part:
+    kind = str(raw.get("type") or "")
+    if kind in _TEXT_PART_TYPES:
+        return Part("text", content=as_text(raw.get("content", raw.get("text"))))
+    if kind == "tool_call":
+        return Part(
+            "tool_call",
+            id=_opt_str(raw.get("id")),
+            name=_opt_str(raw.get("name")),
+            arguments=parse_arguments(raw.get("arguments")),
+            arguments_recorded="arguments" in raw,
+        )
+    if kind == "tool_call_response":
+        response = raw["response"] if "response" in raw else raw.get("result")
+        return Part(
+            "tool_call_response",
+            id=_opt_str(raw.get("id")),
+            name=_opt_str(raw.get("name")),
+            response=as_text(response),
+        )
+    if kind in _REASONING_PART_TYPES:
+        return Part("reasoning", content=as_text(raw.get("content")))
+    if not kind and "content" in raw:
+        return Part("text", content=as_text(raw.get("content")))
+    return Part(kind or "unknown", content=as_text(raw.get("content")))
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def _openai_tool_calls(raw: Any) -> list[Part]:
+    parts = []
+    for call in raw or ():
+        if not isinstance(call, Mapping):
+            continue
+        function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+        name = function.get("name", call.get("name"))
+        arguments = function.get("arguments", call.get("arguments"))
+        recorded = "arguments" in function or "arguments" in call
+        parts.append(
+            Part(
+                "tool_call",
+                id=_opt_str(call.get("id")),
+                name=_opt_str(name),
+                arguments=parse_arguments(arguments),
+                arguments_recorded=recorded,
+            )
+        )
+    return parts
+
+
+def _content_parts(content: Any) -> list[Part]:
+    if isinstance(content, str) and content.startswith("[{"):
+        decoded = loads_maybe(content)  # Traceloop records list content as a JSON string
+        if isinstance(decoded, list) and all(
+            isinstance(i, Mapping) and "type" in i for i in decoded
+        ):
+            content = decoded
+    if content is None or content == "":
+        return []
+    if isinstance(content, (list, tuple)):
+        parts = []
+        for item in content:
+            if isinstance(item, Mapping):
+                text = item.get("text", item.get("content"))
+                if isinstance(text, str):
+                    parts.append(Part("text", content=text))
+            elif isinstance(item, str):
+                parts.append(Part("text", content=item))
+        return parts
+    return [Part("text", content=as_text(content))]
+
+
+def _openai_message(raw: Mapping[str, Any], role: str) -> Message:
+    finish = _opt_str(raw.get("finish_reason"))
+    if role in ("tool", "function"):
+        call_id = raw.get("tool_call_id", raw.get("id"))
+        response = raw.get("content")
+        return Message(
+            "tool",
+            [
+                Part(
+                    "tool_call_response",
+                    id=_opt_str(call_id),
+                    name=_opt_str(raw.get("name")),
+                    response=as_text(response),
+                )
+            ],
+            finish,
+        )
+    parts = _content_parts(raw.get("content"))
+    parts.extend(_openai_tool_calls(raw.get("tool_calls")))
+    legacy = raw.get("function_call")
+    if isinstance(legacy, Mapping):
+        parts.append(
+            Part(
+                "tool_call",
+                name=_opt_str(legacy.get("name")),
+                arguments=parse_arguments(legacy.get("arguments")),
+                arguments_recorded="arguments" in legacy,
+            )
+        )
+    return Message(role, parts, finish)
+
+
+def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
+    """One message from any supported shape (module docstring); ``None`` if not a message.
+
+    ``event_name`` is the legacy event's name (``gen_ai.user.message``...), which gives the
+    role when the body has none.
+    """
+    raw = loads_maybe(raw)
+    if not isinstance(raw, Mapping):
+        return None
+    event_name = event_name or raw.get("event.name")
+    if event_name == "gen_ai.choice" or (
+        isinstance(raw.get("message"), Mapping) and "parts" not in raw
+    ):
+        inner = dict(raw.get("message") or {})
+        inner.setdefault("tool_calls", raw.get("tool_calls"))
+        inner.setdefault("finish_reason", raw.get("finish_reason"))
+        return _openai_message(inner, str(inner.get("role") or "assistant"))
+    role = str(raw.get("role") or _EVENT_ROLES.get(str(event_name), "") or "")
+    if not role:
+        return None
+    if isinstance(raw.get("parts"), (list, tuple)):
+        parts = [_semconv_part(p) for p in raw["parts"] if isinstance(p, Mapping)]
+        return Message(role, parts, _opt_str(raw.get("finish_reason")))
+    return _openai_message(raw, role)
+
+
+def parse_messages(value: Any) -> list[Message] | None:
+    """A message list attribute (JSON string or structured); ``None`` when absent or not a list.
+
+    A single object holding ``messages`` (some request envelopes) is unwrapped.
+    """
+    value = loads_maybe(value)
+    if isinstance(value, Mapping) and isinstance(value.get("messages"), (list, tuple)):
+        value = value["messages"]
+    if not isinstance(value, (list, tuple)):
+        return None
+    return [m for m in (parse_message(item) for item in value) if m is not None]

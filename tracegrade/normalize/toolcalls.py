@@ -1,0 +1,283 @@
+"""Tool calls: join what the model asked for with what was executed, counting each once.
+
+A tool call can be seen in three places: as a ``tool_call`` part in an LLM response (the
+*request*: id, name, arguments), as a tool span (the *execution*: timing, status, often
+arguments and result), and as a ``tool_call_response`` in a later LLM request's history (the
+*result*). This module joins them:
+
+1. **Requests** come from every LLM call's output messages, in call order.
+2. **Results from histories**: within one message history, a tool result belongs to the most
+   recent open call with its id (tau-bench repeats ids, so position matters); the k-th
+   occurrence of an id in a history is the k-th request with that id in the trace.
+3. **Execution spans** join requests in time order: by call id when the span has one (Agent
+   Framework's ``"unknown"`` is none), otherwise by tool name and order (Traceloop ``@tool``,
+   OpenAI Agents bridges). A request is only joined to a span that starts after its LLM call
+   started. Unjoined spans and unjoined requests are tool calls of their own.
+
+Errors: a tool span with status ERROR, ``error.type`` or an exception event, or a result that
+reports an error (``Error: ...``, a JSON object with a non-empty ``error``, MCP's
+``isError: true``) makes the call *attempted but not performed*.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegrade.normalize.messages import Message, as_int
+from tracegrade.normalize.tree import SpanTree
+from tracegrade.normalize.view import SpanView
+from tracegrade.trace import ToolCall
+
+Key = tuple[str, str]
+"""How calls are matched across places: ``("id", call_id)``, else ``("name", tool_name)``."""
+
+
+@dataclass
+class Request:
+    """A tool call requested in an LLM response."""
+
+    llm_index: int
+    position: int
+    llm: SpanView
+    call_id: str | None
+    name: str
+    arguments: Any
+    arguments_recorded: bool = True
+    occurrence: tuple[Key, int] | None = None
+
+
+def _key(call_id: str | None, name: str | None) -> Key | None:
+    if call_id:
+        return ("id", call_id)
+    return ("name", name) if name else None
+
+
+def requests_of(llm_views: Sequence[SpanView]) -> list[Request]:
+    """Every tool call requested by the LLM calls, numbered by occurrence of its key."""
+    requests: list[Request] = []
+    counts: Counter[Key] = Counter()
+    for index, view in enumerate(llm_views):
+        position = 0
+        for message in view.output_messages or ():
+            for part in message.tool_calls:
+                request = Request(
+                    index,
+                    position,
+                    view,
+                    part.id or None,
+                    part.name or "",
+                    part.arguments,
+                    part.arguments_recorded,
+                )
+                key = _key(request.call_id, request.name)
+                if key is not None:
+                    counts[key] += 1
+                    request.occurrence = (key, counts[key])
+                requests.append(request)
+                position += 1
+    return requests
+
+
+def results_from_histories(
+    histories: Iterable[Sequence[Message]],
+) -> dict[tuple[Key, int], str | None]:
+    """Tool results keyed by (call key, occurrence) from message histories (see module doc)."""
+    results: dict[tuple[Key, int], str | None] = {}
+    for history in histories:
+        counts: Counter[Key] = Counter()
+        open_calls: list[tuple[Key, int]] = []
+        for message in history:
+            for part in message.tool_calls:
+                key = _key(part.id, part.name)
+                if key is not None:
+                    counts[key] += 1
+                    open_calls.append((key, counts[key]))
+            for part in message.tool_responses:
+                match = _close(open_calls, _key(part.id, None), _key(None, part.name))
+                if match is not None:
+                    results.setdefault(match, part.response)
+    return results
+
+
+def _close(open_calls: list[tuple[Key, int]], *keys: Key | None) -> tuple[Key, int] | None:
+    """Pop the most recent open call with the first key that has one (else the most recent)."""
+    for key in keys:
+        if key is None:
+            continue
+        for i in range(len(open_calls) - 1, -1, -1):
+            if open_calls[i][0] == key:
+                return open_calls.pop(i)
+    return open_calls.pop() if open_calls and all(k is None for k in keys) else None
+
+
+# --- errors ------------------------------------------------------------------------------------
+
+
+LOGFIRE_ERROR_LEVEL = 17
+"""Logfire's ``logfire.level_num`` for ``error``: pydantic-ai marks a failed or retried tool so."""
+
+
+def span_error(view: SpanView) -> str | None:
+    """Why a span failed: its status message, ``error.type``, its exception event, or a
+    Logfire error level."""
+    span = view.span
+    error_type = span.attributes.get("error.type")
+    if view.tool_error:
+        return view.tool_error
+    level = as_int(span.attributes.get("logfire.level_num"))
+    logfire_error = level is not None and level >= LOGFIRE_ERROR_LEVEL
+    if not span.is_error and not error_type and not logfire_error:
+        return None
+    for event in span.events:
+        if event.name == "exception":
+            message = event.attributes.get("exception.message") or event.attributes.get(
+                "exception.type"
+            )
+            if message:
+                return str(message)
+    if span.status_message or error_type:
+        return span.status_message or str(error_type)
+    return "span status ERROR" if span.is_error else f"logfire.level_num {level} (error)"
+
+
+def result_error(result: str | None) -> str | None:
+    """The error a tool result reports, if it reports one (see the module docstring)."""
+    if not result:
+        return None
+    text = result.strip()
+    if text[:6].lower() == "error:" or text.startswith("Exception:"):
+        return text
+    if text[:1] == "{":
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            return None
+        if isinstance(value, Mapping):
+            if value.get("isError") is True or value.get("is_error") is True:
+                return text
+            error = value.get("error")
+            if error and (len(value) <= 3 or value.get("status") == "error"):
+                return error if isinstance(error, str) else json.dumps(error)
+    return None
+
+
+# --- joining -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Joiner:
+    """Joins tool spans with requests for one trace (see the module docstring)."""
+
+    tree: SpanTree
+    llm_views: Sequence[SpanView]
+    histories: Sequence[Sequence[Message]]
+    calls: list[tuple[tuple[int, int, int], ToolCall]] = field(default_factory=list)
+
+    def run(self) -> list[ToolCall]:
+        requests = requests_of(self.llm_views)
+        results = results_from_histories(self.histories)
+        unmatched = list(requests)
+        executed: dict[tuple[int, int], int] = {}
+        tool_views = [v for v in self.tree.views if v.role == "tool"]
+        for sequence, view in enumerate(tool_views):
+            request = self._match(view, unmatched)
+            if request is not None:
+                unmatched.remove(request)
+                executed[(request.llm_index, request.position)] = view.span.start_unix_nano
+            self.calls.append(
+                ((view.span.start_unix_nano, 0, sequence), self._from_span(view, request, results))
+            )
+        for request in unmatched:
+            self.calls.append(
+                (self._position(request, executed), self._from_request(request, results))
+            )
+        return [call for _, call in sorted(self.calls, key=lambda item: item[0])]
+
+    @staticmethod
+    def _position(request: Request, executed: dict[tuple[int, int], int]) -> tuple[int, int, int]:
+        """Sort key of a call seen only in a response: after its LLM call ended and after the
+        executions of the calls requested before it in the same response."""
+        earlier = [
+            start
+            for (llm, position), start in executed.items()
+            if llm == request.llm_index and position < request.position
+        ]
+        return (max([request.llm.span.end_unix_nano, *earlier]), 1, request.position)
+
+    def _match(self, view: SpanView, unmatched: list[Request]) -> Request | None:
+        start = view.span.start_unix_nano
+        candidates = [r for r in unmatched if r.llm.span.start_unix_nano <= start]
+        if view.tool_call_id:
+            by_id = next((r for r in candidates if r.call_id == view.tool_call_id), None)
+            if by_id is not None:
+                return by_id
+        name = view.tool_name
+        return next((r for r in candidates if name and r.name == name), None)
+
+    def _agent(self, *views: SpanView) -> SpanView | None:
+        for view in views:
+            agent = self.tree.agent_of(view)
+            if agent is not None:
+                return agent
+        return None
+
+    def _llm_index_before(self, start: int) -> int | None:
+        index = None
+        for i, llm in enumerate(self.llm_views):
+            if llm.span.start_unix_nano <= start:
+                index = i
+        return index
+
+    def _from_span(self, view: SpanView, request: Request | None, results: Mapping) -> ToolCall:
+        history_result = results.get(request.occurrence) if request and request.occurrence else None
+        result = view.tool_result if view.tool_result is not None else history_result
+        has_arguments = view.has_arguments or (request is not None and request.arguments_recorded)
+        arguments = (
+            view.arguments if view.has_arguments else (request.arguments if request else None)
+        )
+        span = view.span
+        agent = self._agent(view, *([request.llm] if request else []))
+        return ToolCall(
+            name=view.tool_name or (request.name if request else "") or span.name,
+            call_id=view.tool_call_id or (request.call_id if request else None),
+            arguments=arguments,
+            arguments_recorded=has_arguments,
+            result=result,
+            error=span_error(view) or result_error(result),
+            span_id=span.span_id,
+            start_unix_nano=span.start_unix_nano,
+            duration_ms=span.duration_ms,
+            llm_call_index=request.llm_index
+            if request
+            else self._llm_index_before(span.start_unix_nano),
+            agent=agent.agent_name if agent else None,
+            agent_span_id=agent.span.span_id if agent else None,
+            source="span+message" if request else "span",
+        )
+
+    def _from_request(self, request: Request, results: Mapping) -> ToolCall:
+        result = results.get(request.occurrence) if request.occurrence else None
+        agent = self._agent(request.llm)
+        return ToolCall(
+            name=request.name,
+            call_id=request.call_id,
+            arguments=request.arguments,
+            arguments_recorded=request.arguments_recorded,
+            result=result,
+            error=result_error(result),
+            llm_call_index=request.llm_index,
+            agent=agent.agent_name if agent else None,
+            agent_span_id=agent.span.span_id if agent else None,
+            source="message",
+        )
+
+
+def join_tool_calls(
+    tree: SpanTree, llm_views: Sequence[SpanView], histories: Sequence[Sequence[Message]]
+) -> list[ToolCall]:
+    """The trace's tool calls in execution order (see the module docstring)."""
+    return Joiner(tree, llm_views, histories).run()

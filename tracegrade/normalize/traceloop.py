@@ -1,0 +1,142 @@
+"""OpenLLMetry / Traceloop conventions: SDK decorators, and the legacy flattened LLM format.
+
+**Decorators** (``@workflow``, ``@task``, ``@agent``, ``@tool``): spans named
+``{entity}.{kind}`` with ``traceloop.span.kind`` (``workflow`` -> workflow, ``agent`` ->
+agent, ``tool`` -> tool), ``traceloop.entity.name``, ``traceloop.entity.input`` (JSON
+``{"args": [...], "kwargs": {...}}``; LangChain wraps it as ``{input_str, inputs, ...}``) and
+``traceloop.entity.output`` (the JSON of the return value, so a string result is JSON-encoded
+twice). Tool spans carry no call id: the assembler joins them to the model's tool calls by
+name and order. The session is ``traceloop.association.properties.session_id``.
+
+**Legacy flattened LLM spans** (semconv-ai <= 0.4, OpenAI instrumentation until March 2026):
+``llm.request.type`` (``chat``/``completion``), ``gen_ai.prompt.{i}.{role,content,
+tool_call_id,tool_calls.{j}.{id,name,arguments}}``, ``gen_ai.completion.{i}.{role,content,
+finish_reason,tool_calls.{j}.*}``, usage in ``gen_ai.usage.prompt_tokens`` /
+``completion_tokens`` (or ``input_tokens``/``output_tokens``) and
+``gen_ai.usage.cache_read_input_tokens``. The current format (semconv-ai 0.5) uses the GenAI
+content attributes and is read by :mod:`.genai`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from tracegrade.normalize.messages import Message, as_int, as_text, indexed, parse_message
+from tracegrade.normalize.view import Context, Role, SpanView, attr_str
+from tracegrade.spans import Span
+
+NAME = "traceloop"
+KIND_ATTR = "traceloop.span.kind"
+_ROLES: dict[str, Role] = {"workflow": "workflow", "agent": "agent", "tool": "tool"}
+
+
+def decode_entity(value: Any) -> Any:
+    """Decode ``traceloop.entity.input``/``output`` once (they hold the JSON of a value)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError:
+        return value
+
+
+def tool_arguments(raw_input: Any) -> Any:
+    """Tool arguments from an entity input envelope: ``kwargs``, LangChain ``inputs``, a single
+    positional dict, or the positional list."""
+    value = decode_entity(raw_input)
+    if not isinstance(value, Mapping):
+        return value
+    if isinstance(value.get("inputs"), Mapping):
+        return dict(value["inputs"])
+    if "input_str" in value:
+        return decode_entity(value["input_str"])
+    kwargs, args = value.get("kwargs") or {}, value.get("args") or []
+    if kwargs or not args:
+        return dict(kwargs)
+    return args[0] if len(args) == 1 and isinstance(args[0], Mapping) else list(args)
+
+
+def entity_text(raw: Any) -> str | None:
+    """The text of an entity output/input: a decoded string, LangChain's ``output``, or the
+    raw JSON for structured values. ``None`` for a JSON ``null``."""
+    value = decode_entity(raw)
+    if isinstance(value, Mapping) and "output" in value and set(value) <= {"output", "kwargs"}:
+        value = value["output"]
+    if value is None:
+        return None
+    return value if isinstance(value, str) else as_text(raw)
+
+
+def _single_text(raw_input: Any) -> str | None:
+    value = decode_entity(raw_input)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        strings = [
+            v
+            for v in [*(value.get("args") or []), *(value.get("kwargs") or {}).values()]
+            if isinstance(v, str)
+        ]
+        return strings[0] if len(strings) == 1 else None
+    return None
+
+
+def _flat_message(item: Mapping[str, Any], default_role: str) -> Message | None:
+    raw = dict(item)
+    raw.setdefault("role", default_role)
+    calls = raw.get("tool_calls")
+    if isinstance(calls, list):
+        raw["tool_calls"] = [c for c in calls if isinstance(c, Mapping)]
+    return parse_message(raw)
+
+
+def _read_legacy_llm(span: Span, view: SpanView) -> bool:
+    attrs = span.attributes
+    prompts = indexed(attrs, "gen_ai.prompt.")
+    completions = indexed(attrs, "gen_ai.completion.")
+    if not (prompts or completions or "llm.request.type" in attrs):
+        return False
+    role: Role | None = (
+        "llm" if str(attrs.get("llm.request.type", "chat")) in ("chat", "completion") else None
+    )
+    view.recognise(NAME, role)
+    outputs = [m for m in (_flat_message(c, "assistant") for c in completions) if m]
+    view.fill(
+        input_messages=[m for m in (_flat_message(p, "user") for p in prompts) if m] or None,
+        output_messages=outputs or None,
+        finish_reasons=tuple(m.finish_reason for m in outputs if m.finish_reason) or None,
+        cached_input_tokens=as_int(attrs.get("gen_ai.usage.cache_read_input_tokens")),
+    )
+    return True
+
+
+def read(span: Span, view: SpanView, context: Context) -> bool:
+    """Fill ``view`` from Traceloop attributes; True if any were found."""
+    attrs = span.attributes
+    found = _read_legacy_llm(span, view)
+    kind = attrs.get(KIND_ATTR)
+    session = attr_str(span, "traceloop.association.properties.session_id")
+    if kind is None:
+        if session:
+            view.fill(conversation_id=session)
+        return found
+    role = _ROLES.get(str(kind))
+    view.recognise(NAME, role)
+    entity = attr_str(span, "traceloop.entity.name")
+    view.fill(conversation_id=session)
+    if role == "tool":
+        view.fill(
+            tool_name=attr_str(span, "gen_ai.tool.name", "gen_ai.completion.tool.name") or entity,
+            tool_result=entity_text(attrs.get("traceloop.entity.output")),
+        )
+        if "traceloop.entity.input" in attrs:
+            view.fill(tool_arguments=tool_arguments(attrs["traceloop.entity.input"]))
+    elif role in ("agent", "workflow"):
+        view.fill(
+            agent_name=entity if role == "agent" else None,
+            input_text=_single_text(attrs.get("traceloop.entity.input")),
+            output_text=entity_text(attrs.get("traceloop.entity.output")),
+        )
+    return True

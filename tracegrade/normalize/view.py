@@ -1,0 +1,111 @@
+"""What one span says, read through every convention: the :class:`SpanView`.
+
+Each convention module exposes ``NAME`` and ``read(span, view, context) -> bool``. ``read``
+fills the view's fields it can derive from the span (and, for event-based conventions, from
+the span's log records) and returns whether it recognised anything. Modules run from the
+most specific to the most generic (see :data:`tracegrade.normalize.CONVENTIONS`);
+:meth:`SpanView.fill` keeps the first value set for each field, so a specific reading is
+never overwritten by a generic one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from tracegrade.normalize.messages import Message
+from tracegrade.spans import LogRecord, Span
+
+Role = Literal["agent", "llm", "tool", "workflow"]
+"""What a span stands for: an agent invocation, an LLM call, a tool execution, or a
+workflow/chain that wraps agents (treated like an agent with no name)."""
+
+_UNSET_ARGUMENTS = object()
+
+
+@dataclass
+class SpanView:
+    """The normalised reading of one span. Token counts are tokens; ``usage_aggregated``
+    marks usage that sums the span's children (agent spans), never added to LLM usage."""
+
+    span: Span
+    role: Role | None = None
+    conventions: list[str] = field(default_factory=list)
+    agent_name: str | None = None
+    model: str | None = None
+    provider: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    usage_aggregated: bool = False
+    finish_reasons: tuple[str, ...] = ()
+    input_messages: list[Message] | None = None
+    output_messages: list[Message] | None = None
+    input_text: str | None = None
+    output_text: str | None = None
+    system_instructions: str | None = None
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    tool_arguments: Any = _UNSET_ARGUMENTS
+    tool_result: str | None = None
+    tool_error: str | None = None
+    conversation_id: str | None = None
+
+    def fill(self, **values: Any) -> None:
+        """Set each field that is still empty to the given value (``None`` values are ignored)."""
+        for key, value in values.items():
+            if value is None:
+                continue
+            current = getattr(self, key)
+            if current is None or current is _UNSET_ARGUMENTS or current == ():
+                setattr(self, key, value)
+
+    def recognise(self, name: str, role: Role | None = None) -> None:
+        """Record that convention ``name`` read this span, and its role if none is set yet."""
+        if name not in self.conventions:
+            self.conventions.append(name)
+        if role is not None and self.role is None:
+            self.role = role
+
+    @property
+    def has_arguments(self) -> bool:
+        """True when some convention recorded the tool call's arguments."""
+        return self.tool_arguments is not _UNSET_ARGUMENTS
+
+    @property
+    def arguments(self) -> Any:
+        """The tool call's arguments (parsed JSON where possible), ``None`` when unrecorded."""
+        return None if self.tool_arguments is _UNSET_ARGUMENTS else self.tool_arguments
+
+    @property
+    def has_usage(self) -> bool:
+        return self.input_tokens is not None or self.output_tokens is not None
+
+
+@dataclass
+class Context:
+    """What a convention may consult besides the span: the trace's log records by span id."""
+
+    logs_by_span: Mapping[str, Sequence[LogRecord]] = field(default_factory=dict)
+
+    def logs_for(self, span: Span) -> Sequence[LogRecord]:
+        """Log records emitted inside ``span`` (same span id), in time order."""
+        return self.logs_by_span.get(span.span_id, ())
+
+
+class Convention(Protocol):
+    """The interface of a convention module (a module, not a class: ``NAME`` and ``read``)."""
+
+    NAME: str
+
+    def read(self, span: Span, view: SpanView, context: Context) -> bool: ...  # pragma: no cover
+
+
+def attr_str(span: Span, *keys: str) -> str | None:
+    """The first of ``keys`` present on the span with a non-empty value, as a string."""
+    for key in keys:
+        value = span.attributes.get(key)
+        if value is not None and value != "":
+            return str(value)
+    return None

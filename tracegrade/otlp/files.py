@@ -1,0 +1,412 @@
+"""Trace files: read any supported format into OTLP requests, and write Collector files.
+
+Supported inputs (detected from the content, not the file name; gzip is detected by its
+magic bytes):
+
+- **OpenTelemetry Collector file exporter, JSON** (``format: json``): one OTLP/JSON
+  ``ExportTraceServiceRequest`` or ``ExportLogsServiceRequest`` per line (``.jsonl``), or one
+  request in a whole JSON document.
+- **OTLP protobuf**: one binary request (``.binpb``/``.pb``), or a stream of requests each
+  prefixed by a 4-byte big-endian length (the Collector's ``format: proto``) or by a varint
+  length (protobuf's delimited format).
+- **Chat transcripts**: a JSON list or JSONL of conversations in the OpenAI message format, the
+  message list under ``messages_key`` (see :mod:`tracegrade.otlp.transcripts`).
+- **any-agent traces**: a JSON document ``{"spans": [...]}`` as written by mozilla-ai/any-agent
+  (see :mod:`tracegrade.otlp.anyagent`).
+
+Everything becomes OTLP requests (``ExportTraceServiceRequest``/``ExportLogsServiceRequest``),
+so the store keeps one lossless form whatever the source. A bad line is reported as an
+:class:`~tracegrade.errors.InputError` naming the file and line; the other lines still load.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import struct
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracegrade.errors import InputError, OtlpDecodeError
+from tracegrade.otlp import anyagent, transcripts
+from tracegrade.otlp.codec import (
+    ExportLogsServiceRequest,
+    ExportTraceServiceRequest,
+    logs_from_request,
+    parse_logs_json,
+    parse_logs_protobuf,
+    parse_traces_json,
+    parse_traces_protobuf,
+    request_to_json,
+    spans_from_request,
+)
+from tracegrade.spans import LogRecord, Span
+
+GZIP_MAGIC = b"\x1f\x8b"
+TRACE_FILE_SUFFIXES = (
+    ".jsonl",
+    ".json",
+    ".jsonl.gz",
+    ".json.gz",
+    ".binpb",
+    ".pb",
+    ".binpb.gz",
+    ".pb.gz",
+)
+
+Request = ExportTraceServiceRequest | ExportLogsServiceRequest
+
+
+@dataclass
+class Payloads:
+    """OTLP requests read from one or more files, plus the per-line errors met on the way.
+
+    ``formats`` maps each file read to the format detected (``otlp-json``, ``otlp-protobuf``,
+    ``transcript``, ``any-agent``).
+    """
+
+    traces: list[ExportTraceServiceRequest] = field(default_factory=list)
+    logs: list[ExportLogsServiceRequest] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    formats: dict[str, str] = field(default_factory=dict)
+
+    def add(self, request: Request) -> None:
+        """Append a trace or logs request to the matching list."""
+        if isinstance(request, ExportLogsServiceRequest):
+            self.logs.append(request)
+        else:
+            self.traces.append(request)
+
+    def extend(self, other: Payloads) -> None:
+        """Merge another :class:`Payloads` into this one."""
+        self.traces.extend(other.traces)
+        self.logs.extend(other.logs)
+        self.errors.extend(other.errors)
+        self.formats.update(other.formats)
+
+    def spans(self) -> list[Span]:
+        """Every span of every trace request, decoded."""
+        return [span for request in self.traces for span in spans_from_request(request)]
+
+    def log_records(self) -> list[LogRecord]:
+        """Every log record of every logs request, decoded."""
+        return [record for request in self.logs for record in logs_from_request(request)]
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """How to read files: ``messages_key`` names the transcript message list (default
+    ``messages``); ``sibling_logs`` also reads ``logs.*`` beside a ``traces.*`` file."""
+
+    messages_key: str = "messages"
+    sibling_logs: bool = True
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def read_paths(paths: Iterable[str | Path], options: ReadOptions = ReadOptions()) -> Payloads:
+    """Read files and directories (their trace files, sorted) into one :class:`Payloads`.
+
+    Raises:
+        InputError: a path does not exist.
+    """
+    result = Payloads()
+    for path in expand_paths(paths, sibling_logs=options.sibling_logs):
+        result.extend(read_file(path, options))
+    return result
+
+
+def expand_paths(paths: Iterable[str | Path], *, sibling_logs: bool = True) -> list[Path]:
+    """Files to read for ``paths``: directories expand to their trace files; a ``traces.*``
+    file brings its ``logs.*`` sibling when one exists. Each file appears once.
+
+    Raises:
+        InputError: a path does not exist.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(
+                p
+                for p in sorted(path.iterdir())
+                if p.is_file() and p.name.endswith(TRACE_FILE_SUFFIXES)
+            )
+        elif path.is_file():
+            out.append(path)
+            if sibling_logs:
+                out.extend(_sibling_logs(path))
+        else:
+            raise InputError("no such file or directory", source=str(path))
+    seen: set[Path] = set()
+    return [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]
+
+
+def _sibling_logs(path: Path) -> list[Path]:
+    if "traces" not in path.name:
+        return []
+    candidate = path.with_name(path.name.replace("traces", "logs", 1))
+    return [candidate] if candidate.is_file() else []
+
+
+def read_file(path: str | Path, options: ReadOptions = ReadOptions()) -> Payloads:
+    """Read one file in any supported format (see the module docstring).
+
+    Per-line problems are collected in ``Payloads.errors``; the rest of the file still loads.
+    """
+    path = Path(path)
+    source = str(path)
+    result = Payloads()
+    try:
+        data = path.read_bytes()
+        if data[:2] == GZIP_MAGIC:
+            data = gzip.decompress(data)
+    except (OSError, EOFError) as exc:
+        result.errors.append(InputError(f"cannot read file: {exc}", source=source))
+        return result
+    read_bytes(data, source, options, result)
+    return result
+
+
+def read_bytes(data: bytes, source: str, options: ReadOptions, into: Payloads) -> None:
+    """Detect the format of ``data`` (already decompressed) and add its requests to ``into``."""
+    head = data.lstrip()[:1]
+    if head in (b"{", b"["):
+        _read_json_text(data, source, options, into)
+    elif not data.strip():
+        into.formats[source] = "empty"
+    else:
+        into.formats[source] = "otlp-protobuf"
+        _read_protobuf(data, source, into)
+
+
+def _read_json_text(data: bytes, source: str, options: ReadOptions, into: Payloads) -> None:
+    try:
+        document = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        document = None
+    if document is not None:
+        _read_json_document(document, source, options, into)
+        return
+    for line_no, line in enumerate(data.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            into.errors.append(OtlpDecodeError(f"invalid JSON: {exc}", source=source, line=line_no))
+            continue
+        _read_json_object(obj, source, line_no, options, into)
+
+
+def _read_json_document(document: Any, source: str, options: ReadOptions, into: Payloads) -> None:
+    if isinstance(document, list):
+        into.formats[source] = "transcript"
+        for index, record in enumerate(document, start=1):
+            _add_transcript(record, source, options, into, index=index, line=None)
+    else:
+        _read_json_object(document, source, None, options, into)
+
+
+def _read_json_object(
+    obj: Any, source: str, line: int | None, options: ReadOptions, into: Payloads
+) -> None:
+    kind = classify_json(obj, options.messages_key)
+    into.formats.setdefault(source, kind)
+    try:
+        if kind == "otlp-traces":
+            into.add(parse_traces_json(obj))
+            into.formats[source] = "otlp-json"
+        elif kind == "otlp-logs":
+            into.add(parse_logs_json(obj))
+            into.formats[source] = "otlp-json"
+        elif kind == "any-agent":
+            into.add(anyagent.to_request(obj, source=source))
+        elif kind == "transcript":
+            _add_transcript(obj, source, options, into, index=line or 1, line=line)
+        else:
+            raise InputError(
+                "not an OTLP request (no resourceSpans/resourceLogs), an any-agent trace "
+                f"(no spans) or a transcript (no {options.messages_key!r} list); "
+                "pass --messages-key for transcripts that keep messages elsewhere"
+            )
+    except InputError as exc:
+        into.errors.append(type(exc)(exc.detail, source=source, line=line))
+
+
+def classify_json(obj: Any, messages_key: str = "messages") -> str:
+    """The kind of one JSON object: ``otlp-traces``, ``otlp-logs``, ``any-agent``,
+    ``transcript`` or ``unknown``."""
+    if isinstance(obj, list):
+        return "transcript"
+    if not isinstance(obj, dict):
+        return "unknown"
+    if "resourceSpans" in obj or "resource_spans" in obj:
+        return "otlp-traces"
+    if "resourceLogs" in obj or "resource_logs" in obj:
+        return "otlp-logs"
+    if isinstance(obj.get("spans"), list) and not isinstance(obj.get(messages_key), list):
+        return "any-agent"
+    if isinstance(obj.get(messages_key), list):
+        return "transcript"
+    return "unknown"
+
+
+def _add_transcript(
+    record: Any, source: str, options: ReadOptions, into: Payloads, *, index: int, line: int | None
+) -> None:
+    """Convert one transcript record; an error names the line (JSONL) or the record number."""
+    try:
+        into.add(
+            transcripts.to_request(
+                record, messages_key=options.messages_key, source=source, index=index
+            )
+        )
+    except InputError as exc:
+        detail = exc.detail if line is not None else f"record {index}: {exc.detail}"
+        into.errors.append(type(exc)(detail, source=source, line=line))
+
+
+# --- protobuf files -------------------------------------------------------------------------
+
+
+def split_protobuf_stream(data: bytes) -> list[bytes]:
+    """Candidate framings of a protobuf file, as frames: 4-byte big-endian length prefixes
+    (the Collector's ``format: proto``), then varint prefixes (protobuf's delimited format).
+    A framing counts only if its lengths tile the file exactly; without one, the file is one
+    message."""
+    for splitter in (_split_fixed32, _split_varint):
+        frames = splitter(data)
+        if frames is not None:
+            return frames
+    return [data]
+
+
+def _split_fixed32(data: bytes) -> list[bytes] | None:
+    frames, pos = [], 0
+    while pos < len(data):
+        if pos + 4 > len(data):
+            return None
+        (size,) = struct.unpack(">I", data[pos : pos + 4])
+        if size == 0 or pos + 4 + size > len(data):
+            return None
+        frames.append(data[pos + 4 : pos + 4 + size])
+        pos += 4 + size
+    return frames or None
+
+
+def _split_varint(data: bytes) -> list[bytes] | None:
+    frames, pos = [], 0
+    while pos < len(data):
+        size, shift = 0, 0
+        while True:
+            if pos >= len(data) or shift > 35:
+                return None
+            byte = data[pos]
+            pos += 1
+            size |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        if size == 0 or pos + size > len(data):
+            return None
+        frames.append(data[pos : pos + size])
+        pos += size
+    return frames or None
+
+
+def _read_protobuf(data: bytes, source: str, into: Payloads) -> None:
+    """One message if the whole file parses as one with content; else the first framing
+    whose every frame does; else the error of the single-message parse."""
+    prefer_logs = "log" in Path(source).name.lower()
+    try:
+        into.add(_parse_protobuf_frame(data, prefer_logs))
+        return
+    except OtlpDecodeError as exc:
+        single_error = exc
+    for splitter in (_split_fixed32, _split_varint):
+        frames = splitter(data)
+        if not frames:
+            continue
+        try:
+            requests = [_parse_protobuf_frame(frame, prefer_logs) for frame in frames]
+        except OtlpDecodeError:
+            continue
+        for request in requests:
+            into.add(request)
+        return
+    into.errors.append(OtlpDecodeError(single_error.detail, source=source))
+
+
+def _has_spans(request: ExportTraceServiceRequest) -> bool:
+    return any(
+        len(s.span_id) == 8 and len(s.trace_id) == 16
+        for rs in request.resource_spans
+        for ss in rs.scope_spans
+        for s in ss.spans
+    )
+
+
+def _has_log_records(request: ExportLogsServiceRequest) -> bool:
+    return any(
+        r.time_unix_nano or r.observed_time_unix_nano
+        for rl in request.resource_logs
+        for sl in rl.scope_logs
+        for r in sl.log_records
+    )
+
+
+def _parse_protobuf_frame(frame: bytes, prefer_logs: bool) -> Request:
+    """Parse a frame as traces or logs. The two share field numbers, so a frame counts as
+    traces when its spans carry valid ids, as logs when its records carry timestamps.
+
+    Raises:
+        OtlpDecodeError: the frame is not valid protobuf, or holds neither.
+    """
+    parsers = [(parse_logs_protobuf, _has_log_records), (parse_traces_protobuf, _has_spans)]
+    for parse, meaningful in parsers if prefer_logs else parsers[::-1]:
+        try:
+            request = parse(frame)
+        except OtlpDecodeError:
+            continue
+        if meaningful(request):
+            return request
+    if not frame:
+        raise OtlpDecodeError("empty protobuf message")
+    parse_traces_protobuf(frame)  # raises the protocol's own error if the bytes are invalid
+    raise OtlpDecodeError("protobuf message holds neither spans with valid ids nor log records")
+
+
+# --- writing --------------------------------------------------------------------------------
+
+
+def write_jsonl(path: str | Path, requests: Sequence[Request], *, append: bool = False) -> int:
+    """Write requests in the Collector file exporter JSON format: one OTLP/JSON request per
+    line. A path ending in ``.gz`` is gzip-compressed. Returns the number of lines written."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = "at" if append else "wt"
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, mode, encoding="utf-8") as out:  # type: ignore[operator]
+        for request in requests:
+            out.write(
+                json.dumps(request_to_json(request), separators=(",", ":"), ensure_ascii=False)
+            )
+            out.write("\n")
+    return len(requests)
+
+
+def write_protobuf(path: str | Path, requests: Sequence[Request]) -> int:
+    """Write requests as the Collector's ``format: proto``: each message prefixed by its
+    4-byte big-endian length. Returns the number of messages written."""
+    buffer = io.BytesIO()
+    for request in requests:
+        payload = request.SerializeToString()
+        buffer.write(struct.pack(">I", len(payload)))
+        buffer.write(payload)
+    Path(path).write_bytes(buffer.getvalue())
+    return len(requests)
