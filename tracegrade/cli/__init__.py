@@ -7,16 +7,45 @@ code (2 for usage, configuration or input errors); see :class:`~tracegrade.error
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
 
 from tracegrade import __version__
-from tracegrade.cli import collect, export, import_, inspect, judge_check, lint, run, score
 from tracegrade.errors import TracegradeError
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "import": ("tracegrade.cli.import_", "Store spans and log records from trace files."),
+    "inspect": ("tracegrade.cli.inspect", "Show what was derived from each trace."),
+    "lint": ("tracegrade.cli.lint", "Which scoring inputs each trace provides, and why not."),
+    "score": ("tracegrade.cli.score", "Score traces against a golden dataset (or reference-free)."),
+    "run": ("tracegrade.cli.run", "Run a golden dataset against an agent and score its traces."),
+    "export": ("tracegrade.cli.export", "Write stored traces as OTLP/JSON lines."),
+    "judge-check": ("tracegrade.cli.judge_check", "Check the LLM judge against human labels."),
+    "collect": ("tracegrade.cli.collect", "Receive OTLP traces and logs (gRPC and HTTP)."),
+}
+"""Command name -> (module defining ``command``, one-line help). Modules are imported only when
+their command runs, so ``tracegrade --help`` and each command start fast. A new command adds
+one entry here."""
 
 
 class _Group(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        command = importlib.import_module(COMMANDS[cmd_name][0]).command
+        assert isinstance(command, click.Command)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
     def invoke(self, ctx: click.Context) -> object:
         try:
             return super().invoke(ctx)
@@ -29,10 +58,6 @@ class _Group(click.Group):
 @click.version_option(__version__, prog_name="tracegrade")
 def cli() -> None:
     """Evaluate AI agents from their OpenTelemetry traces."""
-
-
-for _module in (import_, inspect, lint, score, run, export, judge_check, collect):
-    cli.add_command(_module.command)
 
 
 def main() -> None:
