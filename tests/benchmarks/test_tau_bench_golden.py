@@ -1,0 +1,62 @@
+"""Scores must not move when scoring gets faster: the tau-bench run's per-axis results, golden.
+
+``tests/data/golden/tau_bench_axes.json`` holds, per case, every scorer's value, reason and
+details and the usage figures, generated from the code before the issue 16 speed work. The
+overall score and pass/fail are left out on purpose: their semantics belong to issue 10 and
+may change legitimately. Regenerate only for a documented change of a scorer's result, with
+``TRACEGRADE_REGENERATE_GOLDEN=1`` set while running this file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchmarks.tau_bench.convert import convert
+from tracegrade.cli import cli
+
+ROOT = Path(__file__).parents[2]
+TAU = ROOT / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
+GOLDEN = ROOT / "tests" / "data" / "golden" / "tau_bench_axes.json"
+
+
+def per_axis(run_doc: dict) -> list[dict]:
+    """The scorer-level part of a run document: one entry per case, in report order."""
+    return [
+        {
+            "case_id": c["case_id"],
+            "trace_id": c["trace_id"],
+            "axes": c["details"],
+            "usage": c["usage"],
+        }
+        for c in run_doc["cases"]
+    ]
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tau")
+    assert convert(TAU, out) == (100, 100)
+    return out
+
+
+def score(converted: Path, *extra: str) -> list[dict]:
+    report = converted / f"R{len(extra)}.json"
+    args = ["score", str(converted / "traces.jsonl"), "--dataset", str(converted / "dataset.yaml")]
+    result = CliRunner().invoke(cli, [*args, "--json", str(report), "--no-save", *extra])
+    assert result.exit_code == 1, result.output
+    return per_axis(json.loads(report.read_text()))
+
+
+def test_per_axis_scores_equal_the_golden(converted):
+    got = score(converted)
+    if os.environ.get("TRACEGRADE_REGENERATE_GOLDEN"):
+        GOLDEN.write_text(json.dumps(got, indent=1, sort_keys=True) + "\n")
+    golden = json.loads(GOLDEN.read_text())
+    assert len(got) == len(golden) == 100
+    for mine, gold in zip(got, golden, strict=True):
+        assert mine == gold, mine["case_id"]
