@@ -1,0 +1,117 @@
+"""What every agent kind shares: the :class:`Agent` and :class:`Session` interfaces, one
+:class:`Attempt` of a case, :class:`AgentFailure`, and the helpers that turn a conversation into
+an agent's input and its output into reply text.
+
+Correlation is always through OpenTelemetry, never through what the agent returns (the reply
+only drives the conversation: the next turn and clarification follow-ups).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegrade.runner import telemetry
+from tracegrade.runner.settle import SettleRule
+
+Message = dict[str, str]
+"""``{"role": "user" | "assistant", "content": str}``."""
+STDERR_TAIL_CHARS = 2000
+PLACEHOLDER = re.compile(r"\{(input|messages|case_id|conversation_id)\}")
+"""The placeholders a command or an HTTP body template may contain."""
+
+
+class AgentFailure(Exception):
+    """The agent failed this attempt (crash, non-zero exit, HTTP error, exception); the message
+    is the reason shown for the case."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One run of one case: ``run_id`` is the correlation id put on its telemetry (the run's
+    id, suffixed ``#k`` when cases are repeated), ``repeat`` is 1-based."""
+
+    run_id: str
+    case_id: str
+    repeat: int
+    conversation_id: str = field(default_factory=lambda: secrets.token_hex(8))
+
+    @property
+    def labels(self) -> dict[str, Any]:
+        return telemetry.case_attributes(self.run_id, self.case_id, self.repeat)
+
+
+class Session:
+    """One attempt in progress: :meth:`send` one turn, then :meth:`finish`. ``trace_ids``
+    are the traces the runner knows belong to the attempt (its root span's)."""
+
+    trace_ids: tuple[str, ...] = ()
+
+    async def send(self, messages: list[Message]) -> str:
+        """Send the conversation so far (ending with the user's message); the agent's reply.
+
+        Raises:
+            AgentFailure: the agent failed this turn.
+        """
+        raise NotImplementedError
+
+    async def finish(self, error: BaseException | None) -> None:
+        """End the attempt (end and flush the root span, if any)."""
+
+    def diagnostics(self) -> str:
+        """What to add to a timeout's reason (e.g. the end of stderr); may be empty."""
+        return ""
+
+
+class Agent:
+    """An agent kind: ``spec`` as given on the command line, ``settle`` how to wait for an
+    attempt's traces. Call :meth:`open` once the receiver runs, :meth:`close` at the end."""
+
+    kind = "agent"
+    spec = ""
+    settle = SettleRule()
+
+    async def open(self, http_endpoint: str, grpc_endpoint: str) -> None:
+        """Prepare for a run whose receiver listens at these ``http://host:port`` endpoints."""
+
+    async def close(self) -> None:
+        """Release what :meth:`open` took."""
+
+    async def start(self, attempt: Attempt) -> Session:
+        """Start one attempt."""
+        raise NotImplementedError
+
+
+def reply_text(value: Any) -> str:
+    """An agent's return value as reply text: ``""`` for ``None``, a ``str`` as is, a
+    mapping's ``content``/``reply``/``output`` string, else ``str(value)``."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        for key in ("content", "reply", "output"):
+            if isinstance(value.get(key), str):
+                return value[key]
+    return str(value)
+
+
+def placeholder_values(messages: list[Message], attempt: Attempt) -> dict[str, str]:
+    """The text of each :data:`PLACEHOLDER` for this turn: ``input`` (the latest user message),
+    ``messages`` (the conversation as JSON), ``case_id`` and ``conversation_id``."""
+    return {
+        "input": messages[-1]["content"],
+        "messages": json.dumps(messages, ensure_ascii=False),
+        "case_id": attempt.case_id,
+        "conversation_id": attempt.conversation_id,
+    }
+
+
+def tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
+    """The last ``limit`` characters of ``text``, stripped."""
+    text = text.strip()
+    return text if len(text) <= limit else "…" + text[-limit:]

@@ -1,0 +1,173 @@
+"""Agent commands (``--agent-cmd "..."``, any language): one process per turn, run by the shell.
+
+The process gets ``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` (and the
+traces/logs variants) pointing at the receiver, ``OTEL_RESOURCE_ATTRIBUTES`` with
+``tracegrade.run_id`` and ``tracegrade.case_id`` appended to any value already set, and a
+``TRACEPARENT`` shared by the attempt's turns (for SDKs that read it; the runner exports no span
+of its own here). Input: stdin gets the latest user message (``--input-format text``) or the
+conversation as JSON (``messages``); the placeholders ``{input}``, ``{messages}``, ``{case_id}``
+and ``{conversation_id}`` in the command are replaced by shell-quoted values. The reply is
+stdout. A non-zero exit, a crash (signal) or a hang past ``--timeout`` fails the case with the
+end of stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import shlex
+import signal
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Literal
+
+from tracegrade.errors import ConfigError
+from tracegrade.runner import telemetry
+from tracegrade.runner.agents.base import (
+    PLACEHOLDER,
+    Agent,
+    AgentFailure,
+    Attempt,
+    Message,
+    Session,
+    placeholder_values,
+    tail,
+)
+from tracegrade.runner.settle import SettleRule
+
+
+def _fill(template: str, values: Mapping[str, str], quote: Callable[[str], str]) -> str:
+    return PLACEHOLDER.sub(lambda m: quote(values[m.group(1)]), template)
+
+
+class CommandAgent(Agent):
+    """An agent command run by the shell, one process per turn (see the module docstring)."""
+
+    kind = "command"
+
+    def __init__(
+        self,
+        command: str,
+        *,
+        input_format: Literal["text", "messages"] = "text",
+        protocol: Literal["http/protobuf", "grpc"] = "http/protobuf",
+        quiet_s: float = 0.2,
+        settle_timeout_s: float = 10.0,
+        cwd: str | Path | None = None,
+    ):
+        if not command.strip():
+            raise ConfigError("--agent-cmd is empty")
+        self.spec = self.command = command
+        self.input_format = input_format
+        self.protocol = protocol
+        self.cwd = cwd
+        self.settle = SettleRule(
+            quiet_s=quiet_s, timeout_s=settle_timeout_s, by_labels=True, min_spans=1
+        )
+        self.endpoint = ""
+
+    async def open(self, http_endpoint: str, grpc_endpoint: str) -> None:
+        self.endpoint = grpc_endpoint if self.protocol == "grpc" else http_endpoint
+
+    def environment(self, attempt: Attempt, traceparent: str) -> dict[str, str]:
+        """The process environment of one attempt (see the module docstring)."""
+        env = dict(os.environ)
+        signal_url = (
+            (lambda s: self.endpoint)
+            if self.protocol == "grpc"
+            else (lambda s: f"{self.endpoint}/v1/{s}")
+        )
+        env.update(
+            {
+                "OTEL_EXPORTER_OTLP_ENDPOINT": self.endpoint,
+                "OTEL_EXPORTER_OTLP_PROTOCOL": self.protocol,
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": signal_url("traces"),
+                "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": signal_url("logs"),
+                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": self.protocol,
+                "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": self.protocol,
+                "OTEL_RESOURCE_ATTRIBUTES": telemetry.resource_attributes_env(
+                    os.environ.get("OTEL_RESOURCE_ATTRIBUTES"), attempt.labels
+                ),
+                "TRACEPARENT": traceparent,
+            }
+        )
+        return env
+
+    async def start(self, attempt: Attempt) -> Session:
+        traceparent = f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01"
+        return _CommandSession(self, attempt, self.environment(attempt, traceparent))
+
+
+async def _drain(stream: asyncio.StreamReader | None, sink: bytearray) -> None:
+    while stream is not None and (chunk := await stream.read(65536)):
+        sink.extend(chunk)
+
+
+class _CommandSession(Session):
+    def __init__(self, agent: CommandAgent, attempt: Attempt, env: dict[str, str]):
+        self.agent, self.attempt, self.env = agent, attempt, env
+        self.stderr = bytearray()
+
+    async def send(self, messages: list[Message]) -> str:
+        values = placeholder_values(messages, self.attempt)
+        command = _fill(self.agent.command, values, shlex.quote)
+        stdin = values["input"] if self.agent.input_format == "text" else values["messages"]
+        process = await asyncio.create_subprocess_shell(
+            command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=self.env,
+            cwd=self.agent.cwd,
+            start_new_session=True,
+        )
+        stdout, self.stderr = bytearray(), bytearray()
+        try:
+            await asyncio.gather(
+                self._feed(process, stdin.encode()),
+                _drain(process.stdout, stdout),
+                _drain(process.stderr, self.stderr),
+            )
+            code = await process.wait()
+        except BaseException:
+            _kill(process)
+            await process.wait()
+            raise
+        if code != 0:
+            raise AgentFailure(f"{_exit_reason(code)}{self.diagnostics()}")
+        return stdout.decode("utf-8", "replace").strip()
+
+    @staticmethod
+    async def _feed(process: asyncio.subprocess.Process, data: bytes) -> None:
+        assert process.stdin is not None
+        try:
+            process.stdin.write(data)
+            await process.stdin.drain()
+            process.stdin.close()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the agent does not read stdin
+
+    def diagnostics(self) -> str:
+        text = tail(self.stderr.decode("utf-8", "replace"))
+        return f"; stderr: {text}" if text else "; no stderr"
+
+
+def _exit_reason(code: int) -> str:
+    """A negative code is a signal; so is 128 + n from the shell (its convention for a child
+    killed by signal n)."""
+    number = -code if code < 0 else code - 128 if 128 < code < 128 + signal.NSIG else None
+    if number is None:
+        return f"agent command exited with code {code}"
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    return f"agent command crashed ({name}{f', exit code {code}' if code > 0 else ''})"
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    """Kill the agent's whole process group (the shell and what it started)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
