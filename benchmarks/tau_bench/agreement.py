@@ -51,12 +51,35 @@ def agreement(doc: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def load_run_document(path: Path) -> dict[str, Any]:
+    """The run document at ``path``; ValueError with one line saying why it cannot be read
+    (missing, because the score command failed before writing it; not JSON; not a run document)."""
+    if not path.is_file():
+        raise ValueError(
+            f"{path} does not exist: the score command did not write it (see its error above)"
+        )
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable JSON run document: {exc}") from None
+    if not isinstance(document, dict) or not isinstance(document.get("cases"), list):
+        raise ValueError(
+            f'{path} is not a run document (no "cases" list): write it with score --json'
+        )
+    return document
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run_json", type=Path)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    result = agreement(json.loads(args.run_json.read_text(encoding="utf-8")))
+    try:
+        document = load_run_document(args.run_json)
+    except ValueError as exc:
+        print(f"agreement: {exc}", file=sys.stderr)
+        return 2
+    result = agreement(document)
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

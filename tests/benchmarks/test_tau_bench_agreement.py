@@ -16,7 +16,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from benchmarks.tau_bench.agreement import agreement
+from benchmarks.tau_bench.agreement import agreement, main
 from benchmarks.tau_bench.convert import convert
 from tracegrade.cli import cli
 
@@ -92,3 +92,17 @@ def test_extra_write_is_a_hard_failure(run_doc):
     case = next(c for c in run_doc["cases"] if c["case_id"] == "task28-trial0")
     assert not case["passed"]
     assert any("unexpected call cancel_reservation" in h for h in case["hard_failures"])
+
+
+def test_missing_run_document_is_one_line_not_a_traceback(tmp_path, capsys):
+    """Issue 10 item 3: when ``score`` failed before writing its JSON, agreement says so."""
+    assert main([str(tmp_path / "R.json")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0
+    assert "R.json does not exist: the score command did not write it" in err
+
+
+def test_unreadable_run_document_is_one_line(tmp_path, capsys):
+    (tmp_path / "R.json").write_text("{not json")
+    assert main([str(tmp_path / "R.json")]) == 2
+    assert "is not a readable JSON run document" in capsys.readouterr().err
