@@ -112,21 +112,35 @@ _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
 def inflate(body: bytes, limit: int, encoding: str = "gzip") -> bytes:
-    """Decompress a gzip or deflate body, refusing more than ``limit`` bytes of output.
+    """Decompress a gzip or deflate body, refusing more than ``limit`` bytes of output. A
+    gzip body may hold several members (RFC 1952); anything else after the end of the
+    compressed data is an error, as in any other corrupt body.
 
     Raises:
-        BodyError: corrupt or truncated data, or output over ``limit``.
+        BodyError: corrupt or truncated data, trailing bytes, or output over ``limit``.
     """
-    inflater = zlib.decompressobj(_WBITS[encoding])
-    try:
-        data = inflater.decompress(body, limit + 1)
-    except zlib.error as exc:
-        raise BodyError("invalid", f"corrupt {encoding} body: {exc}") from exc
-    if len(data) > limit:
-        raise BodyError("too_large", f"decompressed body exceeds {limit} bytes")
-    if not inflater.eof:
-        raise BodyError("invalid", f"truncated {encoding} body")
-    return data
+    parts: list[bytes] = []
+    size, rest = 0, body
+    while True:
+        inflater = zlib.decompressobj(_WBITS[encoding])
+        try:
+            data = inflater.decompress(rest, limit + 1 - size)
+        except zlib.error as exc:
+            raise BodyError("invalid", f"corrupt {encoding} body: {exc}") from exc
+        size += len(data)
+        if size > limit:
+            raise BodyError("too_large", f"decompressed body exceeds {limit} bytes")
+        if not inflater.eof:
+            raise BodyError("invalid", f"truncated {encoding} body")
+        parts.append(data)
+        rest = inflater.unused_data
+        if not rest:
+            return b"".join(parts)
+        if encoding != "gzip" or not rest.startswith(_GZIP_MAGIC):
+            raise BodyError("invalid", f"corrupt {encoding} body: {len(rest)} bytes after its end")
+
+
+_GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any]:

@@ -384,6 +384,22 @@ def test_corrupt_gzip_is_400(live):
     assert response.status_code == 400 and "corrupt gzip" in http_status(response).message
 
 
+def test_gzip_with_trailing_garbage_is_400(live):
+    body = gzip.compress(trace_request(agent_turn).SerializeToString()) + b"trailing junk"
+    response = http_export(live.receiver, "traces", body, headers={"content-encoding": "gzip"})
+    assert response.status_code == 400
+    assert "13 bytes after its end" in http_status(response).message
+
+
+def test_a_gzip_body_of_two_members_is_one_body(live):
+    request = spans_request(hand_span("two-members", os.urandom(16), os.urandom(8)))
+    data = request.SerializeToString()
+    body = gzip.compress(data[:10]) + gzip.compress(data[10:])
+    response = http_export(live.receiver, "traces", body, headers={"content-encoding": "gzip"})
+    assert response.status_code == 200
+    live.added = set(request_spans(request))
+
+
 def test_oversize_message_is_resource_exhausted_on_grpc(live):
     code, _ = grpc_error(live, "traces", b"\x00" * (LIMIT + 1))
     assert code is grpc.StatusCode.RESOURCE_EXHAUSTED
