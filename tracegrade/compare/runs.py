@@ -1,0 +1,292 @@
+"""Compare two run documents case by case and decide whether CURRENT regressed
+(:func:`compare_runs`; the rules are in :mod:`tracegrade.compare.rules`).
+
+Cases pair by case id. A case's status (:data:`~tracegrade.compare.model.CaseStatus`): ``new``
+/ ``removed`` when unpaired; ``flaky`` when its attempts disagree on pass/fail in either run;
+else ``regressed`` when it passed and now fails, or its score fell by more than
+``case_score_tolerance`` (with several attempts in both runs, only when the paired test over
+attempts is significant); ``improved`` the other way round; ``unchanged`` otherwise.
+
+Tests (``scipy.stats.wilcoxon``, two-sided, zero differences dropped): per case, over attempt
+i of BASE with attempt i of CURRENT (vectorised over the cases with the same number of
+attempts); per run, over the paired cases' scores. Three attempts can never reach p < 0.05, so
+with three repeats only consistent flips (every attempt passed before, every attempt fails now)
+regress a case: that is the point, one flip in three is noise.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy.stats import wilcoxon
+
+from tracegrade.compare.diff import delta, diff_traces
+from tracegrade.compare.model import (
+    CaseComparison,
+    CaseStatus,
+    Comparison,
+    Delta,
+    RunOverview,
+    StatTest,
+)
+from tracegrade.compare.overview import CaseGroup, group_cases, overview
+from tracegrade.compare.rules import RegressionRules
+from tracegrade.config import Pricing
+from tracegrade.trace import AgentTrace
+
+RUN_METRICS = (
+    "pass_rate",
+    "score",
+    "hallucination_rate",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_mean_ms",
+    "cost_usd",
+)
+
+
+def _wilcoxon(base: np.ndarray, current: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row-wise two-sided Wilcoxon signed-rank (statistic, p); p = 1 for rows without any
+    difference (nothing to test)."""
+    stats, pvalues = np.full(len(base), np.nan), np.ones(len(base))
+    moved = np.any(base != current, axis=1)
+    if moved.any():
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            result = wilcoxon(base[moved], current[moved], axis=1)
+        stats[moved] = result.statistic
+        pvalues[moved] = np.nan_to_num(result.pvalue, nan=1.0)
+    return stats, pvalues
+
+
+def paired_test(base: Sequence[float], current: Sequence[float], alpha: float) -> StatTest:
+    """Wilcoxon signed-rank over pairs (``none`` with fewer than 2 pairs)."""
+    if len(base) < 2:
+        return StatTest("none", len(base), None, None, alpha, False)
+    stats, p = _wilcoxon(np.array([base], dtype=float), np.array([current], dtype=float))
+    statistic = None if np.isnan(stats[0]) else float(stats[0])
+    return StatTest("wilcoxon", len(base), statistic, float(p[0]), alpha, bool(p[0] < alpha))
+
+
+def _attempt_scores(group: CaseGroup) -> list[float]:
+    return [0.0 if s is None else float(s) for _, s in group.attempts]
+
+
+def _case_tests(pairs: Sequence[tuple[CaseGroup, CaseGroup]], alpha: float) -> dict[str, StatTest]:
+    """The per-case test for every pair with several attempts in both runs, vectorised over
+    the pairs sharing an attempt count."""
+    by_n: dict[int, list[tuple[CaseGroup, CaseGroup]]] = {}
+    for base, current in pairs:
+        n = min(len(base.attempts), len(current.attempts))
+        if n >= 2:
+            by_n.setdefault(n, []).append((base, current))
+    tests = {}
+    for n, group in by_n.items():
+        old = np.array([_attempt_scores(b)[:n] for b, _ in group])
+        new = np.array([_attempt_scores(c)[:n] for _, c in group])
+        stats, pvalues = _wilcoxon(old, new)
+        for (base, _), s, p in zip(group, stats, pvalues, strict=True):
+            statistic = None if np.isnan(s) else float(s)
+            tests[base.case_id] = StatTest(
+                "wilcoxon", n, statistic, float(p), alpha, bool(p < alpha)
+            )
+    return tests
+
+
+def _status(
+    base: CaseGroup, current: CaseGroup, test: StatTest | None, rules: RegressionRules
+) -> tuple[CaseStatus, list[str]]:
+    if base.flaky or current.flaky:
+        where = [name for name, g in (("base", base), ("current", current)) if g.flaky]
+        return "flaky", [f"repeats disagree on pass/fail in {' and '.join(where)}"]
+    was, now = bool(base.entry["passed"]), bool(current.entry["passed"])
+    if was != now:
+        return ("regressed" if was else "improved"), [
+            f"{'passed' if was else 'failed'} -> {'passed' if now else 'failed'}"
+        ]
+    old, new = base.entry.get("score"), current.entry.get("score")
+    if old is None or new is None or abs(new - old) <= rules.case_score_tolerance:
+        return "unchanged", []
+    if test is not None and not test.significant:
+        return "unchanged", [f"score {old:.2f} -> {new:.2f} not significant (p={test.p_value:.2f})"]
+    return ("regressed" if new < old else "improved"), [f"score {old:.2f} -> {new:.2f}"]
+
+
+def _axes(base: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> dict[str, Delta]:
+    def values(case: Mapping[str, Any] | None) -> dict[str, float | None]:
+        case = case or {}
+        return {**(case.get("scores") or {}), **(case.get("axes") or {})}
+
+    old, new = values(base), values(current)
+    return {name: delta(old.get(name), new.get(name)) for name in sorted({*old, *new})}
+
+
+def _unpaired(group: CaseGroup, status: CaseStatus) -> CaseComparison:
+    entry = group.entry
+    score, passed = entry.get("score"), bool(entry["passed"])
+    base = status == "removed"
+    return CaseComparison(
+        case_id=group.case_id,
+        status=status,
+        base_score=score if base else None,
+        current_score=None if base else score,
+        base_passed=passed if base else None,
+        current_passed=None if base else passed,
+        axes=_axes(entry, None) if base else _axes(None, entry),
+        base_attempts=len(group.attempts) if base else 0,
+        current_attempts=0 if base else len(group.attempts),
+    )
+
+
+def _case(
+    base: CaseGroup,
+    current: CaseGroup,
+    test: StatTest | None,
+    rules: RegressionRules,
+    traces: Mapping[str, AgentTrace],
+    pricing: Pricing | None,
+) -> CaseComparison:
+    status, reasons = _status(base, current, test, rules)
+    old, new = base.entry, current.entry
+    if status == "regressed":
+        reasons += [str(r) for r in new.get("reasons") or []]
+    diff = None
+    if status in ("regressed", "improved"):
+        diff = diff_traces(
+            old,
+            new,
+            traces.get(old.get("trace_id") or ""),
+            traces.get(new.get("trace_id") or ""),
+            pricing,
+        )
+    return CaseComparison(
+        case_id=base.case_id,
+        status=status,
+        base_score=old.get("score"),
+        current_score=new.get("score"),
+        base_passed=bool(old["passed"]),
+        current_passed=bool(new["passed"]),
+        axes=_axes(old, new),
+        base_attempts=len(base.attempts),
+        current_attempts=len(current.attempts),
+        flaky_in=tuple(n for n, g in (("base", base), ("current", current)) if g.flaky),
+        test=test,
+        reasons=tuple(dict.fromkeys(reasons)),
+        diff=diff,
+    )
+
+
+def compare_cases(
+    base: Mapping[str, CaseGroup],
+    current: Mapping[str, CaseGroup],
+    rules: RegressionRules,
+    traces: Mapping[str, AgentTrace] | None = None,
+    pricing: Pricing | None = None,
+) -> list[CaseComparison]:
+    """Every case of either run: CURRENT's order, then the removed ones (see the module
+    docstring)."""
+    pairs = [(base[k], current[k]) for k in current if k in base]
+    tests = _case_tests(pairs, rules.alpha)
+    compared = []
+    for key, group in current.items():
+        if key not in base:
+            compared.append(_unpaired(group, "new"))
+        else:
+            compared.append(_case(base[key], group, tests.get(key), rules, traces or {}, pricing))
+    compared += [_unpaired(g, "removed") for k, g in base.items() if k not in current]
+    return compared
+
+
+def _ratio_reason(name: str, d: Delta, limit: float | None) -> list[str]:
+    if limit is None or not d.base or d.current is None or d.current / d.base <= limit:
+        return []
+    return [f"{name} {d.base:.4g} -> {d.current:.4g} (x{d.current / d.base:.2f} > x{limit:g})"]
+
+
+def _verdict(
+    cases: Sequence[CaseComparison],
+    deltas: Mapping[str, Delta],
+    test: StatTest,
+    repeats: bool,
+    rules: RegressionRules,
+) -> list[str]:
+    reasons = []
+    if rules.fail_on_case_regression:
+        flipped = [
+            c.case_id
+            for c in cases
+            if c.status == "regressed" and c.base_passed and not c.current_passed
+        ]
+        if flipped:
+            reasons.append(
+                f"{len(flipped)} case(s) passed before and fail now: {', '.join(flipped[:10])}"
+            )
+    score = deltas["score"]
+    drop = -score.delta if score.delta is not None else 0.0
+    if drop > rules.max_score_drop and (not repeats or test.significant):
+        reasons.append(
+            f"mean score {score.base:.3f} -> {score.current:.3f} (down {drop:.3f} > "
+            f"{rules.max_score_drop:g}; {test.name} p={_p(test)})"
+        )
+    rate = deltas["hallucination_rate"]
+    if rate.delta is not None and rate.delta > rules.max_hallucination_rise:
+        reasons.append(
+            f"hallucination rate {rate.base:.1%} -> {rate.current:.1%} (up "
+            f"{rate.delta * 100:.1f} points > {rules.max_hallucination_rise * 100:g})"
+        )
+    reasons += _ratio_reason(
+        "latency p95 ms", deltas["latency_p95_ms"], rules.max_latency_p95_ratio
+    )
+    reasons += _ratio_reason("cost USD", deltas["cost_usd"], rules.max_cost_ratio)
+    return reasons
+
+
+def _p(test: StatTest) -> str:
+    return "n/a" if test.p_value is None else f"{test.p_value:.3g}"
+
+
+def compare_runs(
+    base: Mapping[str, Any],
+    current: Mapping[str, Any],
+    rules: RegressionRules | None = None,
+    *,
+    traces: Mapping[str, AgentTrace] | None = None,
+    pricing: Pricing | None = None,
+    base_is_baseline: bool = False,
+) -> Comparison:
+    """Compare two ``tracegrade.run/1`` documents (see the module docstring).
+
+    ``traces``: trace id -> AgentTrace of either run, for the structural diff of changed cases
+    (without them, diffs come from the case results only). ``pricing`` prices each LLM call
+    in those diffs.
+
+    Raises:
+        KeyError: a document lacks ``cases`` or a case lacks ``passed`` (not a run document).
+    """
+    rules = rules or RegressionRules()
+    old, new = group_cases(base), group_cases(current)
+    cases = compare_cases(old, new, rules, traces, pricing)
+    base_view: RunOverview = overview(base, baseline=base_is_baseline)
+    current_view = overview(current)
+    deltas = {m: delta(getattr(base_view, m), getattr(current_view, m)) for m in RUN_METRICS}
+    paired = [
+        (old[c.case_id].entry["score"], new[c.case_id].entry["score"])
+        for c in cases
+        if c.base_score is not None and c.current_score is not None
+    ]
+    test = paired_test([p[0] for p in paired], [p[1] for p in paired], rules.alpha)
+    repeats = any(len(g.attempts) > 1 for g in (*old.values(), *new.values()))
+    reasons = _verdict(cases, deltas, test, repeats, rules)
+    return Comparison(
+        base=base_view,
+        current=current_view,
+        cases=tuple(cases),
+        deltas=deltas,
+        test=test,
+        regression=bool(reasons),
+        reasons=tuple(reasons),
+        rules=rules.to_dict(),
+    )
