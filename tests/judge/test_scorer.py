@@ -96,7 +96,7 @@ def test_malformed_verdicts_become_a_judge_error_on_the_case(judge_server, contr
     assert case.details["judge"]["details"]["usage"]["calls"] == 2
 
 
-def test_score_at_threshold_passes_and_the_judge_is_not_weighted_by_default(
+def test_score_at_threshold_is_no_hard_failure_and_the_judge_is_an_axis(
     judge_server, contradiction
 ):
     server = judge_server([json_reply(verdict(0.5))])
@@ -108,7 +108,22 @@ def test_score_at_threshold_passes_and_the_judge_is_not_weighted_by_default(
         CONFIG,
     ).results[0]
     assert case.scores["judge"] == 0.5 and case.hard_failures == ()
-    assert "judge" not in case.axes
+    assert case.axes["judge"] == 0.5
+
+
+def test_10_6_a_case_whose_only_expectation_is_a_rubric_passes_on_the_judges_verdict(
+    judge_server, contradiction
+):
+    """Issue 10 item 6: judge 0.9 over threshold 0.7 on a rubric-only case passes at 0.9 with
+    the default scorers and weights; the axes that do not apply are notes, not reasons."""
+    server = judge_server([json_reply(verdict(0.9))])
+    scorers = [*build_scorers(CONFIG, with_plugins=False), JudgeScorer(settings_for(server))]
+    case = evaluate(
+        [contradiction], _dataset(_case(contradiction, rubric="Polite")), scorers, CONFIG
+    ).results[0]
+    assert case.passed and case.score == 0.9, case.reasons
+    assert not [r for r in case.reasons if "not scored" in r]
+    assert any(n.startswith("groundedness not scored") for n in case.notes)
 
 
 def test_repeat_takes_the_median_of_distinct_questions(judge_server, contradiction):

@@ -202,7 +202,8 @@ def test_excluded_axis_is_listed_on_the_result(config, scorers):
     case = make_case(id="c", input=ORDERS, expected_tools=["get_user_orders"])  # no expected fields
     [result] = run([good_trace()], make_dataset(case), scorers, config).results
     assert "completeness" in result.excluded
-    assert any(r.startswith("completeness not scored") for r in result.reasons)
+    assert any(n.startswith("completeness not scored") for n in result.notes)
+    assert not any("not scored" in r for r in result.reasons)  # issue 10 item 6: a note
 
 
 def test_case_where_no_axis_can_run_does_not_pass(config, scorers):

@@ -7,7 +7,13 @@ import pytest
 from tracegrade.scoring.overall import combine
 from tracegrade.scoring.score import Score, skipped
 
-DEFAULT_WEIGHTS = {"groundedness": 0.4, "correctness": 0.4, "completeness": 0.2}
+DEFAULT_WEIGHTS = {
+    "groundedness": 0.4,
+    "correctness": 0.4,
+    "completeness": 0.2,
+    "hallucination": 0.5,
+    "judge": 0.4,
+}
 
 
 def scores(**values):
@@ -131,8 +137,8 @@ def test_correctness_is_excluded_with_the_tool_correctness_reason():
 
 
 def test_axis_without_any_scorer_is_excluded_visibly():
-    overall = combine(scores(groundedness=1.0), {"groundedness": 1.0, "judge": 1.0}, 0.7)
-    assert "judge" in overall.excluded and overall.value == 1.0
+    overall = combine(scores(groundedness=1.0), {"groundedness": 1.0, "errors": 1.0}, 0.7)
+    assert "errors" in overall.excluded and overall.value == 1.0
 
 
 def test_no_axis_at_all_is_not_passed():
@@ -165,3 +171,52 @@ def test_reference_free_weights_combine_their_scorers(config):
         scores(value_grounding=0.5, errors=1.0), config.reference_free_weights, config.threshold
     )
     assert overall.value == pytest.approx(0.65) and not overall.passed
+
+
+def _hallucination(found: int, required: int) -> Score:
+    phrases = [f"p{i}" for i in range(required)]
+    return Score(
+        "hallucination",
+        found / required if required else 1.0,
+        "scripted",
+        details={"required": phrases, "required_missing": phrases[found:]},
+    )
+
+
+def test_10_6_a_missed_must_contain_phrase_fails_under_the_default_weights(config):
+    """Issue 10 item 6: hallucination 0.0 on ``missing ['21']`` no longer passes at 1.0."""
+    perfect = dict(groundedness=1.0, tool_correctness=1.0, completeness=1.0)
+    overall = combine(
+        {**scores(**perfect), "hallucination": _hallucination(0, 1)},
+        config.weights,
+        config.threshold,
+    )
+    assert overall.axes["hallucination"] == 0.0
+    assert overall.value == pytest.approx(1.0 / 1.5) and not overall.passed
+
+
+def test_10_6_must_not_contain_alone_adds_no_axis(config):
+    """A case with only must_not_contain (and no hit) is scored on its other axes, unpadded."""
+    overall = combine(
+        {**scores(groundedness=0.0, tool_correctness=1.0), "hallucination": _hallucination(0, 0)},
+        config.weights,
+        config.threshold,
+    )
+    assert "hallucination" not in overall.axes and "hallucination" not in overall.excluded
+    assert overall.value == pytest.approx(0.5)
+
+
+def test_10_6_the_judge_is_an_axis_even_under_weights_that_do_not_name_it():
+    overall = combine(
+        scores(groundedness=None, judge=0.9), {"groundedness": 0.5, "correctness": 0.5}, 0.7
+    )
+    assert overall.axes == {"judge": 0.9} and overall.passed
+
+
+def test_10_6_a_case_without_rubric_or_must_contain_notes_neither_axis(config):
+    overall = combine(
+        {**scores(groundedness=1.0), "judge": skipped("judge", "no judge rubric for this case")},
+        config.weights,
+        config.threshold,
+    )
+    assert "judge" not in overall.excluded and "hallucination" not in overall.excluded

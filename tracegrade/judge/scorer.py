@@ -8,12 +8,13 @@ the built-in ``faithfulness`` rubric (:mod:`tracegrade.judge.rubrics`).
 
 The score is the median of ``settings.repeat`` verdicts (each repetition is its own cached
 question). A score below the case's threshold (default 0.7) is a hard failure of the case,
-whatever the weights; the judge joins the weighted score only when ``judge`` is given a
-weight. A judge that could not produce a valid verdict (endpoint down, timeout, malformed
-or out-of-range answers after the retries) is a "judge error": the score has no value, the
-case fails with that reason, and no 0 or 1 is invented. A trace with no final answer, or
-with tool calls but no recorded tool result for the faithfulness rubric, is skipped with the
-reason (nothing to judge).
+whatever the weights; the score also joins the weighted overall score as the ``judge`` axis
+(see :mod:`tracegrade.scoring.overall`), so a case whose only expectation is a rubric passes
+on the judge's verdict. A judge that could not produce a valid verdict (endpoint down,
+timeout, malformed or out-of-range answers after the retries) is a "judge error": the score
+has no value, the case fails with that reason, and no 0 or 1 is invented. A trace with no
+final answer, or with tool calls but no recorded tool result for the faithfulness rubric, is
+skipped with the reason (nothing to judge).
 
 Calls run concurrently: :meth:`JudgeScorer.prefetch` (called by
 :func:`tracegrade.scoring.evaluate.evaluate` before scoring) answers from the cache in the

@@ -34,7 +34,9 @@ from tracegrade.trace import AgentTrace
 @dataclass(frozen=True)
 class CaseResult:
     """One case scored against one trace (``case_id`` None without a dataset; ``trace_id``
-    None when no trace matched the case)."""
+    None when no trace matched the case). ``reasons`` say why the case failed or lost score;
+    ``notes`` what was not scored and why ("groundedness not scored: ..."), never a failure
+    reason by itself."""
 
     case_id: str | None
     trace_id: str | None
@@ -51,6 +53,7 @@ class CaseResult:
     tags: tuple[str, ...] = ()
     tier: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     @property
     def hallucinated(self) -> bool:
@@ -185,7 +188,7 @@ def score_trace(
         for name, score in scores.items()
         if score.ran and score.value < 1.0 and name in _reported(weights)
     ]  # type: ignore[operator]
-    reasons += [f"{axis} not scored: {why}" for axis, why in overall.excluded.items()]
+    notes = tuple(f"{axis} not scored: {why}" for axis, why in overall.excluded.items())
     if overall.value is None:
         reasons.append("no weighted axis could be scored")
     return CaseResult(
@@ -195,6 +198,7 @@ def score_trace(
         score=overall.value,
         scores={name: score.value for name, score in scores.items()},
         reasons=tuple(dict.fromkeys(reasons)),
+        notes=notes,
         hard_failures=overall.hard_failures,
         excluded=overall.excluded,
         axes=overall.axes,

@@ -64,7 +64,11 @@ class Hallucination:
             0.0 if forbidden else value,
             "; ".join(parts) or "no forbidden phrase",
             hard,
-            {"forbidden_found": forbidden, "required_missing": missing},
+            {
+                "forbidden_found": forbidden,
+                "required": list(case.must_contain),
+                "required_missing": missing,
+            },
         )
 
 
