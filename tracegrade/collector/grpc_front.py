@@ -18,6 +18,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from tracegrade.collector.address import host_port
 from tracegrade.collector.admission import Signal
 from tracegrade.collector.service import ExportService, Outcome
 
@@ -91,10 +92,11 @@ def grpc_server(
         ]
     )
     try:
-        bound = server.add_insecure_port(f"{host}:{port}")
-    except RuntimeError as exc:  # grpcio: "Failed to bind to address"
+        address = host_port(host, port)
+        bound = server.add_insecure_port(address)
+    except (RuntimeError, ValueError) as exc:  # grpcio: "Failed to bind to address"
         raise OSError(f"cannot bind the gRPC port {host}:{port}: {exc}") from exc
     if bound == 0:
-        raise OSError(f"cannot bind the gRPC port {host}:{port}")
+        raise OSError(f"cannot bind the gRPC port {address}")
     server.start()
     return server, bound

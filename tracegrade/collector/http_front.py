@@ -28,6 +28,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tracegrade.collector.address import bare_host
 from tracegrade.collector.admission import Encoding, Signal
 from tracegrade.collector.service import ExportService, Outcome
 
@@ -204,7 +205,12 @@ class HttpServer:
     """
 
     def __init__(self, app: Starlette, host: str, port: int):
-        self.socket = socket.create_server((host, port), reuse_port=False)
+        try:
+            host = bare_host(host)
+        except ValueError as exc:
+            raise OSError(str(exc)) from exc
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.socket = socket.create_server((host, port), family=family, reuse_port=False)
         self.port = self.socket.getsockname()[1]
         # limit_concurrency bounds the requests being read at once (each up to the size limit),
         # beyond which uvicorn answers 503: memory stays bounded before the receive queue too.
@@ -230,8 +236,11 @@ class HttpServer:
         while not self.server.started and self.thread.is_alive():
             threading.Event().wait(0.01)
 
-    def stop(self) -> None:
-        """Finish in-flight requests (up to 5 s), then stop."""
+    def stop(self, timeout_s: float = 5.0) -> None:
+        """Finish in-flight requests for up to ``timeout_s``, then close every connection."""
         self.server.should_exit = True
-        self.thread.join(timeout=10)
+        self.thread.join(timeout=timeout_s)
+        if self.thread.is_alive():
+            self.server.force_exit = True
+            self.thread.join(timeout=2.0)
         self.socket.close()

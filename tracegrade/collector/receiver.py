@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from tracegrade.collector.address import host_port
 from tracegrade.collector.admission import DEFAULT_REDACT, Redactor
 from tracegrade.collector.grpc_front import DEFAULT_WORKERS, grpc_server
 from tracegrade.collector.http_front import HttpServer, http_app
@@ -29,6 +30,10 @@ from tracegrade.store.traces import Store, default_path
 DEFAULT_GRPC_PORT = 4317
 DEFAULT_HTTP_PORT = 4318
 TOKEN_ENV = "TRACEGRADE_TOKEN"
+SHUTDOWN_TIMEOUT_S = 10.0
+"""How long stopping may take (s), under any load: shorter than an orchestrator's kill delay."""
+DRAIN_SHARE = 0.7
+"""The share of the shutdown time spent committing queued requests; the rest closes the ports."""
 
 
 @dataclass(frozen=True)
@@ -77,12 +82,12 @@ class Receiver:
     @property
     def grpc_endpoint(self) -> str:
         """``http://host:port`` of OTLP/gRPC (for ``OTEL_EXPORTER_OTLP_ENDPOINT`` with grpc)."""
-        return f"http://{self.config.host}:{self.grpc_port}"
+        return f"http://{host_port(self.config.host, self.grpc_port)}"
 
     @property
     def http_endpoint(self) -> str:
         """``http://host:port`` of OTLP/HTTP (the SDK appends ``/v1/traces``, ``/v1/logs``)."""
-        return f"http://{self.config.host}:{self.http_port}"
+        return f"http://{host_port(self.config.host, self.http_port)}"
 
     def start(self) -> Receiver:
         """Open the store, bind both ports and serve."""
@@ -105,13 +110,21 @@ class Receiver:
         self.started_at = time.time()
         return self
 
-    def stop(self, grace_s: float = 5.0) -> None:
-        """Stop taking requests, let in-flight ones finish, write what is queued, close."""
+    def stop(self, timeout_s: float = SHUTDOWN_TIMEOUT_S) -> None:
+        """Stop within ``timeout_s`` (plus one batch commit at most), whatever the load.
+
+        New requests are refused at once (UNAVAILABLE / 503, which exporters retry); queued ones
+        are committed until the drain deadline (:meth:`~.ingest.Ingest.stop`) and the rest are
+        refused unstored, so every acknowledged request is in the store and no request is
+        acknowledged that is not; then the front ends close, their handlers already answered.
+        """
+        deadline = time.monotonic() + timeout_s
+        self.ingest.stop(timeout_s * DRAIN_SHARE)
+        remaining = max(0.5, deadline - time.monotonic())
         if self._grpc is not None:
-            self._grpc.stop(grace_s).wait()
+            self._grpc.stop(remaining).wait(remaining + 1.0)
         if self._http is not None:
-            self._http.stop()
-        self.ingest.stop()
+            self._http.stop(max(0.5, deadline - time.monotonic()))
 
     def __enter__(self) -> Receiver:
         return self.start()
@@ -142,6 +155,6 @@ class Receiver:
     def readiness_line(self) -> str:
         """The line ``tracegrade collect`` prints once serving: ports and store."""
         return (
-            f"tracegrade collect: ready; OTLP/gRPC {self.config.host}:{self.grpc_port}, "
-            f"OTLP/HTTP {self.config.host}:{self.http_port}, store {display(self.db)}"
+            f"tracegrade collect: ready; OTLP/gRPC {host_port(self.config.host, self.grpc_port)}, "
+            f"OTLP/HTTP {host_port(self.config.host, self.http_port)}, store {display(self.db)}"
         )
