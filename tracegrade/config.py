@@ -71,6 +71,36 @@ class JudgeFile(_Strict):
     temperature: float | None = Field(None, ge=0, le=2)
 
 
+class ReferenceFreeFile(_Strict):
+    """The ``reference_free:`` section: rules of the ``production_rules`` scorer (see
+    :mod:`tracegrade.scoring.production`)."""
+
+    ungrounded_kinds: list[Literal["price", "percent", "number", "date", "time", "id"]] | None = (
+        None
+    )
+    max_ungrounded: int | None = Field(None, ge=0)
+    hidden_tool_errors: bool | None = None
+    acknowledgements: list[str] | None = None
+    enforce_with_case: bool | None = None
+
+
+class WindowsFile(_Strict):
+    """The ``windows:`` section: ``score --follow --window`` aggregates and their alert
+    thresholds (null = no threshold)."""
+
+    min_traces: int | None = Field(None, ge=1)
+    thresholds: dict[
+        Literal[
+            "failure_rate",
+            "hallucination_rate",
+            "tool_error_rate",
+            "p95_latency_ms",
+            "cost_per_trace_usd",
+        ],
+        float | None,
+    ] | None = None
+
+
 class ScoringFile(_Strict):
     """The shape of ``config/scoring.yaml`` and of ``tracegrade.yaml``."""
 
@@ -82,6 +112,8 @@ class ScoringFile(_Strict):
     pricing: PricingFile | None = None
     field_aliases: dict[str, list[str]] | None = None
     judge: JudgeFile | None = None
+    reference_free: ReferenceFreeFile | None = None
+    windows: WindowsFile | None = None
 
 
 # --- runtime objects ------------------------------------------------------------------------
@@ -179,6 +211,10 @@ class Config:
     sources: tuple[str, ...] = ()
     judge: Mapping[str, Any] = field(default_factory=dict)
     """``judge:`` settings of the config files (model, timeout_s, evidence_tokens, temperature)."""
+    reference_free: Mapping[str, Any] = field(default_factory=dict)
+    """``reference_free:`` rules (:class:`ReferenceFreeFile` fields that are set)."""
+    windows: Mapping[str, Any] = field(default_factory=dict)
+    """``windows:`` settings; ``thresholds`` merged per key across files."""
 
     def with_overrides(self, **values: Any) -> Config:
         """A copy with the given non-None values replaced."""
@@ -236,7 +272,18 @@ def _apply(config: Config, scoring: ScoringFile, source: str) -> Config:
             **config.judge,
             **(scoring.judge.model_dump(exclude_none=True) if scoring.judge else {}),
         },
+        reference_free=_merged(config.reference_free, scoring.reference_free),
+        windows=_merged(config.windows, scoring.windows),
     )
+
+
+def _merged(base: Mapping[str, Any], section: BaseModel | None) -> dict[str, Any]:
+    """``base`` with the set fields of ``section``; a ``thresholds`` mapping merges by key."""
+    values = section.model_dump(exclude_none=True) if section else {}
+    merged = {**base, **values}
+    if "thresholds" in values:
+        merged["thresholds"] = {**base.get("thresholds", {}), **values["thresholds"]}
+    return merged
 
 
 def defaults() -> Config:
@@ -257,6 +304,8 @@ def defaults() -> Config:
         pricing=Pricing({k.lower(): v for k, v in pricing.models.items()}, pricing.read_on),
         field_aliases={k: tuple(v) for k, v in aliases.fields.items()},
         sources=(scoring_source, pricing_source, aliases_source),
+        reference_free=_merged({}, scoring.reference_free),
+        windows=_merged({}, scoring.windows),
     )
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import re
 import time
 from collections.abc import Sequence
 
 from tracegrade.errors import ConfigError
+from tracegrade.sampling import sampled
 from tracegrade.trace import AgentTrace
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
@@ -37,12 +37,6 @@ def parse_since(value: str | None, now_s: float | None = None) -> int | None:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
     return int(moment.timestamp() * 1e9)
-
-
-def sampled(trace_id: str, fraction: float) -> bool:
-    """Deterministic sampling by trace id: the same trace is in or out on every run and machine."""
-    bucket = int.from_bytes(hashlib.sha256(trace_id.encode()).digest()[:8], "big") / 2**64
-    return bucket < fraction
 
 
 def select(

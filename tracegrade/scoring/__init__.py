@@ -13,7 +13,15 @@ from dataclasses import replace
 
 from tracegrade.config import Config
 from tracegrade.dataset import Dataset
-from tracegrade.scoring import budgets, completeness, failures, grounding, hallucination, tools  # noqa: F401
+from tracegrade.scoring import (  # noqa: F401  (registers the built-in scorers)
+    budgets,
+    completeness,
+    failures,
+    grounding,
+    hallucination,
+    production,
+    tools,
+)
 from tracegrade.scoring.evaluate import CaseResult, RunResult, RunSummary, evaluate
 from tracegrade.scoring.registry import builtin_names, builtins, load_reference, plugins
 from tracegrade.scoring.score import Score, Scorer
