@@ -97,8 +97,19 @@ def test_case_id_attribute_takes_precedence_over_input():
 
 def test_trace_tagged_for_another_case_is_not_matched_by_input():
     tagged = good_trace("t1", root_attributes={CASE_ID_ATTR: "other"})
-    [(case, traces)], leftover = match_cases([orders_case()], [tagged])
-    assert traces == [] and leftover == 1
+    other = orders_case(id="other", input="something else")
+    [(case, traces), _], leftover = match_cases([orders_case(), other], [tagged])
+    assert traces == [] and leftover == 0
+
+
+def test_10_7_a_case_id_naming_no_case_of_the_dataset_falls_back_to_the_input(config, scorers):
+    """Issue 10 item 7: traces from another dataset's run (their tracegrade.case_id names no
+    case here) are matched by first user input instead of leaving every case unmatched."""
+    foreign = good_trace("t1", root_attributes={CASE_ID_ATTR: "other-dataset:3"})
+    [(case, traces)], leftover = match_cases([orders_case()], [foreign])
+    assert [t.trace_id for t in traces] == ["t1"] and leftover == 0
+    [result] = run([foreign], make_dataset(orders_case()), scorers, config).results
+    assert result.trace_id == "t1" and result.passed
 
 
 def test_case_matches_by_its_explicit_trace_id_case_insensitively():

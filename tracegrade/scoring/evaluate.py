@@ -3,7 +3,8 @@
 Matching a case to its trace(s), in order of precedence:
 
 1. the trace's ``tracegrade.case_id`` attribute (root span or resource, e.g. set through
-   ``OTEL_RESOURCE_ATTRIBUTES``) equals the case id;
+   ``OTEL_RESOURCE_ATTRIBUTES``) equals the case id (a trace whose attribute names no case of
+   the dataset, e.g. from another dataset's run, falls through to the rules below);
 2. an explicit mapping: the case's ``trace_id`` field, or a mapping file (case id -> trace id);
 3. the trace's first user input equals the case's ``input`` (whitespace-normalised); a case
    with ``turns`` also needs the trace's user inputs to start with those turns.
@@ -134,8 +135,9 @@ def match_cases(
     by_attr: dict[str, list[AgentTrace]] = {}
     by_id = {t.trace_id: t for t in traces}
     by_input: dict[str, list[AgentTrace]] = {}
+    case_ids = {case.id for case in cases}
     for trace in traces:
-        if (case_id := case_id_of(trace)) is not None:
+        if (case_id := case_id_of(trace)) is not None and case_id in case_ids:
             by_attr.setdefault(case_id, []).append(trace)
         elif trace.user_inputs:
             by_input.setdefault(_normalized(trace.user_inputs[0]), []).append(trace)
