@@ -15,7 +15,15 @@ from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.judge import Clarifier, resolve_settings
 from tracegrade.report.console import print_report
-from tracegrade.runner.agents import DEFAULT_BODY, Agent, CommandAgent, HttpAgent, PythonAgent
+from tracegrade.runner.agents import (
+    DEFAULT_BODY,
+    Agent,
+    CommandAgent,
+    HttpAgent,
+    InputFormat,
+    OtlpProtocol,
+    PythonAgent,
+)
 from tracegrade.runner.conversation import (
     FollowUpHook,
     FollowUps,
@@ -66,7 +74,8 @@ def _agent_options(function: F) -> F:
             "--body",
             default=DEFAULT_BODY,
             show_default=True,
-            help='--agent-url JSON body template: {input}, "{messages}", {case_id}, {conversation_id}.',
+            help='--agent-url JSON body template: {input}, "{messages}", {case_id}, '
+            "{conversation_id}.",
         ),
         click.option(
             "--header",
@@ -78,8 +87,8 @@ def _agent_options(function: F) -> F:
         click.option(
             "--reply-field",
             metavar="PATH",
-            help="--agent-url: dotted path of the reply in the JSON response (default: reply, content, "
-            "message, output, answer or text).",
+            help="--agent-url: dotted path of the reply in the JSON response (default: reply, "
+            "content, message, output, answer or text).",
         ),
     ]
     for option in reversed(options):
@@ -145,8 +154,8 @@ def make_agent(
     agent_cmd: str | None,
     agent_url: str | None,
     *,
-    input_format: str,
-    otlp_protocol: str,
+    input_format: InputFormat,
+    otlp_protocol: OtlpProtocol,
     body: str,
     headers: Sequence[str],
     reply_field: str | None,
@@ -178,7 +187,7 @@ def make_agent(
         return CommandAgent(
             agent_cmd,
             input_format=input_format,
-            protocol=otlp_protocol,  # type: ignore[arg-type]
+            protocol=otlp_protocol,
             quiet_s=0.2 if settle_quiet is None else settle_quiet,
             settle_timeout_s=settle_timeout,
         )
@@ -326,8 +335,8 @@ def command(
     agent_ref: str | None,
     agent_cmd: str | None,
     agent_url: str | None,
-    input_format: str,
-    otlp_protocol: str,
+    input_format: InputFormat,
+    otlp_protocol: OtlpProtocol,
     body: str,
     headers: tuple[str, ...],
     reply_field: str | None,

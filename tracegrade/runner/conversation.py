@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -35,6 +35,16 @@ class FollowUp:
     reply: str
     source: Literal["script", "judge"]
     question: str = ""
+
+
+class Clarifier(Protocol):
+    """What plays the user after the last turn (:class:`tracegrade.judge.clarify.Clarifier`)."""
+
+    def follow_up(
+        self, case_input: str, conversation: Sequence[Mapping[str, str]], reply: str
+    ) -> str | None:
+        """The user's reply to ``reply`` when it is a clarifying question, else None."""
+        ...
 
 
 class FollowUpHook(Protocol):
@@ -79,7 +89,7 @@ class JudgeClarifications:
     """The judge model plays the user after the last turn (``clarifier.follow_up`` runs in a
     thread; an error leaves the reply standing and is kept in :attr:`errors`)."""
 
-    def __init__(self, clarifier: object):
+    def __init__(self, clarifier: Clarifier):
         self.clarifier = clarifier
         self.errors: list[str] = []
 
@@ -91,7 +101,7 @@ class JudgeClarifications:
         try:
             answer = await asyncio.to_thread(
                 self.clarifier.follow_up,
-                case.input or "",  # type: ignore[attr-defined]
+                case.input or "",
                 [dict(m) for m in conversation],
                 reply,
             )

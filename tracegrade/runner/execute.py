@@ -21,6 +21,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case
@@ -159,20 +160,22 @@ class Runner:
         with _sigint(self.stop):
             everything = asyncio.gather(*tasks, return_exceptions=True)
             stopper = asyncio.create_task(self._stop.wait())
-            await asyncio.wait([everything, stopper], return_when=asyncio.FIRST_COMPLETED)
+            waiting: list[asyncio.Future[Any]] = [everything, stopper]
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             stopper.cancel()
             interrupted = not everything.done()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(everything, return_exceptions=True)
         outcomes = [
-            t.result()
+            outcome
             for t in tasks
-            if t.done() and not t.cancelled() and t.exception() is None and t.result() is not None
+            if t.done() and not t.cancelled() and t.exception() is None
+            if (outcome := t.result()) is not None
         ]
         for task in tasks:
-            if task.done() and not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]  # a runner bug, not an agent failure
+            if task.done() and not task.cancelled() and (error := task.exception()) is not None:
+                raise error  # a runner bug, not an agent failure
         return Finished(outcomes, interrupted, time.perf_counter() - started)
 
     async def _bounded(
@@ -254,11 +257,12 @@ class Runner:
 
 
 _HINTS = {
-    "python": "were the spans exported? the runner exports through the global OpenTelemetry tracer provider",
-    "command": "does the agent export OTLP to $OTEL_EXPORTER_OTLP_ENDPOINT with $OTEL_RESOURCE_ATTRIBUTES "
-    "and flush before it exits?",
-    "http": "does the service export OTLP to this run's receiver and continue the W3C traceparent it gets? "
-    "raise --settle-timeout if it batches for long",
+    "python": "were the spans exported? the runner exports through the global OpenTelemetry "
+    "tracer provider",
+    "command": "does the agent export OTLP to $OTEL_EXPORTER_OTLP_ENDPOINT with "
+    "$OTEL_RESOURCE_ATTRIBUTES and flush before it exits?",
+    "http": "does the service export OTLP to this run's receiver and continue the W3C traceparent "
+    "it gets? raise --settle-timeout if it batches for long",
 }
 
 

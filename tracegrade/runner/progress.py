@@ -7,7 +7,14 @@ from types import TracebackType
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 
 from tracegrade.runner.execute import Outcome
 
@@ -38,7 +45,7 @@ class RunProgress:
         self.total, self.repeat, self.verbose = total, repeat, verbose
         self.passed = self.failed = 0
         self.progress: Progress | None = None
-        self._task = None
+        self._task: TaskID | None = None
 
     def __enter__(self) -> RunProgress:
         if self.console.is_terminal:

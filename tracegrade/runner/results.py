@@ -160,7 +160,7 @@ def run_document(
         interrupted=finished.interrupted,
     )
     doc = document(result, info)
-    for entry, (_, outcomes) in zip(doc["cases"], groups):
+    for entry, (_, outcomes) in zip(doc["cases"], groups, strict=True):
         entry.update(_case_fields(outcomes))
     doc["summary"].update(
         flaky=sum(c["flaky"] for c in doc["cases"]),

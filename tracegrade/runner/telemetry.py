@@ -86,7 +86,7 @@ class _SpanRouter(_Router, SpanProcessor):
     """The routing span processor."""
 
 
-class _LogRouter(_Router, LogRecordProcessor):  # type: ignore[misc]
+class _LogRouter(_Router, LogRecordProcessor):
     """The routing log-record processor."""
 
 
@@ -104,8 +104,9 @@ def _join_tracer_provider(router: _SpanRouter) -> None:
     trace.set_tracer_provider(provider)
     if trace.get_tracer_provider() is not provider:
         raise ConfigError(
-            f"the global OpenTelemetry tracer provider is a {type(trace.get_tracer_provider()).__name__}"
-            ", not the SDK's TracerProvider: in-process agents cannot export to the run's receiver"
+            "the global OpenTelemetry tracer provider is a "
+            f"{type(trace.get_tracer_provider()).__name__}, not the SDK's TracerProvider: "
+            "in-process agents cannot export to the run's receiver"
         )
 
 

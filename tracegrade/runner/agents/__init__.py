@@ -28,7 +28,7 @@ from tracegrade.runner.agents.base import (
     reply_text,
     tail,
 )
-from tracegrade.runner.agents.command import CommandAgent
+from tracegrade.runner.agents.command import CommandAgent, InputFormat, OtlpProtocol
 from tracegrade.runner.agents.http import (
     DEFAULT_BODY,
     REPLY_FIELDS,
@@ -55,7 +55,9 @@ __all__ = [
     "Attempt",
     "CommandAgent",
     "HttpAgent",
+    "InputFormat",
     "Message",
+    "OtlpProtocol",
     "PythonAgent",
     "Session",
     "argument_kind",

@@ -37,6 +37,11 @@ from tracegrade.runner.agents.base import (
 )
 from tracegrade.runner.settle import SettleRule
 
+InputFormat = Literal["text", "messages"]
+"""What the command's stdin gets: the latest user message, or the conversation as JSON."""
+OtlpProtocol = Literal["http/protobuf", "grpc"]
+"""The ``OTEL_EXPORTER_OTLP_PROTOCOL`` given to the command."""
+
 
 def _fill(template: str, values: Mapping[str, str], quote: Callable[[str], str]) -> str:
     return PLACEHOLDER.sub(lambda m: quote(values[m.group(1)]), template)
@@ -51,8 +56,8 @@ class CommandAgent(Agent):
         self,
         command: str,
         *,
-        input_format: Literal["text", "messages"] = "text",
-        protocol: Literal["http/protobuf", "grpc"] = "http/protobuf",
+        input_format: InputFormat = "text",
+        protocol: OtlpProtocol = "http/protobuf",
         quiet_s: float = 0.2,
         settle_timeout_s: float = 10.0,
         cwd: str | Path | None = None,
