@@ -1,15 +1,24 @@
 """Stored runs: each scoring run's document (:mod:`tracegrade.report.document`) kept in the
 trace store's database, so later commands can list runs, compare two runs case by case, and
-flag regressions against a baseline."""
+flag regressions against a baseline.
+
+Run references (:func:`resolve_run`): a run id (or a unique prefix of one), ``latest``,
+``latest~N`` (the N-th run before the latest), or ``baseline`` (the dataset's baseline, marked
+with :func:`set_baseline`: one per dataset name, replaced when set again).
+"""
 
 from __future__ import annotations
 
 import json
+import re
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegrade.errors import StoreError
-from tracegrade.store.traces import Store
+
+if TYPE_CHECKING:
+    from tracegrade.store.database import Database
+    from tracegrade.store.traces import Store
 
 
 def save_run(store: Store, doc: dict[str, Any]) -> str:
@@ -72,3 +81,120 @@ def list_runs(store: Store, limit: int = 20) -> list[dict[str, Any]]:
         (limit,),
     )
     return [{"run_id": r[0], "dataset": r[1], "passed": bool(r[2]), "score": r[3]} for r in rows]
+
+
+def migrate_baselines(db: Database) -> None:
+    """Migration ``009_run_baselines``: one baseline run per dataset name."""
+    db.script(
+        """
+        CREATE TABLE run_baselines (
+            dataset_name TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, set_at REAL NOT NULL
+        )
+        """
+    )
+
+
+def set_baseline(store: Store, run_id: str) -> str:
+    """Mark run ``run_id`` as its dataset's baseline (replacing the previous one); returns the
+    dataset name.
+
+    Raises:
+        StoreError: no such run, or the run has no dataset (reference-free scoring).
+    """
+    row = store.db.execute("SELECT dataset_name FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+    if row is None:
+        raise StoreError(f"no run {run_id!r} in {store.location}")
+    if row[0] is None:
+        raise StoreError(f"run {run_id} was scored without a dataset; a baseline needs one")
+    with store.db:
+        store.db.execute(
+            "INSERT INTO run_baselines VALUES (?, ?, ?) ON CONFLICT (dataset_name) "
+            "DO UPDATE SET run_id = excluded.run_id, set_at = excluded.set_at",
+            (row[0], run_id, time.time()),
+        )
+    return str(row[0])
+
+
+def baselines(store: Store) -> dict[str, str]:
+    """Dataset name -> its baseline run id."""
+    rows = store.db.execute("SELECT dataset_name, run_id FROM run_baselines").fetchall()
+    return {str(name): str(run_id) for name, run_id in rows}
+
+
+def run_headers(
+    store: Store, *, dataset: str | None = None, label: str | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """Stored runs newest first, each its document without ``cases`` (``run`` and
+    ``summary``), filtered by dataset name and by label (exact, or a substring when it is not
+    an exact match of any run)."""
+    sql, params = "SELECT run FROM runs", []
+    if dataset is not None:
+        sql, params = sql + " WHERE dataset_name = ?", [dataset]
+    rows = store.db.execute(sql + " ORDER BY created_at DESC, run_id DESC", tuple(params))
+    headers = [json.loads(r[0]) for r in rows]
+    if label is not None:
+        exact = [h for h in headers if h["run"].get("label") == label]
+        headers = exact or [h for h in headers if label in (h["run"].get("label") or "")]
+    return headers[:limit]
+
+
+def recent_runs(
+    store: Store, *, dataset: str | None = None, label: str | None = None, limit: int = 20
+) -> list[dict[str, Any]]:
+    """Whole run documents (with ``cases``) of :func:`run_headers`, newest first."""
+    return [
+        load_run(store, h["run"]["run_id"])
+        for h in run_headers(store, dataset=dataset, label=label, limit=limit)
+    ]
+
+
+_LATEST = re.compile(r"^latest(?:~(\d+))?$")
+
+
+def resolve_run(store: Store, ref: str, *, dataset: str | None = None) -> str:
+    """The run id a reference names (see the module docstring); ``latest`` and ``baseline``
+    are taken within ``dataset`` when given.
+
+    Raises:
+        StoreError: nothing matches, the prefix is ambiguous, or ``baseline`` without one set
+            (or, without ``dataset``, with baselines for several datasets).
+    """
+    if match := _LATEST.match(ref):
+        back = int(match.group(1) or 0)
+        found = run_headers(store, dataset=dataset, limit=back + 1)
+        if len(found) <= back:
+            where = f" of dataset {dataset!r}" if dataset else ""
+            raise StoreError(f"{ref}: only {len(found)} stored run(s){where} in {store.location}")
+        return str(found[back]["run"]["run_id"])
+    if ref == "baseline":
+        return _baseline(store, dataset)
+    rows = store.db.execute(
+        "SELECT run_id FROM runs WHERE substr(run_id, 1, ?) = ? ORDER BY run_id",
+        (len(ref), ref),
+    ).fetchall()
+    ids = [str(r[0]) for r in rows]
+    if ref in ids:
+        return ref
+    if len(ids) != 1:
+        what = "no run" if not ids else f"{len(ids)} runs ({', '.join(ids[:5])})"
+        raise StoreError(f"{ref!r}: {what} match in {store.location} (see `tracegrade runs`)")
+    return ids[0]
+
+
+def _baseline(store: Store, dataset: str | None) -> str:
+    marked = baselines(store)
+    if dataset is not None:
+        if dataset not in marked:
+            raise StoreError(
+                f"dataset {dataset!r} has no baseline in {store.location}; set one with "
+                "`tracegrade runs baseline RUN`"
+            )
+        return marked[dataset]
+    if len(marked) != 1:
+        raise StoreError(
+            "baseline: "
+            + ("no baseline set" if not marked else f"{len(marked)} datasets have one")
+            + f" in {store.location}; use `tracegrade runs baseline RUN` or give a run id"
+        )
+    return next(iter(marked.values()))
