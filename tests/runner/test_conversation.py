@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.runner.conftest import run_cli, write_dataset
-from tests.support.openai_server import Reply, ScriptedOpenAI, json_reply
+from tests.support.openai_server import Reply, ScriptedOpenAI, error, json_reply
 from tracegrade.dataset import Case
 from tracegrade.runner.agents import Session
 from tracegrade.runner.conversation import (
@@ -96,6 +96,22 @@ def test_the_judge_clarifier_answers_when_no_script_matches(
     assert attempt["followup_sources"] == ["judge"]
     assert decisions == 2  # the question (answered), then the final answer (left standing)
     assert ran.doc["summary"]["clarifier"]["calls"] == 2
+
+
+def test_10_9_a_judge_failure_deciding_a_follow_up_is_printed(
+    model, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 10 item 9: the clarifier's judge error reaches the console, not only the JSON."""
+    path = write_dataset(tmp_path / "d.yaml", [VAGUE])
+    with ScriptedOpenAI(lambda body: error(400, "no such model: judge-model")) as judge:
+        monkeypatch.setenv("TRACEGRADE_JUDGE_BASE_URL", judge.base_url)
+        monkeypatch.setenv("TRACEGRADE_JUDGE_API_KEY", "test")
+        ran = run_cli(tmp_path, path, "--agent", SHOP, "--judge-model", "judge-model")
+    assert ran.exit_code == 1
+    (logged,) = ran.doc["summary"]["clarifier"]["errors"]
+    assert logged.startswith("vague: clarifier failed")
+    assert "judge error on a follow-up: vague: clarifier failed" in ran.stdout
+    assert "no such model" in ran.stdout
 
 
 def test_no_judge_turns_the_judge_clarifier_off(

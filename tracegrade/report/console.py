@@ -121,6 +121,13 @@ def _print_followups(out: Console, cases: list[dict[str, Any]]) -> None:
                 )
 
 
+def _print_clarifier_errors(out: Console, clarifier: dict[str, Any] | None) -> None:
+    """The judge's failures while deciding clarification follow-ups (``summary.clarifier.
+    errors``, ``"case id: clarifier failed: ..."``): the agent's question stood unanswered."""
+    for error in (clarifier or {}).get("errors") or []:
+        out.print(f"[red]judge error on a follow-up: {escape(error)}[/]")
+
+
 def _clip(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -146,6 +153,7 @@ def print_report(
             f"[yellow]{summary['flaky']} flaky case(s): their repeats disagree on pass/fail[/]"
         )
     _print_followups(out, doc["cases"])
+    _print_clarifier_errors(out, summary.get("clarifier"))
     unmatched = summary["unmatched_cases"] - summary.get("agent_errors", 0)
     if unmatched or summary["unmatched_traces"]:
         out.print(
