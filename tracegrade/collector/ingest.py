@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -28,6 +29,10 @@ from tracegrade.store.traces import Store
 DEFAULT_QUEUE_BYTES = 64 * 1024 * 1024
 MAX_BATCH_REQUESTS = 256
 MAX_BATCH_ITEMS = 50_000
+DEFAULT_DRAIN_S = 5.0
+"""How long :meth:`Ingest.stop` keeps committing queued requests (s)."""
+BATCH_COMMIT_SLACK_S = 5.0
+"""Extra time allowed for the batch whose commit is under way at the drain deadline (s)."""
 
 
 class QueueFull(Exception):
@@ -40,6 +45,17 @@ class QueueFull(Exception):
 
 class Stopped(Exception):
     """The receiver is shutting down and takes no new requests."""
+
+
+class Unstorable(StoreError):
+    """The store refused this request's data itself (a data error, not an outage): resending
+    it cannot succeed, so it is answered as invalid, not as retryable."""
+
+
+def _data_error(exc: BaseException) -> bool:
+    """True when ``exc`` was caused by the data (``DataError`` of sqlite3 or psycopg)."""
+    cause = exc.__cause__
+    return cause is not None and any(c.__name__ == "DataError" for c in type(cause).__mro__)
 
 
 @dataclass
@@ -74,6 +90,7 @@ class Ingest:
         self._accepting = False
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        self._deadline = float("inf")
         self._thread = threading.Thread(target=self._run, name="tracegrade-writer", daemon=True)
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -90,12 +107,20 @@ class Ingest:
             raise self._error
         self._accepting = True
 
-    def stop(self) -> None:
-        """Take no new requests, write everything queued, close the store."""
+    def stop(self, timeout_s: float = DEFAULT_DRAIN_S) -> None:
+        """Take no new requests, write what is queued within ``timeout_s``, close the store.
+
+        Shutdown time is bounded by design: the writer commits queued requests in bounded
+        batches until the queue is empty or the deadline passes; requests still queued then
+        are refused with a StoreError (their clients get UNAVAILABLE / 503 and resend, so
+        nothing acknowledged is lost and nothing unacknowledged is claimed).
+        """
         self._accepting = False
+        self._deadline = time.monotonic() + timeout_s
         if self._thread.is_alive():
             self._queue.put(None)
-            self._thread.join()
+            # one batch may be in its commit at the deadline: allow it to finish
+            self._thread.join(timeout_s + BATCH_COMMIT_SLACK_S)
 
     # --- network side -----------------------------------------------------------------------------
 
@@ -135,46 +160,49 @@ class Ingest:
             return
         self._ready.set()
         with store:
+            stopping = False
             while True:
-                batch, stop = self._take()
-                if batch:
+                batch, saw_stop = self._take(block=not stopping)
+                stopping = stopping or saw_stop
+                if batch and time.monotonic() >= self._deadline:  # inf until stop()
+                    self._refuse(batch)
+                elif batch:
                     self._write(store, batch)
-                if stop:
+                if stopping and not batch:
                     return
 
-    def _take(self) -> tuple[list[tuple[Admitted, Future[int]]], bool]:
-        """Block for one request, then take what else is queued, up to the batch limits."""
-        first = self._queue.get()
-        if first is None:
-            return self._drain(), True
-        batch, items = [first], first[0].items
+    def _take(self, *, block: bool) -> tuple[list[tuple[Admitted, Future[int]]], bool]:
+        """One batch: the next request (waiting for it when ``block``), then what else is
+        queued, up to the batch limits; and whether the stop marker was met."""
+        batch: list[tuple[Admitted, Future[int]]] = []
+        items, saw_stop = 0, False
         while len(batch) < MAX_BATCH_REQUESTS and items < MAX_BATCH_ITEMS:
             try:
-                entry = self._queue.get_nowait()
+                entry = self._queue.get() if block and not batch else self._queue.get_nowait()
             except queue.Empty:
                 break
             if entry is None:
-                return batch + self._drain(), True
+                saw_stop, block = True, False
+                continue
             batch.append(entry)
             items += entry[0].items
-        return batch, False
+        return batch, saw_stop
 
-    def _drain(self) -> list[tuple[Admitted, Future[int]]]:
-        rest = []
-        while True:
-            try:
-                entry = self._queue.get_nowait()
-            except queue.Empty:
-                return rest
-            if entry is not None:
-                rest.append(entry)
+    def _refuse(self, batch: list[tuple[Admitted, Future[int]]]) -> None:
+        """Past the shutdown deadline: release the requests unstored, for their clients to
+        resend."""
+        self._release(batch, stored=False)
+        for _, future in batch:
+            future.set_exception(
+                StoreError("the receiver stopped before storing this request; resend it")
+            )
 
     def _write(self, store: Store, batch: list[tuple[Admitted, Future[int]]]) -> None:
         try:
             self._commit(store, batch)
-        except StoreError:
+        except StoreError as exc:
             if len(batch) == 1:
-                self._fail(batch)
+                self._fail(batch, permanent=_data_error(exc))
                 return
             for entry in batch:  # isolate the request that broke the group commit
                 self._write(store, [entry])
@@ -189,10 +217,14 @@ class Ingest:
         for admitted, future in batch:
             future.set_result(admitted.items)
 
-    def _fail(self, batch: list[tuple[Admitted, Future[int]]]) -> None:
+    def _fail(self, batch: list[tuple[Admitted, Future[int]]], *, permanent: bool = False) -> None:
         self._release(batch, stored=False)
         for _, future in batch:
-            future.set_exception(StoreError("the trace store could not commit this request"))
+            future.set_exception(
+                Unstorable("the trace store refused this request's data")
+                if permanent
+                else StoreError("the trace store could not commit this request")
+            )
 
     def _release(self, batch: list[tuple[Admitted, Future[int]]], *, stored: bool) -> None:
         with self._lock:
