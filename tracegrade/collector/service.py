@@ -29,7 +29,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from tracegrade.collector.admission import Admitted, Encoding, Redactor, Signal, admit
-from tracegrade.collector.ingest import Ingest, QueueFull, Stopped, wait_for
+from tracegrade.collector.ingest import Ingest, QueueFull, Stopped, Unstorable, wait_for
 from tracegrade.errors import OtlpDecodeError, StoreError
 
 DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
@@ -119,6 +119,8 @@ class ExportService:
             return Outcome("unavailable", message=str(exc), retry_after_s=UNAVAILABLE_RETRY_S)
         try:
             wait_for(future, COMMIT_TIMEOUT_S)
+        except Unstorable as exc:
+            return Outcome("invalid", message=str(exc))
         except StoreError as exc:
             return Outcome("unavailable", message=str(exc), retry_after_s=UNAVAILABLE_RETRY_S)
         return Outcome("ok", _response(admitted))

@@ -47,14 +47,21 @@ def digest(data: bytes) -> bytes:
     return hashlib.sha256(data).digest()[:16]
 
 
+def text(value: str) -> str:
+    """``value`` fit for a text column on every backend: PostgreSQL refuses the NUL character
+    (SQLite keeps it), so it becomes U+FFFD on both; the raw protobuf bytes stay as received."""
+    return value.replace("\x00", "\ufffd") if "\x00" in value else value
+
+
 def labels(attributes: Iterable[KeyValue], inherited: Labels = (None, None)) -> Labels:
-    """``tracegrade.run_id`` / ``tracegrade.case_id`` string attributes, else ``inherited``."""
+    """``tracegrade.run_id`` / ``tracegrade.case_id`` string attributes (see :func:`text`),
+    else ``inherited``."""
     run_id, case_id = inherited
     for kv in attributes:
         if kv.key == RUN_ID_ATTR and kv.value.string_value:
-            run_id = kv.value.string_value
+            run_id = text(kv.value.string_value)
         elif kv.key == CASE_ID_ATTR and kv.value.string_value:
-            case_id = kv.value.string_value
+            case_id = text(kv.value.string_value)
     return run_id, case_id
 
 

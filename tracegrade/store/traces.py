@@ -36,7 +36,14 @@ from tracegrade.otlp.codec import (
 )
 from tracegrade.spans import TraceData
 from tracegrade.store.database import Database, display, is_postgres
-from tracegrade.store.rows import CHUNK_COLUMNS, PreparedSpans, chunk_spans, digest, log_rows
+from tracegrade.store.rows import (
+    CHUNK_COLUMNS,
+    PreparedSpans,
+    chunk_spans,
+    digest,
+    log_rows,
+    text,
+)
 from tracegrade.store.runs import migrate_baselines
 
 DB_ENV = "TRACEGRADE_DB"
@@ -284,7 +291,7 @@ class Store:
             self.db.execute(
                 f"INSERT INTO {table} (digest, {column}, schema_url) VALUES (?, ?, ?)"
                 " ON CONFLICT (digest) DO NOTHING",
-                (key, payload, schema_url),
+                (key, payload, text(schema_url)),
             )
             (cache[key],) = self.db.execute(
                 f"SELECT id FROM {table} WHERE digest = ?", (key,)
