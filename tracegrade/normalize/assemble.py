@@ -89,15 +89,28 @@ def _user_texts(messages: Sequence[Message] | None) -> list[str]:
 
 
 def merge_user_inputs(histories: Sequence[Sequence[Message]]) -> list[str]:
-    """User messages across LLM histories, in order: each history usually extends the last,
-    so only what follows the common prefix is added."""
+    """The conversation's distinct user turns, in order, from LLM histories in call order.
+
+    Every convention that records the request replays the whole history on each LLM call. A
+    history's user turns that repeat the start of the turns merged so far are replays (the
+    same conversation, perhaps under another agent's system prompt); so is a turn already seen
+    at the same position with the same text. The second rule lines up histories that lost
+    their earliest messages (flattened attributes past the SDK's attribute limit keep their
+    index), which the first cannot.
+    """
     merged: list[str] = []
+    seen: set[tuple[int, str]] = set()
     for history in histories:
-        users = _user_texts(history)
+        users = [
+            (index if m.position is None else m.position, m.text)
+            for index, m in enumerate(history)
+            if m.role == "user" and m.text
+        ]
         common = 0
-        while common < min(len(users), len(merged)) and users[common] == merged[common]:
+        while common < min(len(users), len(merged)) and users[common][1] == merged[common]:
             common += 1
-        merged.extend(users[common:])
+        merged.extend(text for key in users[common:] if key not in seen for text in [key[1]])
+        seen.update(users)
     return merged
 
 

@@ -28,7 +28,8 @@ from typing import Any
 from tracegrade.spans import loads_maybe
 
 TOOL_CALLS_FINISH = frozenset({"tool_calls", "tool_call", "function_call"})
-"""Finish reasons meaning "the model asked for tools" (semconv ``tool_call``, OpenAI ``tool_calls``)."""
+"""Finish reasons meaning "the model asked for tools" (semconv ``tool_call``, OpenAI
+``tool_calls``)."""
 
 _EVENT_ROLES = {
     "gen_ai.system.message": "system",
@@ -63,6 +64,10 @@ class Message:
     role: str
     parts: list[Part] = field(default_factory=list)
     finish_reason: str | None = None
+    position: int | None = None
+    """Index of the message in the request's message list, when known. Flattened attributes
+    (``gen_ai.prompt.{i}.*``) keep it even when the SDK's attribute limit dropped the earlier
+    messages, so replays of one history line up by position."""
 
     @property
     def text(self) -> str | None:
@@ -137,6 +142,12 @@ def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
     """Regroup flattened ``{prefix}{i}.{rest}`` keys into a list of nested dicts, sorted by the
     integer index (``llm.input_messages.3.message.role`` -> item 3, ``{"message": {"role"}}``).
     Nested indexes (``tool_calls.0.``) become lists too."""
+    return [item for _, item in indexed_items(attributes, prefix)]
+
+
+def indexed_items(attributes: Mapping[str, Any], prefix: str) -> list[tuple[int, dict[str, Any]]]:
+    """Like :func:`indexed`, as ``(index, item)`` pairs: the index is the message's position in
+    the request even when earlier items are missing (dropped at the attribute limit)."""
     groups: dict[int, dict[str, Any]] = {}
     for key, value in attributes.items():
         if not key.startswith(prefix):
@@ -144,7 +155,7 @@ def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
         match = _INDEX.match(key[len(prefix) :])
         if match:
             _set_path(groups.setdefault(int(match.group(1)), {}), match.group(2).split("."), value)
-    return [_listify(groups[i]) for i in sorted(groups)]
+    return [(i, _listify(groups[i])) for i in sorted(groups)]
 
 
 def _set_path(target: dict[str, Any], path: list[str], value: Any) -> None:
@@ -308,4 +319,10 @@ def parse_messages(value: Any) -> list[Message] | None:
         value = value["messages"]
     if not isinstance(value, (list, tuple)):
         return None
-    return [m for m in (parse_message(item) for item in value) if m is not None]
+    messages = []
+    for position, item in enumerate(value):
+        message = parse_message(item)
+        if message is not None:
+            message.position = position
+            messages.append(message)
+    return messages

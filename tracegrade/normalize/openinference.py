@@ -23,7 +23,7 @@ from tracegrade.normalize.messages import (
     Message,
     as_int,
     as_text,
-    indexed,
+    indexed_items,
     loads_maybe,
     parse_arguments,
     parse_message,
@@ -55,10 +55,16 @@ def _message(item: Mapping[str, Any]) -> Message | None:
 
 def messages(attributes: Mapping[str, Any], prefix: str) -> list[Message] | None:
     """The messages under a flattened ``prefix`` (e.g. ``llm.input_messages.``), or None."""
-    items = indexed(attributes, prefix)
+    items = indexed_items(attributes, prefix)
     if not items:
         return None
-    return [m for m in (_message(i) for i in items) if m is not None]
+    messages = []
+    for position, item in items:
+        message = _message(item)
+        if message is not None:
+            message.position = position
+            messages.append(message)
+    return messages
 
 
 def _looks_like_schema(value: Any) -> bool:

@@ -23,7 +23,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tracegrade.normalize.messages import Message, as_int, as_text, indexed, parse_message
+from tracegrade.normalize.messages import Message, as_int, as_text, indexed_items, parse_message
 from tracegrade.normalize.view import Context, Role, SpanView, attr_str
 from tracegrade.spans import Span
 
@@ -83,28 +83,36 @@ def _single_text(raw_input: Any) -> str | None:
     return None
 
 
-def _flat_message(item: Mapping[str, Any], default_role: str) -> Message | None:
+def _flat_message(
+    position: int, item: Mapping[str, Any], default_role: str | None
+) -> Message | None:
+    """One flattened message; ``None`` for a prompt item without a role (the SDK's attribute
+    limit dropped its first keys: its role is unknown, so it is not taken for a user turn)."""
     raw = dict(item)
-    raw.setdefault("role", default_role)
+    if default_role is not None:
+        raw.setdefault("role", default_role)
     calls = raw.get("tool_calls")
     if isinstance(calls, list):
         raw["tool_calls"] = [c for c in calls if isinstance(c, Mapping)]
-    return parse_message(raw)
+    message = parse_message(raw)
+    if message is not None:
+        message.position = position
+    return message
 
 
 def _read_legacy_llm(span: Span, view: SpanView) -> bool:
     attrs = span.attributes
-    prompts = indexed(attrs, "gen_ai.prompt.")
-    completions = indexed(attrs, "gen_ai.completion.")
+    prompts = indexed_items(attrs, "gen_ai.prompt.")
+    completions = indexed_items(attrs, "gen_ai.completion.")
     if not (prompts or completions or "llm.request.type" in attrs):
         return False
     role: Role | None = (
         "llm" if str(attrs.get("llm.request.type", "chat")) in ("chat", "completion") else None
     )
     view.recognise(NAME, role)
-    outputs = [m for m in (_flat_message(c, "assistant") for c in completions) if m]
+    outputs = [m for m in (_flat_message(i, c, "assistant") for i, c in completions) if m]
     view.fill(
-        input_messages=[m for m in (_flat_message(p, "user") for p in prompts) if m] or None,
+        input_messages=[m for m in (_flat_message(i, p, None) for i, p in prompts) if m] or None,
         output_messages=outputs or None,
         finish_reasons=tuple(m.finish_reason for m in outputs if m.finish_reason) or None,
         cached_input_tokens=as_int(attrs.get("gen_ai.usage.cache_read_input_tokens")),
