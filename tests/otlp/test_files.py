@@ -169,3 +169,35 @@ def test_transcript_json_list_bad_record_names_record(tmp_path):
     assert len(payloads.traces) == 1 and "record 2: no message list under 'traj'" in str(
         payloads.errors[0]
     )
+
+
+def test_10_15_a_text_file_is_read_as_lines_and_each_bad_line_is_named(tmp_path):
+    """Issue 10 item 15: non-JSON text is not taken for protobuf ("Wire format was corrupt");
+    every bad line is reported as file:line, and a JSON line among them still loads."""
+    path = tmp_path / "notes.txt"
+    path.write_text("first note\n\n" + json.dumps(otlp_json()) + "\nlast note\n")
+    payloads = read_file(path)
+    assert len(payloads.spans()) == 1
+    assert [
+        (e.line, str(e).startswith(f"{path}:{e.line}: text line, not JSON"))
+        for e in payloads.errors
+    ] == [
+        (1, True),
+        (4, True),
+    ]
+
+
+def test_10_15_a_long_text_file_reports_its_first_lines_then_a_count(tmp_path):
+    path = tmp_path / "app.log"
+    path.write_text("".join(f"INFO request {n} done\n" for n in range(25)))
+    errors = read_file(path).errors
+    assert [e.line for e in errors] == [*range(1, 11), None]
+    assert read_file(path).formats == {str(path): "text"}
+    assert str(errors[-1]).startswith(f"{path}: 15 more line(s) that are not JSON")
+
+
+def test_10_15_binary_that_is_not_utf8_is_still_read_as_protobuf(tmp_path):
+    path = tmp_path / "traces.bin"
+    path.write_bytes(b"\x0a\xff\xfe garbage")
+    payloads = read_file(path)
+    assert payloads.formats == {str(path): "otlp-protobuf"} and payloads.errors

@@ -24,6 +24,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -179,9 +180,28 @@ def read_bytes(data: bytes, source: str, options: ReadOptions, into: Payloads) -
         _read_json_text(data, source, options, into)
     elif not data.strip():
         into.formats[source] = "empty"
+    elif is_text(data):
+        into.formats[source] = "text"
+        _read_json_lines(data, source, options, into, max_errors=MAX_TEXT_ERRORS)
     else:
         into.formats[source] = "otlp-protobuf"
         _read_protobuf(data, source, into)
+
+
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+MAX_TEXT_ERRORS = 10
+"""A text file that is not JSON reports its first this many bad lines, then one summary."""
+
+
+def is_text(data: bytes) -> bool:
+    """True when ``data`` is UTF-8 text without control characters (other than tab, newline,
+    carriage return and form feed). OTLP protobuf never is: its span and trace ids are random
+    bytes, and its field tags and lengths are control characters."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return _CONTROL.search(data) is None
 
 
 def _read_json_text(data: bytes, source: str, options: ReadOptions, into: Payloads) -> None:
@@ -192,15 +212,35 @@ def _read_json_text(data: bytes, source: str, options: ReadOptions, into: Payloa
     if document is not None:
         _read_json_document(document, source, options, into)
         return
+    _read_json_lines(data, source, options, into)
+
+
+def _read_json_lines(
+    data: bytes, source: str, options: ReadOptions, into: Payloads, max_errors: int | None = None
+) -> None:
+    """One JSON value per line; a line that is not JSON is an error naming it. With
+    ``max_errors``, stop reporting after that many bad lines and count the rest."""
+    bad = 0
     for line_no, line in enumerate(data.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            into.errors.append(OtlpDecodeError(f"invalid JSON: {exc}", source=source, line=line_no))
+            bad += 1
+            if max_errors is None or bad <= max_errors:
+                reason = f"{'text line, not JSON' if max_errors else 'invalid JSON'}: {exc}"
+                into.errors.append(OtlpDecodeError(reason, source=source, line=line_no))
             continue
         _read_json_object(obj, source, line_no, options, into)
+    if max_errors is not None and bad > max_errors:
+        into.errors.append(
+            OtlpDecodeError(
+                f"{bad - max_errors} more line(s) that are not JSON: this is a text file, not "
+                "OTLP/JSON lines, a transcript or OTLP protobuf",
+                source=source,
+            )
+        )
 
 
 def _read_json_document(document: Any, source: str, options: ReadOptions, into: Payloads) -> None:
@@ -236,6 +276,17 @@ def _read_json_object(
             )
     except InputError as exc:
         into.errors.append(type(exc)(exc.detail, source=source, line=line))
+
+
+def read_json_value(
+    obj: Any, source: str, line: int | None, options: ReadOptions, into: Payloads
+) -> None:
+    """Add the requests of one loaded JSON value (a line, or a whole document when ``line``
+    is None) to ``into``; a problem becomes an error naming ``source`` and ``line``."""
+    if line is None:
+        _read_json_document(obj, source, options, into)
+    else:
+        _read_json_object(obj, source, line, options, into)
 
 
 def classify_json(obj: Any, messages_key: str = "messages") -> str:
