@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import click
 
 from tracegrade.config import Config
-from tracegrade.dataset import Dataset
+from tracegrade.dataset import Dataset, Tier
 from tracegrade.errors import ExitCode
 from tracegrade.normalize import normalize_trace
 from tracegrade.scoring import CaseResult, evaluate
@@ -40,7 +40,7 @@ class Follower:
     quiet_s: float
     since: float = field(default_factory=time.time)
     threshold: float | None = None
-    tier: str | None = None
+    tier: Tier | None = None
     scored: dict[str, CaseResult] = field(default_factory=dict)
 
     def poll(self, store: Store) -> list[tuple[CaseResult, bool]]:

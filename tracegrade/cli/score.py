@@ -24,7 +24,7 @@ from tracegrade.cli.options import (
 from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.cli.selection import parse_since, select
 from tracegrade.config import CONFIG_ENV, load_config
-from tracegrade.dataset import load_dataset
+from tracegrade.dataset import Tier, load_dataset
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.report.console import print_report
 from tracegrade.report.document import document, run_info
@@ -132,7 +132,7 @@ def command(
     messages_key: str,
     dataset_path: str | None,
     mapping: str | None,
-    tier: str | None,
+    tier: Tier | None,
     threshold: float | None,
     min_pass_rate: float,
     since: str | None,
@@ -161,7 +161,7 @@ def command(
         config,
         dataset,
         dataset.tier(tier) if dataset else [None],
-        mode=judge_mode,  # type: ignore[arg-type]
+        mode=judge_mode,
         model=judge_model,
         concurrency=judge_concurrency,
         repeat=judge_repeat,

@@ -107,7 +107,7 @@ class BudgetCheck:
             return skipped(self.name, "no budget applies")
         measured = [(what, value, limit) for what, value, limit in checks if value is not None]
         unmeasured = [what for what, value, _ in checks if value is None]
-        over = [f"{what} {value:g} > {limit:g}" for what, value, limit in measured if value > limit]  # type: ignore[operator]
+        over = [f"{what} {value:g} > {limit:g}" for what, value, limit in measured if value > limit]
         notes = (
             [f"cannot check {', '.join(unmeasured)} (not recorded or no price)"]
             if unmeasured

@@ -25,7 +25,7 @@ from typing import Any
 
 from tracegrade.attributes import CASE_ID_ATTR
 from tracegrade.config import Config
-from tracegrade.dataset import Case, Dataset
+from tracegrade.dataset import Case, Dataset, Tier
 from tracegrade.scoring.overall import combine
 from tracegrade.scoring.score import Score, Scorer
 from tracegrade.scoring.usage import Usage, measure
@@ -141,7 +141,8 @@ def match_cases(
             by_attr.setdefault(case_id, []).append(trace)
         elif trace.user_inputs:
             by_input.setdefault(_normalized(trace.user_inputs[0]), []).append(trace)
-    pairs, used = [], set()
+    pairs: list[tuple[Case, list[AgentTrace]]] = []
+    used: set[str] = set()
     for case in cases:
         explicit = [*case.trace_ids, *(i.lower() for i in (mapping or {}).get(case.id or "", ()))]
         matched = (
@@ -188,8 +189,8 @@ def score_trace(
     reasons += [
         f"{name}: {score.reason}"
         for name, score in scores.items()
-        if score.ran and score.value < 1.0 and name in _reported(weights)
-    ]  # type: ignore[operator]
+        if score.value is not None and score.value < 1.0 and name in _reported(weights)
+    ]
     notes = tuple(f"{axis} not scored: {why}" for axis, why in overall.excluded.items())
     if overall.value is None:
         reasons.append("no weighted axis could be scored")
@@ -286,8 +287,8 @@ def _judge_usage(results: Sequence[CaseResult]) -> dict[str, Any] | None:
 
 def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces: int) -> RunSummary:
     """Totals over the results (see :class:`RunSummary`)."""
-    scored = [r for r in results if r.score is not None]
-    weight = sum(r.weight for r in scored)
+    scored = [(r.score, r.weight) for r in results if r.score is not None]
+    weight = sum(w for _, w in scored)
     durations = [
         r.usage.duration_ms for r in results if r.usage and r.usage.duration_ms is not None
     ]
@@ -307,7 +308,7 @@ def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces:
         passed=passed,
         failed=len(results) - passed,
         pass_rate=passed / len(results) if results else 0.0,
-        score=sum(r.score * r.weight for r in scored) / weight if weight else None,  # type: ignore[operator]
+        score=sum(score * w for score, w in scored) / weight if weight else None,
         threshold=threshold,
         unmatched_cases=sum(1 for r in results if r.trace_id is None),
         unmatched_traces=unmatched_traces,
@@ -352,7 +353,7 @@ def evaluate(
     scorers: Sequence[Scorer],
     config: Config,
     *,
-    tier: str | None = None,
+    tier: Tier | None = None,
     threshold: float | None = None,
     mapping: Mapping[str, Sequence[str]] | None = None,
     progress: Progress | None = None,
@@ -371,8 +372,8 @@ def evaluate(
         pairs: list[tuple[Case | None, list[AgentTrace]]] = [(None, [t]) for t in traces]
         weights, leftover = config.reference_free_weights, 0
     else:
-        matched, leftover = match_cases(dataset.tier(tier), traces, mapping)  # type: ignore[arg-type]
-        pairs = list(matched)  # type: ignore[arg-type]
+        matched, leftover = match_cases(dataset.tier(tier), traces, mapping)
+        pairs = [*matched]
         weights = dataset.weights or config.weights
     _prefetch(scorers, [(t, c) for c, case_traces in pairs for t in case_traces])
     results = []

@@ -69,8 +69,9 @@ def _takes_only_config(obj: Any) -> bool:
 def _instantiate(name: str, obj: Any, config: Config) -> Scorer:
     """A scorer from a plugin object (see the module docstring for the accepted shapes)."""
     if inspect.isclass(obj) or (inspect.isfunction(obj) and _takes_only_config(obj)):
+        factory: Callable[..., Any] = obj
         try:
-            obj = obj(config) if _takes_only_config(obj) else obj()
+            obj = factory(config) if _takes_only_config(factory) else factory()
         except TypeError as exc:
             raise ConfigError(f"scorer {name!r}: cannot construct it: {exc}") from exc
         if not (callable(obj) and hasattr(obj, "name")):
@@ -108,7 +109,8 @@ def load_reference(reference: str, config: Config) -> Scorer:
 
 
 def plugins(config: Config) -> list[Scorer]:
-    """Scorers from the ``tracegrade.scorers`` entry points (a broken one is skipped with a warning)."""
+    """Scorers from the ``tracegrade.scorers`` entry points (a broken one is skipped with a
+    warning)."""
     scorers = []
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         try:

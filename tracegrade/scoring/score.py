@@ -45,8 +45,10 @@ def skipped(name: str, reason: str) -> Score:
 
 
 class Scorer(Protocol):
-    """``name`` plus ``__call__(trace, case) -> Score``; must not do I/O or raise on missing data."""
+    """``name`` plus ``__call__(trace, case) -> Score``; must not do I/O or raise on missing
+    data. ``name`` may be a plain attribute or read-only (a frozen dataclass field)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # pragma: no cover
 
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score: ...  # pragma: no cover

@@ -103,6 +103,8 @@ def _number(text: str) -> str | None:
 
 def _date(kind_match: re.Match[str]) -> str | None:
     groups = kind_match.groupdict()
+    year: int | None
+    month: int | None
     if groups.get("y"):
         year, month, day = int(groups["y"]), int(groups["m"]), int(groups["d"])
     else:
