@@ -74,3 +74,15 @@ def test_multi_turn_over_grpc_scores_the_turns_traces_together(model, tmp_path: 
     assert case["scores"]["tool_correctness"] == 1.0 and case["usage"]["tool_calls"] == 2
     second = next(r for r in model.requests if len([m for m in r if m["role"] == "user"]) == 2)
     assert [m["content"] for m in second if m["role"] == "user"] == turns
+
+
+def test_a_background_child_holding_stdout_does_not_hold_the_case(model, tmp_path: Path) -> None:
+    """The turn ends when the agent process exits: a child it leaves running with stdout and
+    stderr still open (a log shipper, a daemon) is not waited for."""
+    path = write_dataset(tmp_path / "d.yaml", [CASES[0]])
+    command = f"{COMMAND}; sleep 30 &"
+    ran = run_cli(tmp_path, path, "--agent-cmd", command, "--timeout", "6")
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    case = ran.case("sony-price")
+    assert case["passed"] and not case.get("error")
+    assert case["attempts"][0]["trace_ids"]

@@ -129,16 +129,16 @@ class _CommandSession(Session):
             start_new_session=True,
         )
         stdout, self.stderr = bytearray(), bytearray()
+        io = [
+            asyncio.ensure_future(self._feed(process, stdin.encode())),
+            asyncio.ensure_future(_drain(process.stdout, stdout)),
+            asyncio.ensure_future(_drain(process.stderr, self.stderr)),
+        ]
         try:
-            await asyncio.gather(
-                self._feed(process, stdin.encode()),
-                _drain(process.stdout, stdout),
-                _drain(process.stderr, self.stderr),
-            )
-            code = await process.wait()
+            code = await _exited(process, io)
         except BaseException:
             _kill(process)
-            await process.wait()
+            await _finish(process, io, 0)
             raise
         if code != 0:
             raise AgentFailure(f"{_exit_reason(code)}{self.diagnostics()}")
@@ -157,6 +157,40 @@ class _CommandSession(Session):
     def diagnostics(self) -> str:
         text = tail(self.stderr.decode("utf-8", "replace"))
         return f"; stderr: {text}" if text else "; no stderr"
+
+
+EXIT_POLL_S = 0.005
+OUTPUT_GRACE_S = 0.5
+"""After the agent process exits, how long its pipes may take to deliver the rest of their
+output; a background child that inherited them and keeps them open is not waited for."""
+
+
+async def _exited(process: asyncio.subprocess.Process, io: list[asyncio.Future[None]]) -> int:
+    """The exit code, once the agent process itself has exited: the turn ends there, not
+    when its pipes close (``process.wait()`` waits for both), since a background child may
+    hold stdout open for as long as it runs. Then its output is read for at most
+    :data:`OUTPUT_GRACE_S`."""
+    pending = set(io)
+    while process.returncode is None:
+        if pending:
+            _, pending = await asyncio.wait(pending, timeout=EXIT_POLL_S)
+        else:
+            await asyncio.sleep(EXIT_POLL_S)
+    await _finish(process, io, OUTPUT_GRACE_S)
+    return process.returncode
+
+
+async def _finish(
+    process: asyncio.subprocess.Process, io: list[asyncio.Future[None]], grace_s: float
+) -> None:
+    """Let the pipe tasks end within ``grace_s``, then cancel them and close the pipes."""
+    _, pending = await asyncio.wait(io, timeout=grace_s) if grace_s else (set(), set(io))
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*io, return_exceptions=True)
+    transport = getattr(process, "_transport", None)  # asyncio keeps the pipes there
+    if transport is not None:
+        transport.close()
 
 
 def _exit_reason(code: int) -> str:
