@@ -5,11 +5,21 @@ A trace is scored once it has *settled* (:meth:`~tracegrade.store.traces.Store.s
 its root or agent span arrived and no span came for ``quiet_s`` seconds), so partial traces
 are never scored. A trace that receives spans after it was scored settles again and is
 scored again (marked ``updated``).
+
+Several workers may follow one store (PostgreSQL, or SQLite on one machine): each settled
+trace version is claimed by one worker for a lease (:mod:`tracegrade.store.follow`), and its
+result is stored with the claim, so no trace is scored twice or missed, even when a worker
+dies. ``sample`` keeps a fraction of traces by trace id (:mod:`tracegrade.sampling`): every
+worker makes the same choice. With ``window_s``, each closed window's aggregates per
+``service.name`` are stored, printed, and checked against the config's thresholds
+(:mod:`tracegrade.production.windows`).
 """
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,9 +31,14 @@ from tracegrade.config import Config
 from tracegrade.dataset import Dataset, Tier
 from tracegrade.errors import ExitCode
 from tracegrade.normalize import normalize_trace
+from tracegrade.production import windows
+from tracegrade.production.alert import post_alert
+from tracegrade.sampling import sampled
 from tracegrade.scoring import CaseResult, evaluate
 from tracegrade.scoring.score import Scorer
+from tracegrade.store import follow as shared
 from tracegrade.store.traces import Store
+from tracegrade.trace import AgentTrace
 
 POLL_S = 0.5
 
@@ -42,14 +57,44 @@ class Follower:
     threshold: float | None = None
     tier: Tier | None = None
     scored: dict[str, CaseResult] = field(default_factory=dict)
+    sample: float | None = None
+    """Keep this fraction of traces, by trace id (None: all)."""
+    window_s: float | None = None
+    """Store and print aggregates per window of this many seconds (None: no windows)."""
+    alert_webhook: str | None = None
+    worker: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    lease_s: float = shared.DEFAULT_LEASE_S
+    batch: int = 50
+    """Traces claimed per poll."""
+    open_window: float | None = None
 
     def poll(self, store: Store) -> list[tuple[CaseResult, bool]]:
-        """Score what settled since the last poll; returns (result, updated) pairs."""
-        states = store.settled_since(self.since, quiet_s=self.quiet_s)
-        if not states:
+        """Offer what settled since the last poll, claim a batch and score it; returns the
+        (result, updated) pairs this worker stored."""
+        seen = shared.unoffered(store.db, self.since, time.time() - self.quiet_s)
+        if seen:
+            self.since = max(version for _, version in seen)
+        shared.offer(
+            store.db, [c for c in seen if self.sample is None or sampled(c[0], self.sample)]
+        )
+        claims = {
+            c.trace_id: c for c in shared.claim(store.db, self.worker, self.batch, self.lease_s)
+        }
+        if not claims:
             return []
-        self.since = max(state.last_received_at for state in states)
-        traces = [normalize_trace(t) for t in store.load([s.trace_id for s in states]) if t.spans]
+        traces = [normalize_trace(t) for t in store.load(list(claims)) if t.spans]
+        out = []
+        for result, trace in self._score(traces):
+            claimed = claims.pop(result.trace_id or "", None)
+            if claimed and shared.complete(store.db, self.worker, claimed, _row(result, trace)):
+                out.append((result, claimed.updated or result.trace_id in self.scored))
+        for claimed in claims.values():  # nothing to score (no spans, or no case matched)
+            shared.complete(store.db, self.worker, claimed, None)
+        self.scored.update({r.trace_id: r for r, _ in out if r.trace_id})
+        return out
+
+    def _score(self, traces: list[AgentTrace]) -> list[tuple[CaseResult, AgentTrace]]:
+        by_id = {t.trace_id: t for t in traces}
         if self.dataset is not None:  # only the cases these traces match, no "unmatched" noise
             results = [
                 r
@@ -67,9 +112,42 @@ class Follower:
             results = list(
                 evaluate(traces, None, self.scorers, self.config, threshold=self.threshold).results
             )
-        out = [(r, r.trace_id in self.scored) for r in results]
-        self.scored.update({r.trace_id: r for r in results if r.trace_id})
-        return out
+        return [(r, by_id[r.trace_id]) for r in results if r.trace_id in by_id]
+
+    def close_windows(self, store: Store, now: float | None = None) -> list[str]:
+        """Aggregate every window that closed since the last call (see
+        :mod:`tracegrade.production.windows`); store each, and return the lines to print
+        (aggregates, then alerts). Only the worker that first stores a window alerts."""
+        if self.window_s is None:
+            return []
+        now = time.time() if now is None else now
+        current = windows.window_start(now, self.window_s)
+        if self.open_window is None:
+            self.open_window = current
+        lines = []
+        while self.open_window < current:
+            start, self.open_window = self.open_window, self.open_window + self.window_s
+            rows = shared.results_between(store.db, start, start + self.window_s)
+            for service, aggregates in windows.aggregate(rows).items():
+                first = shared.save_window(store.db, start, self.window_s, service, aggregates)
+                lines.append(windows.line(start, self.window_s, service, aggregates))
+                if first:
+                    lines += self._alert(start, service, aggregates)
+        return lines
+
+    def _alert(self, start: float, service: str, aggregates: dict[str, object]) -> list[str]:
+        rules = self.config.windows
+        crossed = windows.breaches(
+            aggregates, rules.get("thresholds", {}), int(rules.get("min_traces", 1))
+        )
+        if not crossed:
+            return []
+        text = f"ALERT service={service} window {self.window_s:g}s: {'; '.join(crossed)}"
+        if self.alert_webhook:
+            alert = {"service": service, "window_start_s": start, "window_s": self.window_s}
+            problem = post_alert(self.alert_webhook, text, {**alert, "aggregates": aggregates})
+            return [text] + ([f"warning: {problem}"] if problem else [])
+        return [text]
 
     def run(
         self,
@@ -83,8 +161,28 @@ class Follower:
             while not stop.is_set():
                 for result, updated in self.poll(store):
                     echo(line(result, updated))
+                for text in self.close_windows(store):
+                    echo(text)
                 stop.wait(poll_s)
         return list(self.scored.values())
+
+
+def _row(result: CaseResult, trace: AgentTrace) -> shared.ResultRow:
+    """What the store keeps of one followed trace's result (for windows and counting)."""
+    from tracegrade.report.document import case_dict
+
+    service = trace.resource_attributes.get("service.name")
+    return shared.ResultRow(
+        service=None if service is None else str(service),
+        passed=result.passed,
+        score=result.score,
+        hallucinated=result.hallucinated,
+        tool_calls=len(trace.tool_calls),
+        failed_tool_calls=sum(1 for c in trace.tool_calls if c.error),
+        duration_ms=result.usage.duration_ms if result.usage else None,
+        cost_usd=result.usage.cost_usd if result.usage else None,
+        result=case_dict(result),
+    )
 
 
 def line(result: CaseResult, updated: bool = False) -> str:

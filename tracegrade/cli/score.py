@@ -26,9 +26,11 @@ from tracegrade.cli.selection import parse_since, select
 from tracegrade.config import CONFIG_ENV, load_config
 from tracegrade.dataset import Tier, load_dataset
 from tracegrade.errors import ConfigError, ExitCode
+from tracegrade.production.windows import parse_window
 from tracegrade.report.console import print_report
 from tracegrade.report.document import document, run_info
 from tracegrade.scoring import build_scorers, config_for, evaluate
+from tracegrade.store.follow import DEFAULT_LEASE_S
 from tracegrade.store.traces import DEFAULT_QUIET_S, default_path
 
 PROGRESS_FROM = 50
@@ -119,6 +121,23 @@ def _progress(total: int) -> tuple[Progress | None, Any]:
     help="--follow: seconds without new spans before an ended trace is scored.",
 )
 @click.option(
+    "--window",
+    help="--follow: store and print aggregates per window (e.g. 5m) and service.name; "
+    "thresholds in the config's windows: section raise an alert.",
+)
+@click.option(
+    "--alert-webhook",
+    envvar="TRACEGRADE_ALERT_WEBHOOK",
+    help="--follow --window: POST alerts (JSON) to this URL.",
+)
+@click.option(
+    "--lease-s",
+    type=click.FloatRange(min=1),
+    default=DEFAULT_LEASE_S,
+    show_default=True,
+    help="--follow: seconds a worker holds a claimed trace before another worker may take it.",
+)
+@click.option(
     "--judge/--no-judge",
     "judge_mode",
     default=None,
@@ -146,6 +165,9 @@ def command(
     no_save: bool,
     follow: bool,
     quiet_s: float,
+    window: str | None,
+    alert_webhook: str | None,
+    lease_s: float,
     judge_mode: bool | None,
     judge_model: str | None,
     judge_concurrency: int,
@@ -180,6 +202,10 @@ def command(
             threshold=threshold,
             tier=tier,
             since=since_ns / 1e9 if since_ns is not None else time.time(),
+            sample=sample,
+            window_s=parse_window(window) if window else None,
+            alert_webhook=alert_webhook,
+            lease_s=lease_s,
         )
         with judge_cache(db, judge):
             sys.exit(int(follow_until_stopped(follower)))

@@ -36,6 +36,7 @@ from tracegrade.otlp.codec import (
 )
 from tracegrade.spans import TraceData
 from tracegrade.store.database import Database, display, is_postgres
+from tracegrade.store.follow import migrate_follow
 from tracegrade.store.rows import (
     CHUNK_COLUMNS,
     PreparedSpans,
@@ -183,6 +184,7 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("003_judge_cache", _m003_judge_cache),
     ("005_drop_spans_by_start", _m005_drop_spans_by_start),
     ("006_span_chunks", _m006_span_chunks),
+    ("007_follow_claims", migrate_follow),
     ("009_run_baselines", migrate_baselines),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
