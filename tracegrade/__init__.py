@@ -2,7 +2,103 @@
 
 The trace is the only source of truth about what an agent did: tracegrade decodes OTLP
 spans and log records, normalises them into an :class:`~tracegrade.trace.AgentTrace`
-whatever instrumentation emitted them, and scores that.
+whatever instrumentation emitted them, and scores that. The names a Python user needs::
+
+    from tracegrade import evaluate_dataset, from_files, load_dataset
+
+    loaded = from_files(["traces.jsonl"])            # OTLP/JSON, protobuf, transcripts, any-agent
+    run = evaluate_dataset(loaded.traces, load_dataset("golden.yaml"))
+    print(run.summary.pass_rate, [r.case_id for r in run.results if not r.passed])
+
+Names are imported on first use, so ``import tracegrade`` (and the CLI) stays fast.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # reading traces: files of any supported format, or the store (SQLite path or PostgreSQL URL)
+    "from_files": "tracegrade.sources",
+    "from_store": "tracegrade.sources",
+    "iter_from_files": "tracegrade.sources",
+    "iter_from_store": "tracegrade.sources",
+    "Loaded": "tracegrade.sources",
+    "Store": "tracegrade.store.traces",
+    # normalising decoded spans and log records
+    "normalize_trace": "tracegrade.normalize",
+    "normalize_all": "tracegrade.normalize",
+    "AgentTrace": "tracegrade.trace",
+    "ToolCall": "tracegrade.trace",
+    "LlmCall": "tracegrade.trace",
+    # golden datasets, configuration, evaluation and its results
+    "load_dataset": "tracegrade.dataset",
+    "Dataset": "tracegrade.dataset",
+    "Case": "tracegrade.dataset",
+    "load_config": "tracegrade.config",
+    "Config": "tracegrade.config",
+    "evaluate_dataset": "tracegrade.scoring",
+    "CaseResult": "tracegrade.scoring.evaluate",
+    "RunResult": "tracegrade.scoring.evaluate",
+    "RunSummary": "tracegrade.scoring.evaluate",
+    "Score": "tracegrade.scoring.score",
+}
+
+__all__ = [
+    "__version__",
+    "from_files",
+    "from_store",
+    "iter_from_files",
+    "iter_from_store",
+    "Loaded",
+    "Store",
+    "normalize_trace",
+    "normalize_all",
+    "AgentTrace",
+    "ToolCall",
+    "LlmCall",
+    "load_dataset",
+    "Dataset",
+    "Case",
+    "load_config",
+    "Config",
+    "evaluate_dataset",
+    "CaseResult",
+    "RunResult",
+    "RunSummary",
+    "Score",
+]
+
+if TYPE_CHECKING:
+    from tracegrade.config import Config, load_config
+    from tracegrade.dataset import Case, Dataset, load_dataset
+    from tracegrade.normalize import normalize_all, normalize_trace
+    from tracegrade.scoring import evaluate_dataset
+    from tracegrade.scoring.evaluate import CaseResult, RunResult, RunSummary
+    from tracegrade.scoring.score import Score
+    from tracegrade.sources import (
+        Loaded,
+        from_files,
+        from_store,
+        iter_from_files,
+        iter_from_store,
+    )
+    from tracegrade.store.traces import Store
+    from tracegrade.trace import AgentTrace, LlmCall, ToolCall
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tracegrade' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,36 @@
+"""The public API (issue 11 item 4): every name in ``tracegrade.__all__`` resolves, importing
+``tracegrade`` loads none of the heavy modules, and the README's Python example runs."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import tracegrade
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_public_name_resolves():
+    for name in tracegrade.__all__:
+        assert getattr(tracegrade, name) is not None, name
+
+
+def test_import_is_lazy():
+    code = "import sys, tracegrade; print(sorted(m for m in sys.modules if m.startswith('tracegrade')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['tracegrade']"
+
+
+def test_the_readme_python_example_runs(tmp_path, monkeypatch):
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = re.search(r"```python\n(.*?)```", readme, re.DOTALL)
+    assert example, "README.md has no python example"
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, object] = {}
+    exec(compile(example.group(1), "README.md", "exec"), namespace)
+    run = namespace["run"]
+    assert isinstance(run, tracegrade.RunResult)
+    assert run.summary.results == 25 and 0 <= run.summary.pass_rate <= 1
