@@ -19,7 +19,7 @@ import os
 import secrets
 import shlex
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -129,7 +129,7 @@ class _CommandSession(Session):
             start_new_session=True,
         )
         stdout, self.stderr = bytearray(), bytearray()
-        io = [
+        io: list[asyncio.Future[None]] = [
             asyncio.ensure_future(self._feed(process, stdin.encode())),
             asyncio.ensure_future(_drain(process.stdout, stdout)),
             asyncio.ensure_future(_drain(process.stderr, self.stderr)),
@@ -165,7 +165,7 @@ OUTPUT_GRACE_S = 0.5
 output; a background child that inherited them and keeps them open is not waited for."""
 
 
-async def _exited(process: asyncio.subprocess.Process, io: list[asyncio.Future[None]]) -> int:
+async def _exited(process: asyncio.subprocess.Process, io: Sequence[asyncio.Future[None]]) -> int:
     """The exit code, once the agent process itself has exited: the turn ends there, not
     when its pipes close (``process.wait()`` waits for both), since a background child may
     hold stdout open for as long as it runs. Then its output is read for at most
@@ -181,7 +181,7 @@ async def _exited(process: asyncio.subprocess.Process, io: list[asyncio.Future[N
 
 
 async def _finish(
-    process: asyncio.subprocess.Process, io: list[asyncio.Future[None]], grace_s: float
+    process: asyncio.subprocess.Process, io: Sequence[asyncio.Future[None]], grace_s: float
 ) -> None:
     """Let the pipe tasks end within ``grace_s``, then cancel them and close the pipes."""
     _, pending = await asyncio.wait(io, timeout=grace_s) if grace_s else (set(), set(io))
