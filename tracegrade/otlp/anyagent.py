@@ -43,13 +43,15 @@ def _span(raw: Mapping[str, Any]) -> tuple[tuple[tuple[str, Any], ...], str, tra
         if parent.get("span_id")
         else b"",
         name=str(raw.get("name", "")),
-        kind=_KINDS.get(str(raw.get("kind", "internal")).lower(), SpanKind.INTERNAL),
+        kind=trace_pb2.Span.SpanKind.ValueType(
+            _KINDS.get(str(raw.get("kind", "internal")).lower(), SpanKind.INTERNAL)
+        ),
         start_time_unix_nano=int(raw.get("start_time") or 0),
         end_time_unix_nano=int(raw.get("end_time") or 0),
         attributes=key_values(raw.get("attributes") or {}),
     )
-    span.status.code = _STATUS.get(
-        str(status.get("status_code", "unset")).lower(), StatusCode.UNSET
+    span.status.code = trace_pb2.Status.StatusCode.ValueType(
+        _STATUS.get(str(status.get("status_code", "unset")).lower(), StatusCode.UNSET)
     )
     if status.get("description"):
         span.status.message = str(status["description"])

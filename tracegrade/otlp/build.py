@@ -75,13 +75,13 @@ class RequestBuilder:
             span_id=bytes.fromhex(span_id),
             parent_span_id=bytes.fromhex(parent_span_id) if parent_span_id else b"",
             name=name,
-            kind=kind,
+            kind=trace_pb2.Span.SpanKind.ValueType(kind),
             start_time_unix_nano=start_unix_nano,
             end_time_unix_nano=end_unix_nano,
             attributes=key_values({k: json_attr(v) for k, v in attributes.items()}),
         )
         if error is not None:
-            span.status.code = StatusCode.ERROR
+            span.status.code = trace_pb2.Status.StatusCode.ValueType(StatusCode.ERROR)
             span.status.message = error
         self.spans.append(span)
         return span

@@ -26,10 +26,10 @@ import io
 import json
 import re
 import struct
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TextIO
 
 from tracegrade.errors import InputError, OtlpDecodeError
 from tracegrade.otlp import anyagent, transcripts
@@ -143,8 +143,10 @@ def expand_paths(paths: Iterable[str | Path], *, sibling_logs: bool = True) -> l
                 out.extend(_sibling_logs(path))
         else:
             raise InputError("no such file or directory", source=str(path))
-    seen: set[Path] = set()
-    return [p for p in out if not (p.resolve() in seen or seen.add(p.resolve()))]
+    unique: dict[Path, Path] = {}  # resolved -> first path given for it
+    for path in out:
+        unique.setdefault(path.resolve(), path)
+    return list(unique.values())
 
 
 def _sibling_logs(path: Path) -> list[Path]:
@@ -418,7 +420,10 @@ def _parse_protobuf_frame(frame: bytes, prefer_logs: bool) -> Request:
     Raises:
         OtlpDecodeError: the frame is not valid protobuf, or holds neither.
     """
-    parsers = [(parse_logs_protobuf, _has_log_records), (parse_traces_protobuf, _has_spans)]
+    parsers: list[tuple[Callable[[bytes], Request], Callable[[Any], bool]]] = [
+        (parse_logs_protobuf, _has_log_records),
+        (parse_traces_protobuf, _has_spans),
+    ]
     for parse, meaningful in parsers if prefer_logs else parsers[::-1]:
         try:
             request = parse(frame)
@@ -435,14 +440,19 @@ def _parse_protobuf_frame(frame: bytes, prefer_logs: bool) -> Request:
 # --- writing --------------------------------------------------------------------------------
 
 
+def _open_text(path: Path, mode: Literal["at", "wt"]) -> TextIO:
+    """``path`` opened for writing text (UTF-8), gzip-compressed when it ends in ``.gz``."""
+    if path.suffix == ".gz":
+        return gzip.open(path, mode, encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
 def write_jsonl(path: str | Path, requests: Sequence[Request], *, append: bool = False) -> int:
     """Write requests in the Collector file exporter JSON format: one OTLP/JSON request per
     line. A path ending in ``.gz`` is gzip-compressed. Returns the number of lines written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = "at" if append else "wt"
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, mode, encoding="utf-8") as out:  # type: ignore[operator]
+    with _open_text(path, "at" if append else "wt") as out:
         for request in requests:
             out.write(
                 json.dumps(request_to_json(request), separators=(",", ":"), ensure_ascii=False)

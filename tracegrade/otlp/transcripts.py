@@ -98,16 +98,17 @@ def text_of(content: Any) -> str | None:
         return content
     if isinstance(content, list):
         texts = [
-            p.get("text")
+            text
             for p in content
-            if isinstance(p, Mapping) and isinstance(p.get("text"), str)
+            if isinstance(p, Mapping) and isinstance(text := p.get("text"), str)
         ]
         return "".join(texts) if texts else None
     return str(content)
 
 
 def _requested_calls(message: Mapping[str, Any]) -> list[tuple[str | None, str, Any]]:
-    """(id, name, raw arguments) of an assistant message's tool calls, incl. legacy function_call."""
+    """(id, name, raw arguments) of an assistant message's tool calls, including the legacy
+    ``function_call``."""
     calls = []
     for call in message.get("tool_calls") or []:
         function = call.get("function") or {}
