@@ -3,15 +3,18 @@
 A dataset file is YAML, JSON or JSONL: either a list of cases (the shape our design
 documents use, ``{"input", "expected_tools", "expected_fields", "criteria", "tier"}``, loads
 unchanged) or an object ``{name, description, threshold, weights, field_aliases, cases}``.
-Case fields are documented on :class:`Case`. Unknown keys are errors, and every error names
-the file, the line where the case starts (YAML/JSON/JSONL), the case and the field.
+Case fields are documented on :class:`Case`; the case shapes of the other design documents
+(the case editor's ``prompt``/``judge_prompt``, the regression alerts' ``EvalCase``) are mapped
+onto them (:mod:`tracegrade.dataset_shapes`). Unknown keys are errors with the closest field
+name suggested; every error of the file is reported at once, each naming the file, the line
+of the field itself (YAML/JSON; the case's line in JSONL), the case and the field
+(:mod:`tracegrade.dataset_errors`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,6 +29,8 @@ from pydantic import (
     model_validator,
 )
 
+from tracegrade.dataset_errors import Located, locate, messages, validation_problems
+from tracegrade.dataset_shapes import to_case_fields
 from tracegrade.errors import DatasetError
 from tracegrade.predicates import Predicate, PredicateError, parse_predicate
 
@@ -95,6 +100,10 @@ class Case(_Strict):
     """One golden case. Only ``input`` (or ``turns``) is required."""
 
     id: str | None = None
+    name: str | None = None
+    """A display name (the case editor's and regression alerts' ``name``)."""
+    category: str | None = None
+    """A grouping for reports (the regression alerts' ``category``); on every result."""
     input: str | None = None
     """The user's (first) message; matches a trace whose first user input equals it."""
     turns: list[str] | None = None
@@ -185,29 +194,19 @@ class Dataset(_Strict):
 # --- loading ------------------------------------------------------------------------------------
 
 
-def _case_lines(text: str) -> list[int]:
-    """1-based line where each case starts, via PyYAML's composer (JSON is YAML too)."""
-    try:
-        node = yaml.compose(text)
-    except yaml.YAMLError:
-        return []
-    if isinstance(node, yaml.MappingNode):
-        node = next((v for k, v in node.value if getattr(k, "value", None) == "cases"), None)
-    if not isinstance(node, yaml.SequenceNode):
-        return []
-    return [item.start_mark.line + 1 for item in node.value]
-
-
-def _parse(path: Path, text: str) -> tuple[Any, list[int]]:
+def _parse(path: Path, text: str) -> tuple[Any, list[int] | None]:
+    """The file's data, and for JSONL the line of each case."""
     if path.suffix == ".jsonl":
-        cases, lines = [], []
+        cases, lines, errors = [], [], []
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
                     cases.append(json.loads(line))
                 except json.JSONDecodeError as exc:
-                    raise DatasetError(f"{path}:{number}: invalid JSON: {exc}") from exc
+                    errors.append(f"{path}:{number}: invalid JSON: {exc}")
                 lines.append(number)
+        if errors:
+            raise DatasetError("\n".join(errors))
         return cases, lines
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
@@ -215,39 +214,38 @@ def _parse(path: Path, text: str) -> tuple[Any, list[int]]:
         raise DatasetError(
             f"{path}: invalid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"
         ) from exc
-    return data, _case_lines(text)
+    return data, None
 
 
-def _error(
-    path: Path, lines: list[int], data: Mapping[str, Any], exc: ValidationError
-) -> DatasetError:
-    first = exc.errors()[0]
-    loc = list(first["loc"])
-    if loc[:1] == ["cases"] and len(loc) > 1 and isinstance(loc[1], int):
-        index = loc[1]
-        raw = data["cases"][index] if index < len(data["cases"]) else {}
-        case_id = raw.get("id") if isinstance(raw, Mapping) else None
-        line = f":{lines[index]}" if index < len(lines) else ""
-        label = f"case {index + 1}" + (f" (id {case_id!r})" if case_id else "")
-        field = ".".join(str(p) for p in loc[2:]) or "(case)"
-        return DatasetError(f"{path}{line}: {label}: field '{field}': {first['msg']}")
-    field = ".".join(str(p) for p in loc) or "(top level)"
-    return DatasetError(f"{path}: field '{field}': {first['msg']}")
+def _map_shapes(data: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str, bool]]:
+    """Map each case of a design-document shape onto the case fields, in place (see
+    :mod:`tracegrade.dataset_shapes`); the problems found, as paths from the file's top."""
+    problems: list[tuple[tuple[str | int, ...], str, bool]] = []
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        return problems
+    for index, raw in enumerate(cases):
+        if isinstance(raw, dict):
+            cases[index], found = to_case_fields(raw)
+            problems += [(("cases", index, *where), why, False) for where, why in found]
+    return problems
 
 
 def load_dataset(path: str | Path) -> Dataset:
     """Load and validate a golden dataset (see the module docstring).
 
     Raises:
-        DatasetError: unreadable file, invalid YAML/JSON, a bad case (file, line, case,
-            field), or duplicate case ids.
+        DatasetError: unreadable file, invalid YAML/JSON, bad cases (every problem of the
+            file, one line each: file, line of the field, case, field, and for an unknown
+            field the closest known one), or duplicate case ids.
     """
     path = Path(path)
     try:
         raw = path.read_bytes()
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read dataset: {exc}") from exc
-    data, lines = _parse(path, raw.decode("utf-8", "replace"))
+    text = raw.decode("utf-8", "replace")
+    data, case_lines = _parse(path, text)
     if isinstance(data, list):
         data = {"name": path.stem, "cases": data}
     if not isinstance(data, dict):
@@ -258,23 +256,33 @@ def load_dataset(path: str | Path) -> Dataset:
         "source": str(path),
         "digest": hashlib.sha256(raw).hexdigest(),
     }
+    problems = _map_shapes(data)
+    dataset = None
     try:
         dataset = Dataset.model_validate(data)
     except ValidationError as exc:
-        raise _error(path, lines, data, exc) from exc
-    _assign_ids(dataset, path, lines)
+        problems += validation_problems(exc, Dataset)
+    if problems:
+        found = messages(str(path), locate(text, case_lines), data, problems)
+        raise DatasetError("\n".join(found))
+    assert dataset is not None
+    _assign_ids(dataset, path, locate(text, case_lines))
     return dataset
 
 
-def _assign_ids(dataset: Dataset, path: Path, lines: list[int]) -> None:
+def _assign_ids(dataset: Dataset, path: Path, where: Located) -> None:
+    """Default ids (``NAME:N``); every duplicate id is an error naming both cases."""
     seen: dict[str, int] = {}
+    errors = []
     for index, case in enumerate(dataset.cases):
         if case.id is None:
             case.id = f"{dataset.name}:{index + 1}"
         if case.id in seen:
-            line = f":{lines[index]}" if index < len(lines) else ""
-            raise DatasetError(
-                f"{path}{line}: case {index + 1}: field 'id': duplicate id {case.id!r} "
-                f"(first used by case {seen[case.id] + 1})"
+            line = where.line(("cases", index, "id"))
+            errors.append(
+                f"{path}{f':{line}' if line else ''}: case {index + 1}: field 'id': duplicate id "
+                f"{case.id!r} (first used by case {seen[case.id] + 1})"
             )
-        seen[case.id] = index
+        seen.setdefault(case.id, index)
+    if errors:
+        raise DatasetError("\n".join(errors))

@@ -162,8 +162,11 @@ def test_unknown_key_names_file_line_case_and_field(tmp_path):
           expeced_tools: [get_user_orders]
     """,
     )
-    message = error_of(path)
-    assert message.startswith(f"{path}:3: case 2 (id 'b'): field 'expeced_tools':")
+    message = error_of(path)  # issue 10 item 16: the field's own line, and a suggestion
+    assert message == (
+        f"{path}:5: case 2 (id 'b'): field 'expeced_tools': unknown field; "
+        "did you mean 'expected_tools'?"
+    )
 
 
 def test_unknown_key_in_json_names_the_line_of_the_case(tmp_path):
@@ -201,7 +204,7 @@ def test_error_in_an_object_dataset_names_the_line_of_the_case(tmp_path):
             weight: 0
     """,
     )
-    assert error_of(path).startswith(f"{path}:4: case 2: field 'weight':")
+    assert error_of(path).startswith(f"{path}:5: case 2: field 'weight':")
 
 
 def test_bad_predicate_names_the_argument_and_the_problem(tmp_path):
@@ -218,7 +221,7 @@ def test_bad_predicate_names_the_argument_and_the_problem(tmp_path):
     )
     message = error_of(path)
     assert message.startswith(
-        f"{path}:1: case 1 (id 'cheap'): field 'expected_tool_calls.0.arguments':"
+        f"{path}:5: case 1 (id 'cheap'): field 'expected_tool_calls.0.arguments':"
     )
     assert "'max_price'" in message and "lte needs a number" in message
 
@@ -289,7 +292,54 @@ def test_unknown_top_level_key_is_named(tmp_path):
         cases: [{input: one}]
     """,
     )
-    assert error_of(path).startswith(f"{path}: field 'thresold':")
+    assert error_of(path) == f"{path}:1: field 'thresold': unknown field; did you mean 'threshold'?"
+
+
+def test_10_16_every_error_of_the_file_is_reported_at_once_on_its_fields_line(tmp_path):
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
+        - id: a
+          input: first
+          mustContain: ["21"]
+        - id: b
+          input: second
+          tier: nightly
+          weight: -1
+        - id: a
+          input: third
+    """,
+    )
+    assert error_of(path).splitlines() == [
+        f"{path}:3: case 1 (id 'a'): field 'mustContain': unknown field; "
+        "did you mean 'must_contain'?",
+        f"{path}:6: case 2 (id 'b'): field 'tier': Input should be 'smoke' or 'full'",
+        f"{path}:7: case 2 (id 'b'): field 'weight': Input should be greater than 0",
+    ]
+
+
+def test_10_16_a_json_field_error_names_the_fields_line(tmp_path):
+    path = write(
+        tmp_path,
+        "d.json",
+        """
+        [
+          {"id": "a",
+           "input": "first",
+           "must_contian": ["x"]}
+        ]
+    """,
+    )
+    assert error_of(path).startswith(f"{path}:4: case 1 (id 'a'): field 'must_contian': unknown")
+    assert "did you mean 'must_contain'?" in error_of(path)
+
+
+def test_10_16_every_duplicate_id_is_reported(tmp_path):
+    path = write(
+        tmp_path, "d.yaml", "- {id: a, input: one}\n- {id: a, input: two}\n- {id: a, input: x}\n"
+    )
+    assert [m.split(": ", 1)[0] for m in error_of(path).splitlines()] == [f"{path}:2", f"{path}:3"]
 
 
 def test_invalid_yaml_is_reported_with_the_file(tmp_path):
