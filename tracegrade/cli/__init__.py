@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("tracegrade.cli.export", "Write stored traces as OTLP/JSON lines."),
     "judge-check": ("tracegrade.cli.judge_check", "Check the LLM judge against human labels."),
     "collect": ("tracegrade.cli.collect", "Receive OTLP traces and logs (gRPC and HTTP)."),
+    "ui": ("tracegrade.cli.ui", "Serve the web dashboard and case editor."),
 }
 """Command name -> (module defining ``command``, one-line help). Modules are imported only when
 their command runs, so ``tracegrade --help`` and each command start fast. A new command adds

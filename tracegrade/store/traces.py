@@ -177,6 +177,19 @@ def _m006_span_chunks(db: Database) -> None:
     db.script("DROP TABLE spans")
 
 
+def _m010_datasets_and_listings(db: Database) -> None:
+    # The web dashboard: datasets edited in the store, and keyset pagination of runs (by
+    # dataset) and traces on an index that covers the whole sort key.
+    db.script(
+        """
+        CREATE TABLE datasets (name TEXT PRIMARY KEY, text TEXT NOT NULL, updated_at REAL NOT NULL);
+        CREATE INDEX runs_by_dataset_time ON runs(dataset_name, created_at, run_id);
+        CREATE INDEX runs_by_time_id ON runs(created_at, run_id);
+        CREATE INDEX traces_by_start_id ON traces(start_unix_nano, trace_id)
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
@@ -186,6 +199,7 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("006_span_chunks", _m006_span_chunks),
     ("007_follow_claims", migrate_follow),
     ("009_run_baselines", migrate_baselines),
+    ("010_datasets_and_listings", _m010_datasets_and_listings),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 

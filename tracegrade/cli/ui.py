@@ -1,0 +1,78 @@
+"""``tracegrade ui``: serve the web dashboard and case editor until Ctrl-C."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import click
+
+from tracegrade.cli.options import db_option
+from tracegrade.errors import ConfigError
+from tracegrade.web.security import TOKEN_ENV, is_loopback
+
+DEFAULT_PORT = 8765
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+@click.command("ui")
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="Port (0: any free port; the readiness line says which).",
+)
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    show_envvar=True,
+    default=None,
+    help="Require this token (login form or 'Authorization: Bearer'); required off loopback.",
+)
+@click.option(
+    "--dataset",
+    "datasets",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="A dataset file the case editor may edit (repeatable; no other file is opened).",
+)
+def command(
+    db: str | None, host: str, port: int, token: str | None, datasets: tuple[Path, ...]
+) -> None:
+    """Serve the dashboard (runs, trends, compare, traces) and the case editor.
+
+    Prints one line with the URL once serving. Listening beyond loopback needs --token."""
+    import uvicorn
+
+    from tracegrade.web import UiConfig, create_app
+
+    if not is_loopback(host) and not token:
+        raise ConfigError(
+            f"--host {host} is not loopback: set --token (or {TOKEN_ENV}) so only people with "
+            "the token can read traces and edit datasets"
+        )
+    app = create_app(UiConfig(db=db, token=token, datasets=tuple(p.resolve() for p in datasets)))
+    sock = _bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    click.echo(f"tracegrade ui: serving http://{shown}:{sock.getsockname()[1]}/", err=False)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        app.state.ui.close()

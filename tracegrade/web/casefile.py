@@ -1,0 +1,278 @@
+"""Editing golden cases in a dataset's text, keeping YAML comments and key order.
+
+The case editor's form (:data:`FIELDS`) covers the case fields people write by hand; a case's
+other keys (budgets, clarifications, ...) are kept as they are. A dataset is parsed with
+ruamel.yaml's round-trip loader (comments, order and quoting survive; JSON and JSONL files
+are rewritten as JSON), changed, dumped, and validated by :func:`tracegrade.dataset.
+load_dataset` itself before anything is written: the editor accepts exactly what
+``tracegrade run`` accepts, and shows its error message next to the field it names.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import json
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from tracegrade.dataset import Case, Dataset, load_dataset
+from tracegrade.errors import DatasetError
+
+FIELDS: tuple[tuple[str, str, str], ...] = (
+    ("id", "text", "Case id"),
+    ("input", "textarea", "Input (the user's first message)"),
+    ("turns", "lines", "Turns (one user message per line, for multi-turn cases)"),
+    ("expected_tools", "lines", "Expected tools (one per line)"),
+    ("expected_tool_calls", "yaml", "Expected tool calls with argument predicates (YAML)"),
+    ("expected_fields", "lines", "Expected fields (one per line)"),
+    ("must_contain", "lines", "Must contain (one phrase per line)"),
+    ("must_not_contain", "lines", "Must not contain (one phrase per line)"),
+    ("max_latency_ms", "number", "Latency budget (ms)"),
+    ("judge_rubric", "textarea", "Judge rubric"),
+    ("judge_threshold", "number", "Judge threshold (0-1)"),
+    ("tier", "tier", "Tier"),
+    ("tags", "csv", "Tags (comma-separated)"),
+    ("category", "text", "Category"),
+)
+"""(form field, kind, label) of the case editor, in form order."""
+
+_FIELD_IN_ERROR = re.compile(r"field '([^']*)'")
+
+
+class CaseError(DatasetError):
+    """A case the editor cannot save: ``field`` is the form field the message is about
+    (None when it is about the whole dataset)."""
+
+    def __init__(self, message: str, field: str | None):
+        super().__init__(message)
+        self.field = field
+
+
+def _yaml() -> YAML:
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 4096
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    return yaml
+
+
+def digest(text: str) -> str:
+    """The version of a dataset text the editor checks before saving (sha256 hex)."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass
+class Document:
+    """A parsed dataset text: ``root`` (a list of cases, or a mapping with ``cases``)."""
+
+    root: Any
+    suffix: str
+
+    @classmethod
+    def parse(cls, text: str, suffix: str) -> Document:
+        """Parse a dataset's text (``suffix``: ``.yaml``/``.yml``, ``.json`` or ``.jsonl``).
+
+        Raises:
+            CaseError: the text does not parse, or has no case list.
+        """
+        try:
+            if suffix == ".jsonl":
+                root: Any = [json.loads(line) for line in text.splitlines() if line.strip()]
+            else:
+                root = _yaml().load(text) if text.strip() else {"cases": []}
+        except (YAMLError, json.JSONDecodeError) as exc:
+            raise CaseError(f"the dataset does not parse: {exc}", None) from exc
+        document = cls(root, suffix)
+        document.cases  # noqa: B018 - raises when there is no case list
+        return document
+
+    @property
+    def cases(self) -> list[Any]:
+        """The dataset's list of case mappings (edited in place)."""
+        cases = self.root.get("cases") if isinstance(self.root, Mapping) else self.root
+        if not isinstance(cases, list):
+            raise CaseError("the dataset has no list of cases", None)
+        return cases
+
+    def dump(self) -> str:
+        """The dataset's text after the edits."""
+        if self.suffix == ".jsonl":
+            return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in self.cases)
+        if self.suffix == ".json":
+            return json.dumps(self.root, indent=2, ensure_ascii=False) + "\n"
+        out = io.StringIO()
+        _yaml().dump(self.root, out)
+        return out.getvalue()
+
+    def case(self, index: int) -> Any:
+        """The case mapping at ``index`` (from 0).
+
+        Raises:
+            CaseError: no case there.
+        """
+        if not 0 <= index < len(self.cases):
+            raise CaseError(f"no case {index + 1} in this dataset", None)
+        return self.cases[index]
+
+    def duplicate(self, index: int) -> int:
+        """Insert a copy of case ``index`` after it (its id suffixed ``-copy``); returns the
+        copy's index."""
+        clone = copy.deepcopy(self.case(index))
+        if isinstance(clone, dict) and clone.get("id"):
+            ids = {c.get("id") for c in self.cases if isinstance(c, Mapping)}
+            base, n = f"{clone['id']}-copy", 2
+            new_id = base
+            while new_id in ids:
+                new_id, n = f"{base}-{n}", n + 1
+            clone["id"] = new_id
+        self.cases.insert(index + 1, clone)
+        return index + 1
+
+    def delete(self, index: int) -> None:
+        """Remove case ``index``."""
+        self.case(index)
+        del self.cases[index]
+
+
+def _lines(value: Any) -> str:
+    return "\n".join(str(v) for v in value) if isinstance(value, list) else str(value or "")
+
+
+def form_values(case: Mapping[str, Any]) -> dict[str, str]:
+    """The editor's form values (:data:`FIELDS`) for a case mapping as written."""
+    raw_judge = case.get("judge")
+    judge: Mapping[str, Any] = raw_judge if isinstance(raw_judge, Mapping) else {}
+    values: dict[str, Any] = {
+        "id": case.get("id"),
+        "input": case.get("input"),
+        "judge_rubric": judge.get("rubric"),
+        "judge_threshold": judge.get("threshold"),
+        "max_latency_ms": case.get("max_latency_ms"),
+        "tier": case.get("tier"),
+        "tags": ", ".join(str(t) for t in case.get("tags") or ()),
+        "category": case.get("category") or (case.get("metadata") or {}).get("category"),
+    }
+    for name, kind, _ in FIELDS:
+        if kind == "lines":
+            values[name] = _lines(case.get(name))
+    calls = case.get("expected_tool_calls")
+    if calls:
+        out = io.StringIO()
+        _yaml().dump(calls, out)
+        values["expected_tool_calls"] = out.getvalue()
+    return {k: "" if v is None else str(v) for k, v in values.items()}
+
+
+def _number(text: str) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            continue
+    return text  # load_dataset says why it is not a number
+
+
+def _parsed(name: str, kind: str, text: str) -> Any:
+    text = text.strip() if kind != "textarea" else text.strip("\n")
+    if not text.strip():
+        return None
+    if kind == "lines":
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    if kind == "csv":
+        return [t.strip() for t in text.split(",") if t.strip()]
+    if kind == "number":
+        return _number(text)
+    if kind == "yaml":
+        try:
+            return _yaml().load(text)
+        except YAMLError as exc:
+            raise CaseError(f"field '{name}': not valid YAML: {exc}", name) from exc
+    return text
+
+
+def _set(case: Any, key: str, value: Any) -> None:
+    if value is None:
+        case.pop(key, None)
+    else:
+        case[key] = value
+
+
+def apply_form(case: Any, form: Mapping[str, str]) -> None:
+    """Write the form's values into a case mapping in place: an empty field removes its key;
+    keys the form does not cover stay as they are.
+
+    Raises:
+        CaseError: the expected tool calls are not valid YAML.
+    """
+    values = {name: _parsed(name, kind, form.get(name, "")) for name, kind, _ in FIELDS}
+    for name, _kind, _ in FIELDS:
+        if not name.startswith("judge_") and name != "category":
+            _set(case, name, values[name])
+    judge = dict(case.get("judge") or {})
+    for key in ("rubric", "threshold"):
+        if values[f"judge_{key}"] is None:
+            judge.pop(key, None)
+        else:
+            judge[key] = values[f"judge_{key}"]
+    if isinstance(case.get("judge"), dict) and judge:
+        case["judge"].clear()
+        case["judge"].update(judge)
+    else:
+        _set(case, "judge", judge or None)
+    _set_category(case, values["category"])
+
+
+def _set_category(case: Any, category: Any) -> None:
+    if "category" in Case.model_fields:
+        _set(case, "category", category)
+        return
+    metadata = case.get("metadata")
+    if category is not None:
+        if metadata is None:
+            case["metadata"] = metadata = {}
+        metadata["category"] = category
+    elif isinstance(metadata, dict):
+        metadata.pop("category", None)
+        if not metadata:
+            case.pop("metadata")
+
+
+def _form_field(message: str) -> str | None:
+    match = _FIELD_IN_ERROR.search(message)
+    if match is None:
+        return "input" if "'input' or 'turns'" in message else None
+    path = match.group(1)
+    head = path.split(".")[0]
+    if head == "judge":
+        return "judge_threshold" if path.endswith("threshold") else "judge_rubric"
+    if head == "metadata" or path.startswith("category"):
+        return "category"
+    return head if any(head == name for name, _, _ in FIELDS) else None
+
+
+def validate(text: str, suffix: str, shown_as: str) -> Dataset:
+    """Validate a dataset text with :func:`~tracegrade.dataset.load_dataset` (written to a
+    temporary file named like the dataset); messages name ``shown_as``, not the temporary
+    file.
+
+    Raises:
+        CaseError: the message ``load_dataset`` gives, and the form field it is about.
+    """
+    stem = Path(shown_as).stem or "dataset"
+    with tempfile.TemporaryDirectory(prefix="tracegrade-ui-") as tmp:
+        path = Path(tmp) / f"{stem}{suffix}"
+        path.write_text(text, encoding="utf-8")
+        try:
+            return load_dataset(path)
+        except DatasetError as exc:
+            message = str(exc).replace(str(path), shown_as)
+            raise CaseError(message, _form_field(message)) from exc

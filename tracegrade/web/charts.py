@@ -1,0 +1,85 @@
+"""Trend charts as server-side SVG: one line per metric over a dataset's runs.
+
+:func:`line_chart` turns values (oldest run first; None where a run lacks the metric) into
+coordinates in a ``WIDTH`` x ``HEIGHT`` view box; the template draws the polyline, points
+and axis labels as SVG attributes, so no charting script or inline style is needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+WIDTH, HEIGHT, PAD = 600.0, 160.0, 24.0
+
+METRICS: tuple[tuple[str, str, str], ...] = (
+    ("score", "mean score", "fraction"),
+    ("pass_rate", "pass rate", "fraction"),
+    ("hallucination_rate", "hallucination rate", "fraction"),
+    ("latency_p95_ms", "p95 latency (ms)", "ms"),
+    ("cost_usd", "cost (USD)", "usd"),
+)
+"""(run row key, title, unit) of each chart on the Trends page."""
+
+
+@dataclass(frozen=True)
+class Point:
+    """One run on a chart: view-box coordinates, its value, and the run it links to."""
+
+    x: float
+    y: float
+    value: float
+    run_id: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A line chart: ``points`` (runs lacking the metric are left out), ``polyline`` (the
+    SVG ``points`` attribute), the y-axis bounds as formatted labels."""
+
+    key: str
+    title: str
+    points: list[Point]
+    polyline: str
+    y_min: str
+    y_max: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "title": self.title,
+            "values": [{"run_id": p.run_id, "value": p.value} for p in self.points],
+        }
+
+
+_FORMATS: dict[str, Callable[[float], str]] = {
+    "fraction": lambda v: f"{100 * v:.0f}%",
+    "ms": lambda v: f"{v:,.0f}",
+    "usd": lambda v: f"${v:.4f}",
+}
+
+
+def line_chart(key: str, title: str, unit: str, runs: Sequence[dict[str, Any]]) -> Chart:
+    """The chart of ``runs[i][key]`` over the runs (oldest first). Fractions are drawn on
+    0..1; other units from 0 to their maximum."""
+    fmt = _FORMATS[unit]
+    present = [(i, r) for i, r in enumerate(runs) if isinstance(r.get(key), int | float)]
+    top = 1.0 if unit == "fraction" else max((float(r[key]) for _, r in present), default=1.0)
+    top = top or 1.0
+    span_x = max(len(runs) - 1, 1)
+    points = []
+    for i, run in present:
+        value = float(run[key])
+        x = PAD + (WIDTH - 2 * PAD) * (i / span_x if len(runs) > 1 else 0.5)
+        y = HEIGHT - PAD - (HEIGHT - 2 * PAD) * (value / top)
+        label = f"{run.get('label') or run['run_id']}: {fmt(value)}"
+        points.append(Point(round(x, 1), round(y, 1), value, run["run_id"], label))
+    polyline = " ".join(f"{p.x},{p.y}" for p in points)
+    return Chart(key, title, points, polyline, fmt(0.0), fmt(top))
+
+
+def trend_charts(runs: Sequence[dict[str, Any]]) -> list[Chart]:
+    """The Trends page's charts (see :data:`METRICS`)."""
+    return [line_chart(key, title, unit, runs) for key, title, unit in METRICS]

@@ -1,0 +1,302 @@
+"""The case editor: list, create, edit, duplicate and delete the golden cases of the
+configured dataset files (``tracegrade ui --dataset PATH``) and of datasets stored in the
+database (:mod:`tracegrade.store.datasets`).
+
+Only configured files are ever opened: a dataset is addressed by its key (``file:STEM`` or
+``store:NAME``), never by a path from the request. Every save re-reads the dataset, checks it
+did not change since the form was opened (its digest), applies the form
+(:mod:`.casefile`), validates the result with ``load_dataset`` and only then writes it
+(atomically, for files).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import quote
+
+from ruamel.yaml.comments import CommentedMap
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from tracegrade.errors import StoreError
+from tracegrade.normalize import normalize_trace
+from tracegrade.store import datasets as stored
+from tracegrade.web.app import Ui, not_found, render, twin, ui_of
+from tracegrade.web.casefile import (
+    FIELDS,
+    CaseError,
+    Document,
+    apply_form,
+    digest,
+    form_values,
+    validate,
+)
+from tracegrade.web.security import state_changing
+
+_STORE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One editable dataset: a configured file (``path``) or a stored dataset (``name``)."""
+
+    key: str
+    kind: Literal["file", "store"]
+    label: str
+    suffix: str
+    path: Path | None = None
+    name: str | None = None
+
+    def read(self, ui: Ui) -> str:
+        """The dataset's current text.
+
+        Raises:
+            StoreError: the file or stored dataset cannot be read.
+        """
+        if self.path is not None:
+            try:
+                return self.path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise StoreError(f"{self.path}: cannot read dataset: {exc}") from exc
+        return stored.get_dataset(ui.store, str(self.name)).text
+
+    def write(self, ui: Ui, text: str) -> None:
+        """Replace the dataset's text (a file atomically, through a sibling temporary file)."""
+        if self.path is None:
+            stored.put_dataset(ui.store, str(self.name), text)
+            return
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, self.path)
+
+
+def sources(ui: Ui) -> dict[str, Source]:
+    """Every editable dataset by key: configured files, then stored datasets."""
+    out: dict[str, Source] = {}
+    for path in ui.config.datasets:
+        key = f"file:{path.stem}"
+        n = 2
+        while key in out:
+            key, n = f"file:{path.stem}-{n}", n + 1
+        out[key] = Source(key, "file", str(path), path.suffix.lower(), path=path)
+    for name in stored.list_datasets(ui.store):
+        key = f"store:{name}"
+        out[key] = Source(key, "store", f"{name} (stored)", ".yaml", name=name)
+    return out
+
+
+def dataset_choices(ui: Ui) -> list[dict[str, str]]:
+    """(key, label) of every editable dataset, for "new case from this trace"."""
+    return [{"key": s.key, "label": s.label} for s in sources(ui).values()]
+
+
+def _source(request: Request) -> Source | None:
+    return sources(ui_of(request)).get(request.path_params["key"])
+
+
+async def datasets_page(request: Request) -> Response:
+    """The editable datasets, and a form to create a stored one."""
+    data = {"datasets": dataset_choices(ui_of(request)), "error": None}
+    return render(request, "datasets.html", data)
+
+
+@state_changing
+async def create_stored(request: Request, form: FormData) -> Response:
+    """Create an empty stored dataset named by the form's ``name``."""
+    ui = ui_of(request)
+    name = str(form.get("name") or "").strip()
+    if not _STORE_NAME.match(name) or f"store:{name}" in sources(ui):
+        error = f"dataset name {name!r}: use letters, digits, '.', '_' or '-', not taken"
+        data = {"datasets": dataset_choices(ui), "error": error}
+        return render(request, "datasets.html", data, status_code=400)
+    stored.put_dataset(ui.store, name, f"name: {name}\ncases: []\n")
+    return RedirectResponse(f"/datasets/store:{name}", status_code=303)
+
+
+async def dataset_page(request: Request) -> Response:
+    """The cases of one dataset (validated by ``load_dataset``; an invalid file shows its
+    error and the cases as written)."""
+    source = _source(request)
+    if source is None:
+        return not_found(request, f"no dataset {request.path_params['key']!r}")
+    text = source.read(ui_of(request))
+    error, cases = None, []
+    try:
+        dataset = validate(text, source.suffix, source.label)
+        cases = [
+            {"index": i, "id": c.id, "input": c.input, "tier": c.tier, "tags": c.tags}
+            for i, c in enumerate(dataset.cases)
+        ]
+    except CaseError as exc:
+        error = str(exc)
+    data = {
+        "source": source.key,
+        "label": source.label,
+        "cases": cases,
+        "error": error,
+        "version": digest(text),
+    }
+    return render(request, "dataset.html", data)
+
+
+def _form_page(
+    request: Request,
+    source: Source,
+    values: dict[str, str],
+    *,
+    action: str,
+    version: str,
+    error: CaseError | None = None,
+) -> Response:
+    data = {
+        "source": source.key,
+        "label": source.label,
+        "fields": FIELDS,
+        "values": values,
+        "action": action,
+        "version": version,
+        "error": None if error is None else str(error),
+        "error_field": None if error is None else error.field,
+    }
+    return render(request, "case_form.html", data, status_code=200 if error is None else 400)
+
+
+def _prefill(ui: Ui, trace_id: str) -> dict[str, str]:
+    """Form values from a stored trace: its user input(s) and the tools it called."""
+    loaded = [t for t in ui.store.load([trace_id.lower()]) if t.spans]
+    if not loaded:
+        return {}
+    trace = normalize_trace(loaded[0])
+    inputs = list(trace.user_inputs)
+    return {
+        "input": inputs[0] if inputs else "",
+        "turns": "\n".join(inputs) if len(inputs) > 1 else "",
+        "expected_tools": "\n".join(dict.fromkeys(trace.tools_called)),
+        "tier": "full",
+    }
+
+
+async def new_case_from_trace(request: Request) -> Response:
+    """``?dataset=KEY&trace_id=ID`` (the trace page's form) -> that dataset's new-case form."""
+    key = request.query_params.get("dataset") or ""
+    if key not in sources(ui_of(request)):
+        return not_found(request, f"no dataset {key!r}")
+    trace_id = request.query_params.get("trace_id") or ""
+    target = f"/datasets/{quote(key)}/cases/new?trace_id={quote(trace_id)}"
+    return RedirectResponse(target, status_code=303)
+
+
+async def new_case_form(request: Request) -> Response:
+    """An empty case form, or prefilled from ``?trace_id=`` (a stored trace)."""
+    source = _source(request)
+    if source is None:
+        return not_found(request, f"no dataset {request.path_params['key']!r}")
+    ui = ui_of(request)
+    trace_id = request.query_params.get("trace_id")
+    values = _prefill(ui, trace_id) if trace_id else {}
+    version = digest(source.read(ui))
+    action = f"/datasets/{source.key}/cases/new"
+    return _form_page(request, source, values, action=action, version=version)
+
+
+async def edit_case_form(request: Request) -> Response:
+    """The form of an existing case (its values as written in the dataset)."""
+    source = _source(request)
+    if source is None:
+        return not_found(request, f"no dataset {request.path_params['key']!r}")
+    text = source.read(ui_of(request))
+    index = int(request.path_params["index"])
+    case = Document.parse(text, source.suffix).case(index)
+    values = form_values(case)
+    action = f"/datasets/{source.key}/cases/{index}"
+    if request.url.path.endswith(".json"):
+        return render(request, "case_form.html", {"values": values, "version": digest(text)})
+    return _form_page(request, source, values, action=action, version=digest(text))
+
+
+async def _save(
+    request: Request, form: FormData, change: Callable[[Document], Any], *, action: str
+) -> Response:
+    source = _source(request)
+    if source is None:
+        return not_found(request, f"no dataset {request.path_params['key']!r}")
+    ui = ui_of(request)
+    values = {name: str(form.get(name) or "") for name, _, _ in FIELDS}
+    text = source.read(ui)
+    if form.get("version") != digest(text):
+        error = CaseError("the dataset changed since this form was opened; reload it", None)
+        return _form_page(request, source, values, action=action, version=digest(text), error=error)
+    try:
+        document = Document.parse(text, source.suffix)
+        change(document)
+        new_text = document.dump()
+        validate(new_text, source.suffix, source.label)
+    except CaseError as exc:
+        return _form_page(request, source, values, action=action, version=digest(text), error=exc)
+    source.write(ui, new_text)
+    return RedirectResponse(f"/datasets/{source.key}", status_code=303)
+
+
+@state_changing
+async def create_case(request: Request, form: FormData) -> Response:
+    """Append a case from the form."""
+
+    def change(document: Document) -> None:
+        case = CommentedMap() if document.suffix not in (".json", ".jsonl") else {}
+        apply_form(case, {k: str(v) for k, v in form.items()})
+        document.cases.append(case)
+
+    key = request.path_params["key"]
+    return await _save(request, form, change, action=f"/datasets/{key}/cases/new")
+
+
+@state_changing
+async def update_case(request: Request, form: FormData) -> Response:
+    """Write the form into an existing case (its other keys, comments and order kept)."""
+    index = int(request.path_params["index"])
+
+    def change(document: Document) -> None:
+        apply_form(document.case(index), {k: str(v) for k, v in form.items()})
+
+    key = request.path_params["key"]
+    return await _save(request, form, change, action=f"/datasets/{key}/cases/{index}")
+
+
+@state_changing
+async def duplicate_case(request: Request, form: FormData) -> Response:
+    """Insert a copy of a case after it."""
+    index = int(request.path_params["index"])
+    key = request.path_params["key"]
+    return await _save(request, form, lambda d: d.duplicate(index), action=f"/datasets/{key}")
+
+
+@state_changing
+async def delete_case(request: Request, form: FormData) -> Response:
+    """Remove a case."""
+    index = int(request.path_params["index"])
+    key = request.path_params["key"]
+    return await _save(request, form, lambda d: d.delete(index), action=f"/datasets/{key}")
+
+
+ROUTES = [
+    *twin("/datasets", datasets_page),
+    Route("/datasets/new-case", new_case_from_trace, methods=["GET"]),
+    Route("/datasets", create_stored, methods=["POST"]),
+    Route("/datasets/{key}/cases/new", new_case_form, methods=["GET"]),
+    Route("/datasets/{key}/cases/new", create_case, methods=["POST"]),
+    Route("/datasets/{key}/cases/{index:int}.json", edit_case_form, methods=["GET"]),
+    Route("/datasets/{key}/cases/{index:int}", edit_case_form, methods=["GET"]),
+    Route("/datasets/{key}/cases/{index:int}", update_case, methods=["POST"]),
+    Route("/datasets/{key}/cases/{index:int}/duplicate", duplicate_case, methods=["POST"]),
+    Route("/datasets/{key}/cases/{index:int}/delete", delete_case, methods=["POST"]),
+    *twin("/datasets/{key}", dataset_page),
+]

@@ -1,0 +1,13 @@
+// tracegrade ui: the waterfall's click-to-show details. No HTML is built here: the details
+// are rendered (escaped) by the server and only shown or hidden.
+"use strict";
+document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll(".wf-row[data-detail]").forEach(function (row) {
+    row.addEventListener("click", function () {
+      var detail = document.getElementById(row.getAttribute("data-detail"));
+      if (!detail) { return; }
+      detail.hidden = !detail.hidden;
+      row.classList.toggle("open", !detail.hidden);
+    });
+  });
+});

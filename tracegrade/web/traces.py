@@ -1,0 +1,68 @@
+"""Pages about stored traces (eval runs and production traffic alike): the Traces list and one
+trace as a waterfall with its reference-free scores and lint findings, and a form to start a
+golden case from it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from tracegrade.config import load_config
+from tracegrade.normalize import normalize_trace
+from tracegrade.normalize.lint import lint
+from tracegrade.scoring import build_scorers, evaluate
+from tracegrade.store import browse
+from tracegrade.trace import AgentTrace
+from tracegrade.web import waterfall
+from tracegrade.web.app import not_found, render, twin, ui_of
+from tracegrade.web.editor import dataset_choices
+
+
+async def traces_page(request: Request) -> Response:
+    """The store's traces, newest first; ``?before=`` is the page cursor."""
+    page = browse.list_trace_page(
+        ui_of(request).store, before=request.query_params.get("before") or None
+    )
+    return render(request, "traces.html", {"traces": page.rows, "next_before": page.next_before})
+
+
+def reference_free(trace: AgentTrace) -> dict[str, Any]:
+    """The reference-free scores of one trace: ``score``, ``passed`` and per scorer
+    ``{value, reason}`` (the scorers ``tracegrade score`` runs without a dataset)."""
+    config = load_config()
+    scorers = build_scorers(config, (), with_plugins=False)
+    result = evaluate([trace], None, scorers, config).results[0]
+    return {
+        "score": result.score,
+        "passed": result.passed,
+        "scorers": {
+            name: {"value": d.get("value"), "reason": d.get("reason")}
+            for name, d in result.details.items()
+        },
+    }
+
+
+async def trace_page(request: Request) -> Response:
+    """One trace: waterfall, reference-free scores, lint findings, "new case from this trace"."""
+    trace_id = request.path_params["trace_id"].lower()
+    ui = ui_of(request)
+    loaded = ui.store.load([trace_id])
+    if not loaded or not loaded[0].spans:
+        return not_found(request, f"no trace {trace_id!r} in the store")
+    data_ = loaded[0]
+    trace = normalize_trace(data_)
+    data = {
+        "trace_id": trace_id,
+        "inputs": list(trace.user_inputs),
+        "final_output": trace.final_output,
+        "waterfall": waterfall.build(data_, load_config().pricing),
+        "scores": reference_free(trace),
+        "lint": lint(trace).to_dict(),
+        "datasets": dataset_choices(ui),
+    }
+    return render(request, "trace.html", data)
+
+
+ROUTES = [*twin("/traces", traces_page), *twin("/traces/{trace_id}", trace_page)]
