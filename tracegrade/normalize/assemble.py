@@ -219,7 +219,7 @@ def _histories(tree: SpanTree, calls: list[SpanView]) -> list[list[Message]]:
     agents = [
         a.input_messages for a in tree.views if a.role in ("agent", "workflow") and a.input_messages
     ]
-    return [v.input_messages for v in calls if v.input_messages] + agents  # type: ignore[misc]
+    return [v.input_messages for v in calls if v.input_messages] + agents
 
 
 def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:

@@ -8,6 +8,7 @@ on a tool call has no final answer) is not a gap.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -16,15 +17,17 @@ from tracegrade.normalize.view import SpanView
 from tracegrade.trace import Gap, ToolCall
 
 CONTENT_HINTS = {
-    "genai": "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true and export the log records too "
-    "(semconv <= 1.36 puts content in log events), or opt in with "
+    "genai": "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true and export the log "
+    "records too (semconv <= 1.36 puts content in log events), or opt in with "
     "OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental and capture mode span_only",
     "openinference": "unset OPENINFERENCE_HIDE_INPUTS / OPENINFERENCE_HIDE_OUTPUTS "
     "(and OPENINFERENCE_HIDE_INPUT_MESSAGES / _OUTPUT_MESSAGES)",
     "traceloop": "set TRACELOOP_TRACE_CONTENT=true",
     "pydantic-ai": "use InstrumentationSettings(include_content=True)",
-    "agent-framework": "set ENABLE_SENSITIVE_DATA=true (or enable_instrumentation(enable_sensitive_data=True))",
-    "openai-agents": "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true for the openai-agents bridge",
+    "agent-framework": "set ENABLE_SENSITIVE_DATA=true "
+    "(or enable_instrumentation(enable_sensitive_data=True))",
+    "openai-agents": "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true "
+    "for the openai-agents bridge",
 }
 
 
@@ -140,15 +143,9 @@ def _tool_gaps(facts: Facts) -> list[Gap]:
                 "(gen_ai.tool.call.arguments is opt-in; LLM tool_call content not captured)",
             )
         )
-    no_result = sum(1 for c in calls if c.result is None and c.error is None)
-    if no_result:
-        gaps.append(
-            Gap(
-                "tool_results",
-                f"{no_result} of {len(calls)} tool call(s) have no recorded result "
-                "(gen_ai.tool.call.result is opt-in; later LLM input content not captured)",
-            )
-        )
+    results_gap = _results_gap(calls)
+    if results_gap is not None:
+        gaps.append(results_gap)
     no_id = sum(1 for c in calls if not c.call_id)
     if no_id:
         gaps.append(
@@ -159,6 +156,25 @@ def _tool_gaps(facts: Facts) -> list[Gap]:
             )
         )
     return gaps
+
+
+def _results_gap(calls: Sequence[ToolCall]) -> Gap | None:
+    """Calls without a usable result: not recorded, or recorded as something else (a repr)."""
+    missing = [c for c in calls if c.result is None and c.error is None]
+    if not missing:
+        return None
+    unusable = Counter(c.result_unavailable for c in missing if c.result_unavailable)
+    unrecorded = len(missing) - sum(unusable.values())
+    parts = [
+        f"{count} of {len(calls)} tool call(s) have no usable result: {why}"
+        for why, count in unusable.items()
+    ]
+    if unrecorded:
+        parts.append(
+            f"{unrecorded} of {len(calls)} tool call(s) have no recorded result "
+            "(gen_ai.tool.call.result is opt-in; later LLM input content not captured)"
+        )
+    return Gap("tool_results", "; ".join(parts))
 
 
 def _span_gaps(facts: Facts) -> list[Gap]:

@@ -20,6 +20,9 @@ so it is marked aggregated and never added to them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from tracegrade.normalize.messages import (
     as_int,
     as_str_list,
@@ -69,7 +72,7 @@ def _role(span: Span) -> Role | None:
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 
-def _content_sources(span: Span, context: Context) -> list[dict]:
+def _content_sources(span: Span, context: Context) -> list[Mapping[str, Any]]:
     """The span's attributes, then the attributes of its operation-details events."""
     events = [r.attributes for r in context.logs_for(span) if r.event_name == DETAILS_EVENT]
     return [dict(span.attributes), *events]
@@ -107,9 +110,7 @@ def system_text(value: object) -> str | None:
     value = loads_maybe(value)
     if isinstance(value, (list, tuple)):
         texts = [
-            p.get("content")
-            for p in value
-            if isinstance(p, dict) and isinstance(p.get("content"), str)
+            text for p in value if isinstance(p, dict) and isinstance(text := p.get("content"), str)
         ]
         return "\n".join(texts) or None
     return as_text(value) if value else None

@@ -40,7 +40,8 @@ class LintReport:
         return all(c.status != "missing" for c in self.checks)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: ``{trace_id, conventions, ok, checks: [{input, status, detail, used_by}]}``."""
+        """JSON form:
+        ``{trace_id, conventions, ok, checks: [{input, status, detail, used_by}]}``."""
         return {
             "trace_id": self.trace_id,
             "conventions": list(self.conventions),
@@ -70,13 +71,11 @@ def _final_output(trace: AgentTrace) -> Check:
 
 def _tokens(trace: AgentTrace) -> Check:
     used_by = "tokens, cost"
-    if trace.gap("tokens"):
-        return Check("tokens", "missing", trace.gap("tokens").reason, used_by)  # type: ignore[union-attr]
+    if gap := trace.gap("tokens"):
+        return Check("tokens", "missing", gap.reason, used_by)
     detail = f"{trace.input_tokens or 0} in / {trace.output_tokens or 0} out"
-    if trace.gap("llm_call_tokens"):
-        return Check(
-            "tokens", "partial", f"{detail}; {trace.gap('llm_call_tokens').reason}", used_by
-        )  # type: ignore[union-attr]
+    if gap := trace.gap("llm_call_tokens"):
+        return Check("tokens", "partial", f"{detail}; {gap.reason}", used_by)
     return Check("tokens", "ok", detail, used_by)
 
 

@@ -213,7 +213,7 @@ def _openai_tool_calls(raw: Any) -> list[Part]:
     for call in raw or ():
         if not isinstance(call, Mapping):
             continue
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+        function = found if isinstance(found := call.get("function"), Mapping) else {}
         name = function.get("name", call.get("name"))
         arguments = function.get("arguments", call.get("arguments"))
         recorded = "arguments" in function or "arguments" in call

@@ -32,11 +32,7 @@ def _read_usage(span: Span, view: SpanView) -> None:
     usage = loads_maybe(span.attributes.get("usage"))
     if not isinstance(usage, Mapping) or view.has_usage:
         return
-    details = (
-        usage.get("input_tokens_details")
-        if isinstance(usage.get("input_tokens_details"), Mapping)
-        else {}
-    )
+    details = found if isinstance(found := usage.get("input_tokens_details"), Mapping) else {}
     view.fill(
         input_tokens=as_int(usage.get("input_tokens")),
         output_tokens=as_int(usage.get("output_tokens")),

@@ -37,7 +37,7 @@ _ROLES: dict[str, Role] = {"LLM": "llm", "TOOL": "tool", "AGENT": "agent", "CHAI
 
 
 def _message(item: Mapping[str, Any]) -> Message | None:
-    raw = item.get("message") if isinstance(item.get("message"), Mapping) else item
+    raw = found if isinstance(found := item.get("message"), Mapping) else item
     content = raw.get("content")
     if content is None and isinstance(raw.get("contents"), list):
         content = [c.get("message_content", {}) for c in raw["contents"] if isinstance(c, Mapping)]
