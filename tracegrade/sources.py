@@ -1,19 +1,26 @@
 """Where traces come from: files (any supported format) or the store, as normalised traces.
 
-One entry point for every command that reads traces (``inspect``, ``lint``, ``score``):
-:func:`from_files` decodes files directly (no import step; a ``traces.*`` file brings its
-``logs.*`` sibling), :func:`from_store` reads what ``import`` or the receiver stored.
+One entry point for every command that reads traces (``inspect``, ``lint``, ``score``,
+``export``, ``dataset build``): :func:`iter_from_files` decodes files directly (no import step;
+a ``traces.*`` file brings its ``logs.*`` sibling), :func:`iter_from_store` reads what
+``import`` or the receiver stored. Both yield normalised traces in batches of ``batch_size``
+and hold only the current batch (see :mod:`tracegrade.otlp.stream` and
+:mod:`tracegrade.store.scan`), so memory stays flat in the number of traces;
+:func:`from_files` and :func:`from_store` collect them into one list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from tracegrade.errors import InputError
-from tracegrade.normalize import normalize_all, normalize_trace
-from tracegrade.otlp.files import ReadOptions, read_paths
+from tracegrade.normalize import normalize_trace
+from tracegrade.otlp.files import Payloads, ReadOptions
+from tracegrade.otlp.stream import iter_traces
+from tracegrade.spans import TraceData
+from tracegrade.store.scan import trace_id_batches
 from tracegrade.store.traces import Store
 from tracegrade.trace import AgentTrace
 
@@ -26,14 +33,82 @@ class Loaded:
     errors: list[InputError] = field(default_factory=list)
 
 
-def from_files(paths: Iterable[str | Path], options: ReadOptions = ReadOptions()) -> Loaded:
-    """Decode and normalise trace files (see :mod:`tracegrade.otlp.files`).
+DEFAULT_OPTIONS = ReadOptions()
+DEFAULT_BATCH = 256
+"""Traces per batch: large enough to amortise a store query, small enough to stay flat."""
+
+
+def iter_from_files(
+    paths: Iterable[str | Path],
+    options: ReadOptions = DEFAULT_OPTIONS,
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    errors: list[InputError] | None = None,
+) -> Iterator[list[AgentTrace]]:
+    """Normalised traces of trace files (see :mod:`tracegrade.otlp.files` for the formats),
+    in first-seen order, ``batch_size`` at a time. The input errors met (each naming file
+    and line) are appended to ``errors`` before the first batch is yielded.
+
+    Raises:
+        InputError: a path does not exist (at once, not on iteration).
+    """
+    sink = Payloads()
+    traces = iter_traces(paths, options, sink)
+    return _batches(_normalised(traces, sink, errors), batch_size)
+
+
+def _normalised(
+    traces: Iterator[TraceData], sink: Payloads, errors: list[InputError] | None
+) -> Iterator[AgentTrace]:
+    first = next(traces, None)  # the index pass, which finds every input error, runs here
+    if errors is not None:
+        errors.extend(sink.errors)
+    if first is not None:
+        yield normalize_trace(first)
+    for trace in traces:
+        yield normalize_trace(trace)
+
+
+def _batches(items: Iterator[AgentTrace], size: int) -> Iterator[list[AgentTrace]]:
+    batch: list[AgentTrace] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def iter_from_store(
+    store: Store,
+    *,
+    since_unix_nano: int | None = None,
+    limit: int | None = None,
+    trace_ids: Sequence[str] = (),
+    batch_size: int = DEFAULT_BATCH,
+) -> Iterator[list[AgentTrace]]:
+    """Normalised stored traces, newest first (filters as :meth:`Store.trace_ids`),
+    ``batch_size`` at a time, the ids read through a cursor (server-side on PostgreSQL)."""
+    for ids in trace_id_batches(
+        store,
+        since_unix_nano=since_unix_nano,
+        limit=limit,
+        trace_ids=trace_ids,
+        batch_size=batch_size,
+    ):
+        yield [normalize_trace(t) for t in store.load(ids) if t.spans]
+
+
+def from_files(paths: Iterable[str | Path], options: ReadOptions = DEFAULT_OPTIONS) -> Loaded:
+    """Decode and normalise trace files into one list (see :func:`iter_from_files`).
 
     Raises:
         InputError: a path does not exist.
     """
-    payloads = read_paths(paths, options)
-    return Loaded(normalize_all(payloads.spans(), payloads.log_records()), payloads.errors)
+    errors: list[InputError] = []
+    batches = iter_from_files(paths, options, errors=errors)
+    return Loaded([t for batch in batches for t in batch], errors)
 
 
 def from_store(
@@ -43,6 +118,8 @@ def from_store(
     limit: int | None = None,
     trace_ids: Sequence[str] = (),
 ) -> Loaded:
-    """Normalise stored traces, newest first (filters as :meth:`Store.trace_ids`)."""
-    ids = store.trace_ids(since_unix_nano=since_unix_nano, limit=limit, trace_ids=trace_ids)
-    return Loaded([normalize_trace(t) for t in store.load(ids) if t.spans])
+    """Normalise stored traces into one list, newest first (see :func:`iter_from_store`)."""
+    batches = iter_from_store(
+        store, since_unix_nano=since_unix_nano, limit=limit, trace_ids=trace_ids
+    )
+    return Loaded([t for batch in batches for t in batch])

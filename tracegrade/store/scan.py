@@ -1,0 +1,64 @@
+"""Trace ids of a store in batches, read through a cursor instead of one list.
+
+A store of millions of traces is scanned without holding every id: SQLite steps one
+statement (``fetchmany``); PostgreSQL declares a server-side cursor (a named psycopg cursor,
+in its own transaction) so the server sends ``batch_size`` rows at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from tracegrade.store.traces import Store
+
+__all__ = ["trace_id_batches"]
+
+
+def _query(
+    since_unix_nano: int | None, limit: int | None, trace_ids: Sequence[str]
+) -> tuple[str, list[Any]]:
+    """The statement of :meth:`Store.trace_ids` (newest first by start time, then id)."""
+    sql, args = "SELECT trace_id FROM traces WHERE 1=1", list[Any]()
+    if since_unix_nano is not None:
+        sql += " AND start_unix_nano >= ?"
+        args.append(since_unix_nano)
+    if trace_ids:
+        sql += f" AND trace_id IN ({','.join('?' * len(trace_ids))})"
+        args.extend(trace_ids)
+    sql += " ORDER BY start_unix_nano DESC, trace_id"
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    return sql, args
+
+
+def trace_id_batches(
+    store: Store,
+    *,
+    since_unix_nano: int | None = None,
+    limit: int | None = None,
+    trace_ids: Sequence[str] = (),
+    batch_size: int = 256,
+) -> Iterator[list[str]]:
+    """The ids :meth:`Store.trace_ids` returns, in the same order, ``batch_size`` at a time.
+
+    Raises:
+        ValueError: ``batch_size`` < 1.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    sql, args = _query(since_unix_nano, limit, trace_ids)
+    db = store.db
+    if not db.postgres:
+        cursor = db.conn.cursor()
+        cursor.execute(sql, args)
+        while rows := cursor.fetchmany(batch_size):
+            yield [row[0] for row in rows]
+        return
+    conn: Any = db.conn  # psycopg.Connection
+    with conn.transaction(), conn.cursor(name="tracegrade_trace_ids") as cursor:
+        cursor.itersize = batch_size
+        cursor.execute(db.sql(sql), args)
+        while rows := cursor.fetchmany(batch_size):
+            yield [row[0] for row in rows]
