@@ -143,7 +143,7 @@ def test_trace_without_tokens_has_no_total(pricing):
     assert measure(make_trace(llm_calls=[llm()]), pricing).total_tokens is None
 
 
-# --- agent subtrees and tools ------------------------------------------------------------------------
+# --- agent subtrees and tools ---------------------------------------------------------------------
 
 
 def team():

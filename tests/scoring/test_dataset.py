@@ -28,7 +28,7 @@ def error_of(path: Path) -> str:
     return str(info.value)
 
 
-# --- the seed files ---------------------------------------------------------------------------------
+# --- the seed files -------------------------------------------------------------------------------
 
 
 def test_the_design_documents_seed_files_are_present():
@@ -69,7 +69,7 @@ def test_dataset_records_its_source_and_digest():
     assert dataset.digest == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-# --- formats ----------------------------------------------------------------------------------------
+# --- formats --------------------------------------------------------------------------------------
 
 
 def test_yaml_list_of_cases_loads(tmp_path):
@@ -147,7 +147,7 @@ def test_expected_tool_calls_with_predicates_load(tmp_path):
     assert not call.predicates["max_price"].check(350)[0]
 
 
-# --- errors name the file, line, case and field ------------------------------------------------------
+# --- errors name the file, line, case and field ---------------------------------------------------
 
 
 def test_unknown_key_names_file_line_case_and_field(tmp_path):
@@ -365,7 +365,7 @@ def test_missing_file_is_a_dataset_error(tmp_path):
     assert "cannot read dataset" in error_of(tmp_path / "absent.yaml")
 
 
-# --- case helpers -----------------------------------------------------------------------------------
+# --- case helpers ---------------------------------------------------------------------------------
 
 
 def test_turns_set_the_input_to_the_first_turn():

@@ -194,7 +194,7 @@ def test_unmatched_case_counts_as_failed_in_the_pass_rate(config, scorers):
     assert (summary.passed, summary.failed, summary.pass_rate) == (1, 1, 0.5)
 
 
-# --- scoring a case ---------------------------------------------------------------------------------
+# --- scoring a case -------------------------------------------------------------------------------
 
 
 def test_good_trace_passes_with_every_axis_at_one(config, scorers):
@@ -287,7 +287,7 @@ def test_progress_is_called_once_per_scored_result(config, scorers):
     assert [r.trace_id for r in seen] == ["t1", "t2"]
 
 
-# --- weights and threshold precedence ----------------------------------------------------------------
+# --- weights and threshold precedence -------------------------------------------------------------
 
 
 def sixty_percent_trace():
@@ -368,7 +368,7 @@ def test_without_a_dataset_every_trace_is_scored(config, scorers):
     ] and result.summary.unmatched_traces == 0
 
 
-# --- tiers ------------------------------------------------------------------------------------------
+# --- tiers ----------------------------------------------------------------------------------------
 
 
 def tiered():
@@ -409,7 +409,7 @@ def test_no_tier_runs_every_case(config, scorers):
     assert len(result.results) == 2
 
 
-# --- summary ----------------------------------------------------------------------------------------
+# --- summary --------------------------------------------------------------------------------------
 
 
 def test_summary_latency_percentiles_interpolate_over_trace_durations(config, scorers):

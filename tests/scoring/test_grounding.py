@@ -98,7 +98,7 @@ def test_counted_calls_keeps_execution_order_and_drops_failed_calls():
     assert [c.name for c in counted_calls(make_trace(tool_calls=calls), "performed")] == ["a", "c"]
 
 
-# --- value grounding -------------------------------------------------------------------------------
+# --- value grounding ------------------------------------------------------------------------------
 
 
 def vg(final_output, tool_results=(), user_inputs=("hi",), system_instructions=None):

@@ -112,7 +112,7 @@ def entry_points_returning(*entries):
     return fake
 
 
-# --- built-ins --------------------------------------------------------------------------------------
+# --- built-ins ------------------------------------------------------------------------------------
 
 
 def test_builtin_names_include_every_shipped_scorer_sorted():
@@ -139,7 +139,7 @@ def test_unknown_builtin_name_is_an_error_listing_the_valid_names(config):
     assert all(name in message for name in builtin_names())
 
 
-# --- references (--scorer module:name) -----------------------------------------------------------------
+# --- references (--scorer module:name) ------------------------------------------------------------
 
 
 def test_reference_to_a_class_taking_config_is_constructed_with_the_config(config, plugin_module):
@@ -215,7 +215,7 @@ def test_class_that_cannot_be_constructed_is_an_error(config, plugin_module):
         load_reference(f"{plugin_module}:NeedsTwo", config)
 
 
-# --- entry points ------------------------------------------------------------------------------------
+# --- entry points ---------------------------------------------------------------------------------
 
 
 def test_entry_point_plugins_are_loaded(config, plugin_module, monkeypatch):

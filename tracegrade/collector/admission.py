@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -148,11 +148,12 @@ def decode(signal: Signal, body: bytes, encoding: Encoding) -> Any:
         if signal == "logs":
             return parse_logs_json(body, ignore_unknown=True)
         return _metrics_json(body)
-    message = {
+    kinds: dict[str, type[Message]] = {
         "traces": ExportTraceServiceRequest,
         "logs": ExportLogsServiceRequest,
         "metrics": ExportMetricsServiceRequest,
-    }[signal]()
+    }
+    message = kinds[signal]()
     try:
         message.ParseFromString(body)
     except (DecodeError, ValueError, RuntimeError) as exc:

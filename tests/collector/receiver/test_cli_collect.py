@@ -147,7 +147,7 @@ def test_token_from_the_environment_is_required_and_no_status_lines_without_verb
     assert len(stored_spans(tmp_path / "token.db")) == 3
 
 
-# --- bad options: in process (no server keeps running), through the real click group ----------------
+# --- bad options: in process (no server keeps running), through the real click group --------------
 
 
 def _collect(*args: str, env: dict | None = None):
