@@ -113,7 +113,7 @@ def test_bad_dataset_is_exit_2_naming_file_line_case_and_field(tmp_path, traces)
     dataset.write_text("- input: hi\n  expected_tools: [a]\n- input: yo\n  must_contain: 5\n")
     result = run("score", traces, "--dataset", dataset)
     assert result.exit_code == 2
-    assert f"{dataset}:3: case 2: field 'must_contain'" in result.stderr
+    assert f"{dataset}:4: case 2: field 'must_contain'" in result.stderr  # the field's line
 
 
 def test_junit_xml(tmp_path, traces, tiered):

@@ -128,6 +128,15 @@ def _print_clarifier_errors(out: Console, clarifier: dict[str, Any] | None) -> N
         out.print(f"[red]judge error on a follow-up: {escape(error)}[/]")
 
 
+def _print_categories(out: Console, categories: dict[str, Any] | None) -> None:
+    """One line per case category: passed/results and the mean score."""
+    for name, totals in (categories or {}).items():
+        out.print(
+            f"category {escape(name)}: passed {totals['passed']}/{totals['results']} "
+            f"({totals['pass_rate']:.0%}) · score {_fmt(totals['score'])}"
+        )
+
+
 def _clip(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -154,6 +163,7 @@ def print_report(
         )
     _print_followups(out, doc["cases"])
     _print_clarifier_errors(out, summary.get("clarifier"))
+    _print_categories(out, summary.get("categories"))
     unmatched = summary["unmatched_cases"] - summary.get("agent_errors", 0)
     if unmatched or summary["unmatched_traces"]:
         out.print(

@@ -55,6 +55,8 @@ class CaseResult:
     tier: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    category: str | None = None
+    """The case's ``category`` (for per-category breakdowns in reports)."""
 
     @property
     def hallucinated(self) -> bool:
@@ -97,6 +99,9 @@ class RunSummary:
     judge: Mapping[str, Any] | None = None
     """The LLM judge's own usage, apart from the agent's: ``{"calls", "cached", "input_tokens",
     "output_tokens", "cost_usd", "errors", "models"}``; None when no case was judged."""
+    categories: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per case ``category``: ``{"results", "passed", "pass_rate", "score"}`` (weighted mean
+    score, None when none was scored); empty when no case has a category."""
 
 
 @dataclass(frozen=True)
@@ -214,6 +219,7 @@ def score_trace(
         tags=tuple(case.tags) if case else (),
         tier=case.tier if case else None,
         metadata=dict(case.metadata) if case else {},
+        category=case.category if case else None,
     )
 
 
@@ -237,6 +243,7 @@ def unmatched(case: Case) -> CaseResult:
         tags=tuple(case.tags),
         tier=case.tier,
         metadata=dict(case.metadata),
+        category=case.category,
     )
 
 
@@ -283,6 +290,23 @@ def _judge_usage(results: Sequence[CaseResult]) -> dict[str, Any] | None:
         "errors": sum(1 for d in judged if d.get("error")),
         "models": sorted({d["model"] for d in judged}),
     }
+
+
+def _by_category(results: Sequence[CaseResult]) -> dict[str, dict[str, Any]]:
+    """Totals per case category (see ``RunSummary.categories``)."""
+    out: dict[str, dict[str, Any]] = {}
+    for category in sorted({r.category for r in results if r.category is not None}):
+        group = [r for r in results if r.category == category]
+        scored = [r for r in group if r.score is not None]
+        weight = sum(r.weight for r in scored)
+        passed = sum(r.passed for r in group)
+        out[category] = {
+            "results": len(group),
+            "passed": passed,
+            "pass_rate": passed / len(group),
+            "score": sum(r.score * r.weight for r in scored) / weight if weight else None,  # type: ignore[operator]
+        }
+    return out
 
 
 def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces: int) -> RunSummary:
@@ -332,6 +356,7 @@ def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces:
         if with_trace
         else None,
         judge=_judge_usage(results),
+        categories=_by_category(results),
     )
 
 
