@@ -112,6 +112,8 @@ class ScoringFile(_Strict):
     pricing: PricingFile | None = None
     field_aliases: dict[str, list[str]] | None = None
     judge: JudgeFile | None = None
+    regression: dict[str, Any] | None = None
+    """Regression rules (validated by :mod:`tracegrade.compare.rules`)."""
     reference_free: ReferenceFreeFile | None = None
     windows: WindowsFile | None = None
 
@@ -211,6 +213,8 @@ class Config:
     sources: tuple[str, ...] = ()
     judge: Mapping[str, Any] = field(default_factory=dict)
     """``judge:`` settings of the config files (model, timeout_s, evidence_tokens, temperature)."""
+    regression: Mapping[str, Any] = field(default_factory=dict)
+    """``regression:`` settings of the config files (:mod:`tracegrade.compare.rules`)."""
     reference_free: Mapping[str, Any] = field(default_factory=dict)
     """``reference_free:`` rules (:class:`ReferenceFreeFile` fields that are set)."""
     windows: Mapping[str, Any] = field(default_factory=dict)
@@ -272,6 +276,7 @@ def _apply(config: Config, scoring: ScoringFile, source: str) -> Config:
             **config.judge,
             **(scoring.judge.model_dump(exclude_none=True) if scoring.judge else {}),
         },
+        regression={**config.regression, **(scoring.regression or {})},
         reference_free=_merged(config.reference_free, scoring.reference_free),
         windows=_merged(config.windows, scoring.windows),
     )

@@ -24,6 +24,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("tracegrade.cli.export", "Write stored traces as OTLP/JSON lines."),
     "judge-check": ("tracegrade.cli.judge_check", "Check the LLM judge against human labels."),
     "collect": ("tracegrade.cli.collect", "Receive OTLP traces and logs (gRPC and HTTP)."),
+    "runs": ("tracegrade.cli.runs", "Stored runs; show one, or mark it as the baseline."),
+    "compare": ("tracegrade.cli.compare", "Compare two runs case by case; exit 1 on a regression."),
+    "history": (
+        "tracegrade.cli.history",
+        "A dataset's runs over time, with sparklines or a chart.",
+    ),
     "ui": ("tracegrade.cli.ui", "Serve the web dashboard and case editor."),
 }
 """Command name -> (module defining ``command``, one-line help). Modules are imported only when

@@ -8,6 +8,13 @@ from typing import Any
 
 import click
 
+from tracegrade.cli.gate import (
+    apply_min_score,
+    compare_with_base,
+    gate_options,
+    publish_gate,
+    resolve_document,
+)
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
 from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.config import CONFIG_ENV, Config, load_config
@@ -330,6 +337,7 @@ def _clarifier_usage(hook: FollowUpHook) -> dict[str, Any] | None:
     "(and no judge clarifications).",
 )
 @judge_options
+@gate_options
 def command(
     dataset_path: str,
     agent_ref: str | None,
@@ -364,12 +372,18 @@ def command(
     judge_model: str | None,
     judge_concurrency: int,
     judge_repeat: int,
+    baseline: str | None,
+    alpha: float | None,
+    alert_webhook: str | None,
+    markdown_path: str | None,
+    min_score: float | None,
 ) -> None:
     """Run every selected case of DATASET against the agent (exactly one of --agent,
     --agent-cmd, --agent-url), wait for each case's traces in an in-process OTLP receiver,
     score them as `tracegrade score` does and print the report. Exit 0 when the run passes, 1
     below threshold, 2 on a usage or config error, when no case produced a trace, or on Ctrl-C."""
     dataset = load_dataset(dataset_path)
+    base = resolve_document(baseline, db, dataset.name) if baseline else None
     cases = select_cases(dataset, tier, tags, case_ids)
     config = config_for(load_config(config_path), dataset)
     scorers = build_scorers(config, scorer_refs)
@@ -421,9 +435,13 @@ def command(
         doc = run_eval(run, location)
         if (usage := _clarifier_usage(hook)) is not None:
             doc["summary"]["clarifier"] = usage
+        apply_min_score(doc, min_score)
         write_outputs(doc, location, json_path, junit_path, no_save or db is None)
+        comparison = compare_with_base(doc, base, dbs=[location, db], config=config, alpha=alpha)
     print_report(doc, verbose=verbose)
-    sys.exit(int(_exit_code(doc)))
+    regression = publish_gate(doc, comparison, alert_webhook, markdown_path)
+    code = _exit_code(doc)
+    sys.exit(int(ExitCode.FAILED if regression and code == ExitCode.OK else code))
 
 
 def _exit_code(doc: dict[str, Any]) -> ExitCode:

@@ -193,6 +193,9 @@ class Comparison:
     """Every rule that fired, in words (empty when ``regression`` is False)."""
     rules: Mapping[str, Any]
     """The regression rules applied (:class:`tracegrade.compare.rules.RegressionRules`)."""
+    axes: Mapping[str, Delta] = field(default_factory=dict)
+    """Run-level mean of each scoring axis and scorer (the summaries' ``axes`` and
+    ``scorers``)."""
 
     def by_status(self, status: CaseStatus) -> list[CaseComparison]:
         """The cases with ``status``, in comparison order."""
@@ -217,6 +220,7 @@ class Comparison:
             "base": dataclasses.asdict(self.base),
             "current": dataclasses.asdict(self.current),
             "deltas": {k: dataclasses.asdict(v) for k, v in self.deltas.items()},
+            "axes": {k: dataclasses.asdict(v) for k, v in self.axes.items()},
             "test": dataclasses.asdict(self.test),
             "counts": self.counts(),
             "cases": [_case_json(c) for c in self.cases],

@@ -23,7 +23,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tracegrade.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,18 @@ class RegressionFile(BaseModel):
     fail_on_case_regression: bool | None = None
 
 
-def rules_from(settings: Mapping[str, Any] | None) -> RegressionRules:
-    """Rules from the ``regression:`` settings of the config (absent keys keep the defaults)."""
-    given = {k: v for k, v in (settings or {}).items() if v is not None}
-    return dataclasses.replace(RegressionRules(), **given)
+def rules_from(
+    settings: Mapping[str, Any] | None, source: str = "tracegrade.yaml"
+) -> RegressionRules:
+    """Rules from the ``regression:`` settings of the config (absent keys keep the defaults).
+
+    Raises:
+        ConfigError: an unknown key or a bad value (the message names ``source`` and the field).
+    """
+    try:
+        parsed = RegressionFile.model_validate(dict(settings or {}))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(f"{source}: field 'regression.{where}': {first['msg']}") from exc
+    return dataclasses.replace(RegressionRules(), **parsed.model_dump(exclude_none=True))

@@ -195,7 +195,16 @@ def compare_cases(
         if key not in base:
             compared.append(_unpaired(group, "new"))
         else:
-            compared.append(_case(base[key], group, tests.get(key), rules, traces or {}, pricing))
+            compared.append(
+                _case(
+                    base[key],
+                    group,
+                    tests.get(key),
+                    rules,
+                    {} if traces is None else traces,
+                    pricing,
+                )
+            )
     compared += [_unpaired(g, "removed") for k, g in base.items() if k not in current]
     return compared
 
@@ -289,4 +298,10 @@ def compare_runs(
         regression=bool(reasons),
         reasons=tuple(reasons),
         rules=rules.to_dict(),
+        axes=_axes(_summary_axes(base), _summary_axes(current)),
     )
+
+
+def _summary_axes(doc: Mapping[str, Any]) -> dict[str, Any]:
+    summary = doc.get("summary") or {}
+    return {"scores": summary.get("scorers") or {}, "axes": summary.get("axes") or {}}

@@ -1,0 +1,80 @@
+"""``tracegrade compare BASE CURRENT``: two runs case by case, and the regression verdict."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from tracegrade.cli.gate import (
+    compare_documents,
+    dataset_name,
+    publish,
+    resolve_document,
+    rules_for,
+)
+from tracegrade.config import CONFIG_ENV, load_config
+from tracegrade.errors import ExitCode
+from tracegrade.store.traces import DB_ENV
+
+
+@click.command("compare")
+@click.argument("base_ref", metavar="BASE")
+@click.argument("current_ref", metavar="CURRENT", default="latest")
+@click.option("--db", default=None, envvar=DB_ENV, metavar="PATH|URL", help="Trace store.")
+@click.option(
+    "--json", "json_path", type=click.Path(dir_okay=False), help="Write the comparison (JSON)."
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False),
+    help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Significance level of the paired tests (default 0.05 or tracegrade.yaml).",
+)
+@click.option(
+    "--alert-webhook",
+    metavar="URL",
+    envvar="TRACEGRADE_ALERT_WEBHOOK",
+    help="POST a JSON alert (Slack-compatible 'text') here on a regression.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    envvar=CONFIG_ENV,
+    help="Config file with regression rules (default ./tracegrade.yaml).",
+)
+def command(
+    base_ref: str,
+    current_ref: str,
+    db: str | None,
+    json_path: str | None,
+    markdown_path: str | None,
+    alpha: float | None,
+    alert_webhook: str | None,
+    config_path: str | None,
+) -> None:
+    """Compare run BASE with run CURRENT (default latest). Each is a run id (or prefix),
+    latest, latest~N, baseline, or a run-document JSON file (--json of score/run). Exit 0 when
+    CURRENT did not regress, 1 on a regression, 2 on a usage or input error."""
+    config = load_config(config_path)
+    current, _ = resolve_document(current_ref, db)
+    base, is_baseline = resolve_document(base_ref, db, dataset_name(current))
+    comparison = compare_documents(
+        base, current, rules_for(config, alpha), [db], base_is_baseline=is_baseline, config=config
+    )
+    if json_path:
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_path).write_text(
+            json.dumps(comparison.to_json(), indent=2, ensure_ascii=False), encoding="utf-8"
+        )
+    publish(comparison, alert_webhook, markdown_path)
+    sys.exit(int(ExitCode.FAILED if comparison.regression else ExitCode.OK))

@@ -1,0 +1,236 @@
+"""The regression gate shared by ``compare``, ``score --baseline`` and ``run --baseline``:
+resolve a run reference to a document, load traces for the structural diffs, print the
+comparison, write Markdown (``--markdown``, ``$GITHUB_STEP_SUMMARY``) and post the webhook."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import click
+
+from tracegrade.compare import Comparison, RegressionRules, compare_runs, read_document, rules_from
+from tracegrade.config import Config
+from tracegrade.errors import StoreError
+from tracegrade.report.alerts import append_step_summary, post_webhook
+from tracegrade.report.comparison import markdown, print_comparison, run_markdown
+from tracegrade.sources import from_store
+from tracegrade.store.database import is_postgres
+from tracegrade.store.runs import baselines, load_run, resolve_run
+from tracegrade.store.traces import Store, default_path
+from tracegrade.trace import AgentTrace
+
+F = Callable[..., Any]
+
+
+def store_exists(db: str | None) -> bool:
+    """True when the store at ``db`` (default location) is a URL or an existing file; reading a
+    reference never creates a store."""
+    location = default_path(db)
+    return is_postgres(location) or Path(location).exists()
+
+
+def resolve_document(
+    ref: str, db: str | None, dataset: str | None = None
+) -> tuple[dict[str, Any], bool]:
+    """The run document ``ref`` names (a run-document JSON file, or a stored run: id, prefix,
+    ``latest``, ``latest~N``, ``baseline``; see :func:`tracegrade.store.runs.resolve_run`), and
+    whether it is its dataset's baseline.
+
+    Raises:
+        InputError: a file that is not a run document.
+        StoreError: no store, or nothing stored matches ``ref``.
+    """
+    if Path(ref).is_file():
+        return read_document(ref), False
+    if not store_exists(db):
+        raise StoreError(f"{ref!r}: not a file, and no store at {default_path(db)}")
+    with Store(db) as store:
+        run_id = resolve_run(store, ref, dataset=dataset)
+        doc = load_run(store, run_id)
+        return doc, run_id in baselines(store).values()
+
+
+class StoredTraces(Mapping[str, AgentTrace]):
+    """Trace id -> AgentTrace, loaded on first use from ``preloaded``, else the first of
+    ``stores`` that holds it; a trace none holds is simply absent."""
+
+    def __init__(self, stores: Sequence[Store], preloaded: Mapping[str, AgentTrace] | None = None):
+        self.stores = stores
+        self.cache: dict[str, AgentTrace | None] = dict(preloaded or {})
+
+    def _load(self, trace_id: str) -> AgentTrace | None:
+        for store in self.stores:
+            loaded = from_store(store, trace_ids=[trace_id]).traces
+            if loaded:
+                return loaded[0]
+        return None
+
+    def __getitem__(self, trace_id: str) -> AgentTrace:
+        if trace_id not in self.cache:
+            self.cache[trace_id] = self._load(trace_id)
+        found = self.cache[trace_id]
+        if found is None:
+            raise KeyError(trace_id)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([k for k, v in self.cache.items() if v is not None])
+
+    def __len__(self) -> int:
+        return sum(v is not None for v in self.cache.values())
+
+
+def rules_for(config: Config, alpha: float | None) -> RegressionRules:
+    """The config's regression rules, ``--alpha`` winning."""
+    source = config.sources[-1] if config.sources else "tracegrade.yaml"
+    return rules_from(config.regression, source).with_alpha(alpha)
+
+
+def compare_documents(
+    base: Mapping[str, Any],
+    current: Mapping[str, Any],
+    rules: RegressionRules,
+    dbs: Sequence[str | None],
+    *,
+    base_is_baseline: bool = False,
+    config: Config,
+    preloaded: Mapping[str, AgentTrace] | None = None,
+) -> Comparison:
+    """:func:`compare_runs` with the traces of the stores at ``dbs`` (those that exist) for
+    the structural diffs."""
+    with ExitStack() as stack:
+        stores = [stack.enter_context(Store(db)) for db in dict.fromkeys(dbs) if store_exists(db)]
+        return compare_runs(
+            base,
+            current,
+            rules,
+            traces=StoredTraces(stores, preloaded),
+            pricing=config.pricing,
+            base_is_baseline=base_is_baseline,
+        )
+
+
+def publish(comparison: Comparison, webhook: str | None, markdown_path: str | None) -> None:
+    """Print the comparison, write ``--markdown`` and the GitHub step summary, and post the
+    webhook on a regression (a failed delivery is reported on stderr, nothing more)."""
+    print_comparison(comparison)
+    text = markdown(comparison)
+    if markdown_path:
+        Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(markdown_path).write_text(text, encoding="utf-8")
+    append_step_summary(text)
+    if webhook and comparison.regression:
+        delivery = post_webhook(webhook, comparison)
+        if not delivery.ok:
+            click.echo(
+                f"warning: alert webhook failed after {delivery.attempts} attempt(s): "
+                f"{delivery.error} (the verdict is unchanged)",
+                err=True,
+            )
+
+
+webhook_option = click.option(
+    "--alert-webhook",
+    metavar="URL",
+    envvar="TRACEGRADE_ALERT_WEBHOOK",
+    help="POST a JSON alert (Slack-compatible 'text') here on a regression.",
+)
+
+
+def gate_options(function: F, *, webhook: bool = True) -> F:
+    """``--baseline``, ``--alpha``, ``--alert-webhook`` (unless the command has its own),
+    ``--markdown`` and ``--min-score`` for ``score`` and ``run``."""
+    options = [
+        click.option(
+            "--baseline",
+            metavar="BASE",
+            help="Compare with a run: baseline, latest, latest~N, a run id or a run-document "
+            "JSON file; exit 1 on a regression.",
+        ),
+        click.option(
+            "--alpha",
+            type=click.FloatRange(0, 1, min_open=True, max_open=True),
+            default=None,
+            help="Significance level of the paired tests (default 0.05 or tracegrade.yaml).",
+        ),
+        webhook_option,
+        click.option(
+            "--markdown",
+            "markdown_path",
+            type=click.Path(dir_okay=False),
+            help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
+        ),
+        click.option(
+            "--min-score",
+            type=click.FloatRange(0, 1),
+            default=None,
+            help="Fail the run (exit 1) when the mean overall score is below this.",
+        ),
+    ]
+    if not webhook:
+        options = [o for o in options if o is not webhook_option]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+def apply_min_score(doc: dict[str, Any], min_score: float | None) -> None:
+    """``--min-score``: record it in ``run.min_score`` and fail the run when the mean overall
+    score is below it (or unknown)."""
+    if min_score is None:
+        return
+    doc["run"]["min_score"] = min_score
+    score = doc["summary"].get("score")
+    if score is None or score < min_score:
+        doc["run"]["passed"] = False
+
+
+def compare_with_base(
+    doc: dict[str, Any],
+    base: tuple[dict[str, Any], bool] | None,
+    *,
+    dbs: Sequence[str | None],
+    config: Config,
+    alpha: float | None,
+    preloaded: Mapping[str, AgentTrace] | None = None,
+) -> Comparison | None:
+    """``--baseline`` of ``score`` / ``run``: the comparison of the finished run ``doc`` with
+    ``base`` (a document and whether it is the baseline), None without one."""
+    if base is None:
+        return None
+    return compare_documents(
+        base[0],
+        doc,
+        rules_for(config, alpha),
+        dbs,
+        base_is_baseline=base[1],
+        config=config,
+        preloaded=preloaded,
+    )
+
+
+def publish_gate(
+    doc: dict[str, Any],
+    comparison: Comparison | None,
+    webhook: str | None,
+    markdown_path: str | None,
+) -> bool:
+    """After the report of ``score`` / ``run``: publish the comparison (:func:`publish`) and
+    return True on a regression; without one, write the run's Markdown summary where asked."""
+    if comparison is not None:
+        publish(comparison, webhook, markdown_path)
+        return comparison.regression
+    text = run_markdown(doc)
+    if markdown_path:
+        Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
+        Path(markdown_path).write_text(text, encoding="utf-8")
+    append_step_summary(text)
+    return False
+
+
+def dataset_name(doc: Mapping[str, Any]) -> str | None:
+    """The run document's dataset name (None for reference-free runs)."""
+    return ((doc.get("run") or {}).get("dataset") or {}).get("name")

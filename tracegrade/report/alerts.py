@@ -1,0 +1,87 @@
+"""Regression alerts: a webhook POST and the GitHub Actions step summary.
+
+The webhook gets a JSON body ``{"text": ..., "regression": bool, "reasons": [...],
+"comparison": {...}}``: ``text`` makes it a Slack (and Mattermost, Discord-compatible proxy)
+incoming-webhook message, ``comparison`` is :meth:`Comparison.to_json`. Delivery is bounded:
+``timeout_s`` per attempt, up to ``attempts`` tries on connection errors, timeouts, 429 and
+5xx, with a doubling pause. A failed delivery is returned as data, never raised: an alert
+must not change a run's verdict.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from tracegrade.compare import Comparison
+
+STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+"""GitHub Actions sets it to a file; Markdown appended to it shows on the run's page."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """How a webhook delivery went: ``ok``, attempts made, and the last error (None if ok)."""
+
+    ok: bool
+    attempts: int
+    error: str | None = None
+
+
+def alert_text(comparison: Comparison) -> str:
+    """The one-message summary (Slack ``text``)."""
+    base, current = comparison.base, comparison.current
+    head = (
+        f":rotating_light: tracegrade regression: {current.dataset or 'run'} {current.run_id} "
+        f"vs {base.run_id}"
+    )
+    return "\n".join([head, *(f"• {r}" for r in comparison.reasons)])
+
+
+def _retryable(response: httpx.Response) -> bool:
+    return response.status_code == 429 or response.status_code >= 500
+
+
+def post_webhook(
+    url: str,
+    comparison: Comparison,
+    *,
+    timeout_s: float = 5.0,
+    attempts: int = 3,
+    pause_s: float = 0.5,
+) -> Delivery:
+    """POST the alert to ``url`` (see the module docstring); never raises."""
+    body = {
+        "text": alert_text(comparison),
+        "regression": comparison.regression,
+        "reasons": list(comparison.reasons),
+        "comparison": comparison.to_json(),
+    }
+    error = "no attempt"
+    for attempt in range(1, attempts + 1):
+        try:
+            response = httpx.post(url, json=body, timeout=timeout_s)
+            if response.is_success:
+                return Delivery(True, attempt)
+            error = f"HTTP {response.status_code}"
+            if not _retryable(response):
+                return Delivery(False, attempt, error)
+        except httpx.HTTPError as exc:
+            error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if attempt < attempts:
+            time.sleep(pause_s * 2 ** (attempt - 1))
+    return Delivery(False, attempts, error)
+
+
+def append_step_summary(markdown: str) -> Path | None:
+    """Append ``markdown`` to ``$GITHUB_STEP_SUMMARY`` when set; returns the file, else None."""
+    target = os.environ.get(STEP_SUMMARY_ENV)
+    if not target:
+        return None
+    with open(target, "a", encoding="utf-8") as out:
+        out.write(markdown + "\n")
+    return Path(target)
