@@ -5,10 +5,21 @@ Requests reach the handlers as raw bytes (no deserializer), so the size limit ap
 decoding (grpcio's ``max_receive_message_length`` answers RESOURCE_EXHAUSTED) and decoding
 happens once, in :mod:`.admission`. Status codes follow the OTLP/gRPC specification (see
 :mod:`.service`); throttling carries a ``google.rpc.RetryInfo`` so exporters retry.
+
+Under hostile load (a ``grpc.aio`` server, so a waiting call costs a coroutine, not a thread):
+the bearer token is checked from the call's metadata by an interceptor before the message is
+read; an authorised call must deliver its message within :data:`READ_TIMEOUT_S`; at most
+:data:`MAX_READING` calls wait for their message and :data:`MAX_IN_FLIGHT` are exported at
+once. Every refusal (too many calls, a stalled message, a full queue) is RESOURCE_EXHAUSTED
+with RetryInfo, which the OpenTelemetry Collector's exporter needs in order to retry
+(grpcio's own concurrency limit sends none).
 """
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -37,7 +48,18 @@ _CODES = {
 DEFAULT_WORKERS = 16
 
 
-def _abort(context: grpc.ServicerContext, outcome: Outcome) -> None:
+MAX_IN_FLIGHT = DEFAULT_WORKERS * 4
+"""Calls exported at once (their message read); beyond, RESOURCE_EXHAUSTED + RetryInfo."""
+MAX_READING = 256
+"""Authorised calls still delivering their message (each a coroutine); beyond, the same."""
+READ_TIMEOUT_S = 5.0
+"""How long an authorised call may take to deliver its request message once it started."""
+REFUSAL_RETRY_S = 1.0
+
+
+def _status(outcome: Outcome) -> grpc.Status:
+    """``outcome`` as a gRPC status with a ``google.rpc.Status`` (and ``RetryInfo`` when it
+    says when to retry) in ``grpc-status-details-bin``."""
     status = status_pb2.Status(code=_CODES[outcome.kind], message=outcome.message)
     if outcome.retry_after_s is not None:
         seconds = int(outcome.retry_after_s)
@@ -50,53 +72,183 @@ def _abort(context: grpc.ServicerContext, outcome: Outcome) -> None:
             )
         )
         status.details.append(detail)
-    context.abort_with_status(rpc_status.to_status(status))
+    return rpc_status.to_status(status)
 
 
-def _handler(service: ExportService, signal: Signal) -> grpc.RpcMethodHandler:
-    def export(body: bytes, context: grpc.ServicerContext) -> Any:
-        metadata = dict(context.invocation_metadata() or ())
-        outcome = service.export(signal, body, "protobuf", metadata.get("authorization"))
+async def _abort(context: grpc.aio.ServicerContext, outcome: Outcome) -> None:
+    status = _status(outcome)
+    await context.abort(status.code, status.details, status.trailing_metadata)
+
+
+class _Calls:
+    """What the handlers share: the export service, the worker threads that run exports, and
+    the counts of calls reading and exporting (touched only on the event loop's thread)."""
+
+    def __init__(self, service: ExportService, workers: int, max_in_flight: int):
+        self.service = service
+        self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tracegrade-grpc")
+        self.max_in_flight = max_in_flight
+        self.reading = self.in_flight = 0
+
+    async def export(self, signal: Signal, context: grpc.aio.ServicerContext) -> Any:
+        """One authorised call: read the message within :data:`READ_TIMEOUT_S`, export it in a
+        worker thread; refuse at once when :data:`MAX_READING` calls are reading or
+        ``max_in_flight`` exporting."""
+        if self.reading >= MAX_READING:
+            await _abort(context, _throttled(f"{self.reading} calls are sending their message"))
+        self.reading += 1
+        try:
+            body = await self._read(context)
+        finally:
+            self.reading -= 1
+        if self.in_flight >= self.max_in_flight:
+            await _abort(context, _throttled(f"{self.in_flight} export calls in flight"))
+        self.in_flight += 1
+        try:
+            metadata = dict(context.invocation_metadata() or ())
+            outcome: Outcome = await asyncio.get_running_loop().run_in_executor(
+                self.pool,
+                self.service.export,
+                signal,
+                body,
+                "protobuf",
+                metadata.get("authorization"),
+            )
+        finally:
+            self.in_flight -= 1
         if outcome.kind != "ok":
-            _abort(context, outcome)
+            await _abort(context, outcome)
         return outcome.response
 
-    return grpc.unary_unary_rpc_method_handler(
+    @staticmethod
+    async def _read(context: grpc.aio.ServicerContext) -> bytes:
+        try:
+            body = await asyncio.wait_for(context.read(), READ_TIMEOUT_S)
+        except TimeoutError:
+            await _abort(
+                context,
+                _throttled(f"the request message did not arrive within {READ_TIMEOUT_S:g} s"),
+            )
+        if body is grpc.aio.EOF:
+            await _abort(context, Outcome("invalid", message="the call carried no request"))
+        return bytes(body)
+
+
+def _throttled(why: str) -> Outcome:
+    return Outcome("throttled", message=f"{why}; retry later", retry_after_s=REFUSAL_RETRY_S)
+
+
+def _handler(calls: _Calls, signal: Signal) -> grpc.RpcMethodHandler:
+    # Registered as client-streaming (the wire format of a unary call is the same), so the
+    # handler runs when the call arrives and reads the message itself, with a time limit.
+    async def export(_requests: Any, context: grpc.aio.ServicerContext) -> Any:
+        return await calls.export(signal, context)
+
+    return grpc.stream_unary_rpc_method_handler(
         export,
         request_deserializer=None,
         response_serializer=lambda message: message.SerializeToString(),
     )
 
 
+class _Authenticate(grpc.aio.ServerInterceptor):
+    """Checks the bearer token from the call's metadata before any message is read: a call
+    without it is answered UNAUTHENTICATED at once, holding nothing."""
+
+    def __init__(self, service: ExportService):
+        self.service = service
+
+        async def refuse(_requests: Any, context: grpc.aio.ServicerContext) -> None:
+            await _abort(context, Outcome("unauthorized", message="missing or wrong bearer token"))
+
+        self.refusal = grpc.stream_unary_rpc_method_handler(refuse)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        metadata = dict(details.invocation_metadata or ())
+        if self.service.authorized(metadata.get("authorization")):
+            return await continuation(details)
+        return self.refusal
+
+
+class GrpcServer:
+    """A ``grpc.aio`` server for the three OTLP services on its own event loop thread; the
+    exports themselves run in ``workers`` threads. Stalled or unauthenticated calls cost a
+    coroutine, not a thread, and every refusal carries ``RetryInfo``."""
+
+    def __init__(self, service: ExportService, *, workers: int = DEFAULT_WORKERS):
+        self.calls = _Calls(service, workers, max(MAX_IN_FLIGHT, workers))
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(
+            target=self.loop.run_forever, name="tracegrade-grpc-loop", daemon=True
+        )
+        self.server: grpc.aio.Server | None = None
+
+    def start(self, host: str, port: int) -> int:
+        """Bind and serve; returns the bound port.
+
+        Raises:
+            OSError: the address cannot be bound.
+        """
+        self.thread.start()
+        try:
+            return asyncio.run_coroutine_threadsafe(self._start(host, port), self.loop).result()
+        except BaseException:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            raise
+
+    async def _start(self, host: str, port: int) -> int:
+        service = self.calls.service
+        self.server = grpc.aio.server(
+            interceptors=[_Authenticate(service)],
+            options=[
+                ("grpc.max_receive_message_length", service.max_request_bytes),
+                ("grpc.so_reuseport", 0),
+            ],
+        )
+        self.server.add_generic_rpc_handlers(
+            [
+                grpc.method_handlers_generic_handler(name, {"Export": _handler(self.calls, signal)})
+                for signal, name in SERVICES.items()
+            ]
+        )
+        try:
+            address = host_port(host, port)
+            bound = self.server.add_insecure_port(address)
+        except (RuntimeError, ValueError) as exc:  # grpcio: "Failed to bind to address"
+            raise OSError(f"cannot bind the gRPC port {host}:{port}: {exc}") from exc
+        if bound == 0:
+            raise OSError(f"cannot bind the gRPC port {address}")
+        await self.server.start()
+        return bound
+
+    def stop(self, grace_s: float | None) -> threading.Event:
+        """Stop taking calls, let those in flight finish within ``grace_s``; the returned
+        event is set once stopped."""
+        done = threading.Event()
+
+        async def stop() -> None:
+            if self.server is not None:
+                await self.server.stop(grace_s)
+            done.set()
+            self.loop.stop()
+
+        asyncio.run_coroutine_threadsafe(stop(), self.loop)
+        self.calls.pool.shutdown(wait=False)
+        return done
+
+
 def grpc_server(
     service: ExportService, host: str, port: int, *, workers: int = DEFAULT_WORKERS
-) -> tuple[grpc.Server, int]:
-    """A started grpcio server for the three OTLP services; returns it and its bound port
-    (``port`` 0 picks a free one).
+) -> tuple[GrpcServer, int]:
+    """A started :class:`GrpcServer` for the three OTLP services; returns it and its bound
+    port (``port`` 0 picks a free one).
 
     Raises:
         OSError: the address cannot be bound.
     """
-    server = grpc.server(
-        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tracegrade-grpc"),
-        options=[
-            ("grpc.max_receive_message_length", service.max_request_bytes),
-            ("grpc.so_reuseport", 0),
-        ],
-        maximum_concurrent_rpcs=workers * 4,
-    )
-    server.add_generic_rpc_handlers(
-        [
-            grpc.method_handlers_generic_handler(name, {"Export": _handler(service, signal)})
-            for signal, name in SERVICES.items()
-        ]
-    )
-    try:
-        address = host_port(host, port)
-        bound = server.add_insecure_port(address)
-    except (RuntimeError, ValueError) as exc:  # grpcio: "Failed to bind to address"
-        raise OSError(f"cannot bind the gRPC port {host}:{port}: {exc}") from exc
-    if bound == 0:
-        raise OSError(f"cannot bind the gRPC port {address}")
-    server.start()
-    return server, bound
+    server = GrpcServer(service, workers=workers)
+    return server, server.start(host, port)

@@ -6,14 +6,22 @@ within a few seconds and nothing acknowledged is lost."""
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import grpc
 import pytest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from google.rpc import error_details_pb2
+from grpc_status import rpc_status
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
 
 from tests.collector.receiver.helpers import (
+    GRPC_METHODS,
     GrpcClient,
+    WriteHook,
     hand_span,
     http_export,
     http_response,
@@ -22,6 +30,7 @@ from tests.collector.receiver.helpers import (
     spans_request,
     stored_spans,
 )
+from tracegrade.collector.grpc_front import MAX_IN_FLIGHT, READ_TIMEOUT_S
 from tracegrade.store.traces import Store
 
 SERVED_WITHIN_S = 5.0
@@ -47,6 +56,124 @@ def assert_served(receiver, stored: set, *, metadata=(), headers=None) -> None:
             assert response.status_code == 200, response.text
         assert time.monotonic() - started < SERVED_WITHIN_S
         stored |= set(request_spans(request))
+
+
+# --- gRPC: stalled calls, unauthenticated callers, the concurrency limit -----------------------
+
+TOKEN = "s3cret-token"
+AUTHORISED = (("authorization", f"Bearer {TOKEN}"),)
+
+
+class StalledCalls:
+    """``count`` gRPC export calls that send their metadata and then never their message
+    (until :meth:`release`): a slow-loris client."""
+
+    def __init__(self, port: int, count: int, metadata=()):
+        self.released = threading.Event()
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        stream = self.channel.stream_unary(
+            GRPC_METHODS["traces"],
+            request_serializer=None,
+            response_deserializer=ExportTraceServiceResponse.FromString,
+        )
+        self.calls = [
+            stream.future(self._never(), metadata=metadata, timeout=30) for _ in range(count)
+        ]
+
+    def _never(self):
+        self.released.wait(30)
+        yield from ()
+
+    def codes(self, timeout_s: float) -> list[grpc.StatusCode]:
+        """Each call's status code, waiting at most ``timeout_s`` in all."""
+        deadline = time.monotonic() + timeout_s
+        return [call.exception(max(0.0, deadline - time.monotonic())).code() for call in self.calls]
+
+    def release(self) -> None:
+        self.released.set()
+        self.channel.close()
+
+
+def retry_delay_s(error: grpc.RpcError) -> float:
+    """The RetryInfo delay of a gRPC error (fails when it carries none)."""
+    status = rpc_status.from_call(error)
+    assert status is not None, "no grpc-status-details-bin"
+    retry = error_details_pb2.RetryInfo()
+    assert any(detail.Unpack(retry) for detail in status.details), "no RetryInfo"
+    return retry.retry_delay.ToTimedelta().total_seconds()
+
+
+def test_unauthenticated_stalled_grpc_calls_are_refused_before_their_message(tmp_path):
+    stored: set = set()
+    with running(tmp_path / "store.db", token=TOKEN) as receiver:
+        stalled = StalledCalls(receiver.grpc_port, 80)
+        try:
+            assert_served(
+                receiver,
+                stored,
+                metadata=AUTHORISED,
+                headers={"authorization": f"Bearer {TOKEN}"},
+            )
+            assert set(stalled.codes(SERVED_WITHIN_S)) == {grpc.StatusCode.UNAUTHENTICATED}
+        finally:
+            stalled.release()
+    assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
+def test_authorised_stalled_grpc_calls_time_out_with_retry_info_and_hold_no_one_up(tmp_path):
+    stored: set = set()
+    with running(tmp_path / "store.db") as receiver:
+        stalled = StalledCalls(receiver.grpc_port, 80)
+        try:
+            time.sleep(0.5)  # every stalled call has started and waits for its message
+            assert_served(receiver, stored)
+            started = time.monotonic()
+            assert set(stalled.codes(READ_TIMEOUT_S + 5)) == {grpc.StatusCode.RESOURCE_EXHAUSTED}
+            assert time.monotonic() - started < READ_TIMEOUT_S + 2
+            assert retry_delay_s(stalled.calls[0].exception()) == 1.0
+        finally:
+            stalled.release()
+    assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
+def test_grpc_calls_past_the_concurrency_limit_are_refused_with_retry_info(tmp_path):
+    """With the writer held, MAX_IN_FLIGHT calls wait for their commit; the next ones are
+    refused at once with RetryInfo (grpcio's own limit answered without it); once the writer
+    goes on, the waiting calls are acknowledged and stored."""
+    held = threading.Event()
+
+    def hold(store):
+        return WriteHook(store, lambda: held.wait(20))
+
+    sent, waiting = [], []
+    with (
+        running(tmp_path / "store.db", wrap_store=hold) as receiver,
+        GrpcClient(receiver.grpc_port) as client,
+    ):
+        call = client.channel.unary_unary(
+            GRPC_METHODS["traces"],
+            request_serializer=None,
+            response_deserializer=ExportTraceServiceResponse.FromString,
+        )
+        for n in range(MAX_IN_FLIGHT):
+            request = spans_request(hand_span(f"wait-{n}", os.urandom(16), os.urandom(8)))
+            sent.append(request)
+            waiting.append(call.future(request.SerializeToString(), timeout=30))
+        deadline = time.monotonic() + 10
+        while receiver._grpc.calls.in_flight < MAX_IN_FLIGHT:  # each waits for its commit
+            assert time.monotonic() < deadline, receiver.stats
+            time.sleep(0.01)
+        refused = spans_request(hand_span("refused", os.urandom(16), os.urandom(8)))
+        try:
+            with pytest.raises(grpc.RpcError) as error:
+                client.export("traces", refused.SerializeToString(), timeout_s=SERVED_WITHIN_S)
+            assert error.value.code() is grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert retry_delay_s(error.value) == 1.0
+        finally:
+            held.set()
+        for future in waiting:
+            future.result(timeout=20)
+    assert set(stored_spans(tmp_path / "store.db")) == set(request_spans(*sent))
 
 
 # --- NUL characters (PostgreSQL refuses them in text columns) ----------------------------------
