@@ -56,7 +56,7 @@ class ToolCall:
     arguments: Any
     """Parsed JSON arguments (``gen_ai.tool.call.arguments``); None when not recorded."""
     result: str | None
-    """The result as text (``gen_ai.tool.call.result``); None when not recorded."""
+    """The result as text (``gen_ai.tool.call.result``); None when not recorded or unusable."""
     error: str | None = None
     """Why the call failed (span status/``error.type``, or an error reported in the result)."""
     arguments_recorded: bool = True
@@ -70,6 +70,9 @@ class ToolCall:
     agent_span_id: str | None = None
     source: Literal["span", "message", "span+message"] = "span"
     """Where the call was seen: a tool span, an LLM message, or both (joined, counted once)."""
+    result_unavailable: str | None = None
+    """Why something was recorded as the result but is not one (e.g. a Python object repr
+    in place of the content); ``result`` is None then."""
 
     @property
     def performed(self) -> bool:
@@ -140,7 +143,7 @@ class AgentTrace:
         data = {"schema_version": SCHEMA_VERSION, **_jsonable(dataclasses.asdict(self))}
         data["tool_calls"] = [
             {**d, "performed": call.performed}
-            for d, call in zip(data["tool_calls"], self.tool_calls)
+            for d, call in zip(data["tool_calls"], self.tool_calls, strict=True)
         ]
         return data
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.normalize.messages import Message, as_int
+from tracegrade.normalize.results import choose_result
 from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.view import SpanView
 from tracegrade.trace import ToolCall
@@ -234,7 +235,7 @@ class Joiner:
 
     def _from_span(self, view: SpanView, request: Request | None, results: Mapping) -> ToolCall:
         history_result = results.get(request.occurrence) if request and request.occurrence else None
-        result = view.tool_result if view.tool_result is not None else history_result
+        result, unavailable = choose_result(view.tool_result, history_result)
         has_arguments = view.has_arguments or (request is not None and request.arguments_recorded)
         arguments = (
             view.arguments if view.has_arguments else (request.arguments if request else None)
@@ -257,10 +258,13 @@ class Joiner:
             agent=agent.agent_name if agent else None,
             agent_span_id=agent.span.span_id if agent else None,
             source="span+message" if request else "span",
+            result_unavailable=unavailable,
         )
 
     def _from_request(self, request: Request, results: Mapping) -> ToolCall:
-        result = results.get(request.occurrence) if request.occurrence else None
+        result, unavailable = choose_result(
+            results.get(request.occurrence) if request.occurrence else None
+        )
         agent = self._agent(request.llm)
         return ToolCall(
             name=request.name,
@@ -273,6 +277,7 @@ class Joiner:
             agent=agent.agent_name if agent else None,
             agent_span_id=agent.span.span_id if agent else None,
             source="message",
+            result_unavailable=unavailable,
         )
 
 
