@@ -12,6 +12,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from tracegrade.cli.follow import Follower, follow_until_stopped
+from tracegrade.cli.gate import (
+    apply_min_score,
+    compare_with_base,
+    gate_options,
+    publish_gate,
+    resolve_document,
+)
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
 from tracegrade.cli.options import (
     db_option,
@@ -128,7 +135,8 @@ def _progress(total: int) -> tuple[Progress | None, Any]:
 @click.option(
     "--alert-webhook",
     envvar="TRACEGRADE_ALERT_WEBHOOK",
-    help="--follow --window: POST alerts (JSON) to this URL.",
+    help="POST alerts (JSON, Slack-compatible 'text') to this URL: on a regression against "
+    "--baseline; with --follow --window, on window thresholds.",
 )
 @click.option(
     "--lease-s",
@@ -145,6 +153,7 @@ def _progress(total: int) -> tuple[Progress | None, Any]:
     "(faithfulness rubric unless the dataset sets one); --no-judge none.",
 )
 @judge_options
+@lambda function: gate_options(function, webhook=False)
 def command(
     files: tuple[str, ...],
     db: str | None,
@@ -172,11 +181,16 @@ def command(
     judge_model: str | None,
     judge_concurrency: int,
     judge_repeat: int,
+    baseline: str | None,
+    alpha: float | None,
+    markdown_path: str | None,
+    min_score: float | None,
 ) -> None:
     """Score traces (files, or the store without files) against a golden dataset, or with the
     reference-free scorers only. Exit 0 when the run passes, 1 below threshold, 2 on a usage,
     config or input error, or when no case matched a trace."""
     dataset = load_dataset(dataset_path) if dataset_path else None
+    base = resolve_document(baseline, db, dataset.name if dataset else None) if baseline else None
     config = config_for(load_config(config_path), dataset)
     scorers = build_scorers(config, scorer_refs)
     judge = make_judge(
@@ -241,12 +255,17 @@ def command(
         config_sources=config.sources,
     )
     doc = document(result, info)
+    apply_min_score(doc, min_score)
     write_outputs(doc, db, json_path, junit_path, no_save)
+    comparison = compare_with_base(
+        doc, base, dbs=[db], config=config, alpha=alpha, preloaded={t.trace_id: t for t in traces}
+    )
     print_report(doc, verbose=verbose)
-    _exit(doc, dataset is not None, bool(loaded.errors))
+    regression = publish_gate(doc, comparison, alert_webhook, markdown_path)
+    _exit(doc, dataset is not None, bool(loaded.errors), regression)
 
 
-def _exit(doc: dict[str, Any], with_dataset: bool, input_errors: bool) -> None:
+def _exit(doc: dict[str, Any], with_dataset: bool, input_errors: bool, regression: bool) -> None:
     summary = doc["summary"]
     if with_dataset and summary["unmatched_cases"] == summary["results"]:
         click.echo(
@@ -256,4 +275,4 @@ def _exit(doc: dict[str, Any], with_dataset: bool, input_errors: bool) -> None:
         sys.exit(int(ExitCode.USAGE))
     if input_errors:
         sys.exit(int(ExitCode.USAGE))
-    sys.exit(int(verdict(doc)))
+    sys.exit(int(ExitCode.FAILED if regression else verdict(doc)))

@@ -62,6 +62,8 @@ def _totals(summary: dict[str, Any]) -> str:
             f" ({summary['pass_rate']:.0%})",
             f"score {_fmt(summary['score'])}",
             f"latency p50 {_duration(summary['latency_p50_ms'])} / p95 {_duration(summary['latency_p95_ms'])}"
+            f" / mean {_duration(summary.get('latency_mean_ms'))}"
+            f" / total {_duration(summary.get('latency_total_ms'))}"
             f" (LLM call p95 {_duration(summary['llm_latency_p95_ms'])}, tool call p95 "
             f"{_duration(summary['tool_latency_p95_ms'])})",
             "tokens n/a"
@@ -128,6 +130,17 @@ def _print_clarifier_errors(out: Console, clarifier: dict[str, Any] | None) -> N
         out.print(f"[red]judge error on a follow-up: {escape(error)}[/]")
 
 
+def _print_tags(out: Console, by_tag: dict[str, Any] | None) -> None:
+    """One line per case tag: passed/cases, mean score, hallucination rate."""
+    for name, totals in (by_tag or {}).items():
+        rate = totals["hallucination_rate"]
+        out.print(
+            f"tag {escape(name)}: passed {totals['passed']}/{totals['cases']} "
+            f"({totals['pass_rate']:.0%}) · score {_fmt(totals['score'])} · hallucination rate "
+            f"{'n/a' if rate is None else f'{rate:.0%}'}"
+        )
+
+
 def _print_categories(out: Console, categories: dict[str, Any] | None) -> None:
     """One line per case category: passed/results and the mean score."""
     for name, totals in (categories or {}).items():
@@ -164,6 +177,7 @@ def print_report(
     _print_followups(out, doc["cases"])
     _print_clarifier_errors(out, summary.get("clarifier"))
     _print_categories(out, summary.get("categories"))
+    _print_tags(out, summary.get("by_tag"))
     unmatched = summary["unmatched_cases"] - summary.get("agent_errors", 0)
     if unmatched or summary["unmatched_traces"]:
         out.print(
@@ -174,4 +188,7 @@ def print_report(
     if shown:
         out.print(_cases_table(shown, "cases" if verbose else "failed cases", verbose))
     verdict = "[green]run passed[/]" if doc["run"]["passed"] else "[red]run failed[/]"
-    out.print(f"{verdict} (needs pass rate >= {doc['run']['min_pass_rate']:.0%})")
+    needs = f"pass rate >= {doc['run']['min_pass_rate']:.0%}"
+    if (min_score := doc["run"].get("min_score")) is not None:
+        needs += f" and mean score >= {min_score:.2f}"
+    out.print(f"{verdict} (needs {needs})")

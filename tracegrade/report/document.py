@@ -15,8 +15,10 @@ Schema ``tracegrade.run/1``::
                   {name: mean}, "excluded": {axis: count}, "latency_p50_ms", "latency_p95_ms",
                   "llm_latency_p50_ms", "llm_latency_p95_ms", "tool_latency_p50_ms",
                   "tool_latency_p95_ms", "input_tokens", "output_tokens", "cost_usd",
-                  "hallucination_rate", "judge": {"calls", "cached", "input_tokens",
-                  "output_tokens", "cost_usd", "errors", "models"} | null,
+                  "hallucination_rate" (:func:`tracegrade.compare.hallucinated`),
+                  "latency_mean_ms", "latency_total_ms", "by_tag": {tag: {"cases", "passed",
+                  "pass_rate", "score", "hallucination_rate"}}, "judge": {"calls", "cached",
+                  "input_tokens", "output_tokens", "cost_usd", "errors", "models"} | null,
                   "categories": {category: {"results", "passed", "pass_rate", "score"}}},
       "cases": [{"case_id", "trace_id", "passed", "score", "scores": {scorer: value|null},
                  "reasons": [...], "notes": [...] (axes not scored, never a failure),
@@ -57,6 +59,7 @@ from typing import Any
 
 from tracegrade import __version__
 from tracegrade.dataset import Dataset
+from tracegrade.report.breakdown import summary_additions
 from tracegrade.scoring.evaluate import CaseResult, RunResult
 from tracegrade.trace import AgentTrace
 
@@ -205,9 +208,10 @@ def case_dict(result: CaseResult) -> dict[str, Any]:
 
 def document(result: RunResult, info: RunInfo) -> dict[str, Any]:
     """The whole run document (see the module docstring)."""
+    cases = [case_dict(r) for r in result.results]
     return {
         "schema_version": SCHEMA_VERSION,
         "run": dataclasses.asdict(info),
-        "summary": dataclasses.asdict(result.summary),
-        "cases": [case_dict(r) for r in result.results],
+        "summary": {**dataclasses.asdict(result.summary), **summary_additions(cases)},
+        "cases": cases,
     }
