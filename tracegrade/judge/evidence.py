@@ -179,10 +179,8 @@ def build_evidence(trace: AgentTrace, budget_tokens: int = 6000) -> Evidence:
         raise ValueError(
             f"an evidence budget of {budget_tokens} tokens is too small (at least 200)"
         )
-    budget, notes = (
-        budget_tokens * CHARS_PER_TOKEN - 600,
-        [],
-    )  # 600 characters for headings and notes
+    budget = budget_tokens * CHARS_PER_TOKEN - 600  # 600 characters for headings and notes
+    notes: list[str] = []
     users = _user_section(trace, int(budget * _USER_SHARE), notes)
     final = _cut(
         trace.final_output or "(the trace records no final answer)",

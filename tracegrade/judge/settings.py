@@ -96,12 +96,12 @@ def resolve_settings(
         **{k: v for k, v in overrides.items() if v is not None},
     }
     for name in ("concurrency", "repeat", "attempts", "timeout_s"):
-        if name in values and not (isinstance(values[name], (int, float)) and values[name] > 0):  # type: ignore[operator]
+        if name in values and not (isinstance(values[name], (int, float)) and values[name] > 0):
             raise ConfigError(f"judge setting {name} must be positive, got {values[name]!r}")
     return JudgeSettings(
         model=model or env.get(JUDGE_MODEL_ENV) or config.get("model") or DEFAULT_MODEL,
         base_url=env.get(JUDGE_BASE_URL_ENV) or env.get("OPENAI_BASE_URL") or None,
         api_key=env.get(JUDGE_API_KEY_ENV) or env.get("OPENAI_API_KEY") or None,
         pricing=pricing or Pricing(),
-        **values,  # type: ignore[arg-type]
+        **values,
     )

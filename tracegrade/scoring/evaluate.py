@@ -292,27 +292,30 @@ def _judge_usage(results: Sequence[CaseResult]) -> dict[str, Any] | None:
     }
 
 
+def _weighted_score(results: Sequence[CaseResult]) -> float | None:
+    """The weight-weighted mean score of the scored results (None when none carries weight)."""
+    scored = [(r.score, r.weight) for r in results if r.score is not None]
+    weight = sum(w for _, w in scored)
+    return sum(score * w for score, w in scored) / weight if weight else None
+
+
 def _by_category(results: Sequence[CaseResult]) -> dict[str, dict[str, Any]]:
     """Totals per case category (see ``RunSummary.categories``)."""
     out: dict[str, dict[str, Any]] = {}
     for category in sorted({r.category for r in results if r.category is not None}):
         group = [r for r in results if r.category == category]
-        scored = [r for r in group if r.score is not None]
-        weight = sum(r.weight for r in scored)
         passed = sum(r.passed for r in group)
         out[category] = {
             "results": len(group),
             "passed": passed,
             "pass_rate": passed / len(group),
-            "score": sum(r.score * r.weight for r in scored) / weight if weight else None,  # type: ignore[operator]
+            "score": _weighted_score(group),
         }
     return out
 
 
 def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces: int) -> RunSummary:
     """Totals over the results (see :class:`RunSummary`)."""
-    scored = [(r.score, r.weight) for r in results if r.score is not None]
-    weight = sum(w for _, w in scored)
     durations = [
         r.usage.duration_ms for r in results if r.usage and r.usage.duration_ms is not None
     ]
@@ -332,7 +335,7 @@ def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces:
         passed=passed,
         failed=len(results) - passed,
         pass_rate=passed / len(results) if results else 0.0,
-        score=sum(score * w for score, w in scored) / weight if weight else None,
+        score=_weighted_score(results),
         threshold=threshold,
         unmatched_cases=sum(1 for r in results if r.trace_id is None),
         unmatched_traces=unmatched_traces,

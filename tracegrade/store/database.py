@@ -87,6 +87,9 @@ class Database:
         self.location = str(location)
         self.postgres = is_postgres(self.location)
         self._transactions: list[Any] = []
+        # a sqlite3.Connection or a psycopg.Connection: the DB-API calls both share, and
+        # transaction() on PostgreSQL only (psycopg is optional, so no import for the type)
+        self.conn: Any
         try:
             self.conn = self._connect_postgres() if self.postgres else self._connect_sqlite()
         except (sqlite3.Error, OSError, ImportError) as exc:
@@ -153,7 +156,8 @@ class Database:
         returns. One statement per chunk rather than per row: the ``sqlite3`` module releases
         the GIL for every statement it steps, and in a busy server each re-acquisition waits
         for other threads, so fewer statements run faster."""
-        added, returned = 0, []
+        added = 0
+        returned: list[Any] = []
         for start in range(0, len(rows), chunk):
             part = rows[start : start + chunk]
             marks = "(" + ", ".join("?" * len(part[0])) + ")"

@@ -451,7 +451,8 @@ class Store:
         trace_ids: Sequence[str] = (),
     ) -> list[str]:
         """Stored trace ids, newest first by start time; filtered by start and/or an id list."""
-        sql, args = "SELECT trace_id FROM traces WHERE 1=1", []
+        sql = "SELECT trace_id FROM traces WHERE 1=1"
+        args: list[Any] = []
         if since_unix_nano is not None:
             sql += " AND start_unix_nano >= ?"
             args.append(since_unix_nano)
