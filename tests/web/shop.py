@@ -34,7 +34,7 @@ XSS_ANSWER = (
 )
 XSS_ARGUMENT = "<svg onload=\"window.__xss='argument'\">"
 XSS_RESULT = (
-    "<a id=\"evil\" href=\"javascript:window.__xss='result'\">click</a>"
+    '<a id="evil" href="javascript:window.__xss=\'result\'">click</a>'
     "<script>window.__xss='r2'</script>"
 )
 PAYLOADS = (XSS_INPUT, XSS_ANSWER, XSS_ARGUMENT, XSS_RESULT)

@@ -16,12 +16,14 @@ import io
 import json
 import re
 import tempfile
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from tracegrade.dataset import Case, Dataset, load_dataset
@@ -168,7 +170,7 @@ def form_values(case: Mapping[str, Any]) -> dict[str, str]:
     if calls:
         out = io.StringIO()
         _yaml().dump(calls, out)
-        values["expected_tool_calls"] = out.getvalue()
+        values["expected_tool_calls"] = textwrap.dedent(out.getvalue())
     return {k: "" if v is None else str(v) for k, v in values.items()}
 
 
@@ -182,7 +184,12 @@ def _number(text: str) -> Any:
 
 
 def _parsed(name: str, kind: str, text: str) -> Any:
-    text = text.strip() if kind != "textarea" else text.strip("\n")
+    if kind == "yaml":
+        text = textwrap.dedent(text.replace("\r\n", "\n")).strip("\n")
+    elif kind == "textarea":
+        text = text.replace("\r\n", "\n").strip("\n")
+    else:
+        text = text.strip()
     if not text.strip():
         return None
     if kind == "lines":
@@ -199,11 +206,23 @@ def _parsed(name: str, kind: str, text: str) -> Any:
     return text
 
 
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
+
+
 def _set(case: Any, key: str, value: Any) -> None:
+    """Set, replace or (``None``) remove a key; an unchanged value keeps its written form,
+    a changed list keeps the flow style (``[a, b]``) of the one it replaces."""
+    old = case.get(key)
     if value is None:
         case.pop(key, None)
-    else:
-        case[key] = value
+        return
+    if old is not None and _plain(old) == _plain(value):
+        return
+    if isinstance(old, CommentedSeq) and old.fa.flow_style() and isinstance(value, list):
+        value = CommentedSeq(value)
+        value.fa.set_flow_style()
+    case[key] = value
 
 
 def apply_form(case: Any, form: Mapping[str, str]) -> None:
@@ -223,11 +242,7 @@ def apply_form(case: Any, form: Mapping[str, str]) -> None:
             judge.pop(key, None)
         else:
             judge[key] = values[f"judge_{key}"]
-    if isinstance(case.get("judge"), dict) and judge:
-        case["judge"].clear()
-        case["judge"].update(judge)
-    else:
-        _set(case, "judge", judge or None)
+    _set(case, "judge", judge or None)
     _set_category(case, values["category"])
 
 

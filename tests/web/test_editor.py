@@ -1,0 +1,180 @@
+"""The case editor: edits land in the dataset file with its comments and order kept, are
+validated by ``load_dataset`` (its messages, next to the field), and stored datasets work the
+same way without a file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from tests.web.conftest import csrf_token
+from tests.web.shop import ShopStore
+from tracegrade.dataset import load_dataset
+from tracegrade.errors import DatasetError
+from tracegrade.web import UiConfig, create_app
+from tracegrade.web.casefile import Document, apply_form, form_values, validate
+
+
+def _form(client: TestClient, url: str) -> dict[str, str]:
+    """The form's fields as the browser would submit them (hidden ones included)."""
+    page = client.get(url).text
+    fields = dict(re.findall(r'<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"', page))
+    for name, text in re.findall(r'<textarea name="([^"]+)"[^>]*>(.*?)</textarea>', page, re.S):
+        fields[name] = _unescape(text)
+    for name, body in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', page, re.S):
+        chosen = re.search(r'<option value="([^"]*)" selected', body)
+        fields[name] = chosen.group(1) if chosen else ""
+    fields["csrf_token"] = csrf_token(page)
+    return {k: _unescape(v) for k, v in fields.items()}
+
+
+def _unescape(text: str) -> str:
+    import html
+
+    return html.unescape(text)
+
+
+def test_editing_a_case_changes_the_file_keeps_comments_and_still_loads(
+    client: TestClient, golden: Path
+) -> None:
+    before = golden.read_text()
+    form = _form(client, "/datasets/file:golden/cases/0")
+    assert form["id"] == "headphones-under-300" and "search_products" in form["expected_tools"]
+    form.update(input="Find me wireless headphones under $250", max_latency_ms="4000")
+    response = client.post("/datasets/file:golden/cases/0", data=form, follow_redirects=False)
+    assert response.status_code == 303, response.text
+    after = golden.read_text()
+    assert "input: Find me wireless headphones under $250" in after
+    assert "max_latency_ms: 4000" in after
+    comments = [line for line in before.splitlines() if line.strip().startswith("#")]
+    assert comments == [line for line in after.splitlines() if line.strip().startswith("#")]
+    lines = zip(before.splitlines(), after.splitlines(), strict=True)
+    changed = [pair for pair in lines if pair[0] != pair[1]]
+    assert len(changed) == 2
+    case = load_dataset(golden).cases[0]
+    assert case.input == "Find me wireless headphones under $250" and case.max_latency_ms == 4000
+
+
+def test_an_invalid_case_shows_load_datasets_message_next_to_the_field(
+    client: TestClient, golden: Path
+) -> None:
+    before = golden.read_text()
+    form = _form(client, "/datasets/file:golden/cases/1")
+    form["max_latency_ms"] = "fast"
+    response = client.post("/datasets/file:golden/cases/1", data=form)
+    assert response.status_code == 400
+    error = re.search(r'<p class="field-error" id="error-max_latency_ms">(.*?)</p>', response.text)
+    assert error, response.text
+    document = Document.parse(before, ".yaml")
+    document.case(1)["max_latency_ms"] = "fast"
+    broken = golden.with_name("broken.yaml")
+    broken.write_text(document.dump())
+    with pytest.raises(DatasetError) as raised:
+        load_dataset(broken)
+    assert _unescape(error.group(1)) == str(raised.value).replace(str(broken), str(golden))
+    assert golden.read_text() == before
+
+
+def test_a_bad_predicate_is_reported_on_the_tool_calls_field(client, golden: Path) -> None:
+    form = _form(client, "/datasets/file:golden/cases/0")
+    form["expected_tool_calls"] = "- name: search_products\n  arguments: {query: {regex: '('}}\n"
+    response = client.post("/datasets/file:golden/cases/0", data=form)
+    assert response.status_code == 400
+    assert 'id="error-expected_tool_calls"' in response.text and "regex" in response.text
+
+
+def test_new_duplicate_and_delete(client: TestClient, golden: Path) -> None:
+    count = len(load_dataset(golden).cases)
+    form = _form(client, "/datasets/file:golden/cases/new")
+    form.update(id="new-case", input="Do you sell <b>socks</b>?", expected_tools="search_products")
+    form.update(tags="products, new", tier="smoke", judge_rubric="helpful", judge_threshold="0.8")
+    assert client.post("/datasets/file:golden/cases/new", data=form).status_code == 200
+    cases = load_dataset(golden).cases
+    assert len(cases) == count + 1 and cases[-1].id == "new-case"
+    assert cases[-1].tags == ["products", "new"] and cases[-1].judge.threshold == 0.8
+    page = client.get("/datasets/file:golden").text
+    version = re.search(r'name="version" value="([0-9a-f]+)"', page).group(1)
+    token = csrf_token(page)
+    client.post(
+        f"/datasets/file:golden/cases/{count}/duplicate",
+        data={"csrf_token": token, "version": version},
+    )
+    assert [c.id for c in load_dataset(golden).cases][-2:] == ["new-case", "new-case-copy"]
+    version = re.search(
+        r'name="version" value="([0-9a-f]+)"', client.get("/datasets/file:golden").text
+    ).group(1)
+    client.post(
+        f"/datasets/file:golden/cases/{count}/delete",
+        data={"csrf_token": token, "version": version},
+    )
+    assert [c.id for c in load_dataset(golden).cases][-1] == "new-case-copy"
+
+
+def test_a_stale_form_is_refused(client: TestClient, golden: Path) -> None:
+    form = _form(client, "/datasets/file:golden/cases/0")
+    golden.write_text(golden.read_text() + "\n# edited elsewhere\n")
+    response = client.post("/datasets/file:golden/cases/0", data=form)
+    assert response.status_code == 400 and "changed since this form was opened" in response.text
+
+
+def test_new_case_from_a_trace_is_prefilled(client: TestClient, shop: ShopStore) -> None:
+    trace_id = client.get(f"/runs/{shop.good_run}.json").json()["cases"][0]["trace_id"]
+    redirect = client.get(
+        "/datasets/new-case", params={"dataset": "file:golden", "trace_id": trace_id}
+    )
+    assert redirect.status_code == 200
+    form = _form(client, f"/datasets/file:golden/cases/new?trace_id={trace_id}")
+    assert form["input"] and form["expected_tools"]
+
+
+def test_stored_datasets_are_created_and_edited_in_the_database(tmp_path: Path) -> None:
+    app = create_app(UiConfig(db=str(tmp_path / "s.db")))
+    with TestClient(app) as client:
+        page = client.get("/datasets").text
+        created = client.post("/datasets", data={"csrf_token": csrf_token(page), "name": "team"})
+        assert created.status_code == 200 and "Dataset team (stored)" in created.text
+        form = _form(client, "/datasets/store:team/cases/new")
+        form.update(id="c1", input="hello")
+        client.post("/datasets/store:team/cases/new", data=form)
+        cases = client.get("/datasets/store:team.json").json()["cases"]
+        assert [(c["id"], c["input"]) for c in cases] == [("c1", "hello")]
+        bad = client.post("/datasets", data={"csrf_token": csrf_token(page), "name": "../x"})
+        assert bad.status_code == 400
+    app.state.ui.close()
+
+
+def test_round_trip_keeps_every_byte_of_an_unchanged_dataset(golden: Path) -> None:
+    text = golden.read_text()
+    assert Document.parse(text, ".yaml").dump() == text
+
+
+def test_form_values_show_a_case_as_written(golden: Path) -> None:
+    document = Document.parse(golden.read_text(), ".yaml")
+    values = form_values(document.case(0))
+    assert values["must_contain"] == "$279.99" and values["tier"] == "smoke"
+    assert "search_products" in values["expected_tool_calls"]
+
+
+def test_validate_names_the_dataset_not_a_temporary_file(golden: Path) -> None:
+    with pytest.raises(DatasetError) as raised:
+        validate("cases: [{input: 1, tier: huge}]\n", ".yaml", str(golden))
+    assert str(raised.value).startswith(f"{golden}:1: case 1: field ")
+    assert raised.value.field in ("input", "tier")
+
+
+def test_saving_every_case_unchanged_leaves_the_file_byte_for_byte(golden: Path) -> None:
+    text = golden.read_text()
+    document = Document.parse(text, ".yaml")
+    for index in range(len(document.cases)):
+        apply_form(document.case(index), form_values(document.case(index)))
+    assert document.dump() == text
+
+
+def test_a_changed_list_keeps_its_flow_style(golden: Path) -> None:
+    document = Document.parse(golden.read_text(), ".yaml")
+    values = form_values(document.case(2))
+    apply_form(document.case(2), {**values, "tags": values["tags"] + ", extra"})
+    assert "    tags: [products, compare, extra]\n" in document.dump()
