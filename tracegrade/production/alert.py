@@ -1,28 +1,15 @@
-"""Posting an alert to a webhook: one JSON POST (``{"text": ..., "alert": {...}}``, the shape
-Slack-compatible incoming webhooks accept), retried once; a failure is reported, never
-raised, so monitoring goes on."""
+"""Window threshold alerts, posted with the same webhook delivery as run regressions
+(:func:`tracegrade.report.alerts.deliver`: bounded retries, failures returned, never raised).
+The body is ``{"text": ..., "alert": {...}}``; ``text`` makes it a Slack-compatible message."""
 
 from __future__ import annotations
 
 from typing import Any
 
-TIMEOUT_S = 10.0
+from tracegrade.report.alerts import deliver
 
 
-def post_alert(
-    url: str, text: str, alert: dict[str, Any], timeout_s: float = TIMEOUT_S
-) -> str | None:
-    """POST the alert; returns None on a 2xx answer, else why it failed (status or error)."""
-    import httpx
-
-    problem = None
-    for _ in range(2):
-        try:
-            response = httpx.post(url, json={"text": text, "alert": alert}, timeout=timeout_s)
-        except httpx.HTTPError as exc:
-            problem = f"{type(exc).__name__}: {exc}"
-            continue
-        if response.is_success:
-            return None
-        problem = f"HTTP {response.status_code}"
-    return f"alert webhook {url}: {problem}"
+def post_alert(url: str, text: str, alert: dict[str, Any]) -> str | None:
+    """POST the alert; returns None when delivered, else why not."""
+    delivery = deliver(url, {"text": f":rotating_light: {text}", "alert": alert})
+    return None if delivery.ok else f"alert webhook {url}: {delivery.error}"

@@ -14,6 +14,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -61,6 +62,19 @@ def post_webhook(
         "reasons": list(comparison.reasons),
         "comparison": comparison.to_json(),
     }
+    return deliver(url, body, timeout_s=timeout_s, attempts=attempts, pause_s=pause_s)
+
+
+def deliver(
+    url: str,
+    body: dict[str, Any],
+    *,
+    timeout_s: float = 5.0,
+    attempts: int = 3,
+    pause_s: float = 0.5,
+) -> Delivery:
+    """POST ``body`` as JSON with the bounded retries of the module docstring; never raises.
+    Shared by run regressions and ``score --follow --window`` threshold alerts."""
     error = "no attempt"
     for attempt in range(1, attempts + 1):
         try:
