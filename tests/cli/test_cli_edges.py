@@ -24,3 +24,30 @@ def test_10_15_score_and_import_name_the_lines_of_a_text_file():
         assert result.exit_code == 2, result.output
         assert f"{TEXT}:1: text line, not JSON" in result.stderr
         assert "Wire format" not in result.stderr and "protobuf:" not in result.stderr
+
+
+def test_10_17_score_against_a_missing_store_names_it_and_creates_nothing(_isolated_store):
+    result = run("score")
+    assert result.exit_code == 2
+    assert f"no trace store at {_isolated_store}" in result.stderr
+    assert not _isolated_store.parent.exists()
+
+
+def test_10_17_score_inspect_and_lint_on_an_empty_store_exit_2_naming_it(tmp_path):
+    db = tmp_path / "empty.db"
+    assert run("import", TEXT, "--db", db).exit_code == 2  # creates the store, stores nothing
+    for command in ("score", "inspect", "lint"):
+        result = run(command, "--db", db)
+        assert result.exit_code == 2, (command, result.output)
+        assert f"no traces in the trace store {db}" in result.stderr
+    result = run("score", "--db", db, "--since", "1h")
+    assert f"no traces in the trace store {db} (check --since)" in result.stderr
+
+
+def test_10_17_db_in_a_directory_that_does_not_exist_is_an_error(tmp_path):
+    target = tmp_path / "typo" / "store.db"
+    for args in (("import", TEXT), ("inspect",), ("score",)):
+        result = run(*args, "--db", target)
+        assert result.exit_code == 2
+        assert f"directory '{target.parent}' does not exist" in result.stderr
+    assert not target.parent.exists()

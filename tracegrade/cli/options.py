@@ -10,18 +10,39 @@ from typing import Any
 
 import click
 import yaml
+from click.core import ParameterSource
 
 from tracegrade import sources
 from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.otlp.files import ReadOptions
-from tracegrade.store.traces import DB_ENV, Store
+from tracegrade.store.database import display, is_postgres
+from tracegrade.store.traces import DB_ENV, Store, default_path
 
 F = Callable[..., Any]
 
 
+def _existing_directory(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """A ``--db`` path given on the command line must be in an existing directory: a typo
+    must not create a new directory and an empty store (the default location and
+    ``$TRACEGRADE_DB`` still create theirs)."""
+    source = ctx.get_parameter_source(param.name or "db")
+    if value is None or is_postgres(value) or source is not ParameterSource.COMMANDLINE:
+        return value
+    directory = Path(value.removeprefix("sqlite:///")).parent
+    if not directory.is_dir():
+        raise click.BadParameter(
+            f"directory {str(directory)!r} does not exist (create it, or give a store path in "
+            "an existing directory)",
+            ctx,
+            param,
+        )
+    return value
+
+
 def db_option(function: F) -> F:
     """``--db PATH|URL``: the trace store, a SQLite file or a ``postgresql://`` URL (default
-    ``$TRACEGRADE_DB`` or ``.tracegrade/tracegrade.db``)."""
+    ``$TRACEGRADE_DB`` or ``.tracegrade/tracegrade.db``); a path given on the command line
+    must be in an existing directory."""
     return click.option(
         "--db",
         "db",
@@ -29,6 +50,7 @@ def db_option(function: F) -> F:
         envvar=DB_ENV,
         show_envvar=True,
         metavar="PATH|URL",
+        callback=_existing_directory,
         help="Trace store: a SQLite file or a postgresql:// URL (default .tracegrade/tracegrade.db).",
     )(function)
 
@@ -48,15 +70,36 @@ def files_argument(function: F) -> F:
     return click.argument("files", nargs=-1, type=click.Path(exists=True))(function)
 
 
+_FILTER_OPTIONS = {"since_unix_nano": "--since", "limit": "--limit", "trace_ids": "--trace-id"}
+
+
 def load(
     files: Sequence[str], db: str | None, messages_key: str, **store_filters: Any
 ) -> sources.Loaded:
     """Traces from ``files`` or, when none are given, from the store (``store_filters`` as
-    :func:`tracegrade.sources.from_store`)."""
+    :func:`tracegrade.sources.from_store`).
+
+    Raises:
+        ConfigError: reading the store, the SQLite file does not exist (it is not created),
+            or the store holds no trace (the message names the store and the filters).
+    """
     if files:
         return sources.from_files(files, ReadOptions(messages_key=messages_key))
+    location = default_path(db)
+    if not is_postgres(location) and not Path(location).exists():
+        raise ConfigError(
+            f"no trace store at {display(location)}: import traces (tracegrade import FILE) or "
+            "receive them (tracegrade collect) first, give trace files, or pass --db"
+        )
     with Store(db) as store:
-        return sources.from_store(store, **store_filters)
+        loaded = sources.from_store(store, **store_filters)
+    if not loaded.traces:
+        filters = [_FILTER_OPTIONS.get(k, k) for k, v in store_filters.items() if v]
+        raise ConfigError(
+            f"no traces in the trace store {display(location)}"
+            + (f" (check {', '.join(filters)})" if filters else "")
+        )
+    return loaded
 
 
 def report_errors(errors: Sequence[InputError]) -> None:
