@@ -1,0 +1,109 @@
+"""Scale-out on PostgreSQL (issue 13 item 5): two ``tracegrade collect`` receivers write one
+store, two ``score --follow`` workers share its settled traces; one worker is killed with
+SIGKILL mid-way. Every trace is scored exactly once (counted in the store)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+from tests.collector.receiver.collect_process import CollectProcess, command
+from tests.support.postgres import fresh_database
+from tests.support.sdk import agent_turn
+from tracegrade.store import follow as shared
+from tracegrade.store.traces import Store
+
+TRACES = 40
+
+
+class Worker:
+    """A ``tracegrade score --follow`` subprocess; ``lines`` collects its stdout."""
+
+    def __init__(self, url: str):
+        self.lines: list[str] = []
+        self.process = subprocess.Popen(
+            [
+                *command(),
+                "score",
+                "--follow",
+                "--db",
+                url,
+                "--since",
+                "1h",
+                "--quiet-s",
+                "0.3",
+                "--lease-s",
+                "2",
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+        )
+        assert "scoring traces as they settle" in self.process.stderr.readline()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.lines.append(line)
+
+
+def _send(endpoint: str, count: int, offset: int) -> set[str]:
+    """``count`` agent turns through the SDK's OTLP/HTTP exporter; returns their trace ids."""
+    provider = TracerProvider(resource=Resource.create({"service.name": "shop"}))
+    provider.add_span_processor(
+        BatchSpanProcessor(
+            OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces"), schedule_delay_millis=50
+        )
+    )
+    tracer = provider.get_tracer("scale-out")
+    ids = set()
+    for i in range(count):
+        with tracer.start_as_current_span("conversation") as root:
+            agent_turn(tracer, f"find shoes {offset + i}", f"Found {offset + i} shoes")
+            ids.add(format(root.get_span_context().trace_id, "032x"))
+    provider.shutdown()
+    return ids
+
+
+def _counts(url: str) -> dict[str, int]:
+    with Store(url) as store:
+        return shared.result_counts(store.db)
+
+
+def test_two_receivers_two_workers_one_killed_every_trace_scored_once():
+    with fresh_database() as url:
+        with Store(url):
+            pass  # migrate once before four processes start
+        with CollectProcess(url) as first, CollectProcess(url) as second:
+            workers = [Worker(url), Worker(url)]
+            try:
+                sent = _send(first.http_endpoint, TRACES // 2, 0)
+                deadline = time.monotonic() + 60
+                while not workers[0].lines and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                os.kill(workers[0].process.pid, signal.SIGKILL)  # mid-way
+                workers[0].process.wait(10)
+                sent |= _send(second.http_endpoint, TRACES // 2, TRACES // 2)
+                while len(_counts(url)) < TRACES and time.monotonic() < deadline:
+                    time.sleep(0.2)
+                counts = _counts(url)
+            finally:
+                for worker in workers:
+                    if worker.process.poll() is None:
+                        worker.process.send_signal(signal.SIGTERM)
+                        worker.process.wait(30)
+    assert len(sent) == TRACES
+    assert counts == {trace_id: 1 for trace_id in sent}, (
+        f"{len(counts)} of {TRACES} scored; twice: {[t for t, n in counts.items() if n > 1]}"
+    )
+    assert workers[0].lines and workers[1].lines  # both workers did part of the work
