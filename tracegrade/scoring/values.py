@@ -12,6 +12,9 @@ joined to a word (``30-day``) or an ordinal (``21st``) is a number, not an id.
 
 from __future__ import annotations
 
+import bisect
+import functools
+import itertools
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -94,6 +97,7 @@ class Value:
     canonical: str
 
 
+@functools.lru_cache(maxsize=8192)
 def _number(text: str) -> str | None:
     try:
         return format(Decimal(text.replace(",", "")).normalize(), "f")
@@ -143,22 +147,54 @@ def _canonical(kind: str, match: re.Match[str]) -> str | None:
     return number
 
 
+class _Spans:
+    """Disjoint half-open character ranges already claimed, kept sorted: an overlap test and
+    an insertion are a binary search each, whatever the text's length."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def overlaps(self, start: int, end: int) -> bool:
+        if start >= end:  # an empty range claims nothing
+            return False
+        i = bisect.bisect_right(self.starts, start) - 1
+        if i >= 0 and self.ends[i] > start:
+            return True
+        return i + 1 < len(self.starts) and self.starts[i + 1] < end
+
+    def add(self, start: int, end: int) -> None:
+        if start < end:
+            i = bisect.bisect_right(self.starts, start)
+            self.starts.insert(i, start)
+            self.ends.insert(i, end)
+
+
 def extract(text: str) -> list[Value]:
-    """The values in ``text``, left to right, without overlaps (see the module docstring)."""
-    taken = [False] * len(text)
+    """The values in ``text``, left to right, without overlaps (see the module docstring).
+
+    Each pattern scans ``text`` once; earlier patterns claim their ranges first. Linear in
+    the text's length (times log of the number of values). Recent results are cached: the
+    scorers of one trace extract from the same answer."""
+    return list(_extract(text))
+
+
+@functools.lru_cache(maxsize=64)
+def _extract(text: str) -> tuple[Value, ...]:
+    taken = _Spans()
     for marker in _LIST_MARKER.finditer(text):
-        taken[marker.start() : marker.end()] = [True] * (marker.end() - marker.start())
+        taken.add(*marker.span())
     found: list[tuple[int, Value]] = []
     for kind, pattern in _PATTERNS:
         for match in pattern.finditer(text):
             start, end = match.span()
-            if any(taken[start:end]):
+            if taken.overlaps(start, end):
                 continue
             canonical = _canonical(kind, match)
-            taken[start:end] = [True] * (end - start)
+            taken.add(start, end)
             if canonical is not None:
                 found.append((start, Value(kind, match.group(0).strip(), canonical)))
-    return [value for _, value in sorted(found, key=lambda item: item[0])]
+    return tuple(value for _, value in sorted(found, key=lambda item: item[0]))
 
 
 @dataclass(frozen=True)
@@ -172,17 +208,9 @@ class Evidence:
 
     @classmethod
     def of(cls, texts: list[str]) -> Evidence:
-        """Evidence from several texts (tool results, user inputs, instructions)."""
-        joined = "\n".join(texts)
-        values = extract(joined)
-        numbers = {v.canonical for v in values if v.kind in ("price", "percent", "number")}
-        numbers |= {
-            c for raw in _EVIDENCE_NUMBER.findall(joined.replace(",", "")) if (c := _number(raw))
-        }
-        dates = {v.canonical for v in values if v.kind == "date"}
-        dates |= {"--" + d[5:] for d in dates if not d.startswith("--")}
-        times = {v.canonical for v in values if v.kind == "time"}
-        return cls(normalize(joined), frozenset(numbers), frozenset(dates), frozenset(times))
+        """Evidence from several texts (tool results, user inputs, instructions). Recent
+        results are cached: several scorers of one trace read the same evidence."""
+        return _evidence(tuple(texts))
 
     def supports(self, value: Value) -> bool:
         """True when the evidence contains ``value`` (by kind: number, date, time, or id text)."""
@@ -196,3 +224,63 @@ class Evidence:
             re.search(r"(?<![0-9a-z])" + re.escape(value.canonical) + r"(?![0-9a-z])", self.text)
             is not None
         )
+
+
+_IN_VALUES = frozenset("_-$€£.,:%)*")
+"""Non-alphanumeric, non-space characters a value pattern (or a list marker) can match."""
+
+
+def _outside_values(char: str) -> bool:
+    return not (char.isalnum() or char.isspace() or char in _IN_VALUES)
+
+
+def _independent(left: str, right: str) -> bool:
+    """True when no pattern can match across the newline joining ``left`` and ``right``, so
+    extracting from ``left + "\n" + right`` equals extracting from each: one side's edge
+    character can be part of no value (``}`` ending a JSON tool result, ``#`` opening a
+    prompt) and no list marker can end on the newline."""
+    if not left or not right:
+        return False
+    return _outside_values(left[-1]) or (_outside_values(right[0]) and left[-1] not in ".)")
+
+
+def _groups(texts: tuple[str, ...]) -> list[str]:
+    """``texts`` joined by newlines into the fewest runs that extract independently."""
+    groups, current = [], [texts[0]]
+    for left, right in itertools.pairwise(texts):
+        if _independent(left, right):
+            groups.append("\n".join(current))
+            current = []
+        current.append(right)
+    groups.append("\n".join(current))
+    return groups
+
+
+@functools.lru_cache(maxsize=256)
+def _group_numbers(group: str) -> tuple[tuple[Value, ...], frozenset[str]]:
+    """The values of one run of evidence, and every number in it (see :class:`Evidence`).
+    Cached: a long system prompt or a common tool result repeats across a dataset's traces."""
+    numbers = {c for raw in _EVIDENCE_NUMBER.findall(group.replace(",", "")) if (c := _number(raw))}
+    return _extract(group), frozenset(numbers)
+
+
+@functools.lru_cache(maxsize=16)
+def _evidence(texts: tuple[str, ...]) -> Evidence:
+    """:meth:`Evidence.of`, uncached. Equal to extracting from the newline-joined texts, but
+    run by run (see :func:`_independent`), each run's result cached."""
+    values: list[Value] = []
+    numbers: set[str] = set()
+    for group in _groups(texts) if texts else [""]:
+        group_values, group_numbers = _group_numbers(group)
+        values.extend(group_values)
+        numbers |= group_numbers
+    numbers |= {v.canonical for v in values if v.kind in ("price", "percent", "number")}
+    dates = {v.canonical for v in values if v.kind == "date"}
+    dates |= {"--" + d[5:] for d in dates if not d.startswith("--")}
+    times = {v.canonical for v in values if v.kind == "time"}
+    # normalize() of the newline-joined texts, text by text: "\n" is collapsed whitespace
+    text = " ".join(n for n in map(_normalized, texts) if n)
+    return Evidence(text, frozenset(numbers), frozenset(dates), frozenset(times))
+
+
+_normalized = functools.lru_cache(maxsize=256)(normalize)
