@@ -267,7 +267,7 @@ def main() -> None:
     for protocol in args.protocols.split(","):
         results[f"collect-{protocol}"] = run_collect(protocol, batches, args.spans, args.seconds)
     base = results["grpc-decode-only"]["spans_per_s"]
-    for name, result in results.items():
+    for result in results.values():
         result["ratio"] = round(result["spans_per_s"] / base, 3)
         result["spans_per_s"] = round(result["spans_per_s"])
     if args.json:

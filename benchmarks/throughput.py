@@ -106,10 +106,11 @@ def run(repeat: int, limit: int | None) -> list[dict[str, Any]]:
     ]
     for variant in sorted(p.name for p in OTLP.iterdir() if p.is_dir()):
         files = [OTLP / variant / "traces.jsonl.gz"]
-        t_variant, result = timed(lambda: read_paths(files), repeat)
+        t_variant, result = timed(lambda files=files: read_paths(files), repeat)
         variant_spans = result.spans()
         t_variant_norm, normalized = timed(
-            lambda: normalize_all(variant_spans, result.log_records()), repeat
+            lambda spans=variant_spans, result=result: normalize_all(spans, result.log_records()),
+            repeat,
         )
         rows.append(
             _row(f"read {variant}", t_variant, len(variant_spans), len(normalized), baseline)

@@ -89,16 +89,19 @@ class WindowsFile(_Strict):
     thresholds (null = no threshold)."""
 
     min_traces: int | None = Field(None, ge=1)
-    thresholds: dict[
-        Literal[
-            "failure_rate",
-            "hallucination_rate",
-            "tool_error_rate",
-            "p95_latency_ms",
-            "cost_per_trace_usd",
-        ],
-        float | None,
-    ] | None = None
+    thresholds: (
+        dict[
+            Literal[
+                "failure_rate",
+                "hallucination_rate",
+                "tool_error_rate",
+                "p95_latency_ms",
+                "cost_per_trace_usd",
+            ],
+            float | None,
+        ]
+        | None
+    ) = None
 
 
 class ScoringFile(_Strict):
@@ -133,7 +136,10 @@ class Budgets:
     def merged(self, other: Budgets) -> Budgets:
         """``other`` 's limits where set, else these."""
         return Budgets(
-            *(o if o is not None else s for s, o in zip(_astuple(self), _astuple(other)))
+            *(
+                o if o is not None else s
+                for s, o in zip(_astuple(self), _astuple(other), strict=True)
+            )
         )
 
 

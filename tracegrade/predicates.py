@@ -71,7 +71,8 @@ def values_equal(expected: Any, actual: Any, *, ignore_case: bool = False) -> bo
         )
     if isinstance(expected, (list, tuple)) and isinstance(actual, (list, tuple)):
         return len(expected) == len(actual) and all(
-            values_equal(e, a, ignore_case=ignore_case) for e, a in zip(expected, actual)
+            values_equal(e, a, ignore_case=ignore_case)
+            for e, a in zip(expected, actual, strict=True)
         )
     return type(expected) is type(actual) and expected == actual
 

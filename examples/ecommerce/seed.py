@@ -529,7 +529,7 @@ def _seed(db: sqlite3.Connection) -> None:
         quantities = STOCK.get(product[0], (20, 15, 10))
         db.executemany(
             "INSERT INTO inventory VALUES (?,?,?)",
-            [(product[0], wh[0], q) for wh, q in zip(WAREHOUSES, quantities)],
+            [(product[0], wh[0], q) for wh, q in zip(WAREHOUSES, quantities, strict=True)],
         )
     db.executemany("INSERT INTO restocks VALUES (?,?,?,?)", RESTOCKS)
     db.executemany("INSERT INTO coupons VALUES (?,?,?,?,?,?,?)", COUPONS)

@@ -62,7 +62,8 @@ def test_bad_lines_exit_2_and_import_the_rest(tmp_path):
     good = OTLP / "traceloop" / "traces.jsonl.gz"
     import gzip
 
-    lines = gzip.open(good, "rt").read().splitlines()[:2]
+    with gzip.open(good, "rt") as text:
+        lines = text.read().splitlines()[:2]
     path = tmp_path / "mixed.jsonl"
     path.write_text(lines[0] + "\n" + lines[1][: len(lines[1]) // 2] + "\n")
     result = run("import", path)

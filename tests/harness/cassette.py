@@ -63,10 +63,7 @@ def _header(headers: dict[str, Any] | None, name: str) -> str | None:
 def _decode_body(raw: Any, encoding: str | None) -> bytes:
     if raw is None:
         return b""
-    if isinstance(raw, str):
-        data = raw.encode("utf-8")
-    else:
-        data = bytes(raw)
+    data = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
     enc = (encoding or "").lower()
     if "gzip" in enc or data[:2] == b"\x1f\x8b":
         data = gzip.decompress(data)

@@ -567,10 +567,8 @@ def _versions() -> dict[str, str]:
 
     out = {}
     for dist in _VERSION_OF:
-        try:
+        with contextlib.suppress(metadata.PackageNotFoundError):
             out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            pass
     return out
 
 

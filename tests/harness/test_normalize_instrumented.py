@@ -50,7 +50,7 @@ def _check(trace, expected):
     assert [(c.name, c.call_id, c.arguments) for c in trace.tool_calls] == [
         (c["name"], c["call_id"], c["arguments"]) for c in expected["tool_calls"]
     ]
-    for got, want in zip(trace.tool_calls, expected["tool_calls"]):
+    for got, want in zip(trace.tool_calls, expected["tool_calls"], strict=True):
         if want["result"] is None:  # the cassette never sends this call's result to a model
             assert got.result is None and trace.gap("tool_results") is not None
         else:

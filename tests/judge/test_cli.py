@@ -145,9 +145,9 @@ def _labelled(tmp_path, tau_traces) -> tuple[str, dict[str, float]]:
     labels = ["pass", "pass", "pass", "fail", "fail"]
     scores = [0.9, 0.8, 0.3, 0.2, 0.6]
     path = _write_dataset(
-        tmp_path, tau_traces, ids, **{i: {"label": lab} for i, lab in zip(ids, labels)}
+        tmp_path, tau_traces, ids, **{i: {"label": lab} for i, lab in zip(ids, labels, strict=True)}
     )
-    return path, {tau_traces[i].user_inputs[0]: s for i, s in zip(ids, scores)}
+    return path, {tau_traces[i].user_inputs[0]: s for i, s in zip(ids, scores, strict=True)}
 
 
 def test_judge_check_reports_accuracy_and_kappa(judge_server, tmp_path, tau_traces):

@@ -309,7 +309,7 @@ def test_legacy_events_with_event_name_attribute_only_are_read_through_otlp_pars
     ]
     records = [
         otlp_log_record(span_id, event, BASE_NS + int((start + 799) * 1e6) + i)
-        for span_id, raw, start in zip(ids, (chat1, chat2), (10, 900))
+        for span_id, raw, start in zip(ids, (chat1, chat2), (10, 900), strict=True)
         for i, event in enumerate(raw["log_events"])
     ]
     payload = {

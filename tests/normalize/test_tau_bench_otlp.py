@@ -18,7 +18,7 @@ from tracegrade.cli import cli
 from tracegrade.trace import SCHEMA_VERSION
 
 ROOT = Path(__file__).parents[2] / "datasets" / "tau-bench-otlp"
-MANIFEST = json.loads(gzip.open(ROOT / "manifest.json.gz").read())
+MANIFEST = json.loads(gzip.decompress((ROOT / "manifest.json.gz").read_bytes()))
 VARIANTS = sorted(MANIFEST["variants"])
 
 
@@ -61,7 +61,7 @@ def test_tool_calls_name_id_arguments_result_order(variant):
         assert [(c["name"], c["call_id"], c["arguments"]) for c in got] == [
             (c["name"], c["call_id"], c["arguments"]) for c in task["tool_calls"]
         ]
-        for g, e in zip(got, task["tool_calls"]):
+        for g, e in zip(got, task["tool_calls"], strict=True):
             _result_or_gap(trace, g, e)
 
 

@@ -53,7 +53,7 @@ def test_one_trace_per_conversation_in_order(traces):
 
 def test_no_tool_call_lost_or_mispaired(traces):
     total = 0
-    for record, trace in zip(RECORDS, traces):
+    for record, trace in zip(RECORDS, traces, strict=True):
         want = expected_calls(record["traj"])
         got = [(c.name, c.call_id, c.arguments, c.result) for c in trace.tool_calls]
         assert got == want, record["task_id"]
@@ -70,7 +70,7 @@ def test_repeated_call_ids_pair_with_the_call_just_before(traces):
 
 
 def test_user_inputs_final_output_and_fields(traces):
-    for record, trace in zip(RECORDS, traces):
+    for record, trace in zip(RECORDS, traces, strict=True):
         assert list(trace.user_inputs) == [
             m["content"] for m in record["traj"] if m["role"] == "user"
         ]
@@ -85,7 +85,7 @@ def test_user_inputs_final_output_and_fields(traces):
 
 
 def test_llm_calls_one_per_assistant_message(traces):
-    for record, trace in zip(RECORDS, traces):
+    for record, trace in zip(RECORDS, traces, strict=True):
         assistants = [m for m in record["traj"] if m["role"] == "assistant"]
         assert len(trace.llm_calls) == len(assistants)
         assert [c.finish_reason for c in trace.llm_calls] == [

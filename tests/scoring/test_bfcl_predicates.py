@@ -98,7 +98,7 @@ def test_every_entry_loads_as_expected_tool_calls(bfcl):
 def test_calls_built_from_accepted_values_pass(bfcl):
     for entry in bfcl:
         case = Case(id=entry["id"], input="q", expected_tool_calls=expected_calls(entry))
-        for expected, gt in zip(case.expected_tool_calls, entry["ground_truth"]):
+        for expected, gt in zip(case.expected_tool_calls, entry["ground_truth"], strict=True):
             (spec,) = gt.values()
             for choice in range(3):
                 checks = check_arguments(expected.predicates, actual_args(spec, choice))
@@ -112,7 +112,7 @@ def test_omitting_optional_arguments_passes(bfcl):
     optional = 0
     for entry in bfcl:
         case = Case(id=entry["id"], input="q", expected_tool_calls=expected_calls(entry))
-        for expected, gt in zip(case.expected_tool_calls, entry["ground_truth"]):
+        for expected, gt in zip(case.expected_tool_calls, entry["ground_truth"], strict=True):
             (spec,) = gt.values()
             optional += sum("" in v for v in spec.values())
             assert all(
@@ -126,7 +126,7 @@ def test_a_changed_or_missing_required_argument_fails_and_is_named(bfcl):
     checked = 0
     for entry in bfcl:
         case = Case(id=entry["id"], input="q", expected_tool_calls=expected_calls(entry))
-        for expected, gt in zip(case.expected_tool_calls, entry["ground_truth"]):
+        for expected, gt in zip(case.expected_tool_calls, entry["ground_truth"], strict=True):
             (spec,) = gt.values()
             required = [a for a, v in spec.items() if "" not in v]
             for arg in required:

@@ -40,7 +40,7 @@ def test_seed_file_loads_every_case_unchanged(path):
     raw = json.loads(path.read_text())
     dataset = load_dataset(path)
     assert len(dataset.cases) == len(raw) == 5
-    for case, source in zip(dataset.cases, raw):
+    for case, source in zip(dataset.cases, raw, strict=True):
         assert {key: getattr(case, key) for key in source} == source
 
 

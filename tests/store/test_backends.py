@@ -141,14 +141,14 @@ def test_many_connections_opening_a_new_sqlite_store_at_once_all_succeed(tmp_pat
         path = tmp_path / f"race{attempt}.db"
         barrier = threading.Barrier(8)
 
-        def open_store() -> None:
+        def open_store(path: Path, barrier: threading.Barrier) -> None:
             barrier.wait()
             try:
                 Store(path).close()
             except BaseException as exc:  # noqa: BLE001 (reported below)
                 errors.append(exc)
 
-        threads = [threading.Thread(target=open_store) for _ in range(8)]
+        threads = [threading.Thread(target=open_store, args=(path, barrier)) for _ in range(8)]
         for thread in threads:
             thread.start()
         for thread in threads:

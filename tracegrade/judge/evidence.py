@@ -112,7 +112,7 @@ def _kept_calls(
 ) -> list[int | None]:
     """Indices of the calls whose header and minimal result fit the budget (None marks the
     dropped middle)."""
-    costs = [len(h) + _LINE_CHARS + f for h, f in zip(headers, floors)]
+    costs = [len(h) + _LINE_CHARS + f for h, f in zip(headers, floors, strict=True)]
     if sum(costs) <= budget:
         return list(range(len(headers)))
     head: list[int] = []
@@ -143,7 +143,7 @@ def _tool_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
     kept = _kept_calls(headers, floors, budget - 80, notes)
     indices = [i for i in kept if i is not None]
     room = budget - 80 - sum(len(headers[i]) + _LINE_CHARS for i in indices)
-    shares = dict(zip(indices, allocate([len(outcomes[i]) for i in indices], room)))
+    shares = dict(zip(indices, allocate([len(outcomes[i]) for i in indices], room), strict=True))
     parts, cut = [], []
     for index in kept:
         if index is None:
@@ -165,7 +165,7 @@ def _user_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
     shares = allocate([len(u) for u in inputs], budget)
     return "\n".join(
         f"[{n}] {_cut(text, share, f'user input {n}', notes)}"
-        for n, (text, share) in enumerate(zip(inputs, shares), start=1)
+        for n, (text, share) in enumerate(zip(inputs, shares, strict=True), start=1)
     )
 
 
