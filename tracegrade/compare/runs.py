@@ -7,7 +7,8 @@ else ``regressed`` when it passed and now fails, or its score fell by more than
 ``case_score_tolerance`` (with several attempts in both runs, only when the paired test over
 attempts is significant); ``improved`` the other way round; ``unchanged`` otherwise.
 
-Tests (``scipy.stats.wilcoxon``, two-sided, zero differences dropped): per case, over attempt
+Tests (``scipy.stats.wilcoxon``, two-sided, zero differences dropped, exact up to
+:data:`EXACT_UP_TO` pairs): per case, over attempt
 i of BASE with attempt i of CURRENT (vectorised over the cases with the same number of
 attempts); per run, over the paired cases' scores. Three attempts can never reach p < 0.05, so
 with three repeats only consistent flips (every attempt passed before, every attempt fails now)
@@ -37,6 +38,11 @@ from tracegrade.compare.rules import RegressionRules
 from tracegrade.config import Pricing
 from tracegrade.trace import AgentTrace
 
+EXACT_UP_TO = 25
+"""Up to this many pairs the Wilcoxon p-value comes from the exact null distribution (ties not
+corrected; scipy's permutation fallback for ties takes seconds), above it from the normal
+approximation with tie correction."""
+
 RUN_METRICS = (
     "pass_rate",
     "score",
@@ -56,7 +62,8 @@ def _wilcoxon(base: np.ndarray, current: np.ndarray) -> tuple[np.ndarray, np.nda
     if moved.any():
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            result = wilcoxon(base[moved], current[moved], axis=1)
+            method = "exact" if base.shape[1] <= EXACT_UP_TO else "approx"
+            result = wilcoxon(base[moved], current[moved], axis=1, method=method)
         stats[moved] = result.statistic
         pvalues[moved] = np.nan_to_num(result.pvalue, nan=1.0)
     return stats, pvalues
