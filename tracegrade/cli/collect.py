@@ -10,6 +10,7 @@ import click
 
 from tracegrade.cli.options import db_option
 from tracegrade.collector.admission import DEFAULT_REDACT
+from tracegrade.collector.memory import DEFAULT_MAX_MEMORY_BYTES
 from tracegrade.collector.receiver import (
     DEFAULT_GRPC_PORT,
     DEFAULT_HTTP_PORT,
@@ -28,7 +29,8 @@ def _status_line(receiver: Receiver, previous: tuple[float, int]) -> tuple[str, 
     rate = (stats.stored_items - previous[1]) / max(now - previous[0], 1e-9)
     line = (
         f"tracegrade collect: {rate:,.0f} items/s stored, {stats.stored_items:,} total, "
-        f"queue {stats.queue_depth} ({stats.queue_bytes / 1e6:.1f} MB), rejected {stats.rejected_items:,}, "
+        f"queue {stats.queue_depth} ({stats.queue_bytes / 1e6:.1f} MB), "
+        f"rejected {stats.rejected_items:,}, "
         f"throttled {stats.throttled_requests:,}, failed {stats.failed_requests:,}"
     )
     return line, (now, stats.stored_items)
@@ -96,6 +98,14 @@ def _serve(receiver: Receiver, verbose: bool, every_s: float) -> None:
     show_default=True,
     help="Receive queue bound, MiB of requests (429 / RESOURCE_EXHAUSTED beyond).",
 )
+@click.option(
+    "--max-memory-mib",
+    type=click.FloatRange(0, min_open=True),
+    default=DEFAULT_MAX_MEMORY_BYTES / 2**20,
+    show_default=True,
+    help="Memory the requests being received, decoded and stored may hold at once, MiB "
+    "(429 / RESOURCE_EXHAUSTED with a retry delay beyond; at least twice --max-request-mib).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="A status line every --status-every seconds.")
 @click.option(
     "--status-every",
@@ -114,6 +124,7 @@ def command(
     no_redact: bool,
     max_request_mib: float,
     max_queue_mib: float,
+    max_memory_mib: float,
     verbose: bool,
     status_every: float,
 ) -> None:
@@ -132,6 +143,7 @@ def command(
         redact=() if no_redact else (redact or DEFAULT_REDACT),
         max_request_bytes=int(max_request_mib * 2**20),
         max_queue_bytes=int(max_queue_mib * 2**20),
+        max_memory_bytes=int(max_memory_mib * 2**20),
     )
     try:
         receiver = Receiver(config).start()

@@ -51,7 +51,8 @@ def db_option(function: F) -> F:
         show_envvar=True,
         metavar="PATH|URL",
         callback=_existing_directory,
-        help="Trace store: a SQLite file or a postgresql:// URL (default .tracegrade/tracegrade.db).",
+        help="Trace store: a SQLite file or a postgresql:// URL "
+        "(default .tracegrade/tracegrade.db).",
     )(function)
 
 

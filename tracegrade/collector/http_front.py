@@ -12,6 +12,7 @@ event loop keeps serving while a request waits for its commit.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import socket
 import threading
@@ -27,9 +28,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from tracegrade.collector.address import bare_host
 from tracegrade.collector.admission import Encoding, Signal
+from tracegrade.collector.memory import MemoryBudget
 from tracegrade.collector.service import ExportService, Outcome
 
 CONTENT_TYPES: dict[str, Encoding] = {
@@ -37,8 +40,17 @@ CONTENT_TYPES: dict[str, Encoding] = {
     "application/protobuf": "protobuf",
     "application/json": "json",
 }
-MAX_CONNECTIONS = 64
-"""Concurrent HTTP connections and requests served; uvicorn answers 503 beyond."""
+MAX_CONNECTIONS = 1024
+"""Open connections; a connection beyond is answered 503 with Retry-After and closed. Well
+above any request limit: idle or slow connections cost a socket, not a slot."""
+HEADER_TIMEOUT_S = 10.0
+"""A connection must complete a request's headers within this long of opening (or of its
+previous response), else it is closed: idle and slow-header (slow-loris) clients go away."""
+BODY_IDLE_TIMEOUT_S = 5.0
+"""Longest pause between two pieces of a request body before the request is refused (408)."""
+BODY_TIMEOUT_S = 30.0
+"""Longest time to receive a whole request body (408 beyond)."""
+RETRY_AFTER_S = 1.0
 _STATUS = {
     "ok": 200,
     "invalid": 400,
@@ -46,6 +58,7 @@ _STATUS = {
     "too_large": 413,
     "throttled": 429,
     "unavailable": 503,
+    "timeout": 408,
 }
 _CODES = {
     "invalid": code_pb2.INVALID_ARGUMENT,
@@ -54,15 +67,18 @@ _CODES = {
     "throttled": code_pb2.RESOURCE_EXHAUSTED,
     "unavailable": code_pb2.UNAVAILABLE,
     "unsupported": code_pb2.INVALID_ARGUMENT,
+    "timeout": code_pb2.DEADLINE_EXCEEDED,
 }
 
 
 class BodyError(Exception):
-    """The body cannot be read: ``kind`` is an :class:`Outcome` kind (invalid, too_large)."""
+    """The body cannot be read: ``kind`` is an :class:`Outcome` kind (invalid, too_large,
+    throttled) or ``timeout``; ``retry_after_s`` when the client should retry later."""
 
-    def __init__(self, kind: str, message: str):
+    def __init__(self, kind: str, message: str, retry_after_s: float | None = None):
         super().__init__(message)
         self.kind = kind
+        self.retry_after_s = retry_after_s
 
 
 def _render(message: Any, encoding: Encoding) -> tuple[bytes, str]:
@@ -81,31 +97,80 @@ def _error(
     return Response(body, status_code=status, media_type=media_type, headers=headers)
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The request body, gunzipped when ``Content-Encoding: gzip``.
+async def read_body(request: Request, limit: int, memory: MemoryBudget | None = None) -> bytes:
+    """The request body, gunzipped when ``Content-Encoding: gzip``; its bytes count against
+    ``memory`` while it is read (:class:`ReadBody` keeps them counted until a block ends).
 
     Raises:
         BodyError: over ``limit`` bytes (before or after decompression), an unknown content
-            encoding, or gzip data that is corrupt or truncated.
+            encoding, gzip data that is corrupt or truncated, a body too slow to arrive
+            (:data:`BODY_IDLE_TIMEOUT_S`, :data:`BODY_TIMEOUT_S`), or no memory left.
     """
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise BodyError("too_large", f"request body of {declared} bytes exceeds {limit}")
-    chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyError("too_large", f"request body exceeds {limit} bytes")
-        chunks.append(chunk)
-    body = b"".join(chunks)
-    encoding = request.headers.get("content-encoding", "identity").strip().lower()
-    if encoding in ("", "identity"):
+    async with ReadBody(request, limit, memory) as body:
         return body
-    if encoding not in _WBITS:
-        raise BodyError(
-            "invalid", f"unsupported Content-Encoding {encoding!r} (gzip, deflate or identity)"
-        )
-    return inflate(body, limit, encoding)
+
+
+class ReadBody:
+    """``async with ReadBody(request, limit, memory) as body``: the body as
+    :func:`read_body` gives it, its received bytes reserved from ``memory`` until the block
+    ends (so the bound covers a request from its first byte to its answer)."""
+
+    def __init__(self, request: Request, limit: int, memory: MemoryBudget | None):
+        self.request, self.limit, self.memory = request, limit, memory
+        self.reserved = 0
+
+    async def __aenter__(self) -> bytes:
+        declared = self.request.headers.get("content-length")
+        if declared and declared.isdigit() and int(declared) > self.limit:
+            raise BodyError("too_large", f"request body of {declared} bytes exceeds {self.limit}")
+        try:
+            async with asyncio.timeout(BODY_TIMEOUT_S):
+                body = await self._receive()
+        except TimeoutError:
+            raise BodyError(
+                "timeout", f"the request body did not arrive within {BODY_TIMEOUT_S:g} s"
+            ) from None
+        encoding = self.request.headers.get("content-encoding", "identity").strip().lower()
+        if encoding in ("", "identity"):
+            return body
+        if encoding not in _WBITS:
+            raise BodyError(
+                "invalid", f"unsupported Content-Encoding {encoding!r} (gzip, deflate or identity)"
+            )
+        return inflate(body, self.limit, encoding)
+
+    async def _receive(self) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        stream = aiter(self.request.stream())
+        while True:
+            try:
+                async with asyncio.timeout(BODY_IDLE_TIMEOUT_S):
+                    chunk = await anext(stream)
+            except StopAsyncIteration:
+                return b"".join(chunks)
+            except TimeoutError:
+                raise BodyError(
+                    "timeout", f"the request body paused for over {BODY_IDLE_TIMEOUT_S:g} s"
+                ) from None
+            size += len(chunk)
+            if size > self.limit:
+                raise BodyError("too_large", f"request body exceeds {self.limit} bytes")
+            self._reserve(len(chunk))
+            chunks.append(chunk)
+
+    def _reserve(self, size: int) -> None:
+        if self.memory is None:
+            return
+        if not self.memory.reserve(size):
+            raise BodyError(
+                "throttled", "the receiver is at its memory bound; retry later", RETRY_AFTER_S
+            )
+        self.reserved += size
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.memory is not None:
+            self.memory.release(self.reserved)
 
 
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
@@ -161,14 +226,17 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
             response.headers["WWW-Authenticate"] = 'Bearer realm="tracegrade"'
             return response
         try:
-            body = await read_body(request, service.max_request_bytes)
+            async with ReadBody(request, service.max_request_bytes, service.memory) as body:
+                outcome: Outcome = await run_in_threadpool(
+                    service.export, signal, body, encoding, request.headers.get("authorization")
+                )
         except BodyError as exc:
-            return _error(exc.kind, str(exc), encoding, _STATUS[exc.kind])
+            response = _error(exc.kind, str(exc), encoding, _STATUS[exc.kind], exc.retry_after_s)
+            if exc.kind == "timeout":
+                response.headers["Connection"] = "close"
+            return response
         except ClientDisconnect:
             return Response(status_code=400)
-        outcome: Outcome = await run_in_threadpool(
-            service.export, signal, body, encoding, request.headers.get("authorization")
-        )
         if outcome.kind != "ok":
             return _error(
                 outcome.kind,
@@ -196,6 +264,59 @@ def http_app(service: ExportService, health: Callable[[], dict[str, Any]]) -> St
     return Starlette(routes=[*routes, Route("/healthz", healthz, methods=["GET"])])
 
 
+class GuardedProtocol(HttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol with the limits slow or idle clients need (uvicorn has
+    none for headers, and its own connection limit answers 503 without Retry-After):
+
+    - at most :data:`MAX_CONNECTIONS` connections; one more gets 503 + Retry-After and is
+      closed;
+    - a request's headers must be complete within :data:`HEADER_TIMEOUT_S` of the connection
+      opening or of the previous response, else the connection is closed.
+    """
+
+    _header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > MAX_CONNECTIONS:
+            transport.write(_TOO_MANY_CONNECTIONS)
+            transport.close()
+            return
+        self._arm_header_timer()
+
+    def _arm_header_timer(self) -> None:
+        self._disarm_header_timer()
+        self._header_timer = self.loop.call_later(HEADER_TIMEOUT_S, self._header_timeout)
+
+    def _disarm_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_timeout(self) -> None:
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def on_headers_complete(self) -> None:
+        self._disarm_header_timer()
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_header_timer()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_timer()
+        super().connection_lost(exc)
+
+
+_TOO_MANY_CONNECTIONS = (
+    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n"
+    b"Content-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n"
+)
+
+
 class HttpServer:
     """uvicorn serving :func:`http_app` in a background thread, on a socket bound up front
     (so ``port`` 0 resolves to a known free port before serving starts).
@@ -212,15 +333,16 @@ class HttpServer:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self.socket = socket.create_server((host, port), family=family, reuse_port=False)
         self.port = self.socket.getsockname()[1]
-        # limit_concurrency bounds the requests being read at once (each up to the size limit),
-        # beyond which uvicorn answers 503: memory stays bounded before the receive queue too.
+        # Memory is bounded by the receiver's MemoryBudget (bodies are charged as they
+        # arrive), connections and slow clients by GuardedProtocol, not by uvicorn's
+        # limit_concurrency (which counted idle connections and answered without Retry-After).
         config = uvicorn.Config(
             app,
+            http=GuardedProtocol,
             log_level="warning",
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=5,
-            limit_concurrency=MAX_CONNECTIONS,
         )
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(

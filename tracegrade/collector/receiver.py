@@ -23,6 +23,7 @@ from tracegrade.collector.admission import DEFAULT_REDACT, Redactor
 from tracegrade.collector.grpc_front import DEFAULT_WORKERS, grpc_server
 from tracegrade.collector.http_front import HttpServer, http_app
 from tracegrade.collector.ingest import DEFAULT_QUEUE_BYTES, Ingest, Stats
+from tracegrade.collector.memory import DEFAULT_MAX_MEMORY_BYTES, MemoryBudget
 from tracegrade.collector.service import DEFAULT_MAX_REQUEST_BYTES, ExportService
 from tracegrade.store.database import display
 from tracegrade.store.traces import Store, default_path
@@ -50,6 +51,9 @@ class ReceiverConfig:
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     max_queue_bytes: int = DEFAULT_QUEUE_BYTES
     grpc_workers: int = DEFAULT_WORKERS
+    max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES
+    """Bound on the memory requests hold at once (:mod:`.memory`); at least twice
+    ``max_request_bytes``."""
 
 
 class Receiver:
@@ -73,6 +77,7 @@ class Receiver:
             token=config.token,
             redactor=Redactor(config.redact),
             max_request_bytes=config.max_request_bytes,
+            memory=MemoryBudget(max(config.max_memory_bytes, 2 * config.max_request_bytes)),
         )
         self.grpc_port = self.http_port = 0
         self._grpc: Any = None
@@ -150,6 +155,9 @@ class Receiver:
             "rejected": stats.rejected_items,
             "throttled_requests": stats.throttled_requests,
             "queue_depth": stats.queue_depth,
+            "memory_bytes": self.service.memory.used_bytes,
+            "memory_peak_bytes": self.service.memory.peak_bytes,
+            "memory_refusals": self.service.memory.refused,
         }
 
     def readiness_line(self) -> str:

@@ -30,11 +30,13 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tracegrade.collector.admission import Admitted, Encoding, Redactor, Signal, admit
 from tracegrade.collector.ingest import Ingest, QueueFull, Stopped, Unstorable, wait_for
+from tracegrade.collector.memory import MemoryBudget, decode_cost
 from tracegrade.errors import OtlpDecodeError, StoreError
 
 DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 COMMIT_TIMEOUT_S = 30.0
 UNAVAILABLE_RETRY_S = 2.0
+MEMORY_RETRY_S = 1.0
 
 Kind = Literal["ok", "invalid", "unauthorized", "too_large", "throttled", "unavailable"]
 
@@ -78,11 +80,13 @@ class ExportService:
         token: str | None = None,
         redactor: Redactor | None = None,
         max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES,
+        memory: MemoryBudget | None = None,
     ):
         self.ingest = ingest
         self.token = token
         self.redactor = redactor
         self.max_request_bytes = max_request_bytes
+        self.memory = memory or MemoryBudget()
 
     def authorized(self, authorization: str | None) -> bool:
         """True when no token is set or ``authorization`` is ``Bearer <token>`` (compared in
@@ -102,6 +106,26 @@ class ExportService:
                 "too_large",
                 message=f"request of {len(body)} bytes exceeds {self.max_request_bytes}",
             )
+        cost = decode_cost(body, encoding)
+        if cost > self.memory.limit_bytes:
+            return Outcome(
+                "too_large",
+                message=f"decoding this request would take about {cost / 2**20:.0f} MiB, over "
+                f"the receiver's memory bound of {self.memory.limit_bytes / 2**20:.0f} MiB; "
+                "send smaller batches",
+            )
+        if not self.memory.reserve(cost):
+            return Outcome(
+                "throttled",
+                message="the receiver is at its memory bound; retry later",
+                retry_after_s=MEMORY_RETRY_S,
+            )
+        try:
+            return self._admit(signal, body, encoding)
+        finally:
+            self.memory.release(cost)
+
+    def _admit(self, signal: Signal, body: bytes, encoding: Encoding) -> Outcome:
         try:
             admitted = admit(signal, body, encoding, self.redactor)
         except OtlpDecodeError as exc:

@@ -5,7 +5,9 @@ within a few seconds and nothing acknowledged is lost."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import threading
 import time
 
@@ -30,6 +32,7 @@ from tests.collector.receiver.helpers import (
     spans_request,
     stored_spans,
 )
+from tracegrade.collector import http_front
 from tracegrade.collector.grpc_front import MAX_IN_FLIGHT, READ_TIMEOUT_S
 from tracegrade.store.traces import Store
 
@@ -174,6 +177,114 @@ def test_grpc_calls_past_the_concurrency_limit_are_refused_with_retry_info(tmp_p
         for future in waiting:
             future.result(timeout=20)
     assert set(stored_spans(tmp_path / "store.db")) == set(request_spans(*sent))
+
+
+# --- OTLP/HTTP: idle connections, slow headers, slow bodies, the connection limit ------------
+
+
+def raw_connection(receiver) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", receiver.http_port), timeout=10)
+
+
+def closed_by_server(sock: socket.socket, timeout_s: float) -> bytes:
+    """What the server sent before closing ``sock`` (fails if it stays open past ``timeout_s``)."""
+    sock.settimeout(timeout_s)
+    received = b""
+    while chunk := sock.recv(65536):
+        received += chunk
+    return received
+
+
+def post_head(receiver, length: int) -> bytes:
+    return (
+        f"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1:{receiver.http_port}\r\n"
+        f"Content-Type: application/x-protobuf\r\nContent-Length: {length}\r\n\r\n"
+    ).encode()
+
+
+@pytest.fixture
+def short_timeouts(monkeypatch):
+    monkeypatch.setattr(http_front, "HEADER_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(http_front, "BODY_IDLE_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(http_front, "BODY_TIMEOUT_S", 2.0)
+
+
+def test_idle_connections_do_not_shut_others_out_and_are_closed(tmp_path, short_timeouts):
+    stored: set = set()
+    with running(tmp_path / "store.db") as receiver:
+        idle = [raw_connection(receiver) for _ in range(100)]
+        try:
+            assert_served(receiver, stored)
+            started = time.monotonic()
+            for sock in idle:
+                assert closed_by_server(sock, 5) == b""
+            assert time.monotonic() - started < 4
+        finally:
+            for sock in idle:
+                sock.close()
+    assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
+def test_slow_loris_headers_are_cut_off(tmp_path, short_timeouts):
+    stored: set = set()
+    with running(tmp_path / "store.db") as receiver:
+        slow = [raw_connection(receiver) for _ in range(20)]
+        head = post_head(receiver, 10)
+        try:
+            for n in range(3):  # a byte every 0.4 s: never a whole header in time
+                for sock in slow:
+                    sock.sendall(head[n : n + 1])
+                time.sleep(0.4)
+            assert_served(receiver, stored)
+            for sock in slow:
+                assert closed_by_server(sock, 5) == b""
+        finally:
+            for sock in slow:
+                sock.close()
+    assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
+def test_slow_bodies_get_408_and_hold_no_one_up(tmp_path, short_timeouts):
+    stored: set = set()
+    body = spans_request(hand_span("slow", os.urandom(16), os.urandom(8))).SerializeToString()
+    with running(tmp_path / "store.db") as receiver:
+        trickling = [raw_connection(receiver) for _ in range(20)]
+        stalled = raw_connection(receiver)
+        try:
+            stalled.sendall(post_head(receiver, len(body)) + body[:5])
+            for sock in trickling:
+                sock.sendall(post_head(receiver, len(body)))
+            for n in range(6):  # one byte every 0.5 s: never idle 1 s, never done in 2 s
+                for sock in trickling:
+                    with contextlib.suppress(OSError):  # answered 408 and closed by now
+                        sock.sendall(body[n : n + 1])
+                time.sleep(0.5)
+                if n == 1:
+                    assert_served(receiver, stored)
+            for sock in [stalled, *trickling]:
+                answer = closed_by_server(sock, 5)
+                assert answer.startswith(b"HTTP/1.1 408 "), answer[:100]
+        finally:
+            for sock in [stalled, *trickling]:
+                sock.close()
+    assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
+def test_connections_past_the_limit_get_503_with_retry_after(tmp_path, monkeypatch):
+    monkeypatch.setattr(http_front, "MAX_CONNECTIONS", 30)
+    stored: set = set()
+    with running(tmp_path / "store.db") as receiver:
+        held = [raw_connection(receiver) for _ in range(30)]
+        try:
+            extra = raw_connection(receiver)
+            answer = closed_by_server(extra, 5)
+            assert answer.startswith(b"HTTP/1.1 503 ") and b"\r\nRetry-After: 1\r\n" in answer
+        finally:
+            for sock in held:
+                sock.close()
+        time.sleep(0.2)  # the server sees the held connections close
+        assert_served(receiver, stored)
+    assert set(stored_spans(tmp_path / "store.db")) == stored
 
 
 # --- NUL characters (PostgreSQL refuses them in text columns) ----------------------------------
