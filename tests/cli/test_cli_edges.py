@@ -51,3 +51,34 @@ def test_10_17_db_in_a_directory_that_does_not_exist_is_an_error(tmp_path):
         assert result.exit_code == 2
         assert f"directory '{target.parent}' does not exist" in result.stderr
     assert not target.parent.exists()
+
+
+TRACES = DATASETS / "tau-bench-otlp" / "openinference" / "traces.jsonl.gz"
+SEEDS = DATASETS / "e-commerce-agents" / "order_management.json"
+
+
+def _score_with_mapping(tmp_path: Path, text: str):
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(text)
+    return mapping, run("score", TRACES, "--dataset", SEEDS, "--mapping", mapping, "--no-save")
+
+
+def test_10_18_a_trace_id_that_is_not_one_names_the_mapping_file_and_line(tmp_path):
+    mapping, result = _score_with_mapping(
+        tmp_path,
+        "order_management:1: 4bf92f3577b34da6a3ce929d0e0e4736\norder_management:2: 12345\n",
+    )
+    assert result.exit_code == 2
+    assert (
+        f"--mapping {mapping}:2: case 'order_management:2': '12345' is not a trace id"
+        in result.stderr
+    )
+
+
+def test_10_18_invalid_yaml_and_unknown_cases_name_the_mapping_file(tmp_path):
+    mapping, result = _score_with_mapping(tmp_path, "order_management:1: [4bf9\n")
+    assert result.exit_code == 2 and f"--mapping {mapping}:2: invalid YAML/JSON" in result.stderr
+    mapping, result = _score_with_mapping(tmp_path, "orders: 4bf92f3577b34da6a3ce929d0e0e4736\n")
+    assert f"--mapping {mapping}:1: case 'orders' is not in the dataset" in result.stderr
+    mapping, result = _score_with_mapping(tmp_path, "- 4bf92f3577b34da6a3ce929d0e0e4736\n")
+    assert f"--mapping {mapping}:1: expected an object" in result.stderr

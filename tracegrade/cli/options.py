@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
-import yaml
 from click.core import ParameterSource
 
-from tracegrade import sources
+from tracegrade import mapping, sources
 from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.otlp.files import ReadOptions
 from tracegrade.store.database import display, is_postgres
@@ -127,18 +126,10 @@ def emit(
         sys.exit(int(ExitCode.USAGE))
 
 
-def load_mapping(path: str | None) -> dict[str, list[str]]:
-    """The ``--mapping`` file (YAML/JSON: case id -> trace id or ids); {} without one.
+def load_mapping(path: str | None, case_ids: Collection[str] | None = None) -> dict[str, list[str]]:
+    """The ``--mapping`` file (see :func:`tracegrade.mapping.load_mapping`); {} without one.
 
     Raises:
-        ConfigError: the file cannot be read, is not YAML, or is not an object.
+        ConfigError: a bad mapping file (the message names it).
     """
-    if path is None:
-        return {}
-    try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"--mapping {path}: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ConfigError(f"--mapping {path}: expected an object of case id -> trace id(s)")
-    return {str(k): [v] if isinstance(v, str) else [str(i) for i in v] for k, v in data.items()}
+    return {} if path is None else mapping.load_mapping(path, case_ids)

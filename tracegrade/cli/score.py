@@ -241,7 +241,7 @@ def command(
             config,
             tier=tier,
             threshold=threshold,
-            mapping=load_mapping(mapping),
+            mapping=load_mapping(mapping, [c.id for c in dataset.cases] if dataset else None),
             progress=advance,
         )
     source = ", ".join(files) if files else str(default_path(db))
