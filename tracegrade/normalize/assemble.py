@@ -215,11 +215,17 @@ def _scope(tree: SpanTree, calls: list[SpanView]) -> tuple[list[SpanView], list[
 
 
 def _histories(tree: SpanTree, calls: list[SpanView]) -> list[list[Message]]:
-    """Every message history: LLM inputs, then agent-level conversations (pydantic-ai)."""
+    """Every message history: LLM inputs, then agent-level conversations (pydantic-ai), then
+    messages logged on other spans (a ``gen_ai.tool.message`` event on a tool span)."""
     agents = [
         a.input_messages for a in tree.views if a.role in ("agent", "workflow") and a.input_messages
     ]
-    return [v.input_messages for v in calls if v.input_messages] + agents
+    others = [
+        v.input_messages
+        for v in tree.views
+        if v.role not in ("llm", "agent", "workflow") and v.input_messages
+    ]
+    return [v.input_messages for v in calls if v.input_messages] + agents + others
 
 
 def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:

@@ -9,8 +9,9 @@ Shapes understood by :func:`parse_message`:
 - OpenAI chat messages: ``{role, content (string or content parts), tool_calls: [{id,
   function: {name, arguments}}], tool_call_id, name}`` (transcripts, any-agent, Logfire);
 - GenAI legacy event bodies (semconv <= 1.36): ``gen_ai.choice`` ``{index, finish_reason,
-  message: {...}, tool_calls?}``, ``gen_ai.tool.message`` ``{content, id}``; the role comes
-  from the event name;
+  message: {...}, tool_calls?}``, ``gen_ai.tool.message`` ``{content, id}`` (always a tool
+  result, whatever ``role`` the body names; a body that is not an object is the content);
+  the role comes from the event name;
 - pydantic-ai v1 / Logfire event dicts carrying their own ``event.name``.
 
 Flattened attribute lists (OpenInference ``llm.input_messages.N.*``, Traceloop
@@ -38,6 +39,8 @@ _EVENT_ROLES = {
     "gen_ai.tool.message": "tool",
     "gen_ai.choice": "assistant",
 }
+TOOL_MESSAGE_EVENT = "gen_ai.tool.message"
+"""The legacy event carrying one tool result (body ``{content, id}``)."""
 _TEXT_PART_TYPES = frozenset({"text", "output_text", "input_text"})
 _REASONING_PART_TYPES = frozenset({"reasoning", "thinking"})
 
@@ -251,11 +254,23 @@ def _content_parts(content: Any) -> list[Part]:
     return [Part("text", content=as_text(content))]
 
 
+def _tool_content(content: Any) -> str | None:
+    """A tool message's content as text: text content parts joined, anything else as
+    :func:`as_text` gives it (an empty list is the result ``[]``, not "no result")."""
+    if isinstance(content, (list, tuple)) and content:
+        texts = [
+            i.get("text") for i in content if isinstance(i, Mapping) and i.get("type") == "text"
+        ]
+        if len(texts) == len(content) and all(isinstance(t, str) for t in texts):
+            return "".join(texts)  # type: ignore[arg-type]
+    return as_text(content)
+
+
 def _openai_message(raw: Mapping[str, Any], role: str) -> Message:
     finish = _opt_str(raw.get("finish_reason"))
     if role in ("tool", "function"):
         call_id = raw.get("tool_call_id", raw.get("id"))
-        response = raw.get("content")
+        response = _tool_content(raw.get("content"))
         return Message(
             "tool",
             [
@@ -289,6 +304,8 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
     ``event_name`` is the legacy event's name (``gen_ai.user.message``...), which gives the
     role when the body has none.
     """
+    if event_name == TOOL_MESSAGE_EVENT and raw is not None and not isinstance(raw, Mapping):
+        raw = {"content": raw}  # the body is the content itself
     raw = loads_maybe(raw)
     if not isinstance(raw, Mapping):
         return None
@@ -301,6 +318,8 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
         inner.setdefault("finish_reason", raw.get("finish_reason"))
         return _openai_message(inner, str(inner.get("role") or "assistant"))
     role = str(raw.get("role") or _EVENT_ROLES.get(str(event_name), "") or "")
+    if event_name == TOOL_MESSAGE_EVENT:
+        role = "tool"  # Vertex AI writes the Content's role ("user") into the body
     if not role:
         return None
     if isinstance(raw.get("parts"), (list, tuple)):

@@ -8,11 +8,20 @@ tool that returns an empty string or an image is recorded as the Python repr
 result (so never grounding or judge evidence); the call's result comes from another record
 (the history the next LLM call received) or is unavailable, with the reason in
 :attr:`~tracegrade.trace.ToolCall.result_unavailable`.
+
+A result found outside the history that holds its call (a ``gen_ai.tool.message`` event whose
+id matches no call of its history, or one emitted on a tool span) is *loose*: it is paired
+with the trace's calls that have no result, by id and else by order.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tracegrade.trace import ToolCall
 
 _REPR = r"<[A-Za-z_][\w.]*(?: object)?(?: [^<>\s]+)? at 0x[0-9A-Fa-f]+>"
 OBJECT_REPR = re.compile(rf"^\s*[\[(]?\s*{_REPR}(?:\s*,\s*{_REPR})*\s*,?\s*[\])]?\s*$")
@@ -38,3 +47,42 @@ def choose_result(*recorded: str | None) -> tuple[str | None, str | None]:
     if usable is not None:
         return usable, None
     return None, REPR_REASON if any(is_object_repr(r) for r in recorded) else None
+
+
+@dataclass(frozen=True)
+class LooseResult:
+    """A tool result whose call was not found in the same message history."""
+
+    call_id: str | None
+    response: str | None
+
+
+def pair_loose_results(calls: Sequence[ToolCall], loose: Sequence[LooseResult]) -> list[ToolCall]:
+    """``calls`` (in execution order) with loose results filled in where a call has none.
+
+    A loose result whose id names a call of the trace belongs to that call only: it goes to
+    the first call with that id still without a result, if any. Loose results without an id,
+    or with an id no call has, go in order to the remaining calls without a result.
+    """
+    filled = list(calls)
+    ids = {c.call_id for c in filled if c.call_id}
+    open_calls = [i for i, c in enumerate(filled) if c.result is None and c.error is None]
+    by_order: list[LooseResult] = []
+    for item in loose:
+        if not item.call_id or item.call_id not in ids:
+            by_order.append(item)
+            continue
+        index = next((i for i in open_calls if filled[i].call_id == item.call_id), None)
+        if index is not None:
+            open_calls.remove(index)
+            filled[index] = _with_result(filled[index], item.response)
+    for index, item in zip(open_calls, by_order, strict=False):
+        filled[index] = _with_result(filled[index], item.response)
+    return filled
+
+
+def _with_result(call: ToolCall, response: str | None) -> ToolCall:
+    result, unavailable = choose_result(response)
+    if result is None:
+        return call
+    return dataclasses.replace(call, result=result, result_unavailable=unavailable)

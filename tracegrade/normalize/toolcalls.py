@@ -9,6 +9,9 @@ arguments and result), and as a ``tool_call_response`` in a later LLM request's 
 2. **Results from histories**: within one message history, a tool result belongs to the most
    recent open call with its id (tau-bench repeats ids, so position matters); the k-th
    occurrence of an id in a history is the k-th request with that id in the trace.
+   A result whose call is not in its history (the request was dropped from it, or the ids
+   disagree, or the tool-message event hangs off a tool span) is paired trace-wide, by id and
+   else by order (:func:`~.results.pair_loose_results`).
 3. **Execution spans** join requests in time order: by call id when the span has one (Agent
    Framework's ``"unknown"`` is none), otherwise by tool name and order (Traceloop ``@tool``,
    OpenAI Agents bridges). A request is only joined to a span that starts after its LLM call
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.normalize.messages import Message, as_int
-from tracegrade.normalize.results import choose_result
+from tracegrade.normalize.results import LooseResult, choose_result, pair_loose_results
 from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.view import SpanView
 from tracegrade.trace import ToolCall
@@ -85,13 +88,15 @@ def requests_of(llm_views: Sequence[SpanView]) -> list[Request]:
 
 def results_from_histories(
     histories: Iterable[Sequence[Message]],
-) -> dict[tuple[Key, int], str | None]:
-    """Tool results keyed by (call key, occurrence) from message histories (see module doc)."""
+) -> tuple[dict[tuple[Key, int], str | None], list[LooseResult]]:
+    """Tool results keyed by (call key, occurrence) from message histories (see module doc),
+    and the results whose call is not in their history (:class:`LooseResult`, in order)."""
     results: dict[tuple[Key, int], str | None] = {}
+    loose: dict[tuple[int, str | None, str | None], LooseResult] = {}
     for history in histories:
         counts: Counter[Key] = Counter()
         open_calls: list[tuple[Key, int]] = []
-        for message in history:
+        for index, message in enumerate(history):
             for part in message.tool_calls:
                 key = _key(part.id, part.name)
                 if key is not None:
@@ -101,7 +106,12 @@ def results_from_histories(
                 match = _close(open_calls, _key(part.id, None), _key(None, part.name))
                 if match is not None:
                     results.setdefault(match, part.response)
-    return results
+                else:  # replays repeat it at the same position: keep one
+                    position = index if message.position is None else message.position
+                    loose.setdefault(
+                        (position, part.id, part.response), LooseResult(part.id, part.response)
+                    )
+    return results, list(loose.values())
 
 
 def _close(open_calls: list[tuple[Key, int]], *keys: Key | None) -> tuple[Key, int] | None:
@@ -180,7 +190,7 @@ class Joiner:
 
     def run(self) -> list[ToolCall]:
         requests = requests_of(self.llm_views)
-        results = results_from_histories(self.histories)
+        results, loose = results_from_histories(self.histories)
         unmatched = list(requests)
         executed: dict[tuple[int, int], int] = {}
         tool_views = [v for v in self.tree.views if v.role == "tool"]
@@ -196,7 +206,8 @@ class Joiner:
             self.calls.append(
                 (self._position(request, executed), self._from_request(request, results))
             )
-        return [call for _, call in sorted(self.calls, key=lambda item: item[0])]
+        ordered = [call for _, call in sorted(self.calls, key=lambda item: item[0])]
+        return pair_loose_results(ordered, loose)
 
     @staticmethod
     def _position(request: Request, executed: dict[tuple[int, int], int]) -> tuple[int, int, int]:
