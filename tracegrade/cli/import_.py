@@ -32,7 +32,8 @@ def command(files: tuple[str, ...], db: str | None, messages_key: str) -> None:
         click.echo(f"{source}: {kind}")
     click.echo(
         f"imported {spans} new span(s) and {logs} new log record(s) into {path} "
-        f"(store: {counts['traces']} traces, {counts['spans']} spans, {counts['log_records']} log records)"
+        f"(store: {counts['traces']} traces, {counts['spans']} spans, "
+        f"{counts['log_records']} log records)"
     )
     report_errors(payloads.errors)
     if payloads.errors:

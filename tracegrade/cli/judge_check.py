@@ -136,11 +136,12 @@ def _summary(agreement: Agreement) -> str:
     cost = "n/a" if usage.cost_usd is None else f"${usage.cost_usd:,.4f}"
     confusion = ", ".join(f"{k} {v}" for k, v in agreement.confusion.items())
     return (
-        f"[bold]judge agreement[/] on {agreement.compared} labelled case(s): accuracy {fmt(agreement.accuracy)}"
-        f" · Cohen's kappa {fmt(agreement.kappa)} · label/judge: {confusion}"
+        f"[bold]judge agreement[/] on {agreement.compared} labelled case(s): "
+        f"accuracy {fmt(agreement.accuracy)} · Cohen's kappa {fmt(agreement.kappa)} · "
+        f"label/judge: {confusion}"
         + (f" · [yellow]{agreement.not_compared} not compared[/]" if agreement.not_compared else "")
-        + f"\njudge usage: {usage.calls} call(s), {usage.cached} from cache, tokens {usage.input_tokens:,} in / "
-        f"{usage.output_tokens:,} out, est. cost {cost}"
+        + f"\njudge usage: {usage.calls} call(s), {usage.cached} from cache, "
+        f"tokens {usage.input_tokens:,} in / {usage.output_tokens:,} out, est. cost {cost}"
     )
 
 

@@ -107,8 +107,9 @@ def lint_reports(reports: Sequence[LintReport]) -> None:
     """Print one table per trace."""
     out = console()
     for report in reports:
+        conventions = ", ".join(report.conventions) or "no known convention"
         table = Table(
-            title=f"trace {report.trace_id} · {', '.join(report.conventions) or 'no known convention'}",
+            title=f"trace {report.trace_id} · {conventions}",
             title_justify="left",
         )
         for column in ("input", "status", "detail", "used by"):
