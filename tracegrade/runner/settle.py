@@ -6,10 +6,12 @@ for a quiet period. What that means per agent kind is a :class:`SettleRule`:
 - in-process: the runner force-flushed its exporter, and the receiver acknowledges an export
   only after commit, so the case's trace (by trace id) is complete as soon as its root span
   is there: no quiet period.
-- subprocess: the process has exited (an SDK flushes at shutdown), so every trace labelled
-  with the attempt's run and case ids is complete after a short quiet period
-  (``--settle-quiet``, default 0.2 s); no root span is required (an agent honouring
-  ``TRACEPARENT`` has none).
+- subprocess: the process has exited, and an SDK flushes at shutdown, exporting
+  synchronously; the receiver acknowledges an export only after commit. So once every trace
+  labelled with the attempt's run and case ids has its root or agent span, the traces are
+  complete at once (``done_when_ended``). A trace without one (an agent honouring
+  ``TRACEPARENT`` has no root of its own, or exports through a Collector) settles after a
+  short quiet period instead (``--settle-quiet``, default 0.2 s): the fallback, not the norm.
 - HTTP service: the service exports on its own schedule (the Python SDK batches for up to
   5 s), so the runner waits until at least one span besides its own root has arrived for the
   attempt's trace (or a trace labelled through baggage), then a quiet period
@@ -40,7 +42,9 @@ class SettleRule:
 
     ``by_trace_id``: the traces the runner knows (its root span's); ``by_labels``: traces
     whose ``tracegrade.run_id`` / ``tracegrade.case_id`` are the attempt's; ``min_spans``:
-    spans needed over all of them; ``require_ended``: every trace has its root or agent span.
+    spans needed over all of them; ``require_ended``: every trace has its root or agent span;
+    ``done_when_ended``: the agent's exporters have finished (its process exited), so traces
+    that all have their root or agent span are settled without the quiet period.
     """
 
     quiet_s: float = 0.2
@@ -50,6 +54,7 @@ class SettleRule:
     require_ended: bool = False
     min_spans: int = 1
     poll_s: float = 0.02
+    done_when_ended: bool = False
 
 
 class StoreWorker:
@@ -113,8 +118,11 @@ def is_settled(states: list[TraceState], rule: SettleRule, now: float) -> bool:
     """True when ``states`` meet ``rule`` at ``now`` (Unix s)."""
     if not states or sum(s.span_count for s in states) < rule.min_spans:
         return False
-    if rule.require_ended and not all(s.ended for s in states):
+    ended = all(s.ended for s in states)
+    if rule.require_ended and not ended:
         return False
+    if rule.done_when_ended and ended:
+        return True
     return now - max(s.last_received_at for s in states) >= rule.quiet_s
 
 

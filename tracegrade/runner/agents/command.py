@@ -69,7 +69,11 @@ class CommandAgent(Agent):
         self.protocol = protocol
         self.cwd = cwd
         self.settle = SettleRule(
-            quiet_s=quiet_s, timeout_s=settle_timeout_s, by_labels=True, min_spans=1
+            quiet_s=quiet_s,
+            timeout_s=settle_timeout_s,
+            by_labels=True,
+            min_spans=1,
+            done_when_ended=True,  # settling starts once the turn's process has exited
         )
         self.endpoint = ""
 
