@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.compare.conftest import alternating_model, invoke
+from tests.compare.conftest import GOLDEN, alternating_model, invoke
 
 
 def _baseline(shop, db: str) -> dict:
@@ -87,3 +87,17 @@ def test_an_alternating_model_is_flaky_not_regressed(shop, tmp_path) -> None:
     flaky = {k for k, v in statuses.items() if v == "flaky"}
     assert flaky >= {"headphones-under-300", "recent-orders"}
     assert all(c["flaky_in"] == ["current"] for c in comparison["cases"] if c["status"] == "flaky")
+
+
+def test_score_exits_1_on_a_regression_even_when_the_run_passes(shop, tmp_path) -> None:
+    good = shop("good", "--db", str(tmp_path / "good.db"))
+    baseline = tmp_path / "good.json"
+    baseline.write_text(json.dumps(good.doc))
+    bad_db = str(tmp_path / "bad.db")
+    assert shop("invented_price", "--db", bad_db).exit_code == 1
+    lenient = ("score", "--db", bad_db, "--dataset", GOLDEN, "--smoke", "--min-pass-rate", "0")
+    assert invoke(*lenient, "--no-save").exit_code == 0
+    gated = invoke(*lenient, "--no-save", "--baseline", str(baseline))
+    assert gated.exit_code == 1 and "passed before and fail now" in gated.output
+    below = invoke(*lenient, "--no-save", "--min-score", "0.95")
+    assert below.exit_code == 1 and "mean score >= 0.95" in below.output
