@@ -253,7 +253,8 @@ class JudgeClient:
         if isinstance(exc, openai.APITimeoutError):
             return f"judge request timed out ({self.settings.timeout_s:g} s per request, {retries})"
         if isinstance(exc, openai.APIConnectionError):
-            return f"cannot reach the judge endpoint {self.settings.base_url or 'api.openai.com'} ({retries}): {exc}"
+            endpoint = self.settings.base_url or "api.openai.com"
+            return f"cannot reach the judge endpoint {endpoint} ({retries}): {exc}"
         if isinstance(exc, openai.APIStatusError):
             return (
                 f"judge endpoint answered HTTP {exc.status_code} ({retries}): {_error_message(exc)}"

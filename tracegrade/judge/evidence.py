@@ -10,9 +10,9 @@ The text is held to a token budget. Tokens are estimated at :data:`CHARS_PER_TOK
 characters each (OpenAI's rule of thumb for English text; no tokenizer is needed to stay
 under a budget with margin). When the trace does not fit, the longest parts are cut first
 (user inputs keep up to a fifth of the budget, the final answer up to two fifths, tool
-results share the rest fairly, and when even the call headers do not fit, calls from the middle of the run
-are dropped), every cut is marked where it happens, and a note at the top states what was
-truncated, so the judge never mistakes a cut for a silent tool.
+results share the rest fairly, and when even the call headers do not fit, calls from the middle
+of the run are dropped), every cut is marked where it happens, and a note at the top states what
+was truncated, so the judge never mistakes a cut for a silent tool.
 """
 
 from __future__ import annotations
@@ -207,7 +207,8 @@ def build_evidence(trace: AgentTrace, budget_tokens: int = 6000) -> Evidence:
 
 
 def describe(evidence: Evidence) -> dict[str, Any]:
-    """The evidence's metadata for a score's details: ``{"estimated_tokens", "truncated", "notes"}``."""
+    """The evidence's metadata for a score's details:
+    ``{"estimated_tokens", "truncated", "notes"}``."""
     return {
         "estimated_tokens": evidence.estimated_tokens,
         "truncated": evidence.truncated,

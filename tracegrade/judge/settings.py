@@ -64,9 +64,9 @@ class JudgeSettings:
         if not self.api_key:
             where = f" at {self.base_url}" if self.base_url else ""
             raise ConfigError(
-                f"the LLM judge (model {self.model!r}{where}) needs an API key: set {JUDGE_API_KEY_ENV} "
-                f"(or OPENAI_API_KEY; any value for a local server that checks none), "
-                f"{JUDGE_BASE_URL_ENV} for another endpoint, or pass --no-judge"
+                f"the LLM judge (model {self.model!r}{where}) needs an API key: set "
+                f"{JUDGE_API_KEY_ENV} (or OPENAI_API_KEY; any value for a local server that checks "
+                f"none), {JUDGE_BASE_URL_ENV} for another endpoint, or pass --no-judge"
             )
 
     def with_model(self, model: str | None) -> JudgeSettings:
