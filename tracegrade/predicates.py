@@ -123,10 +123,8 @@ class Predicate:
             if name in ("optional", "ignore_case", "any"):
                 continue
             if not _CHECKS[name](expected, actual, ignore_case):
-                return (
-                    False,
-                    f"expected {self.describe()}, got {json.dumps(actual, ensure_ascii=False, default=str)}",
-                )
+                got = json.dumps(actual, ensure_ascii=False, default=str)
+                return False, f"expected {self.describe()}, got {got}"
         return True, "ok"
 
 

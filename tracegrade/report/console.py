@@ -56,19 +56,22 @@ def _axes_table(summary: dict[str, Any]) -> Table:
 def _totals(summary: dict[str, Any]) -> str:
     rate = summary["hallucination_rate"]
     cost = summary["cost_usd"]
+    colour = "[green]" if summary["failed"] == 0 else "[red]"
     return " · ".join(
         [
-            f"[bold]{'[green]' if summary['failed'] == 0 else '[red]'}passed {summary['passed']}/{summary['results']}[/][/]"
+            f"[bold]{colour}passed {summary['passed']}/{summary['results']}[/][/]"
             f" ({summary['pass_rate']:.0%})",
             f"score {_fmt(summary['score'])}",
-            f"latency p50 {_duration(summary['latency_p50_ms'])} / p95 {_duration(summary['latency_p95_ms'])}"
+            f"latency p50 {_duration(summary['latency_p50_ms'])}"
+            f" / p95 {_duration(summary['latency_p95_ms'])}"
             f" / mean {_duration(summary.get('latency_mean_ms'))}"
             f" / total {_duration(summary.get('latency_total_ms'))}"
             f" (LLM call p95 {_duration(summary['llm_latency_p95_ms'])}, tool call p95 "
             f"{_duration(summary['tool_latency_p95_ms'])})",
             "tokens n/a"
             if summary["input_tokens"] is None and summary["output_tokens"] is None
-            else f"tokens {summary['input_tokens'] or 0:,} in / {summary['output_tokens'] or 0:,} out",
+            else f"tokens {summary['input_tokens'] or 0:,} in"
+            f" / {summary['output_tokens'] or 0:,} out",
             f"est. cost {'n/a' if cost is None else f'${cost:,.4f}'}",
             f"hallucination rate {'n/a' if rate is None else f'{rate:.0%}'}",
         ]
@@ -119,7 +122,8 @@ def _print_followups(out: Console, cases: list[dict[str, Any]]) -> None:
             for sent in attempt.get("followup_messages") or []:
                 out.print(
                     f"follow-up ({sent['source']}) {escape(str(case['case_id']))}: agent asked "
-                    f"{escape(repr(_clip(sent['question'])))} -> {escape(repr(_clip(sent['reply'])))}"
+                    f"{escape(repr(_clip(sent['question'])))} -> "
+                    f"{escape(repr(_clip(sent['reply'])))}"
                 )
 
 
@@ -167,8 +171,8 @@ def print_report(
         out.print(_judge_line(summary["judge"]))
     if summary.get("agent_errors"):
         out.print(
-            f"[red]{summary['agent_errors']} case(s) failed in the agent (exception, crash, non-zero exit, "
-            "HTTP error or timeout)[/]"
+            f"[red]{summary['agent_errors']} case(s) failed in the agent (exception, crash, "
+            "non-zero exit, HTTP error or timeout)[/]"
         )
     if summary.get("flaky"):
         out.print(

@@ -31,13 +31,13 @@ Schema ``tracegrade.run/1``::
     }
 
 ``tracegrade run`` adds (:mod:`tracegrade.runner.results`): per case ``"attempts": [{"repeat",
-"trace_ids", "passed", "score", "error", "followups", "followup_sources", "followup_messages": [{"source",
-"question", "reply"}], "gave_up",
-"agent_ms", "settle_ms", "score_ms"}]``, ``"spread"`` (max - min score over repeats) and
-``"flaky"`` (repeats disagree on pass/fail); in the summary ``"flaky"``, ``"agent_errors"``
-and ``"runner": {"attempts", "wall_s", "agent_ms_p50", "settle_ms_p50", "settle_ms_p95",
-"score_ms_p50", "score_ms_p95"}``. With repeats, a case's ``score`` is the median of its
-repeats' scores and ``passed`` that of the median repeat ordered by (passed, score).
+"trace_ids", "passed", "score", "error", "followups", "followup_sources", "followup_messages":
+[{"source", "question", "reply"}], "gave_up", "agent_ms", "settle_ms", "score_ms"}]``, ``"spread"``
+(max - min score over repeats) and ``"flaky"`` (repeats disagree on pass/fail); in the summary
+``"flaky"``, ``"agent_errors"`` and ``"runner": {"attempts", "wall_s", "agent_ms_p50",
+"settle_ms_p50", "settle_ms_p95", "score_ms_p50", "score_ms_p95"}``. With repeats, a case's
+``score`` is the median of its repeats' scores and ``passed`` that of the median repeat ordered by
+(passed, score).
 
 Values are in [0, 1]; ``null`` means the scorer could not run or did not apply (its reason is
 in ``details``). Durations are milliseconds, costs USD, tokens tokens. The agent's tokens and
@@ -126,7 +126,8 @@ def git_branch() -> str | None:
 
 
 def run_passed(result: RunResult, min_pass_rate: float) -> bool:
-    """A run passes when at least one case was scored and the pass rate reaches ``min_pass_rate``."""
+    """A run passes when at least one case was scored and the pass rate reaches
+    ``min_pass_rate``."""
     summary = result.summary
     return summary.results > summary.unmatched_cases and summary.pass_rate >= min_pass_rate
 
