@@ -23,8 +23,9 @@ from tracegrade.store.traces import Store
 
 _SQL_GET = "SELECT verdict FROM judge_cache WHERE key = ?"
 _SQL_PUT = (
-    "INSERT INTO judge_cache (key, model, rubric, verdict, input_tokens, output_tokens, created_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING"
+    "INSERT INTO judge_cache"
+    " (key, model, rubric, verdict, input_tokens, output_tokens, created_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING"
 )
 
 

@@ -77,7 +77,8 @@ def load_run(store: Store, run_id: str) -> dict[str, Any]:
 def list_runs(store: Store, limit: int = 20) -> list[dict[str, Any]]:
     """The most recent runs: id, dataset, passed, score."""
     rows = store.db.execute(
-        "SELECT run_id, dataset_name, passed, score FROM runs ORDER BY created_at DESC, run_id DESC LIMIT ?",
+        "SELECT run_id, dataset_name, passed, score FROM runs"
+        " ORDER BY created_at DESC, run_id DESC LIMIT ?",
         (limit,),
     )
     return [{"run_id": r[0], "dataset": r[1], "passed": bool(r[2]), "score": r[3]} for r in rows]

@@ -7,9 +7,10 @@ protobuf), so any normaliser can be re-run on exactly what was received. Indexed
 or the same log record (same bytes) adds nothing.
 
 Location: ``--db``, else ``TRACEGRADE_DB``, else ``.tracegrade/tracegrade.db`` under the
-working directory; a ``postgresql://`` URL selects PostgreSQL (:mod:`.database`). The schema is versioned by an append-only list of named migrations
-recorded in ``schema_migrations`` (the model of simonw/llm); a database that holds a
-migration this version does not know was written by a newer tracegrade and is refused.
+working directory; a ``postgresql://`` URL selects PostgreSQL (:mod:`.database`). The schema
+is versioned by an append-only list of named migrations recorded in ``schema_migrations`` (the
+model of simonw/llm); a database that holds a migration this version does not know was written
+by a newer tracegrade and is refused.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ DEFAULT_DB = Path(".tracegrade") / "tracegrade.db"
 
 
 def default_path(explicit: str | os.PathLike[str] | None = None) -> Path | str:
-    """The store location: ``explicit``, else ``$TRACEGRADE_DB``, else ``.tracegrade/tracegrade.db``;
-    a path, or a ``postgresql://`` URL kept as a string."""
+    """The store location: ``explicit``, else ``$TRACEGRADE_DB``, else
+    ``.tracegrade/tracegrade.db``; a path, or a ``postgresql://`` URL kept as a string."""
     location = explicit or os.environ.get(DB_ENV) or DEFAULT_DB
     return str(location) if is_postgres(location) else Path(location)
 
@@ -63,15 +64,18 @@ def _m001_raw_telemetry(db: Database) -> None:
     db.script(
         """
         CREATE TABLE resources (
-            id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, resource BLOB NOT NULL, schema_url TEXT
+            id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, resource BLOB NOT NULL,
+            schema_url TEXT
         );
         CREATE TABLE scopes (
-            id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, scope BLOB NOT NULL, schema_url TEXT
+            id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, scope BLOB NOT NULL,
+            schema_url TEXT
         );
         CREATE TABLE spans (
             trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_span_id TEXT, name TEXT NOT NULL,
             start_unix_nano INTEGER NOT NULL, end_unix_nano INTEGER NOT NULL,
-            resource_id INTEGER NOT NULL REFERENCES resources(id), scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            resource_id INTEGER NOT NULL REFERENCES resources(id),
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
             span BLOB NOT NULL, received_at REAL NOT NULL,
             PRIMARY KEY (trace_id, span_id)
         );
@@ -79,13 +83,14 @@ def _m001_raw_telemetry(db: Database) -> None:
         CREATE TABLE log_records (
             id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, trace_id TEXT, span_id TEXT,
             time_unix_nano INTEGER NOT NULL,
-            resource_id INTEGER NOT NULL REFERENCES resources(id), scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            resource_id INTEGER NOT NULL REFERENCES resources(id),
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
             record BLOB NOT NULL, received_at REAL NOT NULL
         );
         CREATE INDEX log_records_by_trace ON log_records(trace_id);
         CREATE TABLE traces (
-            trace_id TEXT PRIMARY KEY, start_unix_nano INTEGER NOT NULL, first_received_at REAL NOT NULL,
-            last_received_at REAL NOT NULL
+            trace_id TEXT PRIMARY KEY, start_unix_nano INTEGER NOT NULL,
+            first_received_at REAL NOT NULL, last_received_at REAL NOT NULL
         );
         CREATE INDEX traces_by_start ON traces(start_unix_nano);
         """
@@ -96,13 +101,14 @@ def _m002_runs(db: Database) -> None:
     db.script(
         """
         CREATE TABLE runs (
-            run_id TEXT PRIMARY KEY, created_at REAL NOT NULL, dataset_name TEXT, dataset_digest TEXT,
-            passed INTEGER NOT NULL, score REAL, run TEXT NOT NULL
+            run_id TEXT PRIMARY KEY, created_at REAL NOT NULL, dataset_name TEXT,
+            dataset_digest TEXT, passed INTEGER NOT NULL, score REAL, run TEXT NOT NULL
         );
         CREATE INDEX runs_by_time ON runs(created_at);
         CREATE TABLE case_results (
-            run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, position INTEGER NOT NULL,
-            case_id TEXT, trace_id TEXT, passed INTEGER NOT NULL, score REAL, result TEXT NOT NULL,
+            run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            position INTEGER NOT NULL, case_id TEXT, trace_id TEXT, passed INTEGER NOT NULL,
+            score REAL, result TEXT NOT NULL,
             PRIMARY KEY (run_id, position)
         );
         CREATE INDEX case_results_by_case ON case_results(case_id);
@@ -147,7 +153,8 @@ def _m006_span_chunks(db: Database) -> None:
         CREATE TABLE span_chunks (
             id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, trace_id TEXT NOT NULL,
             start_unix_nano INTEGER NOT NULL, span_count INTEGER NOT NULL, spans BLOB NOT NULL,
-            resource_id INTEGER NOT NULL REFERENCES resources(id), scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            resource_id INTEGER NOT NULL REFERENCES resources(id),
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
             received_at REAL NOT NULL
         );
         CREATE INDEX span_chunks_by_trace ON span_chunks(trace_id)
@@ -276,7 +283,8 @@ class Store:
             if self.db.postgres:
                 self.db.execute("SELECT pg_advisory_xact_lock(7244)")
             self.db.script(
-                "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+                "CREATE TABLE IF NOT EXISTS schema_migrations"
+                " (name TEXT PRIMARY KEY, applied_at REAL)"
             )
             applied = {row[0] for row in self.db.execute("SELECT name FROM schema_migrations")}
             unknown = sorted(applied - {name for name, _ in MIGRATIONS})
@@ -419,8 +427,9 @@ class Store:
         logs = log_rows(log_requests, self._resource_ref, self._scope_ref, now)
         logged = (
             self.db.executemany(
-                "INSERT INTO log_records (digest, trace_id, span_id, time_unix_nano, resource_id, scope_id, record,"
-                " received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING",
+                "INSERT INTO log_records (digest, trace_id, span_id, time_unix_nano, resource_id,"
+                " scope_id, record, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (digest) DO NOTHING",
                 logs,
             )
             if logs
@@ -432,11 +441,13 @@ class Store:
     def _trace_upsert(self) -> str:
         least, greatest = self.db.least, self.db.greatest
         return (
-            "INSERT INTO traces (trace_id, start_unix_nano, first_received_at, last_received_at, run_id, case_id,"
-            " ended, span_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (trace_id) DO UPDATE SET"
+            "INSERT INTO traces (trace_id, start_unix_nano, first_received_at, last_received_at,"
+            " run_id, case_id, ended, span_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (trace_id) DO UPDATE SET"
             f" start_unix_nano = {least('traces.start_unix_nano', 'excluded.start_unix_nano')},"
             " last_received_at = excluded.last_received_at,"
-            " run_id = COALESCE(traces.run_id, excluded.run_id), case_id = COALESCE(traces.case_id, excluded.case_id),"
+            " run_id = COALESCE(traces.run_id, excluded.run_id),"
+            " case_id = COALESCE(traces.case_id, excluded.case_id),"
             f" ended = {greatest('traces.ended', 'excluded.ended')},"
             " span_count = traces.span_count + excluded.span_count"
         )
@@ -612,8 +623,8 @@ class Store:
         for chunk in _chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
             for trace_id, rid, sid, payload in self.db.execute(
-                f"SELECT trace_id, resource_id, scope_id, record FROM log_records WHERE trace_id IN ({marks})"
-                " ORDER BY time_unix_nano, id",
+                "SELECT trace_id, resource_id, scope_id, record FROM log_records"
+                f" WHERE trace_id IN ({marks}) ORDER BY time_unix_nano, id",
                 chunk,
             ):
                 record = logs_pb2.LogRecord.FromString(payload)
