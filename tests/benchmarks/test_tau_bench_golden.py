@@ -45,12 +45,16 @@ def converted(tmp_path_factory):
     return out
 
 
-def score(converted: Path, *extra: str) -> list[dict]:
+def run_doc(converted: Path, *extra: str) -> dict:
     report = converted / f"R{len(extra)}.json"
     args = ["score", str(converted / "traces.jsonl"), "--dataset", str(converted / "dataset.yaml")]
     result = CliRunner().invoke(cli, [*args, "--json", str(report), "--no-save", *extra])
     assert result.exit_code == 1, result.output
-    return per_axis(json.loads(report.read_text()))
+    return json.loads(report.read_text())
+
+
+def score(converted: Path, *extra: str) -> list[dict]:
+    return per_axis(run_doc(converted, *extra))
 
 
 def test_per_axis_scores_equal_the_golden(converted):
@@ -69,3 +73,9 @@ def as_in(value, gold):
     if isinstance(value, dict) and isinstance(gold, dict):
         return {k: as_in(value[k], gold[k]) if k in value else "<missing>" for k in gold}
     return value
+
+
+def test_two_worker_processes_give_the_same_results_in_the_same_order(converted):
+    one, two = run_doc(converted), run_doc(converted, "--workers", "2")
+    assert two["cases"] == one["cases"] and two["summary"] == one["summary"]
+    assert len(two["cases"]) == 100  # and the one-worker run equals the golden (above)

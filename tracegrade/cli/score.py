@@ -37,6 +37,7 @@ from tracegrade.production.windows import parse_window
 from tracegrade.report.console import print_report
 from tracegrade.report.document import document, run_info
 from tracegrade.scoring import build_scorers, config_for, evaluate
+from tracegrade.scoring.parallel import default_workers
 from tracegrade.store.follow import DEFAULT_LEASE_S
 from tracegrade.store.traces import DEFAULT_QUIET_S, default_path
 
@@ -146,6 +147,14 @@ def _progress(total: int) -> tuple[Progress | None, Any]:
     help="--follow: seconds a worker holds a claimed trace before another worker may take it.",
 )
 @click.option(
+    "--workers",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Processes that run the scorers (0: one per CPU); results identical, in the same "
+    "order. Not with the LLM judge.",
+)
+@click.option(
     "--judge/--no-judge",
     "judge_mode",
     default=None,
@@ -177,6 +186,7 @@ def command(
     window: str | None,
     alert_webhook: str | None,
     lease_s: float,
+    workers: int,
     judge_mode: bool | None,
     judge_model: str | None,
     judge_concurrency: int,
@@ -203,6 +213,12 @@ def command(
         repeat=judge_repeat,
     )
     scorers += [judge] if judge else []
+    workers = workers or default_workers()
+    if workers > 1 and judge:
+        raise ConfigError(
+            "--workers runs the scorers in several processes, the LLM judge in one: "
+            "add --no-judge, or drop --workers"
+        )
     since_ns = parse_since(since)
     if follow:
         if files:
@@ -243,6 +259,7 @@ def command(
             threshold=threshold,
             mapping=load_mapping(mapping, [c.id for c in dataset.cases] if dataset else None),
             progress=advance,
+            workers=workers,
         )
     source = ", ".join(files) if files else str(default_path(db))
     info = run_info(

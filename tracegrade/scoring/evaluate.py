@@ -27,6 +27,7 @@ from tracegrade.attributes import CASE_ID_ATTR
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
 from tracegrade.scoring.overall import combine
+from tracegrade.scoring.parallel import ordered_map
 from tracegrade.scoring.score import Score, Scorer
 from tracegrade.scoring.usage import Usage, measure
 from tracegrade.trace import AgentTrace
@@ -385,11 +386,14 @@ def evaluate(
     threshold: float | None = None,
     mapping: Mapping[str, Sequence[str]] | None = None,
     progress: Progress | None = None,
+    workers: int = 1,
 ) -> RunResult:
     """Score traces against a dataset's cases (or reference-free without one).
 
     Threshold precedence: argument, then the dataset's, then the config's. Weights: the
-    dataset's, else the config's (reference-free weights without a dataset).
+    dataset's, else the config's (reference-free weights without a dataset). ``workers``:
+    processes that run the scorers (see :mod:`tracegrade.scoring.parallel`); the results are
+    the same, in the same order.
     """
     threshold = (
         threshold
@@ -404,12 +408,20 @@ def evaluate(
         pairs = [*matched]
         weights = dataset.weights or config.weights
     _prefetch(scorers, [(t, c) for c, case_traces in pairs for t in case_traces])
-    results = []
-    for case, case_traces in pairs:
-        if case is not None and not case_traces:
-            results.append(unmatched(case))
-        for trace in case_traces:
-            results.append(score_trace(trace, case, scorers, config, weights, threshold))
-            if progress:
-                progress(results[-1])
+    jobs: list[tuple[Case | None, AgentTrace | None]] = [
+        (case, trace) for case, case_traces in pairs for trace in (case_traces or (None,))
+    ]
+
+    def job(index: int) -> CaseResult:
+        case, trace = jobs[index]
+        if trace is None:
+            assert case is not None
+            return unmatched(case)
+        return score_trace(trace, case, scorers, config, weights, threshold)
+
+    def scored(result: CaseResult) -> None:
+        if progress and result.trace_id is not None:
+            progress(result)
+
+    results = ordered_map(job, len(jobs), workers, scored)
     return RunResult(tuple(results), summarize(results, threshold, leftover))
