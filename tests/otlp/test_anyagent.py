@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tracegrade.normalize import normalize_all
+from tracegrade.normalize.answers import ANSWER_TOOLS
 from tracegrade.otlp.files import read_file
 
 ROOT = Path(__file__).parents[2] / "datasets" / "any-agent"
@@ -27,8 +28,11 @@ def test_tool_calls_tokens_durations(path):
     payloads = read_file(path)
     assert payloads.errors == [] and payloads.formats == {str(path): "any-agent"}
     (trace,) = normalize_all(payloads.spans())
-    tool_spans = [
-        s for s in raw["spans"] if s["attributes"].get("gen_ai.operation.name") == "execute_tool"
+    tool_spans = [  # an answer tool (final_output, final_answer) is the answer, not a tool call
+        s
+        for s in raw["spans"]
+        if s["attributes"].get("gen_ai.operation.name") == "execute_tool"
+        and s["attributes"].get("gen_ai.tool.name") not in ANSWER_TOOLS
     ]
     llm_spans = [
         s for s in raw["spans"] if s["attributes"].get("gen_ai.operation.name") == "call_llm"

@@ -9,7 +9,9 @@ Rules (the reasons are in the field reference, ``span-conventions.md`` section 7
 - **User inputs**: the user messages of the top agent's LLM histories, merged in order, when
   they extend what the top agent span says it received; otherwise the agent span's own input.
 - **Final output**: the outermost agent/workflow span's recorded output; otherwise the text
-  of the last LLM response, unless that response asked for tools (the run ended on a tool).
+  of the last LLM response, unless that response asked for tools; otherwise the argument of
+  the last answer-tool call (:mod:`.answers`: ``final_answer``, ``final_output``), which is
+  not counted among the tool calls. Without one, :mod:`.gaps` says why.
 - **Conversation id**: ``gen_ai.conversation.id``, ``session.id`` or the Traceloop session,
   nearest to the root.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tracegrade.normalize.answers import answer_of, split_answer_calls
 from tracegrade.normalize.gaps import Facts, find_gaps
 from tracegrade.normalize.messages import TOOL_CALLS_FINISH, Message
 from tracegrade.normalize.toolcalls import join_tool_calls, span_error
@@ -233,8 +236,11 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
     tree = SpanTree(views)
     calls = llm_views(tree)
     top, scoped = _scope(tree, calls)
-    tool_calls = join_tool_calls(tree, calls, _histories(tree, calls))
-    user_inputs, final_output = _user_inputs(top, scoped), _final_output(top, scoped)
+    tool_calls, answer_calls = split_answer_calls(
+        join_tool_calls(tree, calls, _histories(tree, calls))
+    )
+    user_inputs = _user_inputs(top, scoped)
+    final_output = _final_output(top, scoped) or answer_of(answer_calls)
     input_tokens, output_tokens, cached, aggregated_only = _tokens(calls, top)
     conventions = tuple(sorted({c for v in tree.views for c in v.conventions}))
     root = tree.root
@@ -248,6 +254,7 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
         aggregated_only,
         root,
         conventions,
+        answer_calls,
     )
     start, duration_ms = _bounds(tree)
     return AgentTrace(

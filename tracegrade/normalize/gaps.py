@@ -3,7 +3,8 @@
 Each check looks at the assembled facts and, when something is missing, returns a
 :class:`~tracegrade.trace.Gap` whose reason names the cause and, where the convention is
 known, the setting that would record it. Missing-because-it-did-not-happen (a run that ended
-on a tool call has no final answer) is not a gap.
+on a tool call has no final answer) is not a gap; lint says so. Every other trace without a
+final output has a ``final_output`` gap saying why.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tracegrade.attributes import TIMING_ATTR
+from tracegrade.normalize.answers import is_answer_tool
+from tracegrade.normalize.toolcalls import span_error
 from tracegrade.normalize.view import SpanView
 from tracegrade.trace import Gap, ToolCall
 
@@ -44,6 +47,8 @@ class Facts:
     tokens_aggregated_only: bool
     root: SpanView | None
     conventions: Sequence[str]
+    answer_calls: Sequence[ToolCall] = ()
+    """Answer-tool calls (:mod:`.answers`), not counted in ``tool_calls``."""
 
 
 def content_hint(conventions: Sequence[str]) -> str:
@@ -107,19 +112,53 @@ def _io_gaps(facts: Facts) -> list[Gap]:
             else "no user message in any LLM input or agent input"
         )
         gaps.append(Gap("user_inputs", why))
-    ended_on_tool = (
-        bool(facts.llm_views)
-        and bool(facts.llm_views[-1].output_messages)
-        and any(m.tool_calls for m in facts.llm_views[-1].output_messages or ())
-    )
-    if facts.final_output is None and not ended_on_tool:
-        why = (
-            "message content not captured"
-            if content_missing or not facts.llm_views
-            else "no final answer recorded"
-        )
-        gaps.append(Gap("final_output", why))
+    final_gap = _final_output_gap(facts)
+    if final_gap is not None:
+        gaps.append(final_gap)
     return gaps
+
+
+def requested_tools(facts: Facts) -> list[str]:
+    """Names of the tools the last LLM response asked for (empty when it asked for none)."""
+    last = facts.llm_views[-1] if facts.llm_views else None
+    messages = last.output_messages or () if last is not None else ()
+    return [p.name or "" for m in messages for p in m.tool_calls]
+
+
+def _final_output_gap(facts: Facts) -> Gap | None:
+    """Why there is no final output; ``None`` when there is one, or when the run ended on a
+    (non-answer) tool call, so the agent gave no answer (lint says so)."""
+    if facts.final_output is not None:
+        return None
+    requested = requested_tools(facts)
+    if requested and not all(is_answer_tool(n) for n in requested):
+        return None
+    answer_tools = [c.name for c in facts.answer_calls] or requested
+    if answer_tools:
+        return Gap(
+            "final_output",
+            f"the answer tool {answer_tools[-1]} was called but no answer argument was "
+            f"recorded (tool arguments not captured: {content_hint(facts.conventions)})",
+        )
+    if not facts.llm_views:
+        return Gap(
+            "final_output",
+            "message content not captured: no LLM spans, and no agent or workflow span "
+            "records an output",
+        )
+    if not _content_captured(facts):
+        return Gap(
+            "final_output", f"message content not captured: {content_hint(facts.conventions)}"
+        )
+    last = facts.llm_views[-1]
+    error = span_error(last)
+    if error:
+        return Gap("final_output", f"no final answer recorded: the last LLM call failed ({error})")
+    return Gap(
+        "final_output",
+        "no final answer recorded: the last LLM response has no text and no agent span "
+        "records an output",
+    )
 
 
 def _tool_gaps(facts: Facts) -> list[Gap]:

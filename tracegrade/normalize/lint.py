@@ -66,7 +66,19 @@ def _final_output(trace: AgentTrace) -> Check:
     gap = trace.gap("final_output")
     if gap is not None:
         return Check("final_output", "missing", gap.reason, used_by)
-    return Check("final_output", "ok", "none: the run ended on a tool call", used_by)
+    tools = ", ".join(dict.fromkeys(_requested_tools(trace))) or "a tool"
+    return Check(
+        "final_output",
+        "ok",
+        f"none: the run ended on a tool call ({tools}), not an answer",
+        used_by,
+    )
+
+
+def _requested_tools(trace: AgentTrace) -> list[str]:
+    """Names of the tool calls the last LLM call requested (by its ``llm_call_index``)."""
+    last = len(trace.llm_calls) - 1
+    return [c.name for c in trace.tool_calls if c.llm_call_index == last and last >= 0]
 
 
 def _tokens(trace: AgentTrace) -> Check:
