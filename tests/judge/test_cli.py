@@ -216,3 +216,32 @@ def test_the_config_file_sets_judge_defaults_and_the_environment_wins(tmp_path, 
 
     with pytest.raises(ConfigError, match="judge.timeout_s"):
         load_config(path)
+
+
+def test_10_6_13_2_a_case_editor_case_passes_on_the_judges_verdict(
+    judge_server, tau_traces, tmp_path
+):
+    """Issue 10 item 6 with issue 13 item 2: a case in the case editor's shape (``name``,
+    ``prompt``, ``judge_prompt``, ``judge_threshold``) and no other expectation is scored from
+    the command line, and passes on the judge's 0.9 over its threshold 0.7."""
+    dataset = tmp_path / "editor.yaml"
+    dataset.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "name": "Flight change",
+                    "prompt": tau_traces[CONTRADICTION].user_inputs[0],
+                    "judge_prompt": "Tells the user what was changed and what it cost.",
+                    "judge_threshold": 0.7,
+                }
+            ]
+        )
+    )
+    server = judge_server(lambda body: json_reply(verdict(0.9)))
+    out = tmp_path / "r.json"
+    result = _score(_env(server), "--dataset", dataset, "--json", out, "--no-save")
+    assert result.exit_code == 0, result.output
+    (case,) = json.loads(out.read_text())["cases"]
+    assert case["passed"] and case["score"] == 0.9 and case["axes"] == {"judge": 0.9}
+    assert not any("not scored" in r for r in case["reasons"])
+    assert any(n.startswith("groundedness not scored") for n in case["notes"])
