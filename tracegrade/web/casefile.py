@@ -51,12 +51,16 @@ _FIELD_IN_ERROR = re.compile(r"field '([^']*)'")
 
 
 class CaseError(DatasetError):
-    """A case the editor cannot save: ``field`` is the form field the message is about
-    (None when it is about the whole dataset)."""
+    """A case the editor cannot save. ``errors`` maps each form field (None: the dataset as a
+    whole) to its messages, one per line of the message; ``field`` is the first field named."""
 
     def __init__(self, message: str, field: str | None):
         super().__init__(message)
-        self.field = field
+        self.errors: dict[str | None, list[str]] = {}
+        for line in message.splitlines() or [message]:
+            if line.strip():
+                self.errors.setdefault(_form_field(line) or field, []).append(line.strip())
+        self.field = next(iter(self.errors), field)
 
 
 def _yaml() -> YAML:

@@ -165,7 +165,7 @@ def _form_page(
         "action": action,
         "version": version,
         "error": None if error is None else str(error),
-        "error_field": None if error is None else error.field,
+        "errors": {} if error is None else {k or "": v for k, v in error.errors.items()},
     }
     return render(request, "case_form.html", data, status_code=200 if error is None else 400)
 

@@ -10,7 +10,9 @@
   submit), and, when the browser sends ``Origin``, comes from this server's own origin;
   otherwise 403.
 - **Headers**: a Content-Security-Policy allowing only this server's own scripts and styles
-  (no inline script), ``nosniff``, no referrer, no framing.
+  (no inline script), ``nosniff``, referrers only to this server (``no-referrer``
+  would make browsers send ``Origin: null`` and withhold the SameSite cookies on form
+  posts), no framing.
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ class SecurityMiddleware(BaseHTTPMiddleware):
             )
         response.headers["content-security-policy"] = CSP
         response.headers["x-content-type-options"] = "nosniff"
-        response.headers["referrer-policy"] = "no-referrer"
+        response.headers["referrer-policy"] = "same-origin"
         response.headers["x-frame-options"] = "DENY"
         return response
 

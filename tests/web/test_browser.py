@@ -1,0 +1,181 @@
+"""``tracegrade ui`` in a real headless browser (chromium via Playwright): walk runs -> run ->
+case -> waterfall -> compare, edit a case and see the file change, see a field error, log in
+with the token, and check that XSS payloads in spans and datasets never execute."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.web.browser import ARGS, CHROMIUM, copy_dataset, require_browser, screenshot, ui_server
+from tests.web.shop import XSS_INPUT, ShopStore
+from tracegrade.dataset import load_dataset
+
+TOKEN = "browser-token"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def served(shop: ShopStore, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    """The UI server with a token, over the shared store and a copy of the golden dataset."""
+    require_browser()
+    golden = copy_dataset(shop.golden, tmp_path_factory.mktemp("browser-datasets"))
+    args = ["--db", str(shop.db), "--token", TOKEN, "--dataset", str(golden)]
+    with ui_server([*args, "--dataset", str(shop.xss_dataset)]) as url:
+        yield url, golden
+
+
+def _log_in(browser, url: str):  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    page.goto(f"{url}/runs")
+    assert "/login" in page.url
+    page.fill("#token", TOKEN)
+    page.click("#login")
+    page.wait_for_url(f"{url}/runs")
+    return page
+
+
+@pytest.fixture
+def page(browser, served):  # type: ignore[no-untyped-def]
+    page = _log_in(browser, served[0])
+    yield page
+    page.context.close()
+
+
+def test_walk_runs_run_case_waterfall_compare(page, served, shop: ShopStore) -> None:
+    url = served[0]
+    screenshot(page, "01-runs")
+    page.click(f"a[href='/runs/{shop.bad_run}']")
+    page.wait_for_url(f"{url}/runs/{shop.bad_run}")
+    assert page.locator("#cases tbody tr.fail").count() >= 1
+    screenshot(page, "02-run")
+    page.locator("#cases a.case-link").first.click()
+    page.wait_for_url(re.compile(r".*/cases/\d+$"))
+    screenshot(page, "03-case")
+    page.wait_for_selector(".waterfall")
+    assert page.locator("#answer").inner_text()
+    llm_row = page.locator(".wf-row.role-llm").first
+    detail_id = llm_row.get_attribute("data-detail")
+    assert page.locator(f"#{detail_id}").is_hidden()
+    llm_row.click()
+    detail = page.locator(f"#{detail_id}")
+    assert detail.is_visible() and "gpt-4o-mini" in detail.inner_text()
+    assert "input tokens" in detail.inner_text()
+    page.locator(".wf-row.role-tool").first.click()
+    assert "arguments" in page.locator(".span-detail:visible").last.inner_text()
+    screenshot(page, "03-case-waterfall")
+    page.go_back()
+    page.select_option("#compare-base", shop.good_run)
+    page.click("#compare-submit")
+    page.wait_for_selector("#case-comparison")
+    assert page.locator("#case-comparison tr.status-regressed").count() >= 1
+    assert page.locator("#verdict").inner_text() == "regression"
+    screenshot(page, "04-compare")
+    page.goto(f"{url}/trends?dataset=ecommerce")
+    assert page.locator("figure.chart").count() == 5
+    screenshot(page, "05-trends")
+    page.goto(f"{url}/traces")
+    page.locator("#traces a").first.click()
+    page.wait_for_selector("#lint")
+    screenshot(page, "06-trace")
+
+
+def test_edit_a_case_save_and_the_file_changes_and_still_loads(page, served) -> None:
+    url, golden = served
+    page.goto(f"{url}/datasets/file:golden")
+    page.locator("a.edit-case").nth(1).click()
+    page.fill("#f-input", "Show me everything about product abc-123")
+    page.fill("#f-tags", "products, details")
+    screenshot(page, "07-editor")
+    page.click("#save")
+    page.wait_for_url(f"{url}/datasets/file:golden")
+    text = golden.read_text()
+    assert "input: Show me everything about product abc-123" in text
+    assert text.startswith("# Golden dataset for the example shop agent")
+    case = load_dataset(golden).cases[1]
+    assert case.input == "Show me everything about product abc-123"
+    assert case.tags == ["products", "details"]
+
+
+def test_an_invalid_case_shows_the_field_error(page, served) -> None:
+    url, golden = served
+    before = golden.read_text()
+    page.goto(f"{url}/datasets/file:golden/cases/0")
+    page.fill("#f-judge_rubric", "The answer names a product and its price.")
+    page.fill("#f-judge_threshold", "1.5")
+    page.click("#save")
+    error = page.locator("#error-judge_threshold")
+    assert error.is_visible()
+    assert "field 'judge.threshold': Input should be less than or equal to 1" in error.inner_text()
+    screenshot(page, "08-editor-field-error")
+    assert golden.read_text() == before
+
+
+def _xss_page(page, target: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(target)
+    for row in page.locator(".wf-row").all():
+        row.click()
+
+
+def test_xss_payloads_in_spans_and_datasets_never_execute(browser, served, shop) -> None:
+    url = served[0]
+    page = _log_in(browser, url)
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    page.add_init_script("window.__xss = null;")
+    targets = [
+        f"{url}/traces/{shop.xss_trace}",
+        f"{url}/runs/{shop.xss_run}/cases/0",
+        f"{url}/datasets/file:hostile",
+        f"{url}/datasets/file:hostile/cases/0",
+        f"{url}/runs/{shop.xss_run}",
+    ]
+    for target in targets:
+        _xss_page(page, target)
+        assert page.evaluate("window.__xss") is None, target
+        assert page.locator("#evil").count() == 0
+        assert page.locator("main script, main img, main svg[onload]").count() == 0
+    _xss_page(page, targets[0])
+    assert XSS_INPUT in page.locator("#inputs").inner_text()
+    assert "javascript:window.__xss" in page.locator(".waterfall").inner_text()
+    screenshot(page, "09-xss-trace")
+    assert dialogs == []
+    page.context.close()
+
+
+def test_without_the_token_the_browser_is_refused_and_forged_posts_fail(
+    browser, served, page
+) -> None:
+    url, golden = served
+    anonymous = browser.new_context()
+    response = anonymous.request.get(f"{url}/runs.json")
+    assert response.status == 401
+    landing = anonymous.new_page()
+    landing.goto(f"{url}/datasets")
+    assert "/login" in landing.url
+    landing.fill("#token", "wrong")
+    landing.click("#login")
+    assert landing.locator("#login-error").inner_text() == "wrong token"
+    anonymous.close()
+    before = golden.read_text()
+    page.goto(f"{url}/datasets/file:golden")
+    status = page.evaluate(
+        """async () => (await fetch('/datasets/file:golden/cases/0/delete', {method: 'POST',
+        body: new URLSearchParams({version: 'x'})})).status"""
+    )
+    assert status == 403
+    assert golden.read_text() == before
