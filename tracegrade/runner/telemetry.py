@@ -139,6 +139,16 @@ def install() -> None:
             _logs_router = logs_router
 
 
+def route(spans: SpanProcessor | None, logs: LogRecordProcessor | None) -> None:
+    """Install the providers (:func:`install`) and send every span and log record of the
+    process to ``spans`` / ``logs`` (None drops them), e.g. in-memory processors for the pytest
+    plugin's capture. One destination at a time (a run or a capture)."""
+    install()
+    assert _spans is not None and _logs_router is not None
+    _spans.target = spans
+    _logs_router.target = logs
+
+
 class RunExport:
     """One run's export path: batch processors sending OTLP/HTTP to the receiver at
     ``endpoint`` (``http://host:port``), attached to the routers while the run is open."""

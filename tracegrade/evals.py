@@ -1,0 +1,239 @@
+"""The pytest plugin's implementation (:mod:`tracegrade.pytest_plugin` imports it lazily, so
+installing tracegrade does not slow down other test suites): capture an agent's telemetry in
+memory, score a golden case, compare with a baseline."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk._logs.export import InMemoryLogExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from tracegrade.compare import Comparison, compare_runs, read_document, rules_from
+from tracegrade.config import Config, load_config
+from tracegrade.dataset import Case, Dataset, load_dataset
+from tracegrade.normalize import normalize_all
+from tracegrade.otlp.codec import logs_from_request, spans_from_request
+from tracegrade.report.document import case_dict, document, run_info
+from tracegrade.runner import telemetry
+from tracegrade.scoring import build_scorers, config_for
+from tracegrade.scoring.evaluate import CaseResult, RunResult, score_trace, summarize
+from tracegrade.scoring.score import Scorer
+from tracegrade.trace import AgentTrace
+
+MARKER = "tracegrade"
+
+
+def dataset_of(marker: pytest.Mark) -> Dataset:
+    """The dataset named by ``@pytest.mark.tracegrade(dataset=...)``.
+
+    Raises:
+        pytest.UsageError: the marker names no dataset.
+    """
+    path = marker.kwargs.get("dataset") or (marker.args[0] if marker.args else None)
+    if path is None:
+        raise pytest.UsageError("@pytest.mark.tracegrade needs dataset='path/to/golden.yaml'")
+    return load_dataset(path)
+
+
+def cases_of(marker: pytest.Mark) -> list[Case]:
+    """The marker's dataset cases (of its ``tier`` when given)."""
+    return dataset_of(marker).tier(marker.kwargs.get("tier"))
+
+
+@dataclass
+class Suite:
+    """The scored cases of one dataset in this session."""
+
+    dataset: Dataset
+    config: Config
+    scorers: list[Scorer]
+    results: list[CaseResult] = field(default_factory=list)
+    traces: list[AgentTrace] = field(default_factory=list)
+
+    @property
+    def threshold(self) -> float:
+        return (
+            self.dataset.threshold if self.dataset.threshold is not None else self.config.threshold
+        )
+
+    def run_document(self) -> dict[str, Any]:
+        """The session's ``tracegrade.run/1`` document for this dataset."""
+        result = RunResult(tuple(self.results), summarize(self.results, self.threshold, 0))
+        info = run_info(
+            result,
+            self.traces,
+            self.dataset,
+            tier=None,
+            min_pass_rate=1.0,
+            trace_source="pytest",
+            config_sources=self.config.sources,
+        )
+        return document(result, info)
+
+
+class Session:
+    """Per pytest session: the suites, the baseline, and the final comparison."""
+
+    def __init__(self, config: pytest.Config):
+        self.pytest_config = config
+        self.suites: dict[str, Suite] = {}
+        self.baselines: dict[str, dict[str, Any] | None] = {}
+        self.comparisons: list[Comparison] = []
+
+    def suite(self, dataset: Dataset) -> Suite:
+        if _key(dataset) not in self.suites:
+            config = config_for(load_config(), dataset)
+            self.suites[_key(dataset)] = Suite(dataset, config, build_scorers(config, ()))
+        return self.suites[_key(dataset)]
+
+    def baseline(self, dataset: Dataset) -> dict[str, Any] | None:
+        """The baseline run document for ``dataset`` (None without --tracegrade-baseline)."""
+        ref = self.pytest_config.getoption("tracegrade_baseline")
+        if not ref:
+            return None
+        if _key(dataset) not in self.baselines:
+            self.baselines[_key(dataset)] = _resolve(
+                ref, self.pytest_config.getoption("tracegrade_db"), dataset.name
+            )
+        return self.baselines[_key(dataset)]
+
+
+def _resolve(ref: str, db: str | None, dataset: str | None) -> dict[str, Any]:
+    if Path(ref).is_file():
+        return read_document(ref)
+    from tracegrade.store.runs import load_run, resolve_run
+    from tracegrade.store.traces import Store
+
+    with Store(db) as store:
+        return load_run(store, resolve_run(store, ref, dataset=dataset))
+
+
+@dataclass
+class Captured:
+    """What :meth:`Evaluator.capture` recorded: the normalised traces of the block."""
+
+    traces: list[AgentTrace] = field(default_factory=list)
+
+
+class Evaluator:
+    """The ``tracegrade`` fixture: capture an agent's telemetry, then check a case."""
+
+    def __init__(self, session: Session, request: pytest.FixtureRequest):
+        self.session = session
+        self.request = request
+        self.captured: Captured | None = None
+
+    @contextlib.contextmanager
+    def capture(self, case: Case | None = None) -> Iterator[Captured]:
+        """Record every span and log record the process emits inside the block (the global
+        OpenTelemetry providers, joined or set once), under a case span for ``case``."""
+        spans, logs = InMemorySpanExporter(), InMemoryLogExporter()
+        captured = Captured()
+        telemetry.route(SimpleSpanProcessor(spans), SimpleLogRecordProcessor(logs))
+        try:
+            if case is None:
+                yield captured
+            else:
+                span = telemetry.start_case_span(f"pytest-{uuid.uuid4().hex[:8]}", str(case.id), 0)
+                try:
+                    with trace.use_span(span, end_on_exit=False):
+                        yield captured
+                finally:
+                    span.end()
+        finally:
+            telemetry.route(None, None)
+            captured.traces = _normalise(spans, logs)
+            self.captured = captured
+
+    def check(
+        self,
+        case: Case,
+        traces: Sequence[AgentTrace] | None = None,
+        *,
+        dataset: Dataset | None = None,
+    ) -> CaseResult:
+        """Score ``case`` against ``traces`` (default: the last capture's) and fail the test with
+        tracegrade's reasons when the case fails or, with ``--tracegrade-baseline``, regressed.
+
+        Raises:
+            pytest.fail.Exception: the case failed or regressed (the message lists why).
+        """
+        suite = self.session.suite(dataset or dataset_of(self._marker()))
+        found = list(traces if traces is not None else (self.captured or Captured()).traces)
+        if not found:
+            pytest.fail(f"tracegrade: no trace captured for case {case.id}", pytrace=False)
+        weights = suite.dataset.weights or suite.config.weights
+        result = score_trace(found[0], case, suite.scorers, suite.config, weights, suite.threshold)
+        suite.results.append(result)
+        suite.traces.extend(found)
+        problems = [] if result.passed else [f"score {result.score}", *result.reasons]
+        problems += self._regressed(suite, result)
+        if problems:
+            pytest.fail(f"tracegrade: case {case.id}: " + "; ".join(problems), pytrace=False)
+        return result
+
+    def _marker(self) -> pytest.Mark:
+        marker = self.request.node.get_closest_marker(MARKER)
+        if marker is None:
+            raise pytest.UsageError("tracegrade.check needs @pytest.mark.tracegrade or dataset=")
+        return marker
+
+    def _regressed(self, suite: Suite, result: CaseResult) -> list[str]:
+        base = self.session.baseline(suite.dataset)
+        if base is None:
+            return []
+        current = {"run": {"run_id": "pytest"}, "summary": {}, "cases": [case_dict(result)]}
+        base_case = {**base, "cases": [c for c in base["cases"] if c["case_id"] == result.case_id]}
+        rules = rules_from(suite.config.regression)
+        compared = compare_runs(base_case, current, rules).cases
+        if not compared or compared[0].status != "regressed":
+            return []
+        reasons = ", ".join(compared[0].reasons)
+        return [f"regressed against baseline {base['run']['run_id']}: {reasons}"]
+
+
+def _normalise(spans: InMemorySpanExporter, logs: InMemoryLogExporter) -> list[AgentTrace]:
+    finished = spans.get_finished_spans()
+    if not finished:
+        return []
+    records = logs.get_finished_logs()
+    decoded_logs = logs_from_request(encode_logs(records)) if records else []
+    return normalize_all(spans_from_request(encode_spans(finished)), decoded_logs)
+
+
+def _key(dataset: Dataset) -> str:
+    return str(dataset.source or dataset.name)
+
+
+def finish(state: Session, json_path: str | None) -> bool:
+    """At the end of the session: write the run documents, compare them with the baseline;
+    True on a regression."""
+    for suite in state.suites.values():
+        doc = suite.run_document()
+        if json_path:
+            _write(doc, json_path, suite.dataset.name, several=len(state.suites) > 1)
+        base = state.baseline(suite.dataset)
+        if base is not None:
+            rules = rules_from(suite.config.regression)
+            state.comparisons.append(compare_runs(base, doc, rules, pricing=suite.config.pricing))
+    return any(c.regression for c in state.comparisons)
+
+
+def _write(doc: dict[str, Any], path: str, name: str | None, *, several: bool) -> None:
+    target = Path(path)
+    if several and name:
+        target = target.with_name(f"{target.stem}-{name}{target.suffix}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
