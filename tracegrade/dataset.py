@@ -30,7 +30,7 @@ from pydantic import (
 )
 
 from tracegrade.dataset_errors import Located, locate, messages, validation_problems
-from tracegrade.dataset_shapes import to_case_fields
+from tracegrade.dataset_shapes import CASE_KEYS, to_case_fields
 from tracegrade.errors import DatasetError
 from tracegrade.predicates import Predicate, PredicateError, parse_predicate
 
@@ -261,7 +261,7 @@ def load_dataset(path: str | Path) -> Dataset:
     try:
         dataset = Dataset.model_validate(data)
     except ValidationError as exc:
-        problems += validation_problems(exc, Dataset)
+        problems += validation_problems(exc, Dataset, CASE_KEYS)
     if problems:
         found = messages(str(path), locate(text, case_lines), data, problems)
         raise DatasetError("\n".join(found))

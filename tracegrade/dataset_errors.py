@@ -143,15 +143,18 @@ def _label(path: Path_, data: Mapping[str, Any]) -> str:
 
 
 def validation_problems(
-    exc: ValidationError, model: type[BaseModel]
+    exc: ValidationError, model: type[BaseModel], case_aliases: Sequence[str] = ()
 ) -> list[tuple[Path_, str, bool]]:
     """Every error of ``exc`` as ``(path, message, is_unknown_key)``; an unknown key's message
-    suggests the closest field of the model it was found in."""
+    suggests the closest field of the model it was found in (for a case, also the keys of the
+    other accepted shapes, ``case_aliases``)."""
     problems = []
     for error in exc.errors():
         path = tuple(error["loc"])
         if error["type"] == "extra_forbidden":
             known = model_fields(model, path[:-1])
+            if len(path) == 3 and path[0] == "cases":
+                known += case_aliases
             message = "unknown field" + suggestion(str(path[-1]), known)
             problems.append((path, message, True))
         else:

@@ -39,6 +39,9 @@ EXPECTED_OUTPUT = {
 }
 """``expectedOutput`` key of the regression-alert ``EvalCase`` -> tracegrade case field."""
 
+CASE_KEYS = ("prompt", "judge_prompt", "judge_threshold", "expectedOutput")
+"""Case keys of the other shapes (suggested for a misspelt key like any case field)."""
+
 TURN_TEXT_KEYS = ("prompt", "input", "content", "message")
 """Keys that hold the user's message in a turn object (the first present wins)."""
 

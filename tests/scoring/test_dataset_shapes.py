@@ -91,3 +91,13 @@ def test_13_2_category_is_on_every_result_and_summarised():
         "order-management": {"results": 1, "passed": 1, "pass_rate": 1.0, "score": 1.0},
         "returns": {"results": 1, "passed": 0, "pass_rate": 0.0, "score": None},
     }
+
+
+def test_13_2_a_misspelt_case_editor_key_gets_a_suggestion(tmp_path):
+    path = tmp_path / "editor.yaml"
+    path.write_text("- name: x\n  prompt: hi\n  judge_promt: Polite\n")
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert str(info.value) == (
+        f"{path}:3: case 1: field 'judge_promt': unknown field; did you mean 'judge_prompt'?"
+    )
