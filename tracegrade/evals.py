@@ -12,7 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
+try:
+    import pytest
+except ImportError as exc:  # only pytest loads this module, and it brings pytest
+    raise ImportError(f"{__name__} runs inside pytest: pip install pytest") from exc
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans

@@ -24,7 +24,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import pytest
+try:
+    import pytest
+except ImportError as exc:  # only pytest loads this module, and it brings pytest
+    raise ImportError(f"{__name__} runs inside pytest: pip install pytest") from exc
 
 if TYPE_CHECKING:
     from tracegrade.dataset import Case
