@@ -1,0 +1,113 @@
+"""``tracegrade score FILE`` end to end at scale: throughput and peak memory against N traces.
+
+    python benchmarks/score_scale.py [--traces 1000 2000] [--workers 1] [--json]
+
+The 100 tau-bench conversations (converted to OTLP/JSON lines) are repeated with fresh trace
+ids up to each ``--traces`` count. For each size, in the same run:
+
+- ``baseline``: ``json.loads`` of every line of the file (the floor any reader pays);
+- ``score``: ``tracegrade score FILE --no-save`` (reference-free scorers, report printed)
+  in a child process: wall seconds, traces/s, ``x_baseline`` (score time / baseline time),
+  and the child's peak RSS (MB). Flat memory means the peak does not grow with the count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.tau_bench.convert import convert  # noqa: E402
+
+TAU = ROOT / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
+_MEASURE = (
+    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
+def make_file(lines: list[str], count: int, path: Path) -> Path:
+    """``count`` traces: the lines repeated, each copy's trace id rewritten (unique)."""
+    with path.open("w") as out:
+        for n in range(count):
+            line = lines[n % len(lines)]
+            original = json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+            out.write(line.replace(original, f"{n:08x}{original[8:]}") + "\n")
+    return path
+
+
+def measure(path: Path, workers: int) -> dict[str, Any]:
+    """Score ``path`` in a child process; wall seconds and the child's peak RSS in MB."""
+    tracegrade = Path(sys.executable).with_name("tracegrade")
+    command = [str(tracegrade), "score", str(path), "--no-save", "--workers", str(workers)]
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True, check=True
+    )
+    seconds = time.perf_counter() - started
+    kib = int(out.stdout.strip().splitlines()[-1])
+    return {"seconds": round(seconds, 3), "peak_rss_mb": round(kib / 1024, 1)}
+
+
+def run(counts: list[int], workers: int = 1) -> list[dict[str, Any]]:
+    """One row per trace count (see the module docstring)."""
+    work = Path(tempfile.mkdtemp(prefix="tracegrade-scale-"))
+    convert(TAU, work)
+    lines = (work / "traces.jsonl").read_text().splitlines()
+    rows = []
+    for count in counts:
+        path = make_file(lines, count, work / f"traces-{count}.jsonl")
+        started = time.perf_counter()
+        with path.open("rb") as handle:
+            for line in handle:
+                json.loads(line)
+        baseline = time.perf_counter() - started
+        scored = measure(path, workers)
+        rows.append(
+            {
+                "traces": count,
+                "file_mb": round(path.stat().st_size / 2**20, 1),
+                "baseline_s": round(baseline, 3),
+                "score_s": scored["seconds"],
+                "traces_per_s": round(count / scored["seconds"], 1),
+                "x_baseline": round(scored["seconds"] / baseline, 2),
+                "peak_rss_mb": scored["peak_rss_mb"],
+                "workers": workers,
+            }
+        )
+        path.unlink()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--traces", type=int, nargs="+", default=[1000, 2000])
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    rows = run(args.traces, args.workers)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"{'traces':>8}{'file MB':>9}{'score s':>9}{'traces/s':>10}{'x json':>8}{'peak MB':>9}")
+    for row in rows:
+        print(
+            f"{row['traces']:>8}{row['file_mb']:>9}{row['score_s']:>9}{row['traces_per_s']:>10}"
+            f"{row['x_baseline']:>8}{row['peak_rss_mb']:>9}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    sys.exit(main())

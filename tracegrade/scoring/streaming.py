@@ -1,0 +1,179 @@
+"""Evaluation over a stream of trace batches: each batch is scored and dropped.
+
+:func:`~tracegrade.scoring.evaluate.evaluate` needs every trace at once; a store of a million
+traces does not fit. :func:`evaluate_batches` gives the same :class:`RunResult` (the same
+results, in the same order) while holding one batch of traces, plus the results (a few KB
+each) and a few facts per run (:class:`TraceFacts`).
+
+Matching (see :mod:`tracegrade.scoring.evaluate`) prefers, per case, traces labelled with its
+id, then the traces it names, then traces with its first input; which rule wins for a case
+is known only once every trace is seen. So each trace is scored against every case it
+*could* belong to (almost always one), and the results the precedence rejects are dropped
+at the end.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tracegrade.config import Config
+from tracegrade.dataset import Case, Dataset, Tier
+from tracegrade.scoring.evaluate import (
+    CaseResult,
+    Progress,
+    RunResult,
+    _follows_turns,
+    _normalized,
+    _prefetch,
+    case_id_of,
+    score_trace,
+    summarize,
+    unmatched,
+)
+from tracegrade.scoring.parallel import ordered_map
+from tracegrade.scoring.score import Scorer
+from tracegrade.trace import AgentTrace
+
+__all__ = ["TraceFacts", "evaluate_batches"]
+
+
+@dataclass
+class TraceFacts:
+    """What a run document keeps of the traces: how many, their agent versions
+    (``service.version``) and the models they called."""
+
+    count: int = 0
+    versions: Counter[str] = field(default_factory=Counter)
+    models: set[str] = field(default_factory=set)
+
+    def add(self, trace: AgentTrace) -> None:
+        """Count one trace."""
+        self.count += 1
+        if version := trace.resource_attributes.get("service.version"):
+            self.versions[str(version)] += 1
+        self.models.update(c.model for c in trace.llm_calls if c.model)
+
+    @classmethod
+    def of(cls, traces: Iterable[AgentTrace]) -> TraceFacts:
+        """The facts of traces held in memory."""
+        facts = cls()
+        for trace in traces:
+            facts.add(trace)
+        return facts
+
+
+@dataclass
+class _Matches:
+    """Per case, the results of each matching rule; per trace (in stream order), its id."""
+
+    cases: list[Case]
+    mapping: Mapping[str, Sequence[str]]
+    by_attr: dict[int, list[CaseResult]] = field(default_factory=dict)
+    by_name: dict[int, dict[str, CaseResult]] = field(default_factory=dict)
+    by_input: dict[int, list[CaseResult]] = field(default_factory=dict)
+    trace_ids: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.ids = {case.id for case in self.cases}
+        self.named = [
+            [*c.trace_ids, *(i.lower() for i in self.mapping.get(c.id or "", ()))]
+            for c in self.cases
+        ]
+
+    def candidates(self, trace: AgentTrace) -> list[tuple[int, str]]:
+        """(case index, rule) for every case this trace may belong to."""
+        out = [(n, "name") for n, names in enumerate(self.named) if trace.trace_id in names]
+        if (case_id := case_id_of(trace)) is not None and case_id in self.ids:
+            out += [(n, "attr") for n, c in enumerate(self.cases) if c.id == case_id]
+        elif trace.user_inputs:
+            first = _normalized(trace.user_inputs[0])
+            out += [
+                (n, "input")
+                for n, c in enumerate(self.cases)
+                if _normalized(c.input) == first and _follows_turns(trace, c)
+            ]
+        return out
+
+    def record(self, case: int, rule: str, result: CaseResult) -> None:
+        if rule == "attr":
+            self.by_attr.setdefault(case, []).append(result)
+        elif rule == "name":
+            self.by_name.setdefault(case, {})[result.trace_id or ""] = result
+        else:
+            self.by_input.setdefault(case, []).append(result)
+
+    def results(self) -> tuple[list[CaseResult], int]:
+        """Each case's results by precedence (unmatched when none), and the traces unused."""
+        results: list[CaseResult] = []
+        used: set[str] = set()
+        for n, case in enumerate(self.cases):
+            named = self.by_name.get(n, {})
+            chosen = (
+                self.by_attr.get(n)
+                or [named[i] for i in self.named[n] if i in named]
+                or self.by_input.get(n, [])
+            )
+            used.update(r.trace_id for r in chosen if r.trace_id)
+            results.extend(chosen or [unmatched(case)])
+        return results, sum(1 for i in self.trace_ids if i not in used)
+
+
+def evaluate_batches(
+    batches: Iterable[Sequence[AgentTrace]],
+    dataset: Dataset | None,
+    scorers: Sequence[Scorer],
+    config: Config,
+    *,
+    tier: Tier | None = None,
+    threshold: float | None = None,
+    mapping: Mapping[str, Sequence[str]] | None = None,
+    progress: Progress | None = None,
+    workers: int = 1,
+) -> tuple[RunResult, TraceFacts]:
+    """:func:`~tracegrade.scoring.evaluate.evaluate` over batches of traces (same arguments,
+    same result), and the :class:`TraceFacts` of the traces seen."""
+    if threshold is None:
+        threshold = (
+            dataset.threshold if dataset and dataset.threshold is not None else config.threshold
+        )
+    weights = (dataset.weights or config.weights) if dataset else config.reference_free_weights
+    matches = _Matches(dataset.tier(tier), mapping or {}) if dataset else None
+    facts, free = TraceFacts(), list[CaseResult]()
+    for batch in batches:
+        jobs = _jobs(batch, matches, facts)
+        _prefetch(scorers, [(trace, case) for trace, case, _ in jobs])
+
+        def job(index: int, jobs: list[_Job] = jobs) -> CaseResult:
+            trace, case, _ = jobs[index]
+            return score_trace(trace, case, scorers, config, weights, threshold)
+
+        results = ordered_map(job, len(jobs), workers, progress)
+        for (_, _, rules), result in zip(jobs, results, strict=True):
+            if matches is None:
+                free.append(result)
+            for case, rule in rules:
+                matches.record(case, rule, result)  # type: ignore[union-attr]
+    if matches is None:
+        return RunResult(tuple(free), summarize(free, threshold, 0)), facts
+    chosen, leftover = matches.results()
+    return RunResult(tuple(chosen), summarize(chosen, threshold, leftover)), facts
+
+
+_Job = tuple[AgentTrace, Case | None, list[tuple[int, str]]]
+"""A trace, a case to score it against, and the (case index, rule) pairs it may count for."""
+
+
+def _jobs(batch: Sequence[AgentTrace], matches: _Matches | None, facts: TraceFacts) -> list[_Job]:
+    jobs: list[_Job] = []
+    for trace in batch:
+        facts.add(trace)
+        if matches is None:
+            jobs.append((trace, None, []))
+            continue
+        matches.trace_ids.append(trace.trace_id)
+        found = matches.candidates(trace)
+        for case in dict.fromkeys(n for n, _ in found):
+            jobs.append((trace, matches.cases[case], [(n, r) for n, r in found if n == case]))
+    return jobs
