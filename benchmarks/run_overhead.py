@@ -186,12 +186,13 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(figures, indent=2))
         return 0
     print(
-        f"{figures['cases']} cases x {figures['agent_s']} s at concurrency {figures['concurrency']}: "
-        f"{figures['passed']} passed"
+        f"{figures['cases']} cases x {figures['agent_s']} s at concurrency "
+        f"{figures['concurrency']}: {figures['passed']} passed"
     )
     print(
-        f"ideal {figures['ideal_s']} s + receiver start-up {figures['receiver_start_s']} s; run wall "
-        f"{figures['run_wall_s']} s (ratio {figures['ratio']}); whole command {figures['command_s']} s"
+        f"ideal {figures['ideal_s']} s + receiver start-up {figures['receiver_start_s']} s; run "
+        f"wall {figures['run_wall_s']} s (ratio {figures['ratio']}); whole command "
+        f"{figures['command_s']} s"
     )
     for key in ("agent_overhead_ms", "settle_ms", "score_ms"):
         print(f"{key:<20} p50 {figures[key]['p50']:>8} ms   p95 {figures[key]['p95']:>8} ms")

@@ -39,5 +39,6 @@ def pytest_report_header() -> list[str]:
     return [
         f"tracegrade test data: {DATA}",
         f"TRACEGRADE_REQUIRE_HARNESS={os.environ.get('TRACEGRADE_REQUIRE_HARNESS', '')}",
-        f"TRACEGRADE_TEST_POSTGRES_URL={'set' if os.environ.get('TRACEGRADE_TEST_POSTGRES_URL') else 'unset'}",
+        "TRACEGRADE_TEST_POSTGRES_URL="
+        + ("set" if os.environ.get("TRACEGRADE_TEST_POSTGRES_URL") else "unset"),
     ]

@@ -88,11 +88,13 @@ def main(argv: list[str] | None = None) -> int:
         f"TN {result['true_negative']}  FN {result['false_negative']}"
     )
     print(
-        f"accuracy {result['accuracy']:.3f}  precision {result['precision']:.3f}  recall {result['recall']:.3f}"
+        f"accuracy {result['accuracy']:.3f}  precision {result['precision']:.3f}  recall "
+        f"{result['recall']:.3f}"
     )
     for case in result["disagreements"]:
         print(
-            f"- {case['case_id']}: reward {case['reward']}, passed {case['passed']}: {'; '.join(case['reasons'][:4])}"
+            f"- {case['case_id']}: reward {case['reward']}, passed {case['passed']}: "
+            f"{'; '.join(case['reasons'][:4])}"
         )
     return 0
 

@@ -93,7 +93,8 @@ def convert(trajectories: Path, out_dir: Path) -> tuple[int, int]:
     traces = write_jsonl(out_dir / "traces.jsonl", [trace_request(r) for r in records])
     dataset = {
         "name": "tau-bench-airline-gpt-4o",
-        "description": f"From {trajectories.name}: one case per tau-bench trajectory (see benchmarks/tau_bench).",
+        "description": f"From {trajectories.name}: one case per tau-bench trajectory "
+        "(see benchmarks/tau_bench).",
         "threshold": 1.0,
         "weights": {"correctness": 1.0, "hallucination": 1.0},
         "cases": [case_for(r) for r in records],
@@ -110,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     traces, cases = convert(args.trajectories, args.out_dir)
     print(
-        f"wrote {traces} traces to {args.out_dir / 'traces.jsonl'} and {cases} cases to {args.out_dir / 'dataset.yaml'}"
+        f"wrote {traces} traces to {args.out_dir / 'traces.jsonl'} and {cases} cases to "
+        f"{args.out_dir / 'dataset.yaml'}"
     )
     return 0
 

@@ -37,14 +37,17 @@ DEFAULT_MODEL = "gpt-4o-mini"
 MAX_MODEL_CALLS = 8
 """Model calls per :func:`answer` before it gives up (:class:`StepLimitError`)."""
 
-SYSTEM_PROMPT = f"""You are the shopping assistant of an online shop. You help the logged-in customer, \
-{seed.CUSTOMER["name"]}, find and compare products and track, cancel and return orders. Today is {seed.SHOP_DATE}.
+SYSTEM_PROMPT = f"""You are the shopping assistant of an online shop. You help the logged-in \
+customer, {seed.CUSTOMER["name"]}, find and compare products and track, cancel and return \
+orders. Today is {seed.SHOP_DATE}.
 
 Grounding rules:
-- Always call a tool for product, price, stock, coupon and order data; never invent names, prices, ids or \
-tracking numbers. If a tool returns an error or nothing, say so.
-- If the request is ambiguous (for example which order), ask one short clarifying question instead of guessing.
-- Orders can be cancelled only while placed or confirmed. Check return eligibility before starting a return.
+- Always call a tool for product, price, stock, coupon and order data; never invent names, \
+prices, ids or tracking numbers. If a tool returns an error or nothing, say so.
+- If the request is ambiguous (for example which order), ask one short clarifying question \
+instead of guessing.
+- Orders can be cancelled only while placed or confirmed. \
+Check return eligibility before starting a return.
 - Show prices in US dollars with two decimals, and lead with the most relevant results.
 - For questions outside products and orders, say you don't have access to that information."""
 
@@ -80,7 +83,8 @@ def conversation_of(message: str | Sequence[Mapping[str, Any]]) -> list[dict[str
             or not isinstance(item.get("content"), str)
         ):
             raise ValueError(
-                f"message {index}: expected {{'role': 'user'|'assistant', 'content': str}}, got {item!r}"
+                f"message {index}: expected {{'role': 'user'|'assistant', 'content': str}}, got "
+                f"{item!r}"
             )
         turns.append({"role": item["role"], "content": item["content"]})
     if not turns or turns[-1]["role"] != "user":
@@ -130,7 +134,8 @@ def _loop(
     conversation: list[dict[str, str]],
     usage: list[int],
 ) -> str:
-    """Call the model until it answers without tools; ``usage`` accumulates [input, output] tokens."""
+    """Call the model until it answers without tools; ``usage`` accumulates [input, output]
+    tokens."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM_PROMPT}, *conversation]
     for _ in range(MAX_MODEL_CALLS):
         response = client.chat.completions.create(

@@ -345,8 +345,8 @@ def get_order_details(db: sqlite3.Connection, a: OrderId) -> dict[str, Any]:
     items = [
         {"name": n, "quantity": q, "unit_price": p}
         for n, q, p in db.execute(
-            "SELECT p.name, i.quantity, i.unit_price FROM order_items i JOIN products p ON p.id = i.product_id "
-            "WHERE i.order_id = ?",
+            "SELECT p.name, i.quantity, i.unit_price FROM order_items i"
+            " JOIN products p ON p.id = i.product_id WHERE i.order_id = ?",
             (row["id"],),
         )
     ]
@@ -369,7 +369,8 @@ def get_order_tracking(db: sqlite3.Connection, a: OrderId) -> dict[str, Any]:
     timeline = [
         {"status": s, "location": loc, "timestamp": t}
         for s, loc, t in db.execute(
-            "SELECT status, location, timestamp FROM order_status_history WHERE order_id = ? ORDER BY timestamp",
+            "SELECT status, location, timestamp FROM order_status_history WHERE order_id = ?"
+            " ORDER BY timestamp",
             (row["id"],),
         )
     ]

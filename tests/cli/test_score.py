@@ -1,4 +1,5 @@
-"""``tracegrade score``: inputs, tiers, outputs (JSON contract, JUnit XML), exit codes, stored runs."""
+"""``tracegrade score``: inputs, tiers, outputs (JSON contract, JUnit XML), exit codes, stored
+runs."""
 
 from __future__ import annotations
 

@@ -111,7 +111,10 @@ def test_skip_tool_drops_the_last_step_and_answers_from_memory():
         .message["content"]
         .endswith("I believe everything is in order.")
     )
-    returns = "I want to return the laptop from order 550e8400-e29b-41d4-a716-446655440004, it has a defective screen"
+    returns = (
+        "I want to return the laptop from order 550e8400-e29b-41d4-a716-446655440004, "
+        "it has a defective screen"
+    )
     after_check = _after_tools(
         returns, [("check_return_eligibility", {"order_id": "o", "return_eligible": True})]
     )

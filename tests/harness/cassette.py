@@ -261,7 +261,8 @@ def require_chat_completions(inters: list[Interaction], path: Any = "") -> None:
     bad = [i.uri for i in inters if i.method != "POST" or not i.path.endswith("/chat/completions")]
     if bad or not inters:
         raise ValueError(
-            f"{path}: only OpenAI chat-completions cassettes are supported (got {bad or 'no interactions'})"
+            f"{path}: only OpenAI chat-completions cassettes are supported (got "
+            f"{bad or 'no interactions'})"
         )
 
 
@@ -382,12 +383,14 @@ def is_single_agent_loop(path: str | Path) -> tuple[bool, str]:
             if calls:
                 return False, (
                     f"response {pos} asks for tools {[c['function']['name'] for c in calls]} "
-                    "but no later request carries their results (an agent would send one more request)"
+                    "but no later request carries their results (an agent would send one more "
+                    "request)"
                 )
             continue
         if not calls:
             return False, (
-                f"response {pos} is a final answer but {len(inters) - pos - 1} more interaction(s) follow "
+                f"response {pos} is a final answer but {len(inters) - pos - 1} more interaction(s) "
+                "follow "
                 "(several recordings appended in one cassette)"
             )
         answers = tool_results_in(inters[pos + 1].request_body)

@@ -59,7 +59,8 @@ def main(argv: list[str]) -> int:
     for scope, span in spans:
         parent = ids.get(span.parent_span_id, "-" if not span.parent_span_id else "?")
         print(
-            f"SPAN {span.name!r} kind={span.kind} scope={scope.name} parent={parent!r} status={span.status.code}"
+            f"SPAN {span.name!r} kind={span.kind} scope={scope.name} parent={parent!r} "
+            f"status={span.status.code}"
         )
         for k, v in attrs(span.attributes).items():
             text = repr(v)
@@ -72,8 +73,9 @@ def main(argv: list[str]) -> int:
                     body = _value(rec.body)
                     text = repr(body)
                     print(
-                        f"LOG event_name={rec.event_name!r} scope={sl.scope.name} span={ids.get(rec.span_id)!r} "
-                        f"attrs={attrs(rec.attributes)} body={text if width is None else text[:width]}"
+                        f"LOG event_name={rec.event_name!r} scope={sl.scope.name} "
+                        f"span={ids.get(rec.span_id)!r} attrs={attrs(rec.attributes)} "
+                        f"body={text if width is None else text[:width]}"
                     )
     return 0
 

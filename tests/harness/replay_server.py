@@ -149,7 +149,8 @@ class ReplayServer:
                         "error": {
                             "message": (
                                 f"replay cassette exhausted: request #{idx + 1} but "
-                                f"{server.cassette_path} holds {len(server.interactions)} interaction(s)"
+                                f"{server.cassette_path} holds {len(server.interactions)} "
+                                "interaction(s)"
                             ),
                             "type": "replay_exhausted",
                             "code": "replay_exhausted",

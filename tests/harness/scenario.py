@@ -4,7 +4,8 @@ Run *inside* a harness virtualenv (see ``make_venvs.py``)::
 
     .venvs/harness-openai-v2-latest/bin/python tests/harness/scenario.py \\
         --instrumentation openai-v2-latest \\
-        --cassette tests/data/cassettes/opentelemetry-python-contrib/test_chat_completion_tool_calls_with_content.yaml \\
+        --cassette tests/data/cassettes/opentelemetry-python-contrib/\\
+test_chat_completion_tool_calls_with_content.yaml \\
         --out /tmp/out
 
 Writes to ``--out``:
@@ -613,7 +614,8 @@ def main(argv: list[str] | None = None) -> int:
             ok, why = cassette.is_single_agent_loop(path)
             if not ok:
                 raise Unsupported(
-                    f"{args.instrumentation} runs a real agent loop; this cassette does not hold one: {why}"
+                    f"{args.instrumentation} runs a real agent loop; this cassette does not hold "
+                    f"one: {why}"
                 )
     except (Unsupported, ValueError) as exc:
         summary.update(status="unsupported", error=str(exc))

@@ -74,7 +74,8 @@ def test_expected_contrib_tool_calls_by_hand():
         },
     ]
     assert exp["final_output"] == (
-        "Today, the weather in Seattle is 50 degrees and raining, while in San Francisco, it's 70 degrees and sunny."
+        "Today, the weather in Seattle is 50 degrees and raining, while in San Francisco, it's 70 "
+        "degrees and sunny."
     )
     assert exp["user_inputs"] == ["What's the weather in Seattle and San Francisco today?"]
     assert exp["history_tool_calls"] == []
@@ -125,8 +126,10 @@ def test_expected_gzip_cassettes():
 def test_non_chat_completions_cassette_is_rejected(tmp_path):
     bad = tmp_path / "responses.yaml"
     bad.write_text(
-        "interactions:\n- request: {method: POST, uri: 'https://api.openai.com/v1/responses', body: '{}'}\n"
-        "  response: {status: {code: 200, message: OK}, headers: {}, body: {string: '{}'}}\nversion: 1\n"
+        "interactions:\n"
+        "- request: {method: POST, uri: 'https://api.openai.com/v1/responses', body: '{}'}\n"
+        "  response: {status: {code: 200, message: OK}, headers: {}, body: {string: '{}'}}\n"
+        "version: 1\n"
     )
     with pytest.raises(ValueError, match="chat-completions"):
         expected_from_cassette(bad)

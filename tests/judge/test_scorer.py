@@ -28,7 +28,10 @@ def _case(trace, case_id: str = "c1", **judge) -> Case:
 def test_faithfulness_judges_a_contradicted_answer_with_the_tool_results_as_evidence(
     judge_server, contradiction
 ):
-    missed = "says $114 was charged, but calculate returned -114.0 (a refund); says economy, the update returned basic_economy"
+    missed = (
+        "says $114 was charged, but calculate returned -114.0 (a refund); "
+        "says economy, the update returned basic_economy"
+    )
     server = judge_server(
         [
             json_reply(

@@ -2,9 +2,10 @@
 
 Each section takes one file of ``tests/data/span-examples/`` (see its ``_source``), arranges
 its spans into a plausible tree (agent root where the convention has one, chat spans in time
-order, tool spans after the chat that asked for them) and checks what
-the field reference (``/work/shared/reference/span-conventions.md``, sections 1-7) says the normalised trace must contain. Expected
-values are read from the example files and the reference, never from the code's output.
+order, tool spans after the chat that asked for them) and checks what the field reference
+(``/work/shared/reference/span-conventions.md``, sections 1-7) says the normalised trace must
+contain. Expected values are read from the example files and the reference, never from the
+code's output.
 
 Where an example leaves a value as a placeholder (pydantic-ai's ``IsStr()`` rendered as
 ``"<str>"``), a fixed realistic value is substituted consistently across spans. Values an
@@ -771,10 +772,14 @@ def oi_llm_fixture_trace(*, as_run: bool) -> AgentTrace:
                 "llm.input_messages.0.message.content": "Weather in Paris?",
                 "llm.output_messages.0.message.role": "assistant",
                 "llm.output_messages.0.message.contents.0.message_content.type": "text",
-                "llm.output_messages.0.message.contents.0.message_content.text": "Absolutely! Let me check the weather for you.",
+                "llm.output_messages.0.message.contents.0.message_content.text": (
+                    "Absolutely! Let me check the weather for you."
+                ),
                 "llm.output_messages.0.message.tool_calls.0.tool_call.id": "1234",
                 "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
-                "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"location":"Paris"}',
+                "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": (
+                    '{"location":"Paris"}'
+                ),
             },
             parent=root,
             start_ms=10,
@@ -1373,7 +1378,8 @@ def pai_trace(*, tool_span: bool = True, chat_usage: bool = True) -> AgentTrace:
     agent_raw, chat_raw = example(PAI)["spans"][:2]
     agent, chat1 = pai_attributes(agent_raw), pai_attributes(chat_raw)
     all_messages = json.loads(agent["pydantic_ai.all_messages"])
-    # derived: the second chat (history = all_messages up to the answer; usage = aggregate - first chat)
+    # derived: the second chat (history = all_messages up to the answer;
+    # usage = aggregate - first chat)
     chat2 = {
         **chat1,
         "gen_ai.input.messages": json.dumps(all_messages[:3]),

@@ -69,7 +69,8 @@ class ShopModel:
         if last["role"] == "tool":
             item = json.loads(last["content"])
             return text(
-                f"The price of the {item['product']} is ${item['price']:.2f}; {item['stock']} in stock."
+                f"The price of the {item['product']} is ${item['price']:.2f}; {item['stock']} in "
+                "stock."
             )
         asked = last["content"]
         key = _product(asked)

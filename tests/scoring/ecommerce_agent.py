@@ -154,7 +154,10 @@ def _answer_products(results: list[Any]) -> str:
     products = result if isinstance(result, list) else [result]
     lines = []
     for p in products:
-        line = f"{p['name']} — price ${p['price']:.2f}, rating {p['rating']}/5, category {p['category']}"
+        line = (
+            f"{p['name']} — price ${p['price']:.2f}, rating {p['rating']}/5, "
+            f"category {p['category']}"
+        )
         if len(products) == 1:
             specs = ", ".join(f"{k} {v}" for k, v in p["specs"].items())
             line += f". Description: {p['description']}. Specs: {specs}"
@@ -184,7 +187,10 @@ PLANS: dict[str, tuple[list[tuple[str, dict[str, Any]]], Callable[[list[Any]], s
         ],
         _answer_orders,
     ),
-    "I want to return the laptop from order 550e8400-e29b-41d4-a716-446655440004, it has a defective screen": (
+    (
+        "I want to return the laptop from order 550e8400-e29b-41d4-a716-446655440004, "
+        "it has a defective screen"
+    ): (
         [
             ("check_return_eligibility", {"order_id": "550e8400-e29b-41d4-a716-446655440004"}),
             (

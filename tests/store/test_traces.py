@@ -114,8 +114,8 @@ def test_a_store_with_one_row_per_span_migrates_to_chunks_losslessly(
                 ],
             )
             old.db.executemany(
-                "INSERT INTO traces (trace_id, start_unix_nano, first_received_at, last_received_at)"
-                " VALUES (?, 0, 1, 1) ON CONFLICT DO NOTHING",
+                "INSERT INTO traces (trace_id, start_unix_nano, first_received_at, "
+                "last_received_at) VALUES (?, 0, 1, 1) ON CONFLICT DO NOTHING",
                 [(s.trace_id.hex(),) for s in spans],
             )
     monkeypatch.undo()

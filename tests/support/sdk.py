@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -46,8 +47,14 @@ def agent_turn(
                 "gen_ai.request.model": "gpt-4o",
                 "gen_ai.usage.input_tokens": 10,
                 "gen_ai.usage.output_tokens": 5,
-                "gen_ai.input.messages": f'[{{"role": "user", "parts": [{{"type": "text", "content": "{question}"}}]}}]',
-                "gen_ai.output.messages": f'[{{"role": "assistant", "parts": [{{"type": "text", "content": "{answer}"}}]}}]',
+                "gen_ai.input.messages": json.dumps(
+                    [{"role": "user", "parts": [{"type": "text", "content": question}]}],
+                    ensure_ascii=False,
+                ),
+                "gen_ai.output.messages": json.dumps(
+                    [{"role": "assistant", "parts": [{"type": "text", "content": answer}]}],
+                    ensure_ascii=False,
+                ),
             },
         ):
             pass

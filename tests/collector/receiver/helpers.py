@@ -238,7 +238,8 @@ def stored_logs(db: str | Path) -> list[logs_pb2.LogRecord]:
 
 
 def stored_requests(db: str | Path) -> tuple[ExportTraceServiceRequest, ExportLogsServiceRequest]:
-    """Everything stored for every trace, regrouped by resource and scope (:meth:`Store.requests`)."""
+    """Everything stored for every trace, regrouped by resource and scope
+    (:meth:`Store.requests`)."""
     with Store(db) as store:
         return store.requests(store.trace_ids())
 

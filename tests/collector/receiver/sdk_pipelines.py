@@ -133,7 +133,8 @@ def export_traces(
     exporter: Any, build: Callable[[Any], Any], resource: Mapping[str, Any] | None = None
 ) -> list[Any]:
     """Run ``build(tracer)`` on an SDK ``TracerProvider`` exporting through ``exporter``
-    (``BatchSpanProcessor``, 16 spans a request); flushes and shuts down; returns the finished spans as sent."""
+    (``BatchSpanProcessor``, 16 spans a request); flushes and shuts down; returns the finished
+    spans as sent."""
     memory = InMemorySpanExporter()
     provider = TracerProvider(
         resource=Resource.create(dict(resource or {"service.name": "receiver-test"}))
@@ -158,9 +159,9 @@ def export_logs(
     batch: bool = True,
 ) -> list[Any]:
     """Run ``emit(logger, tracer)`` on an SDK ``LoggerProvider`` exporting through
-    ``exporter`` (``BatchLogRecordProcessor`` with 16 records a request, or ``SimpleLogRecordProcessor`` when not
-    ``batch``); the tracer only makes span contexts for the records. Returns the records as
-    sent (``ReadableLogRecord``)."""
+    ``exporter`` (``BatchLogRecordProcessor`` with 16 records a request, or
+    ``SimpleLogRecordProcessor`` when not ``batch``); the tracer only makes span contexts for the
+    records. Returns the records as sent (``ReadableLogRecord``)."""
     memory = InMemoryLogRecordExporter()
     provider = LoggerProvider(
         resource=Resource.create(dict(resource or {"service.name": "receiver-test"}))
