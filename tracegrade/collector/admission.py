@@ -134,6 +134,8 @@ class Admitted:
     size: int = 0
     prepared: PreparedSpans | None = None
     """The spans' rows, prepared here rather than in the writer (traces only)."""
+    queued_at: float = 0.0
+    """When it entered the receive queue (``time.monotonic()``)."""
 
 
 def decode(signal: Signal, body: bytes, encoding: Encoding) -> Any:

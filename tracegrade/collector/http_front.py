@@ -127,17 +127,26 @@ class ReadBody:
             async with asyncio.timeout(BODY_TIMEOUT_S):
                 body = await self._receive()
         except TimeoutError:
+            await self.__aexit__()
             raise BodyError(
                 "timeout", f"the request body did not arrive within {BODY_TIMEOUT_S:g} s"
             ) from None
+        except BaseException:
+            await self.__aexit__()  # not called when __aenter__ raises
+            raise
         encoding = self.request.headers.get("content-encoding", "identity").strip().lower()
         if encoding in ("", "identity"):
             return body
-        if encoding not in _WBITS:
-            raise BodyError(
-                "invalid", f"unsupported Content-Encoding {encoding!r} (gzip, deflate or identity)"
-            )
-        return inflate(body, self.limit, encoding)
+        try:
+            if encoding not in _WBITS:
+                raise BodyError(
+                    "invalid",
+                    f"unsupported Content-Encoding {encoding!r} (gzip, deflate or identity)",
+                )
+            return inflate(body, self.limit, encoding)
+        except BodyError:
+            await self.__aexit__()
+            raise
 
     async def _receive(self) -> bytes:
         chunks: list[bytes] = []
@@ -171,6 +180,7 @@ class ReadBody:
     async def __aexit__(self, *exc: object) -> None:
         if self.memory is not None:
             self.memory.release(self.reserved)
+        self.reserved = 0
 
 
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}

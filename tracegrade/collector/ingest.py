@@ -33,6 +33,14 @@ DEFAULT_DRAIN_S = 5.0
 """How long :meth:`Ingest.stop` keeps committing queued requests (s)."""
 BATCH_COMMIT_SLACK_S = 5.0
 """Extra time allowed for the batch whose commit is under way at the drain deadline (s)."""
+QUEUE_DEADLINE_S = 4.0
+"""Longest a request may wait in the queue: well under the OpenTelemetry SDK's 10 s export
+timeout, so a client never gives up on a request that is later stored. A request expected to
+wait longer (queued bytes / measured write rate) is refused at once (429 / RESOURCE_EXHAUSTED
+with a retry delay), and one that still waited longer is refused unstored when the writer
+reaches it."""
+RATE_SMOOTHING = 0.3
+"""Weight of the newest batch in the writer's bytes/s estimate."""
 
 
 class QueueFull(Exception):
@@ -80,10 +88,16 @@ class Ingest:
     """
 
     def __init__(
-        self, open_store: Callable[[], Store], *, max_queue_bytes: int = DEFAULT_QUEUE_BYTES
+        self,
+        open_store: Callable[[], Store],
+        *,
+        max_queue_bytes: int = DEFAULT_QUEUE_BYTES,
+        queue_deadline_s: float | None = None,
     ):
         self.open_store = open_store
         self.max_queue_bytes = max_queue_bytes
+        self.queue_deadline_s = queue_deadline_s
+        """Longest wait in the queue (the receiver uses :data:`QUEUE_DEADLINE_S`); None: any."""
         self.stats = Stats()
         self._queue: queue.SimpleQueue[tuple[Admitted, Future[int]] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
@@ -91,6 +105,7 @@ class Ingest:
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._deadline = float("inf")
+        self._rate_bytes_per_s = float("inf")  # measured from the first commit on
         self._thread = threading.Thread(target=self._run, name="tracegrade-writer", daemon=True)
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -142,6 +157,11 @@ class Ingest:
             ):
                 self.stats.throttled_requests += 1
                 raise QueueFull()
+            wait_s = (self.stats.queue_bytes + admitted.size) / self._rate_bytes_per_s
+            if self.stats.queue_bytes and wait_s > (self.queue_deadline_s or float("inf")):
+                self.stats.throttled_requests += 1
+                raise QueueFull(retry_after_s=min(max(1.0, round(wait_s / 2)), 10.0))
+            admitted.queued_at = time.monotonic()
             self.stats.queue_bytes += admitted.size
             self.stats.queue_depth += 1
             self.stats.accepted_items += admitted.items
@@ -167,7 +187,7 @@ class Ingest:
                 if batch and time.monotonic() >= self._deadline:  # inf until stop()
                     self._refuse(batch)
                 elif batch:
-                    self._write(store, batch)
+                    self._write(store, self._fresh(batch))
                 if stopping and not batch:
                     return
 
@@ -176,7 +196,8 @@ class Ingest:
         queued, up to the batch limits; and whether the stop marker was met."""
         batch: list[tuple[Admitted, Future[int]]] = []
         items, saw_stop = 0, False
-        while len(batch) < MAX_BATCH_REQUESTS and items < MAX_BATCH_ITEMS:
+        size, max_size = 0, self._batch_bytes()
+        while len(batch) < MAX_BATCH_REQUESTS and items < MAX_BATCH_ITEMS and size <= max_size:
             try:
                 entry = self._queue.get() if block and not batch else self._queue.get_nowait()
             except queue.Empty:
@@ -186,7 +207,18 @@ class Ingest:
                 continue
             batch.append(entry)
             items += entry[0].items
+            size += entry[0].size
         return batch, saw_stop
+
+    def _batch_bytes(self) -> float:
+        """With a queue deadline, a batch holds what the writer commits in a quarter of it at
+        its measured rate (only one request until the rate is known), so no group commit
+        keeps its requests waiting past the deadline."""
+        if self.queue_deadline_s is None:
+            return float("inf")
+        if self._rate_bytes_per_s == float("inf"):
+            return 0.0
+        return self._rate_bytes_per_s * self.queue_deadline_s / 4
 
     def _refuse(self, batch: list[tuple[Admitted, Future[int]]]) -> None:
         """Past the shutdown deadline: release the requests unstored, for their clients to
@@ -197,7 +229,27 @@ class Ingest:
                 StoreError("the receiver stopped before storing this request; resend it")
             )
 
+    def _fresh(
+        self, batch: list[tuple[Admitted, Future[int]]]
+    ) -> list[tuple[Admitted, Future[int]]]:
+        """The requests of ``batch`` that waited at most ``queue_deadline_s``; the others are
+        refused unstored (their clients may have given up: they retry)."""
+        if self.queue_deadline_s is None:
+            return batch
+        now, deadline = time.monotonic(), self.queue_deadline_s
+        stale = [entry for entry in batch if now - entry[0].queued_at > deadline]
+        if not stale:
+            return batch
+        with self._lock:
+            self.stats.throttled_requests += len(stale)
+        self._release(stale, stored=False)
+        for _, future in stale:
+            future.set_exception(QueueFull(retry_after_s=1.0))
+        return [entry for entry in batch if now - entry[0].queued_at <= deadline]
+
     def _write(self, store: Store, batch: list[tuple[Admitted, Future[int]]]) -> None:
+        if not batch:
+            return
         try:
             self._commit(store, batch)
         except StoreError as exc:
@@ -212,10 +264,22 @@ class Ingest:
         for admitted, _ in batch:
             if admitted.prepared is not None:
                 spans.merge(admitted.prepared)
+        started = time.monotonic()
         store.write_prepared(spans, [a.request for a, _ in batch if a.signal == "logs"])
+        self._measure(sum(a.size for a, _ in batch), time.monotonic() - started)
         self._release(batch, stored=True)
         for admitted, future in batch:
             future.set_result(admitted.items)
+
+    def _measure(self, size: int, seconds: float) -> None:
+        """Fold one commit into the write-rate estimate (bytes of requests per second)."""
+        rate = size / max(seconds, 1e-6)
+        previous = self._rate_bytes_per_s
+        self._rate_bytes_per_s = (
+            rate
+            if previous == float("inf")
+            else RATE_SMOOTHING * rate + (1 - RATE_SMOOTHING) * previous
+        )
 
     def _fail(self, batch: list[tuple[Admitted, Future[int]]], *, permanent: bool = False) -> None:
         self._release(batch, stored=False)

@@ -22,7 +22,7 @@ from tracegrade.collector.address import host_port
 from tracegrade.collector.admission import DEFAULT_REDACT, Redactor
 from tracegrade.collector.grpc_front import DEFAULT_WORKERS, grpc_server
 from tracegrade.collector.http_front import HttpServer, http_app
-from tracegrade.collector.ingest import DEFAULT_QUEUE_BYTES, Ingest, Stats
+from tracegrade.collector.ingest import DEFAULT_QUEUE_BYTES, QUEUE_DEADLINE_S, Ingest, Stats
 from tracegrade.collector.memory import DEFAULT_MAX_MEMORY_BYTES, MemoryBudget
 from tracegrade.collector.service import DEFAULT_MAX_REQUEST_BYTES, ExportService
 from tracegrade.store.database import display
@@ -52,6 +52,8 @@ class ReceiverConfig:
     max_queue_bytes: int = DEFAULT_QUEUE_BYTES
     grpc_workers: int = DEFAULT_WORKERS
     max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES
+    queue_deadline_s: float | None = QUEUE_DEADLINE_S
+    """Longest a request may wait in the receive queue (:data:`~.ingest.QUEUE_DEADLINE_S`)."""
     """Bound on the memory requests hold at once (:mod:`.memory`); at least twice
     ``max_request_bytes``."""
 
@@ -71,6 +73,7 @@ class Receiver:
         self.ingest = Ingest(
             lambda: Store(self.db),
             max_queue_bytes=max(config.max_queue_bytes, config.max_request_bytes),
+            queue_deadline_s=config.queue_deadline_s,
         )
         self.service = ExportService(
             self.ingest,

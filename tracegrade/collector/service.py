@@ -143,6 +143,8 @@ class ExportService:
             return Outcome("unavailable", message=str(exc), retry_after_s=UNAVAILABLE_RETRY_S)
         try:
             wait_for(future, COMMIT_TIMEOUT_S)
+        except QueueFull as exc:  # it waited past the queue deadline: refused unstored
+            return Outcome("throttled", message=str(exc), retry_after_s=exc.retry_after_s)
         except Unstorable as exc:
             return Outcome("invalid", message=str(exc))
         except StoreError as exc:
