@@ -38,9 +38,11 @@ class StatTest:
     significant: bool
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Delta:
-    """One metric in both runs; ``delta`` is current - base (None when either is None)."""
+    """One metric in both runs; ``delta`` is current - base (None when either is None).
+    Treat it as a value (not frozen only because frozen dataclasses are 3x slower to build,
+    and a comparison of 10,000 cases builds ~50,000)."""
 
     base: float | None
     current: float | None

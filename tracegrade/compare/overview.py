@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.compare.model import RunOverview
@@ -44,11 +44,12 @@ class CaseGroup:
     case_id: str
     entry: Mapping[str, Any]
     attempts: tuple[tuple[bool, float | None], ...]
+    flaky: bool = field(init=False)
+    """The attempts disagree on pass/fail (or the run marked the case flaky)."""
 
-    @property
-    def flaky(self) -> bool:
-        """The attempts disagree on pass/fail (or the run marked the case flaky)."""
-        return bool(self.entry.get("flaky")) or len({p for p, _ in self.attempts}) > 1
+    def __post_init__(self) -> None:
+        flaky = bool(self.entry.get("flaky")) or len({p for p, _ in self.attempts}) > 1
+        object.__setattr__(self, "flaky", flaky)
 
 
 def _key(case: Mapping[str, Any]) -> str:
@@ -90,10 +91,16 @@ def _duration(case: Mapping[str, Any]) -> float | None:
     return usage.get("duration_ms")
 
 
-def overview(doc: Mapping[str, Any], *, baseline: bool = False) -> RunOverview:
-    """The headline numbers of a run document (see :class:`RunOverview`)."""
+def overview(
+    doc: Mapping[str, Any],
+    *,
+    baseline: bool = False,
+    groups: Mapping[str, CaseGroup] | None = None,
+) -> RunOverview:
+    """The headline numbers of a run document (see :class:`RunOverview`); ``groups`` are its
+    :func:`group_cases` when already computed."""
     run, summary = doc.get("run") or {}, doc.get("summary") or {}
-    cases = [g.entry for g in group_cases(doc).values()]
+    cases = [g.entry for g in (group_cases(doc) if groups is None else groups).values()]
     durations = sorted(d for c in cases if (d := _duration(c)) is not None)
     costs = [
         u["cost_usd"] for c in cases if (u := c.get("usage")) and u.get("cost_usd") is not None

@@ -14,6 +14,8 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from tracegrade.errors import StoreError
 
 if TYPE_CHECKING:
@@ -66,7 +68,7 @@ def load_run(store: Store, run_id: str) -> dict[str, Any]:
         raise StoreError(f"no run {run_id!r} in {store.location}")
     doc = json.loads(row[0])
     doc["cases"] = [
-        json.loads(r[0])
+        orjson.loads(r[0])
         for r in store.db.execute(
             "SELECT result FROM case_results WHERE run_id = ? ORDER BY position", (run_id,)
         )
