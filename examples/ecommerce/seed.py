@@ -28,18 +28,19 @@ RETURN_WINDOW_DAYS = 30
 SCHEMA = """
 CREATE TABLE products (
     id TEXT PRIMARY KEY, name TEXT NOT NULL, brand TEXT NOT NULL, category TEXT NOT NULL,
-    description TEXT NOT NULL, price REAL NOT NULL, original_price REAL NOT NULL, rating REAL NOT NULL,
-    review_count INTEGER NOT NULL, specs TEXT NOT NULL, tags TEXT NOT NULL, units_sold_30d INTEGER NOT NULL,
-    avg_price_90d REAL NOT NULL, min_price_90d REAL NOT NULL);
+    description TEXT NOT NULL, price REAL NOT NULL, original_price REAL NOT NULL,
+    rating REAL NOT NULL, review_count INTEGER NOT NULL, specs TEXT NOT NULL, tags TEXT NOT NULL,
+    units_sold_30d INTEGER NOT NULL, avg_price_90d REAL NOT NULL, min_price_90d REAL NOT NULL);
 CREATE TABLE warehouses (id TEXT PRIMARY KEY, name TEXT NOT NULL, region TEXT NOT NULL);
-CREATE TABLE inventory (product_id TEXT REFERENCES products, warehouse_id TEXT REFERENCES warehouses,
-    quantity INTEGER NOT NULL, PRIMARY KEY (product_id, warehouse_id));
+CREATE TABLE inventory (product_id TEXT REFERENCES products,
+    warehouse_id TEXT REFERENCES warehouses, quantity INTEGER NOT NULL,
+    PRIMARY KEY (product_id, warehouse_id));
 CREATE TABLE restocks (product_id TEXT REFERENCES products, warehouse_id TEXT REFERENCES warehouses,
     expected_quantity INTEGER NOT NULL, expected_date TEXT NOT NULL);
 CREATE TABLE coupons (code TEXT PRIMARY KEY, description TEXT NOT NULL, percent_off REAL NOT NULL,
     min_spend REAL NOT NULL, max_discount REAL, category TEXT, valid_until TEXT NOT NULL);
-CREATE TABLE orders (id TEXT PRIMARY KEY, status TEXT NOT NULL, created_at TEXT NOT NULL, delivered_at TEXT,
-    carrier TEXT, tracking_number TEXT, shipping_address TEXT NOT NULL);
+CREATE TABLE orders (id TEXT PRIMARY KEY, status TEXT NOT NULL, created_at TEXT NOT NULL,
+    delivered_at TEXT, carrier TEXT, tracking_number TEXT, shipping_address TEXT NOT NULL);
 CREATE TABLE order_items (order_id TEXT REFERENCES orders, product_id TEXT REFERENCES products,
     quantity INTEGER NOT NULL, unit_price REAL NOT NULL);
 CREATE TABLE order_status_history (order_id TEXT REFERENCES orders, status TEXT NOT NULL,

@@ -35,7 +35,8 @@ from opentelemetry.sdk.trace.export import (
 )
 
 CAPTURE_CONTENT_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
-"""util-genai's content switch: ``span_only``, ``span_and_event``, ``event_only``, ``no_content``."""
+"""util-genai's content switch: ``span_only``, ``span_and_event``, ``event_only``,
+``no_content``."""
 SEMCONV_OPT_IN_ENV = "OTEL_SEMCONV_STABILITY_OPT_IN"
 DEFAULT_SERVICE_NAME = "ecommerce-agent"
 _CONTENT_ON_SPANS = frozenset({"span_only", "span_and_event", "true"})

@@ -8,7 +8,8 @@ from tracegrade.judge.calibrate import Row, agreement, cohen_kappa
 
 
 def test_kappa_of_a_textbook_table():
-    # 50 items: both yes 20, rater A yes / B no 5, A no / B yes 10, both no 15 -> p_o 0.7, p_e 0.5, kappa 0.4
+    # 50 items: both yes 20, rater A yes / B no 5, A no / B yes 10, both no 15
+    # -> p_o 0.7, p_e 0.5, kappa 0.4
     pairs = [(True, True)] * 20 + [(True, False)] * 5 + [(False, True)] * 10 + [(False, False)] * 15
     assert cohen_kappa(pairs) == pytest.approx(0.4)
 

@@ -140,7 +140,8 @@ def test_reference_free_judge_runs_faithfulness_on_every_trace(judge_server, tmp
 
 
 def _labelled(tmp_path, tau_traces) -> tuple[str, dict[str, float]]:
-    """Five labelled cases; the scripted judge agrees on four (labels P P P F F, judge P P F F F)."""
+    """Five labelled cases; the scripted judge agrees on four (labels P P P F F, judge
+    P P F F F)."""
     ids = [t for t, trace in tau_traces.items() if trace.final_output][:5]
     labels = ["pass", "pass", "pass", "fail", "fail"]
     scores = [0.9, 0.8, 0.3, 0.2, 0.6]

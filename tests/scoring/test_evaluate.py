@@ -291,7 +291,8 @@ def test_progress_is_called_once_per_scored_result(config, scorers):
 
 
 def sixty_percent_trace():
-    """groundedness 1, correctness 0.5 (one of two tools), completeness 0 -> 0.6 with default weights."""
+    """groundedness 1, correctness 0.5 (one of two tools), completeness 0 -> 0.6 with default
+    weights."""
     return make_trace(
         trace_id="t1",
         user_inputs=[ORDERS],

@@ -27,7 +27,7 @@ def admin_url() -> str:
             pytest.fail(f"{REQUIRE_ENV}=1 but {URL_ENV} is not set")
         pytest.skip(
             f"no PostgreSQL server ({URL_ENV} not set): start one with "
-            f'`export {URL_ENV}=$(.ci/postgres start)` (Debian\'s postgresql package, a throwaway '
+            f"`export {URL_ENV}=$(.ci/postgres start)` (Debian's postgresql package, a throwaway "
             "cluster on a free port; `.ci/postgres stop` ends it)"
         )
     return url
