@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
+from tracegrade.config import Config, load_config
 from tracegrade.errors import DatasetError, StoreError
 from tracegrade.store.traces import Store
 from tracegrade.web.security import CSRF_FIELD, Guard, SecurityMiddleware
@@ -54,6 +55,7 @@ class Ui:
     guard: Guard
     templates: Jinja2Templates
     _store: Store | None = field(default=None, repr=False)
+    _config: Config | None = field(default=None, repr=False)
 
     @property
     def store(self) -> Store:
@@ -65,6 +67,18 @@ class Ui:
         if self._store is None:
             self._store = Store(self.config.db)
         return self._store
+
+    @property
+    def scoring_config(self) -> Config:
+        """The scoring configuration (``tracegrade.yaml`` in the working directory, else the
+        defaults), read once: pricing for waterfalls and diffs, scorers for the Traces page.
+
+        Raises:
+            ConfigError: the configuration file is invalid.
+        """
+        if self._config is None:
+            self._config = load_config()
+        return self._config
 
     def close(self) -> None:
         """Close the store, if open."""

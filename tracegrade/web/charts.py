@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-WIDTH, HEIGHT, PAD = 600.0, 160.0, 24.0
+WIDTH, HEIGHT, PAD, LEFT = 600.0, 160.0, 16.0, 72.0
+"""View box size, padding, and the left margin that holds the y-axis labels."""
 
 METRICS: tuple[tuple[str, str, str], ...] = (
     ("score", "mean score", "fraction"),
@@ -72,7 +73,7 @@ def line_chart(key: str, title: str, unit: str, runs: Sequence[dict[str, Any]]) 
     points = []
     for i, run in present:
         value = float(run[key])
-        x = PAD + (WIDTH - 2 * PAD) * (i / span_x if len(runs) > 1 else 0.5)
+        x = LEFT + (WIDTH - LEFT - PAD) * (i / span_x if len(runs) > 1 else 0.5)
         y = HEIGHT - PAD - (HEIGHT - 2 * PAD) * (value / top)
         label = f"{run.get('label') or run['run_id']}: {fmt(value)}"
         points.append(Point(round(x, 1), round(y, 1), value, run["run_id"], label))

@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tracegrade.compare import Comparison, compare_runs
-from tracegrade.config import load_config
+from tracegrade.config import Pricing
 from tracegrade.normalize import normalize_trace
 from tracegrade.store import browse
 from tracegrade.store.runs import load_run
@@ -41,7 +41,9 @@ def _changed_traces(
     return {t.trace_id: normalize_trace(t) for t in store.load(ids) if t.spans}
 
 
-def compare(store: Store, base_id: str, current_id: str) -> tuple[Comparison, dict[str, Any]]:
+def compare(
+    store: Store, base_id: str, current_id: str, pricing: Pricing
+) -> tuple[Comparison, dict[str, Any]]:
     """The comparison of two stored runs (structural diffs from their traces when stored),
     and per side the case id -> position map for links.
 
@@ -51,11 +53,7 @@ def compare(store: Store, base_id: str, current_id: str) -> tuple[Comparison, di
     base, current = load_run(store, base_id), load_run(store, current_id)
     first = compare_runs(base, current)
     traces = _changed_traces(store, (base, current), first)
-    comparison = (
-        compare_runs(base, current, traces=traces, pricing=load_config().pricing)
-        if traces
-        else first
-    )
+    comparison = compare_runs(base, current, traces=traces, pricing=pricing) if traces else first
     positions = {
         side: {str(c.get("case_id")): i for i, c in enumerate(doc["cases"])}
         for side, doc in (("base", base), ("current", current))
@@ -68,13 +66,14 @@ _ORDER = {"regressed": 0, "flaky": 1, "improved": 2, "new": 3, "removed": 4, "un
 
 async def compare_page(request: Request) -> Response:
     """``?base=RUN&current=RUN``; without both, a form to pick the runs."""
-    store = ui_of(request).store
+    ui = ui_of(request)
+    store = ui.store
     base_id = request.query_params.get("base") or ""
     current_id = request.query_params.get("current") or ""
     choices = browse.list_run_page(store, limit=100).rows
     data: dict[str, Any] = {"base": base_id, "current": current_id, "choices": choices}
     if base_id and current_id:
-        comparison, positions = compare(store, base_id, current_id)
+        comparison, positions = compare(store, base_id, current_id, ui.scoring_config.pricing)
         data["comparison"] = comparison
         data["cases"] = sorted(comparison.cases, key=lambda c: _ORDER.get(c.status, 9))
         data["positions"] = positions

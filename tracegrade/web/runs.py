@@ -13,7 +13,6 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tracegrade.config import load_config
 from tracegrade.normalize import normalize_trace
 from tracegrade.store import browse
 from tracegrade.store.runs import load_run
@@ -133,7 +132,7 @@ async def case_page(request: Request) -> Response:
     head = browse.load_run_head(ui.store, run_id)
     case = browse.load_case_result(ui.store, run_id, position)
     traces = ui.store.load(trace_ids_of(case))
-    pricing = load_config().pricing
+    pricing = ui.scoring_config.pricing
     normalized = [normalize_trace(t) for t in traces if t.spans]
     data = {
         "run": head["run"],

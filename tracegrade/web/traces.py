@@ -9,7 +9,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tracegrade.config import load_config
+from tracegrade.config import Config
 from tracegrade.normalize import normalize_trace
 from tracegrade.normalize.lint import lint
 from tracegrade.scoring import build_scorers, evaluate
@@ -28,10 +28,9 @@ async def traces_page(request: Request) -> Response:
     return render(request, "traces.html", {"traces": page.rows, "next_before": page.next_before})
 
 
-def reference_free(trace: AgentTrace) -> dict[str, Any]:
+def reference_free(trace: AgentTrace, config: Config) -> dict[str, Any]:
     """The reference-free scores of one trace: ``score``, ``passed`` and per scorer
     ``{value, reason}`` (the scorers ``tracegrade score`` runs without a dataset)."""
-    config = load_config()
     scorers = build_scorers(config, (), with_plugins=False)
     result = evaluate([trace], None, scorers, config).results[0]
     return {
@@ -57,8 +56,8 @@ async def trace_page(request: Request) -> Response:
         "trace_id": trace_id,
         "inputs": list(trace.user_inputs),
         "final_output": trace.final_output,
-        "waterfall": waterfall.build(data_, load_config().pricing),
-        "scores": reference_free(trace),
+        "waterfall": waterfall.build(data_, ui.scoring_config.pricing),
+        "scores": reference_free(trace, ui.scoring_config),
         "lint": lint(trace).to_dict(),
         "datasets": dataset_choices(ui),
     }

@@ -169,8 +169,9 @@ def build(trace: TraceData, pricing: Pricing) -> Waterfall:
                 details=_details(view, pricing),
             )
         )
+    digits = 0 if total_ms >= 100 else 1 if total_ms >= 10 else 3
     ticks = [
-        (1000 * i / (AXIS_TICKS - 1), f"{total_ms * i / (AXIS_TICKS - 1):,.0f} ms")
+        (1000 * i / (AXIS_TICKS - 1), f"{total_ms * i / (AXIS_TICKS - 1):,.{digits}f} ms")
         for i in range(AXIS_TICKS)
     ]
     return Waterfall(trace.trace_id, total_ms, rows, ticks)
