@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.otlp.files import ReadOptions
 from tracegrade.store.database import display, is_postgres
 from tracegrade.store.traces import DB_ENV, Store, default_path
+from tracegrade.trace import AgentTrace
 
 F = Callable[..., Any]
 
@@ -100,6 +101,60 @@ def load(
             + (f" (check {', '.join(filters)})" if filters else "")
         )
     return loaded
+
+
+def load_batches(
+    files: Sequence[str],
+    db: str | None,
+    messages_key: str,
+    errors: list[InputError] | None = None,
+    **store_filters: Any,
+) -> Iterator[list[AgentTrace]]:
+    """:func:`load`, streamed: batches of traces (see :func:`tracegrade.sources.iter_from_files`),
+    the input errors printed (stderr) and added to ``errors`` when the first batch is read
+    (the files are indexed then: every error is known before scoring). The caller checks that
+    some trace came (:func:`no_traces_error` says why none did).
+
+    Raises:
+        ConfigError: as :func:`load`, for a SQLite store that does not exist (at once).
+    """
+    if files:
+        errors = [] if errors is None else errors
+        options = ReadOptions(messages_key=messages_key)
+        return _reporting(sources.iter_from_files(files, options, errors=errors), errors)
+    location = default_path(db)
+    if not is_postgres(location) and not Path(location).exists():
+        raise ConfigError(
+            f"no trace store at {display(location)}: import traces (tracegrade import FILE) or "
+            "receive them (tracegrade collect) first, give trace files, or pass --db"
+        )
+    return _stored_batches(db, store_filters)
+
+
+def _reporting(
+    batches: Iterator[list[AgentTrace]], errors: list[InputError]
+) -> Iterator[list[AgentTrace]]:
+    first = next(batches, None)
+    report_errors(errors)
+    if first is not None:
+        yield first
+        yield from batches
+
+
+def _stored_batches(db: str | None, store_filters: dict[str, Any]) -> Iterator[list[AgentTrace]]:
+    with Store(db) as store:
+        yield from sources.iter_from_store(store, **store_filters)
+
+
+def no_traces_error(files: Sequence[str], db: str | None, **store_filters: Any) -> ConfigError:
+    """Why :func:`load_batches` gave no trace (the store and filters, as :func:`load`)."""
+    if files:
+        return ConfigError("no traces to score")
+    filters = [_FILTER_OPTIONS.get(k, k) for k, v in store_filters.items() if v]
+    return ConfigError(
+        f"no traces in the trace store {display(default_path(db))}"
+        + (f" (check {', '.join(filters)})" if filters else "")
+    )
 
 
 def report_errors(errors: Sequence[InputError]) -> None:

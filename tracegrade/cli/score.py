@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
-from contextlib import nullcontext
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import MofNCompleteColumn, Progress, TextColumn
 
 from tracegrade.cli.follow import Follower, follow_until_stopped
 from tracegrade.cli.gate import (
@@ -23,41 +24,28 @@ from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
 from tracegrade.cli.options import (
     db_option,
     files_argument,
-    load,
+    load_batches,
     load_mapping,
     messages_key_option,
-    report_errors,
+    no_traces_error,
 )
 from tracegrade.cli.outputs import verdict, write_outputs
-from tracegrade.cli.selection import parse_since, select
+from tracegrade.cli.selection import parse_since, select_batches
 from tracegrade.config import CONFIG_ENV, load_config
 from tracegrade.dataset import Tier, load_dataset
-from tracegrade.errors import ConfigError, ExitCode
+from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.production.windows import parse_window
 from tracegrade.report.console import print_report
 from tracegrade.report.document import document, run_info
-from tracegrade.scoring import build_scorers, config_for, evaluate
+from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.parallel import default_workers
+from tracegrade.scoring.streaming import evaluate_batches
 from tracegrade.store.follow import DEFAULT_LEASE_S
 from tracegrade.store.traces import DEFAULT_QUIET_S, default_path
+from tracegrade.trace import AgentTrace
 
 PROGRESS_FROM = 50
 """Show a progress bar when scoring at least this many traces."""
-
-
-def _progress(total: int) -> tuple[Progress | None, Any]:
-    if total < PROGRESS_FROM:
-        return None, None
-    progress = Progress(
-        TextColumn("scoring"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    task = progress.add_task("score", total=total)
-    return progress, lambda _result: progress.advance(task)
 
 
 @click.command("score")
@@ -239,19 +227,18 @@ def command(
         )
         with judge_cache(db, judge):
             sys.exit(int(follow_until_stopped(follower)))
-    loaded = load(
-        files, db, messages_key, since_unix_nano=since_ns, limit=None if sample else limit
+    filters = {"since_unix_nano": since_ns, "limit": None if sample else limit}
+    errors: list[InputError] = []
+    batches = select_batches(
+        load_batches(files, db, messages_key, errors, **filters),
+        since_unix_nano=since_ns,
+        sample=sample,
+        limit=limit,
     )
-    report_errors(loaded.errors)
-    traces = select(loaded.traces, since_unix_nano=since_ns, sample=sample, limit=limit)
-    if not traces:
-        raise ConfigError(
-            "no traces to score" + (" (check --since/--sample/--limit)" if since or sample else "")
-        )
-    progress, advance = _progress(len(traces))
-    with progress or nullcontext(), judge_cache(db, judge):
-        result = evaluate(
-            traces,
+    kept: list[AgentTrace] = []  # only --baseline needs the traces after scoring
+    with _progress_stream() as advance, judge_cache(db, judge):
+        result, facts = evaluate_batches(
+            _keeping(batches, kept if base else None),
             dataset,
             scorers,
             config,
@@ -261,10 +248,17 @@ def command(
             progress=advance,
             workers=workers,
         )
+    if not facts.count:
+        if files or since or sample:
+            raise ConfigError(
+                "no traces to score"
+                + (" (check --since/--sample/--limit)" if since or sample else "")
+            )
+        raise no_traces_error(files, db, **filters)
     source = ", ".join(files) if files else str(default_path(db))
     info = run_info(
         result,
-        traces,
+        facts,
         dataset,
         tier=tier,
         min_pass_rate=min_pass_rate,
@@ -275,11 +269,46 @@ def command(
     apply_min_score(doc, min_score)
     write_outputs(doc, db, json_path, junit_path, no_save)
     comparison = compare_with_base(
-        doc, base, dbs=[db], config=config, alpha=alpha, preloaded={t.trace_id: t for t in traces}
+        doc, base, dbs=[db], config=config, alpha=alpha, preloaded={t.trace_id: t for t in kept}
     )
     print_report(doc, verbose=verbose)
     regression = publish_gate(doc, comparison, alert_webhook, markdown_path)
-    _exit(doc, dataset is not None, bool(loaded.errors), regression)
+    _exit(doc, dataset is not None, bool(errors), regression)
+
+
+def _keeping(
+    batches: Iterable[list[AgentTrace]], kept: list[AgentTrace] | None
+) -> Iterator[list[AgentTrace]]:
+    for batch in batches:
+        if kept is not None:
+            kept.extend(batch)
+        yield batch
+
+
+@contextmanager
+def _progress_stream() -> Iterator[Any]:
+    """A count of the traces scored on stderr (the total is not known while streaming);
+    shown from :data:`PROGRESS_FROM` traces on."""
+    progress = Progress(
+        TextColumn("scoring"),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = progress.add_task("score", total=None)
+    seen = 0
+
+    def advance(_result: Any) -> None:
+        nonlocal seen
+        seen += 1
+        if seen == PROGRESS_FROM:
+            progress.start()
+        progress.advance(task)
+
+    try:
+        yield advance
+    finally:
+        progress.stop()
 
 
 def _exit(doc: dict[str, Any], with_dataset: bool, input_errors: bool, regression: bool) -> None:

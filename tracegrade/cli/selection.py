@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from tracegrade.errors import ConfigError
 from tracegrade.sampling import sampled
@@ -51,3 +51,23 @@ def select(
     if sample is not None:
         chosen = [t for t in chosen if sampled(t.trace_id, sample)]
     return chosen[:limit] if limit is not None else chosen
+
+
+def select_batches(
+    batches: Iterable[Sequence[AgentTrace]],
+    *,
+    since_unix_nano: int | None,
+    sample: float | None,
+    limit: int | None,
+) -> Iterator[list[AgentTrace]]:
+    """:func:`select` over a stream of batches: the same traces, batch by batch; reading
+    stops once ``limit`` traces are kept."""
+    left = limit
+    for batch in batches:
+        chosen = select(batch, since_unix_nano=since_unix_nano, sample=sample, limit=left)
+        if chosen:
+            yield chosen
+        if left is not None:
+            left -= len(chosen)
+            if left <= 0:
+                return

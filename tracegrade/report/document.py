@@ -52,7 +52,6 @@ import datetime as dt
 import os
 import subprocess
 import uuid
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -61,6 +60,7 @@ from tracegrade import __version__
 from tracegrade.dataset import Dataset
 from tracegrade.report.breakdown import summary_additions
 from tracegrade.scoring.evaluate import CaseResult, RunResult
+from tracegrade.scoring.streaming import TraceFacts
 from tracegrade.trace import AgentTrace
 
 SCHEMA_VERSION = "tracegrade.run/1"
@@ -134,7 +134,7 @@ def run_passed(result: RunResult, min_pass_rate: float) -> bool:
 
 def run_info(
     result: RunResult,
-    traces: Sequence[AgentTrace],
+    traces: Sequence[AgentTrace] | TraceFacts,
     dataset: Dataset | None,
     *,
     tier: str | None,
@@ -142,11 +142,11 @@ def run_info(
     trace_source: str,
     config_sources: Sequence[str],
 ) -> RunInfo:
-    """Metadata for a run: ids, dataset version, code version, agent version and models."""
-    versions = Counter(
-        str(v) for t in traces if (v := t.resource_attributes.get("service.version"))
-    )
-    models = sorted({c.model for t in traces for c in t.llm_calls if c.model})
+    """Metadata for a run: ids, dataset version, code version, agent version and models
+    (from the traces, or the :class:`TraceFacts` a streamed run kept of them)."""
+    facts = traces if isinstance(traces, TraceFacts) else TraceFacts.of(traces)
+    versions = facts.versions
+    models = sorted(facts.models)
     now = dt.datetime.now(dt.UTC)
     return RunInfo(
         run_id=f"{now:%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}",
