@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from tests.support.ecommerce_model import ecommerce_model
-from tests.support.openai_server import ScriptedOpenAI
+from tests.support.openai_server import ScriptedOpenAI, json_reply
 from tests.support.sdk import record
 from tracegrade.cli import cli
 from tracegrade.store.traces import Store
@@ -47,6 +47,8 @@ class ShopStore:
     db: Path
     good_run: str
     bad_run: str
+    judged_run: str
+    """The clarification and multi-turn cases, judged."""
     xss_run: str
     xss_trace: str
     golden: Path
@@ -68,15 +70,43 @@ def _env(**values: str) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def _run(db: Path, variant: str, out: Path) -> str:
+def _run(
+    db: Path, variant: str, out: Path, dataset: Path = GOLDEN, *extra: str, label: str = ""
+) -> str:
     with ScriptedOpenAI(ecommerce_model(variant)) as server:  # type: ignore[arg-type]
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test"}
         with _env(**env, OPENAI_MODEL="gpt-4o-mini"):
-            args = ["run", str(GOLDEN), "--agent", AGENT, "--smoke", "--concurrency", "4"]
-            args += ["--db", str(db), "--label", variant, "--json", str(out)]
+            tier = ["--smoke"] if dataset == GOLDEN else []
+            args = ["run", str(dataset), "--agent", AGENT, *tier, "--concurrency", "4"]
+            args += ["--db", str(db), "--label", label or variant, "--json", str(out), *extra]
             result = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert result.exit_code in (0, 1), result.output
     return str(json.loads(out.read_text())["run"]["run_id"])
+
+
+JUDGE_REASONING = "Confirms the order. <script>window.__xss='judge'</script>"
+
+
+def _judged_run(db: Path, root: Path) -> str:
+    """The good model on the clarification and multi-turn cases, with an LLM judge rubric on
+    the clarification case (the scripted judge's reasoning carries an XSS payload)."""
+    golden = yaml.safe_load(GOLDEN.read_text())
+    keep = {"cancel-which-order", "running-shoes-multi-turn"}
+    cases = [c for c in golden["cases"] if c["id"] in keep]
+    for case in cases:
+        if case["id"] == "cancel-which-order":
+            case["judge"] = {
+                "rubric": "The answer says which order was cancelled.",
+                "threshold": 0.5,
+            }
+    dataset = root / "judged.yaml"
+    dataset.write_text(yaml.safe_dump({**golden, "name": "judged", "cases": cases}))
+    verdict = {"reasoning": JUDGE_REASONING, "score": 0.9, "met": ["order named"], "missed": []}
+    out = root / "judged.json"
+    with ScriptedOpenAI(lambda body: json_reply(verdict)) as judge:
+        env = {"TRACEGRADE_JUDGE_BASE_URL": judge.base_url, "TRACEGRADE_JUDGE_API_KEY": "test"}
+        with _env(**env):
+            return _run(db, "good", out, dataset, "--judge-model", "judge-model", label="judged")
 
 
 def _hostile_turn(tracer) -> None:  # type: ignore[no-untyped-def]
@@ -130,7 +160,8 @@ def build(root: Path) -> ShopStore:
     db = root / "ui.db"
     good = _run(db, "good", root / "good.json")
     bad = _run(db, "invented_price", root / "bad.json")
+    judged = _judged_run(db, root)
     xss_run, xss_trace, xss_dataset = _hostile(db, root)
     golden = root / "golden.yaml"
     shutil.copy(GOLDEN, golden)
-    return ShopStore(db, good, bad, xss_run, xss_trace, golden, xss_dataset)
+    return ShopStore(db, good, bad, judged, xss_run, xss_trace, golden, xss_dataset)

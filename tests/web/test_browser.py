@@ -1,6 +1,7 @@
 """``tracegrade ui`` in a real headless browser (chromium via Playwright): walk runs -> run ->
 case -> waterfall -> compare, edit a case and see the file change, see a field error, log in
-with the token, and check that XSS payloads in spans and datasets never execute."""
+with the token, and check that XSS payloads in spans, datasets and judge output never
+execute."""
 
 from __future__ import annotations
 
@@ -131,6 +132,12 @@ def _xss_page(page, target: str) -> None:  # type: ignore[no-untyped-def]
         row.click()
 
 
+def _judged_case_url(page, url: str, run_id: str) -> str:  # type: ignore[no-untyped-def]
+    cases = page.request.get(f"{url}/runs/{run_id}.json").json()["cases"]
+    position = next(c["position"] for c in cases if c["case_id"] == "cancel-which-order")
+    return f"{url}/runs/{run_id}/cases/{position}"
+
+
 def test_xss_payloads_in_spans_and_datasets_never_execute(browser, served, shop) -> None:
     url = served[0]
     page = _log_in(browser, url)
@@ -143,6 +150,7 @@ def test_xss_payloads_in_spans_and_datasets_never_execute(browser, served, shop)
         f"{url}/datasets/file:hostile",
         f"{url}/datasets/file:hostile/cases/0",
         f"{url}/runs/{shop.xss_run}",
+        _judged_case_url(page, url, shop.judged_run),
     ]
     for target in targets:
         _xss_page(page, target)

@@ -7,13 +7,14 @@ import re
 
 from starlette.testclient import TestClient
 
-from tests.web.shop import ShopStore
+from tests.web.shop import JUDGE_REASONING, ShopStore
 
 
 def test_runs_lists_the_stored_runs_newest_first_with_their_numbers(client, shop) -> None:
     runs = client.get("/runs.json").json()["runs"]
-    assert [r["run_id"] for r in runs] == [shop.xss_run, shop.bad_run, shop.good_run]
-    bad = runs[1]
+    order = [shop.xss_run, shop.judged_run, shop.bad_run, shop.good_run]
+    assert [r["run_id"] for r in runs] == order
+    bad = runs[2]
     assert bad["label"] == "invented_price" and bad["dataset"] == "ecommerce"
     assert bad["pass_rate"] < 1 and bad["hallucination_rate"] > 0 and bad["latency_p95_ms"] > 0
     html = client.get("/runs").text
@@ -34,8 +35,8 @@ def test_runs_page_through_with_a_cursor(client, shop) -> None:
     with Store(shop.db) as store:
         first = browse.list_run_page(store, limit=2)
         second = browse.list_run_page(store, limit=2, before=first.next_before)
-    assert [r["run_id"] for r in first.rows] == [shop.xss_run, shop.bad_run]
-    assert [r["run_id"] for r in second.rows] == [shop.good_run] and second.next_before is None
+    assert [r["run_id"] for r in first.rows] == [shop.xss_run, shop.judged_run]
+    assert [r["run_id"] for r in second.rows] == [shop.bad_run, shop.good_run]
 
 
 def test_trends_draw_five_charts_with_one_point_per_run(client, shop) -> None:
@@ -123,3 +124,33 @@ def test_every_page_is_served_with_a_restrictive_content_security_policy(
         policy = response.headers["content-security-policy"]
         assert "script-src 'self'" in policy and "unsafe-inline" not in policy
         assert not re.search(r"<script>(?!</script>)", response.text)
+
+
+def test_case_page_shows_the_judge_verdict_and_the_clarification_follow_ups(client, shop) -> None:
+    run = client.get(f"/runs/{shop.judged_run}.json").json()
+    position = next(c["position"] for c in run["cases"] if c["case_id"] == "cancel-which-order")
+    data = client.get(f"/runs/{shop.judged_run}/cases/{position}.json").json()
+    assert (
+        data["judge"]["value"] == 0.9 and data["judge"]["details"]["reasoning"] == JUDGE_REASONING
+    )
+    (followup,) = data["followups"]
+    assert (
+        followup["source"] == "script"
+        and "550e8400-e29b-41d4-a716-446655440006" in followup["reply"]
+    )
+    html = client.get(f"/runs/{shop.judged_run}/cases/{position}").text
+    assert 'id="judge"' in html and 'id="followups"' in html
+    assert "Confirms the order. &lt;script&gt;" in html
+
+
+def test_a_multi_turn_case_shows_every_user_turn(client, shop) -> None:
+    run = client.get(f"/runs/{shop.judged_run}.json").json()
+    position = next(
+        c["position"] for c in run["cases"] if c["case_id"] == "running-shoes-multi-turn"
+    )
+    data = client.get(f"/runs/{shop.judged_run}/cases/{position}.json").json()
+    assert data["inputs"] == [
+        "I'm looking for running shoes under $150",
+        "Is the Nike Pegasus in stock?",
+    ]
+    assert len(data["waterfalls"]) >= 1
