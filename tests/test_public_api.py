@@ -19,7 +19,10 @@ def test_every_public_name_resolves():
 
 
 def test_import_is_lazy():
-    code = "import sys, tracegrade; print(sorted(m for m in sys.modules if m.startswith('tracegrade')))"
+    code = (
+        "import sys, tracegrade; "
+        "print(sorted(m for m in sys.modules if m.startswith('tracegrade')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['tracegrade']"
 
