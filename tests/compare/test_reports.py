@@ -1,0 +1,64 @@
+"""The comparison and run reports: console colours and rows, Markdown, the step summary of a run
+without a baseline, and the run document's summary additions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from tests.compare.documents import case, run
+from tracegrade.cli.gate import publish_gate
+from tracegrade.compare import compare_runs
+from tracegrade.report.breakdown import summary_additions
+from tracegrade.report.comparison import markdown, print_comparison, run_markdown
+
+
+def test_the_console_shows_deltas_and_the_changed_cases() -> None:
+    comparison = compare_runs(run("b", [case("a", 0.9)]), run("c", [case("a", 0.4)]))
+    console = Console(record=True, width=120)
+    print_comparison(comparison, console)
+    text = console.export_text()
+    assert "mean score" in text and "-0.500" in text and "regressed" in text
+    assert "a is below threshold" in text and "regression" in text
+    assert "[red]" not in text  # markup rendered, not printed
+
+
+def test_markdown_lists_the_metrics_and_the_cases() -> None:
+    comparison = compare_runs(run("b", [case("a", 0.9)]), run("c", [case("a", 0.95)]))
+    text = markdown(comparison)
+    assert text.startswith("### tracegrade: ✅ no regression")
+    assert "| mean score | 0.900 | 0.950 | +0.050 🟢 |" in text
+
+
+def test_a_run_without_baseline_writes_its_own_step_summary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    doc = run("r1", [case("a", 0.9), case("b", 0.4)], passed=False)
+    assert publish_gate(doc, None, None, str(tmp_path / "run.md")) is False
+    text = summary.read_text()
+    assert text.startswith("### tracegrade: ❌ run failed")
+    assert "| 1/2 | 50.0% | 0.650 |" in text and "| b | 0.400 | b is below threshold |" in text
+    assert text == (tmp_path / "run.md").read_text() + "\n"
+    assert run_markdown(doc) + "\n" == text
+
+
+def test_summary_additions_latency_and_tags() -> None:
+    cases = [
+        case("a", 1.0, duration_ms=100, tags=["orders"]),
+        case("b", 0.4, duration_ms=300, tags=["orders", "price"], scores={"value_grounding": 0.5}),
+    ]
+    added = summary_additions(cases)
+    assert added["latency_mean_ms"] == 200 and added["latency_total_ms"] == 400
+    assert added["hallucination_rate"] == 0.5
+    assert added["by_tag"]["orders"] == {
+        "cases": 2,
+        "passed": 1,
+        "pass_rate": 0.5,
+        "score": 0.7,
+        "hallucination_rate": 0.5,
+    }
+    assert added["by_tag"]["price"]["cases"] == 1
