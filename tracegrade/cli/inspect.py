@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+from functools import partial
 
 import click
 
 from tracegrade.cli import render
-from tracegrade.cli.options import db_option, emit, files_argument, load, messages_key_option
+from tracegrade.cli.options import (
+    db_option,
+    emit,
+    files_argument,
+    load_batches,
+    messages_key_option,
+    no_traces_error,
+)
+from tracegrade.errors import InputError
 from tracegrade.trace import json_schema
 
 
@@ -44,6 +53,19 @@ def command(
     if schema:
         click.echo(json.dumps(json_schema(), indent=2))
         return
-    loaded = load(files, db, messages_key, trace_ids=trace_ids, limit=limit)
-    traces = [t for t in loaded.traces if not trace_ids or t.trace_id in trace_ids][:limit]
-    emit(traces, as_json, render.traces, loaded.errors)
+    errors: list[InputError] = []
+    batches = load_batches(files, db, messages_key, errors, trace_ids=trace_ids, limit=limit)
+    wanted = set(trace_ids)
+    count = llm_calls = tool_calls = 0
+    for batch in batches:  # printed batch by batch: memory stays flat
+        traces = [t for t in batch if not wanted or t.trace_id in wanted]
+        traces = traces[: None if limit is None else limit - count]
+        count += len(traces)
+        llm_calls += sum(len(t.llm_calls) for t in traces)
+        tool_calls += sum(len(t.tool_calls) for t in traces)
+        emit(traces, as_json, partial(render.traces, total=False), ())
+        if limit is not None and count >= limit:
+            break
+    if not count and not files:
+        raise no_traces_error(files, db, trace_ids=trace_ids, limit=limit)
+    emit([], as_json, lambda _: render.traces_total(count, llm_calls, tool_calls), errors)

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 
 import click
 
 from tracegrade.cli import render
-from tracegrade.cli.options import db_option, emit, files_argument, load, messages_key_option
-from tracegrade.errors import ExitCode
+from tracegrade.cli.options import (
+    db_option,
+    emit,
+    files_argument,
+    load_batches,
+    messages_key_option,
+    no_traces_error,
+)
+from tracegrade.errors import ExitCode, InputError
 from tracegrade.normalize.lint import lint
 
 
@@ -24,8 +32,17 @@ def command(
     """Check each trace for the inputs scorers need (user input, answer, tool arguments and
     results, tokens, timing) and say how to record what is missing. Exit code 1 when some
     trace misses an input."""
-    loaded = load(files, db, messages_key, limit=limit)
-    reports = [lint(t) for t in loaded.traces[:limit]]
-    emit(reports, as_json, render.lint_reports, loaded.errors)
-    if not all(r.ok for r in reports):
+    errors: list[InputError] = []
+    count = missing = 0
+    for batch in load_batches(files, db, messages_key, errors, limit=limit):
+        reports = [lint(t) for t in batch[: None if limit is None else limit - count]]
+        count += len(reports)
+        missing += sum(1 for r in reports if not r.ok)
+        emit(reports, as_json, partial(render.lint_reports, total=False), ())
+        if limit is not None and count >= limit:
+            break
+    if not count and not files:
+        raise no_traces_error(files, db, limit=limit)
+    emit([], as_json, lambda _: render.lint_total(count, missing), errors)
+    if missing:
         sys.exit(int(ExitCode.FAILED))

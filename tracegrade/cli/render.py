@@ -92,19 +92,25 @@ def trace_tree(trace: AgentTrace) -> Tree:
     return tree
 
 
-def traces(items: Sequence[AgentTrace]) -> None:
-    """Print one tree per trace, then a one-line total."""
+def traces(items: Sequence[AgentTrace], *, total: bool = True) -> None:
+    """Print one tree per trace, then (unless ``total`` is False: a streamed listing prints
+    :func:`traces_total` at its end) a one-line total."""
     out = console()
     for trace in items:
         out.print(trace_tree(trace))
         out.print()
-    tools = sum(len(t.tool_calls) for t in items)
-    llm = sum(len(t.llm_calls) for t in items)
-    out.print(f"{len(items)} trace(s), {llm} LLM call(s), {tools} tool call(s)")
+    if total:
+        tools = sum(len(t.tool_calls) for t in items)
+        traces_total(len(items), sum(len(t.llm_calls) for t in items), tools)
 
 
-def lint_reports(reports: Sequence[LintReport]) -> None:
-    """Print one table per trace."""
+def traces_total(count: int, llm_calls: int, tool_calls: int) -> None:
+    """The one-line total of :func:`traces`."""
+    console().print(f"{count} trace(s), {llm_calls} LLM call(s), {tool_calls} tool call(s)")
+
+
+def lint_reports(reports: Sequence[LintReport], *, total: bool = True) -> None:
+    """Print one table per trace, then (unless ``total`` is False) :func:`lint_total`."""
     out = console()
     for report in reports:
         conventions = ", ".join(report.conventions) or "no known convention"
@@ -120,5 +126,10 @@ def lint_reports(reports: Sequence[LintReport]) -> None:
                 check.input, f"[{style}]{check.status}[/]", escape(check.detail), check.used_by
             )
         out.print(table)
-    missing = sum(1 for r in reports if not r.ok)
-    out.print(f"{len(reports)} trace(s), {missing} with missing inputs")
+    if total:
+        lint_total(len(reports), sum(1 for r in reports if not r.ok))
+
+
+def lint_total(count: int, missing: int) -> None:
+    """The one-line total of :func:`lint_reports`."""
+    console().print(f"{count} trace(s), {missing} with missing inputs")
