@@ -29,6 +29,7 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from tracegrade.collector.admission import Admitted, Encoding, Redactor, Signal, admit
+from tracegrade.collector.compact import TooManyEntries, drop_empty_entries
 from tracegrade.collector.ingest import Ingest, QueueFull, Stopped, Unstorable, wait_for
 from tracegrade.collector.memory import MemoryBudget, decode_cost
 from tracegrade.errors import OtlpDecodeError, StoreError
@@ -106,6 +107,11 @@ class ExportService:
                 "too_large",
                 message=f"request of {len(body)} bytes exceeds {self.max_request_bytes}",
             )
+        if encoding == "protobuf":
+            try:
+                body = drop_empty_entries(body)
+            except TooManyEntries as exc:
+                return Outcome("invalid", message=str(exc))
         cost = decode_cost(body, encoding)
         if cost > self.memory.limit_bytes:
             return Outcome(

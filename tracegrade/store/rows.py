@@ -105,7 +105,8 @@ class PreparedSpans:
                 for scoped in group.scope_spans
                 if scoped.spans
             ]
-            self.groups.append((group.resource, group.schema_url, scopes))
+            if scopes:  # an entry without spans stores nothing (not even its resource)
+                self.groups.append((group.resource, group.schema_url, scopes))
         return self
 
     def _scope_chunks(

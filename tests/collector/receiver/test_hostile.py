@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import socket
 import threading
 import time
@@ -283,6 +284,37 @@ def test_connections_past_the_limit_get_503_with_retry_after(tmp_path, monkeypat
             for sock in held:
                 sock.close()
         time.sleep(0.2)  # the server sees the held connections close
+        assert_served(receiver, stored)
+    assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
+# --- amplification: millions of empty entries ---------------------------------------------------
+
+
+def max_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@pytest.mark.parametrize("protocol", ["grpc", "http"])
+def test_a_body_of_8_million_empty_entries_costs_next_to_nothing(tmp_path, protocol):
+    """16,000,000 bytes of empty ResourceSpans around one real one (it took 315 s and 6.4 GB)."""
+    real = spans_request(hand_span("among-empties", os.urandom(16), os.urandom(8)))
+    empties = b"\x0a\x00" * 4_000_000
+    body = empties + real.SerializeToString() + empties
+    assert len(body) > 16_000_000
+    stored: set = set()
+    with running(tmp_path / "store.db") as receiver:
+        rss_before, cpu_before = max_rss_mib(), time.process_time()
+        started = time.monotonic()
+        if protocol == "grpc":
+            with GrpcClient(receiver.grpc_port) as client:
+                client.export("traces", body, timeout_s=SERVED_WITHIN_S)
+        else:
+            assert http_export(receiver, "traces", body).status_code == 200
+        assert time.monotonic() - started < SERVED_WITHIN_S
+        assert time.process_time() - cpu_before < 2.0
+        assert max_rss_mib() - rss_before < 200  # the body is 16 MB; decoded it was 6.4 GB
+        stored |= set(request_spans(real))
         assert_served(receiver, stored)
     assert set(stored_spans(tmp_path / "store.db")) == stored
 
