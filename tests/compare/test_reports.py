@@ -62,3 +62,11 @@ def test_summary_additions_latency_and_tags() -> None:
         "hallucination_rate": 0.5,
     }
     assert added["by_tag"]["price"]["cases"] == 1
+
+
+def test_a_changed_dataset_is_pointed_out() -> None:
+    base = run("b", [case("a", 0.9)])
+    current = run("c", [case("a", 0.9)])
+    current["run"]["dataset"] = {"name": "shop", "digest": "d2"}
+    text = markdown(compare_runs(base, current))
+    assert "> dataset shop changed between the runs (digest d1 -> d2)" in text

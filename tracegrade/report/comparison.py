@@ -146,6 +146,23 @@ def _cases_table(cases: Iterable[CaseComparison]) -> Table:
     return table
 
 
+def dataset_note(comparison: Comparison) -> str | None:
+    """A warning when the runs scored different datasets or versions of one (by digest)."""
+    base, current = comparison.base, comparison.current
+    if base.dataset != current.dataset:
+        return f"the runs scored different datasets ({base.dataset} -> {current.dataset})"
+    if (
+        base.dataset_digest
+        and current.dataset_digest
+        and base.dataset_digest != current.dataset_digest
+    ):
+        return (
+            f"dataset {current.dataset} changed between the runs (digest "
+            f"{base.dataset_digest[:8]} -> {current.dataset_digest[:8]}): compare case by case"
+        )
+    return None
+
+
 def print_comparison(comparison: Comparison, console: Console | None = None) -> None:
     """Print the comparison: the runs, metric and axis deltas, the changed cases, the verdict."""
     out = console or Console()
@@ -153,6 +170,8 @@ def print_comparison(comparison: Comparison, console: Console | None = None) -> 
         f"[bold]compare[/] base {escape(_run_name(comparison.base))} -> current "
         f"{escape(_run_name(comparison.current))}"
     )
+    if note := dataset_note(comparison):
+        out.print(f"[yellow]{escape(note)}[/]")
     out.print(_metrics_table(comparison))
     counts = comparison.counts()
     out.print(" · ".join(f"{n} {status}" for status, n in counts.items()))
@@ -186,6 +205,7 @@ def markdown(comparison: Comparison) -> str:
         f"base `{_run_name(comparison.base)}` → current `{_run_name(comparison.current)}`",
         "",
         *[f"- {_md(r)}" for r in comparison.reasons],
+        *([f"> {_md(note)}"] if (note := dataset_note(comparison)) else []),
         "",
         "| metric | base | current | delta |",
         "|---|---:|---:|---:|",
