@@ -43,3 +43,16 @@ def test_export_protobuf_and_filter_by_trace_id(tmp_path):
     out = tmp_path / "traces.binpb"
     assert run("export", out, "--format", "proto", "--trace-id", trace_id).exit_code == 0
     assert list(inspect_json(out)) == [trace_id]
+
+
+def test_export_in_batches_writes_one_request_per_batch_and_loses_nothing(tmp_path, monkeypatch):
+    """Issue 16.1: the store is read and written a batch at a time (here 10 of 25 traces)."""
+    from tracegrade.cli import export
+
+    monkeypatch.setattr(export, "BATCH", 10)
+    run("import", DEFAULT)
+    for fmt, name in (("json", "traces.jsonl"), ("proto", "traces.binpb")):
+        out = tmp_path / fmt / name
+        assert run("export", out, "--format", fmt).exit_code == 0
+        assert inspect_json(out) == inspect_json(DEFAULT)
+    assert len((tmp_path / "json" / "traces.jsonl").read_text().splitlines()) == 3

@@ -8,8 +8,13 @@ import click
 
 from tracegrade.cli.options import db_option
 from tracegrade.cli.selection import parse_since
+from tracegrade.otlp.codec import ExportTraceServiceRequest
 from tracegrade.otlp.files import write_jsonl, write_protobuf
+from tracegrade.store.scan import trace_id_batches
 from tracegrade.store.traces import Store
+
+BATCH = 256
+"""Traces per exported request (one line of the JSON format, one message of the proto one)."""
 
 
 def _logs_path(out: Path) -> Path:
@@ -42,13 +47,24 @@ def command(
     """Write stored spans (OUT) and log records (its ``logs`` sibling) in the OpenTelemetry
     Collector file exporter format; OUT ending in .gz is gzip-compressed (JSON format)."""
     path = Path(out)
-    with Store(db) as store:
-        ids = store.trace_ids(since_unix_nano=parse_since(since), limit=limit, trace_ids=trace_ids)
-        traces, logs = store.requests(ids)
     writer = write_jsonl if fmt == "json" else write_protobuf
-    writer(path, [traces])
-    written = [str(path)]
-    if logs.resource_logs:
-        writer(_logs_path(path), [logs])
-        written.append(str(_logs_path(path)))
-    click.echo(f"exported {len(ids)} trace(s) to {' and '.join(written)}")
+    count, logs_written = 0, False
+    with Store(db) as store:
+        batches = trace_id_batches(
+            store,
+            since_unix_nano=parse_since(since),
+            limit=limit,
+            trace_ids=trace_ids,
+            batch_size=BATCH,
+        )
+        for ids in batches:  # one request per batch: memory stays flat
+            traces, logs = store.requests(ids)
+            writer(path, [traces], append=count > 0)
+            if logs.resource_logs:
+                writer(_logs_path(path), [logs], append=logs_written)
+                logs_written = True
+            count += len(ids)
+    if not count:
+        writer(path, [ExportTraceServiceRequest()])
+    written = [str(path)] + ([str(_logs_path(path))] if logs_written else [])
+    click.echo(f"exported {count} trace(s) to {' and '.join(written)}")

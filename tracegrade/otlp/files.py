@@ -461,13 +461,15 @@ def write_jsonl(path: str | Path, requests: Sequence[Request], *, append: bool =
     return len(requests)
 
 
-def write_protobuf(path: str | Path, requests: Sequence[Request]) -> int:
-    """Write requests as the Collector's ``format: proto``: each message prefixed by its
-    4-byte big-endian length. Returns the number of messages written."""
+def write_protobuf(path: str | Path, requests: Sequence[Request], *, append: bool = False) -> int:
+    """Write (or ``append``) requests as the Collector's ``format: proto``: each message
+    prefixed by its 4-byte big-endian length. Returns the number of messages written."""
     buffer = io.BytesIO()
     for request in requests:
         payload = request.SerializeToString()
         buffer.write(struct.pack(">I", len(payload)))
         buffer.write(payload)
-    Path(path).write_bytes(buffer.getvalue())
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with Path(path).open("ab" if append else "wb") as out:
+        out.write(buffer.getvalue())
     return len(requests)
