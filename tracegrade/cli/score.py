@@ -211,6 +211,8 @@ def command(
     if follow:
         if files:
             raise ConfigError("--follow reads the store; give no files")
+        if baseline or min_score is not None:
+            raise ConfigError("--baseline and --min-score gate a finished run, not --follow")
         follower = Follower(
             db,
             dataset,
