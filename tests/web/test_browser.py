@@ -90,9 +90,13 @@ def test_walk_runs_run_case_waterfall_compare(page, served, shop: ShopStore) -> 
     assert page.locator("figure.chart").count() == 5
     screenshot(page, "05-trends")
     page.goto(f"{url}/traces")
+    screenshot(page, "06-traces")
     page.locator("#traces a").first.click()
     page.wait_for_selector("#lint")
     screenshot(page, "06-trace")
+    page.goto(f"{url}/datasets")
+    assert page.locator("#datasets a").count() == 2
+    screenshot(page, "06-datasets")
 
 
 def test_edit_a_case_save_and_the_file_changes_and_still_loads(page, served) -> None:

@@ -1,0 +1,37 @@
+"""``tracegrade ui`` on the command line: bad options are usage errors (exit 2) that say why."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tracegrade.cli import cli
+
+
+def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        args = ["ui", "--db", str(tmp_path / "s.db"), "--port", str(port)]
+        result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in result.output
+
+
+def test_a_missing_dataset_file_is_refused(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["ui", "--dataset", str(tmp_path / "nope.yaml")])
+    assert result.exit_code == 2 and "nope.yaml" in result.output
+
+
+def test_the_token_comes_from_the_environment_too(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        args = ["ui", "--db", str(tmp_path / "s.db"), "--host", "0.0.0.0", "--port", port]
+        accepted = CliRunner().invoke(cli, args, env={"TRACEGRADE_UI_TOKEN": "t"})
+        refused = CliRunner().invoke(cli, args, env={"TRACEGRADE_UI_TOKEN": ""})
+    assert accepted.exit_code == 2 and "cannot listen on 0.0.0.0" in accepted.output
+    assert refused.exit_code == 2 and "TRACEGRADE_UI_TOKEN" in refused.output
