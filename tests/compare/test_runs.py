@@ -113,3 +113,12 @@ def test_the_json_document_has_the_documented_shape() -> None:
     (entry,) = data["cases"]
     assert {"case_id", "status", "base_score", "current_score", "axes", "diff"} <= set(entry)
     assert entry["diff"]["source"] == "results" and entry["score_delta"] == pytest.approx(-0.5)
+
+
+def test_several_results_of_one_case_are_its_attempts() -> None:
+    # tracegrade score on a case matched by three traces writes three entries with its id
+    steady = run("b", [case("a", 0.9), case("a", 0.95), case("a", 0.9)])
+    split = run("c", [case("a", 0.9), case("a", 0.3), case("a", 0.95)])
+    (only,) = compare_runs(steady, split).cases
+    assert only.base_attempts == only.current_attempts == 3
+    assert only.status == "flaky" and only.current_score == 0.9  # the median of the attempts
