@@ -12,7 +12,6 @@ import click
 from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, TextColumn
 
-from tracegrade.cli.follow import Follower, follow_until_stopped
 from tracegrade.cli.gate import (
     apply_min_score,
     compare_with_base,
@@ -209,6 +208,8 @@ def command(
         )
     since_ns = parse_since(since)
     if follow:
+        from tracegrade.cli.follow import Follower, follow_until_stopped  # scipy: only here
+
         if files:
             raise ConfigError("--follow reads the store; give no files")
         if baseline or min_score is not None:
