@@ -2,8 +2,9 @@
 
 Rules (the reasons are in the field reference, ``span-conventions.md`` section 7):
 
-- **LLM calls**: LLM-role spans in start order; a span that wraps another LLM span is a
-  framework wrapper, merged into the inner call and not counted.
+- **LLM calls**: LLM-role spans in causal order (:mod:`.order`: the growing history and
+  parent/child links first, start time only to break real ties); a span that wraps another
+  LLM span is a framework wrapper, merged into the inner call and not counted.
 - **Tokens**: the sum over LLM calls. Only when no LLM call has usage does the outermost
   agent's aggregated usage count, so usage is never counted twice.
 - **User inputs**: the user messages of the top agent's LLM histories, merged in order, when
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from tracegrade.normalize.answers import answer_of, split_answer_calls
 from tracegrade.normalize.gaps import Facts, find_gaps
 from tracegrade.normalize.messages import TOOL_CALLS_FINISH, Message
+from tracegrade.normalize.order import causal_order
 from tracegrade.normalize.toolcalls import join_tool_calls, span_error
 from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.view import SpanView
@@ -234,7 +236,8 @@ def _histories(tree: SpanTree, calls: list[SpanView]) -> list[list[Message]]:
 def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
     """Build the :class:`AgentTrace` of one trace from its span views (see module docstring)."""
     tree = SpanTree(views)
-    calls = llm_views(tree)
+    ordering = causal_order(tree, llm_views(tree))
+    calls = ordering.calls
     top, scoped = _scope(tree, calls)
     tool_calls, answer_calls = split_answer_calls(
         join_tool_calls(tree, calls, _histories(tree, calls))
@@ -255,6 +258,7 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
         root,
         conventions,
         answer_calls,
+        ordering.ambiguous,
     )
     start, duration_ms = _bounds(tree)
     return AgentTrace(

@@ -49,6 +49,8 @@ class Facts:
     conventions: Sequence[str]
     answer_calls: Sequence[ToolCall] = ()
     """Answer-tool calls (:mod:`.answers`), not counted in ``tool_calls``."""
+    unordered_llm_calls: Sequence[Sequence[SpanView]] = ()
+    """Groups of LLM calls with one start time and nothing to order them (:mod:`.order`)."""
 
 
 def content_hint(conventions: Sequence[str]) -> str:
@@ -216,8 +218,21 @@ def _results_gap(calls: Sequence[ToolCall]) -> Gap | None:
     return Gap("tool_results", "; ".join(parts))
 
 
+def _order_gap(facts: Facts) -> Gap | None:
+    groups = facts.unordered_llm_calls
+    if not groups:
+        return None
+    calls = sum(len(g) for g in groups)
+    return Gap(
+        "llm_call_order",
+        f"{calls} LLM calls in {len(groups)} group(s) start at the same time (millisecond "
+        "timestamps, e.g. the JavaScript SDK) and neither their message histories nor their "
+        "parent spans order them: their order, and so the final answer, is a guess",
+    )
+
+
 def _span_gaps(facts: Facts) -> list[Gap]:
-    gaps = []
+    gaps = [g for g in (_order_gap(facts),) if g is not None]
     if facts.root is not None and facts.root.span.attributes.get(TIMING_ATTR) == "synthetic":
         gaps.append(
             Gap("timing", "imported from a transcript without timestamps: durations are synthetic")

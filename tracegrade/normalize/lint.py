@@ -145,6 +145,11 @@ def lint(trace: AgentTrace) -> LintReport:
             "multi-turn grouping",
         ),
     ]
+    order = trace.gap("llm_call_order")
+    if order is not None:
+        checks.append(
+            Check("llm_call_order", "partial", order.reason, "final output, tool call order")
+        )
     if trace.gap("attributes"):
         checks.append(Check("attributes", "partial", trace.gap("attributes").reason, "all"))  # type: ignore[union-attr]
     return LintReport(trace.trace_id, trace.conventions, tuple(checks))

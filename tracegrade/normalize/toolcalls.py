@@ -14,8 +14,11 @@ arguments and result), and as a ``tool_call_response`` in a later LLM request's 
    else by order (:func:`~.results.pair_loose_results`).
 3. **Execution spans** join requests in time order: by call id when the span has one (Agent
    Framework's ``"unknown"`` is none), otherwise by tool name and order (Traceloop ``@tool``,
-   OpenAI Agents bridges). A request is only joined to a span that starts after its LLM call
-   started. Unjoined spans and unjoined requests are tool calls of their own.
+   OpenAI Agents bridges); among several candidates, the one with the span's name and
+   arguments (spans starting in the same millisecond can be listed out of order). A request
+   is only joined to a span that starts after its LLM call started. Unjoined spans and
+   unjoined requests are tool calls of their own. Calls are listed turn by turn (the
+   requesting LLM call's causal index, :mod:`.order`), by start time within a turn.
 
 Errors: a tool span with status ERROR, ``error.type`` or an exception event, or a result that
 reports an error (``Error: ...``, a JSON object with a non-empty ``error``, MCP's
@@ -206,7 +209,7 @@ class Joiner:
             self.calls.append(
                 (self._position(request, executed), self._from_request(request, results))
             )
-        ordered = [call for _, call in sorted(self.calls, key=lambda item: item[0])]
+        ordered = [call for _, call in sorted(self.calls, key=_execution_key)]
         return pair_loose_results(ordered, loose)
 
     @staticmethod
@@ -221,14 +224,24 @@ class Joiner:
         return (max([request.llm.span.end_unix_nano, *earlier]), 1, request.position)
 
     def _match(self, view: SpanView, unmatched: list[Request]) -> Request | None:
+        """The request a tool span executes: by call id, else by name; among several, the
+        first with the span's name and arguments (spans starting in the same millisecond may
+        be listed out of order, and ids repeat), else the first."""
         start = view.span.start_unix_nano
         candidates = [r for r in unmatched if r.llm.span.start_unix_nano <= start]
-        if view.tool_call_id:
-            by_id = next((r for r in candidates if r.call_id == view.tool_call_id), None)
-            if by_id is not None:
-                return by_id
         name = view.tool_name
-        return next((r for r in candidates if name and r.name == name), None)
+        by_id = [r for r in candidates if view.tool_call_id and r.call_id == view.tool_call_id]
+        matches = by_id or [r for r in candidates if name and r.name == name]
+
+        def fit(request: Request) -> tuple[bool, bool]:
+            same_arguments = (
+                view.has_arguments
+                and request.arguments_recorded
+                and request.arguments == view.arguments
+            )
+            return (bool(name) and request.name != name, not same_arguments)
+
+        return min(matches, key=fit) if matches else None
 
     def _agent(self, *views: SpanView) -> SpanView | None:
         for view in views:
@@ -290,6 +303,13 @@ class Joiner:
             source="message",
             result_unavailable=unavailable,
         )
+
+
+def _execution_key(item: tuple[tuple[int, int, int], ToolCall]) -> tuple[int, int, int, int]:
+    """Calls requested by an earlier LLM call (in causal order) ran first; within one turn,
+    by start time (``Joiner.calls`` keys)."""
+    turn = item[1].llm_call_index
+    return (-1 if turn is None else turn, *item[0])
 
 
 def join_tool_calls(
