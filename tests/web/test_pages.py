@@ -154,3 +154,8 @@ def test_a_multi_turn_case_shows_every_user_turn(client, shop) -> None:
         "Is the Nike Pegasus in stock?",
     ]
     assert len(data["waterfalls"]) >= 1
+
+
+def test_a_bad_page_cursor_is_a_400_that_says_so(client: TestClient) -> None:
+    response = client.get("/runs.json", params={"before": "garbage"})
+    assert response.status_code == 400 and "bad page cursor" in response.json()["error"]

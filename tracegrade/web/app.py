@@ -140,7 +140,11 @@ def not_found(request: Request, message: str) -> Response:
 
 
 async def _store_error(request: Request, exc: Exception) -> Response:
-    return not_found(request, str(exc))
+    """A missing run, trace, case or dataset is 404; a bad cursor 400; anything else (the
+    store or a dataset file cannot be read) 500, with the message."""
+    message = str(exc)
+    status = 404 if message.startswith("no ") else 400 if "cursor" in message else 500
+    return render(request, "error.html", {"error": message}, status_code=status)
 
 
 def _filters(templates: Jinja2Templates) -> None:

@@ -24,6 +24,7 @@ import secrets
 from collections.abc import Awaitable, Callable
 from functools import wraps
 from typing import Any
+from urllib.parse import quote
 
 from starlette.datastructures import FormData
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
@@ -133,18 +134,12 @@ def _refuse(request: Request) -> Response:
     wants_html = request.method == "GET" and "text/html" in request.headers.get("accept", "")
     if wants_html and not request.url.path.endswith(".json"):
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        return RedirectResponse(f"/login?next={_quote(target)}", status_code=303)
+        return RedirectResponse(f"/login?next={quote(target, safe='')}", status_code=303)
     return JSONResponse(
         {"error": "a token is required: log in at /login or send Authorization: Bearer TOKEN"},
         status_code=401,
         headers={"www-authenticate": 'Bearer realm="tracegrade ui"'},
     )
-
-
-def _quote(path: str) -> str:
-    from urllib.parse import quote
-
-    return quote(path, safe="")
 
 
 def safe_next(target: str | None) -> str:
