@@ -4,6 +4,7 @@ same way without a file."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -178,3 +179,22 @@ def test_a_changed_list_keeps_its_flow_style(golden: Path) -> None:
     values = form_values(document.case(2))
     apply_form(document.case(2), {**values, "tags": values["tags"] + ", extra"})
     assert "    tags: [products, compare, extra]\n" in document.dump()
+
+
+def test_a_json_dataset_in_the_seed_shape_is_edited_and_stays_json(tmp_path: Path) -> None:
+    source = (
+        Path(__file__).resolve().parents[2] / "datasets/e-commerce-agents/product_discovery.json"
+    )
+    path = tmp_path / "product_discovery.json"
+    path.write_text(source.read_text())
+    document = Document.parse(path.read_text(), ".json")
+    values = form_values(document.case(0))
+    apply_form(document.case(0), {**values, "input": "Find me wired headphones"})
+    text = document.dump()
+    validate(text, ".json", str(path))
+    path.write_text(text)
+    assert json.loads(text)[0]["input"] == "Find me wired headphones"
+    assert (
+        load_dataset(path).cases[0].expected_tools
+        == json.loads(source.read_text())[0]["expected_tools"]
+    )
