@@ -72,6 +72,7 @@ class Stats:
 
     accepted_items: int = 0
     stored_items: int = 0
+    """Spans and log records new to the store (each counted once, however often sent)."""
     rejected_items: int = 0
     throttled_requests: int = 0
     failed_requests: int = 0
@@ -265,9 +266,9 @@ class Ingest:
             if admitted.prepared is not None:
                 spans.merge(admitted.prepared)
         started = time.monotonic()
-        store.write_prepared(spans, [a.request for a, _ in batch if a.signal == "logs"])
+        added = store.write_prepared(spans, [a.request for a, _ in batch if a.signal == "logs"])
         self._measure(sum(a.size for a, _ in batch), time.monotonic() - started)
-        self._release(batch, stored=True)
+        self._release(batch, stored=True, new_items=sum(added))
         for admitted, future in batch:
             future.set_result(admitted.items)
 
@@ -290,12 +291,16 @@ class Ingest:
                 else StoreError("the trace store could not commit this request")
             )
 
-    def _release(self, batch: list[tuple[Admitted, Future[int]]], *, stored: bool) -> None:
+    def _release(
+        self, batch: list[tuple[Admitted, Future[int]]], *, stored: bool, new_items: int = 0
+    ) -> None:
+        """Take ``batch`` off the queue's counters; ``new_items``: the spans and log records
+        the store did not hold before (a resend adds none)."""
         with self._lock:
             self.stats.queue_bytes -= sum(a.size for a, _ in batch)
             self.stats.queue_depth -= len(batch)
             if stored:
-                self.stats.stored_items += sum(a.items for a, _ in batch)
+                self.stats.stored_items += new_items
                 self.stats.batches += 1
             else:
                 self.stats.failed_requests += len(batch)

@@ -89,12 +89,14 @@ class PreparedSpans:
 
     ``groups``: ``(resource, schema_url, [(scope, schema_url, [chunk, ...]), ...])`` where a
     chunk is ``(trace_id hex, start_unix_nano, span_count, ScopeSpans bytes, bytes digest)``;
-    ``traces``: per trace id (hex), ``[start_unix_nano, ended, span_count, run_id, case_id]``.
+    ``traces``: per trace id (hex), ``[start_unix_nano, ended, span_count, run_id, case_id]``;
+    ``span_ids``: per trace id (hex), the set of its span ids (8 bytes each).
     """
 
     def __init__(self) -> None:
         self.groups: list[tuple[Any, str, list[tuple[Any, str, list[tuple[Any, ...]]]]]] = []
         self.traces: dict[str, list[Any]] = {}
+        self.span_ids: dict[str, set[bytes]] = {}
 
     def add_request(self, request: Any) -> PreparedSpans:
         """Add every span of an ``ExportTraceServiceRequest``; returns self."""
@@ -133,6 +135,7 @@ class PreparedSpans:
                 else trace_pb2.ScopeSpans(spans=spans).SerializeToString()
             )
             trace_id = raw_id.hex()
+            self.span_ids.setdefault(trace_id, set()).update([span.span_id for span in spans])
             self._summarise(trace_id, spans, payload, start, has_root, resource_labels)
             chunks.append((trace_id, start, len(spans), payload, digest(payload)))
         return chunks
@@ -162,6 +165,8 @@ class PreparedSpans:
     def merge(self, other: PreparedSpans) -> None:
         """Fold ``other`` into this one (a group commit of several requests)."""
         self.groups.extend(other.groups)
+        for trace_id, ids in other.span_ids.items():
+            self.span_ids.setdefault(trace_id, set()).update(ids)
         for trace_id, (start, ended, count, run_id, case_id) in other.traces.items():
             mine = self.traces.get(trace_id)
             if mine is None:

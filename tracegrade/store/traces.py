@@ -47,6 +47,7 @@ from tracegrade.store.rows import (
     text,
 )
 from tracegrade.store.runs import migrate_baselines
+from tracegrade.store.span_ids import SpanIds
 
 DB_ENV = "TRACEGRADE_DB"
 """Environment variable naming the store file (overridden by ``--db``)."""
@@ -261,6 +262,7 @@ class Store:
             raise StoreError(f"cannot open trace store {self.location}: {exc}") from exc
         self._resource_ids: dict[bytes, int] = {}
         self._scope_ids: dict[bytes, int] = {}
+        self._span_ids = SpanIds()
 
     def __enter__(self) -> Store:
         return self
@@ -394,14 +396,21 @@ class Store:
         now = time.time()
         try:
             with self.db:
-                return self._write(spans, log_requests, now)
+                known = self._span_ids.stored_before(self.db, spans)
+                written = self._write(spans, log_requests, now, known)
+            self._span_ids.remember(spans, known)
+            return written
         except Exception as exc:
             self._resource_ids.clear()  # ids inserted by the rolled-back transaction are gone
             self._scope_ids.clear()
             raise StoreError(f"cannot write to trace store {self.location}: {exc}") from exc
 
     def _write(
-        self, prepared: PreparedSpans, log_requests: Sequence[Any], now: float
+        self,
+        prepared: PreparedSpans,
+        log_requests: Sequence[Any],
+        now: float,
+        known: dict[str, set[bytes]],
     ) -> tuple[int, int]:
         if self.db.postgres:
             self._resolve_in_digest_order(prepared, log_requests)
@@ -414,9 +423,10 @@ class Store:
             "ON CONFLICT (digest) DO NOTHING RETURNING trace_id, span_count",
             returning=True,
         )
-        added: dict[str, int] = {}
-        for trace_id, count in inserted:
-            added[trace_id] = added.get(trace_id, 0) + count
+        # Spans new to the store, by span id (span_ids.py): a resend in another grouping makes
+        # new chunks of spans already stored.
+        counts = SpanIds.new_counts(prepared, {trace_id for trace_id, _ in inserted}, known)
+        added = {trace_id: count for trace_id, count in counts.items() if count}
         # Only traces that received new spans change: a resend neither inflates span_count nor
         # makes a settled trace look active again.
         trace_rows = [
@@ -478,7 +488,8 @@ class Store:
 
     def counts(self) -> dict[str, int]:
         """Numbers of traces, spans and log records stored (spans counted per chunk: a span
-        stored twice in different chunks counts twice here, once when read)."""
+        stored twice in different chunks counts twice here, once when read and in
+        ``traces.span_count``)."""
         count = {
             table: self.db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
             for table in ("traces", "log_records")

@@ -5,12 +5,20 @@ resource attributes (``OTEL_RESOURCE_ATTRIBUTES``) or span attributes and select
 
 from __future__ import annotations
 
+import os
 import time
 
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from tests.collector.receiver.helpers import GrpcClient, http_export, running
+from tests.collector.receiver.helpers import (
+    HTTP,
+    GrpcClient,
+    hand_span,
+    http_export,
+    running,
+    spans_request,
+)
 from tests.collector.receiver.sdk_pipelines import export_traces, span_exporter
 from tests.support.sdk import agent_turn, record
 from tracegrade.store.traces import Store
@@ -161,3 +169,24 @@ def test_a_resent_export_does_not_inflate_the_span_count(store_location):
         _send(receiver, client, spans, "http")  # e.g. a retry after a timeout that did commit
         assert store.counts()["spans"] == 3
         assert store.trace_states()[0].span_count == 3
+
+
+def test_spans_resent_in_another_grouping_are_counted_once(store_location):
+    """10 spans sent whole, then as 2 requests of 5, then one by one (plus one new span):
+    the trace's span count and /healthz both say 11, and each span is read back once."""
+    trace_id = os.urandom(16)
+    spans = [hand_span(f"s{n}", trace_id, os.urandom(8)) for n in range(10)]
+    groupings = [[spans], [spans[:5], spans[5:]], [[span] for span in spans]]
+    late = hand_span("late", trace_id, os.urandom(8))
+    with running(store_location) as receiver, GrpcClient(receiver.grpc_port) as client:
+        for grouping in groupings:
+            for group in grouping:
+                client.export("traces", spans_request(*group).SerializeToString())
+        client.export("traces", spans_request(spans[0], late).SerializeToString())
+        health = HTTP.get(f"{receiver.http_endpoint}/healthz").json()
+    assert health["stored"] == 11
+    with Store(store_location) as store:
+        (state,) = store.trace_states()
+        assert state.span_count == 11
+        (trace,) = store.load([trace_id.hex()])
+        assert len(trace.spans) == 11
