@@ -15,20 +15,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.compare.model import RunOverview
-from tracegrade.scoring.evaluate import percentile
+from tracegrade.scoring.evaluate import HALLUCINATION_AXES, percentile
+from tracegrade.scoring.evaluate import hallucinated as scoring_hallucinated
 
-HALLUCINATION_AXES = ("hallucination", "value_grounding")
+__all__ = [
+    "HALLUCINATION_AXES",
+    "CaseGroup",
+    "group_cases",
+    "hallucinated",
+    "hallucination_rate",
+    "overview",
+]
 
 
 def hallucinated(case: Mapping[str, Any]) -> bool:
-    """THE hallucination test, used for every hallucination rate tracegrade reports: the case's
-    ``hallucination`` or ``value_grounding`` score is below 1, or its answer hit a
-    ``must_not_contain`` phrase. ``case`` is a case entry of a run document."""
-    scores = case.get("scores") or {}
-    if any((v := scores.get(a)) is not None and v < 1.0 for a in HALLUCINATION_AXES):
-        return True
-    details = (case.get("details") or {}).get("hallucination") or {}
-    return bool((details.get("details") or {}).get("forbidden_found"))
+    """:func:`tracegrade.scoring.evaluate.hallucinated` of a run document's case entry."""
+    return scoring_hallucinated(case.get("scores") or {}, case.get("details") or {})
 
 
 def hallucination_rate(cases: Sequence[Mapping[str, Any]]) -> float | None:

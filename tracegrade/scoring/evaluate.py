@@ -61,14 +61,24 @@ class CaseResult:
 
     @property
     def hallucinated(self) -> bool:
-        """A must_not_contain hit, or at least one ungrounded value in the answer."""
-        forbidden = (self.details.get("hallucination", {}).get("details", {}) or {}).get(
-            "forbidden_found"
-        )
-        ungrounded = (self.details.get("value_grounding", {}).get("details", {}) or {}).get(
-            "ungrounded"
-        )
-        return bool(forbidden or ungrounded)
+        """See :func:`hallucinated` (the one definition every hallucination rate uses)."""
+        return hallucinated(self.scores, self.details)
+
+
+HALLUCINATION_AXES = ("hallucination", "value_grounding")
+
+
+def hallucinated(
+    scores: Mapping[str, float | None], details: Mapping[str, Mapping[str, Any]]
+) -> bool:
+    """THE hallucination test behind every hallucination rate tracegrade reports (run summary,
+    comparison, history, dashboard): the ``hallucination`` or ``value_grounding`` score is
+    below 1, or the answer hit a ``must_not_contain`` phrase. ``scores`` maps scorer names to
+    values in [0, 1] (None when not scored); ``details`` scorer names to their Score documents."""
+    if any((v := scores.get(axis)) is not None and v < 1.0 for axis in HALLUCINATION_AXES):
+        return True
+    found = ((details.get("hallucination") or {}).get("details") or {}).get("forbidden_found")
+    return bool(found)
 
 
 @dataclass(frozen=True)
