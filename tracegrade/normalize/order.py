@@ -60,17 +60,22 @@ def _response(view: SpanView) -> Message | None:
 
 
 def _history_edges(calls: Sequence[SpanView], after: dict[int, set[int]]) -> None:
-    """i -> j when j's input holds i's response right after i's input (see module doc)."""
+    """i -> j when j's input holds i's response right after i's input (see module doc); only
+    the latest such i per j: the earlier ones reach j through it (histories grow)."""
     by_length: dict[int, list[int]] = {}
     for i, view in enumerate(calls):
         if view.input_messages is not None and _response(view) is not None:
             by_length.setdefault(_history_length(view.input_messages), []).append(i)
     for j, later in enumerate(calls):
-        for position, message in _positioned(later.input_messages or ()):
-            for i in by_length.get(position, ()):
-                response = _response(calls[i])
-                if i != j and response is not None and _same_response(message, response):
-                    after[i].add(j)
+        for position, message in reversed(_positioned(later.input_messages or ())):
+            earlier = [
+                i
+                for i in by_length.get(position, ())
+                if i != j and _same_response(message, _response(calls[i]))  # type: ignore[arg-type]
+            ]
+            if earlier:
+                after[earlier[0]].add(j)
+                break
 
 
 def _tool_edges(tree: SpanTree, calls: Sequence[SpanView], after: dict[int, set[int]]) -> None:
@@ -141,17 +146,21 @@ def _ambiguous(
     by_start: dict[int, list[int]] = {}
     for i in order:
         by_start.setdefault(calls[i].span.start_unix_nano, []).append(i)
+    reach: dict[int, set[int]] = {}
+
+    def ordered(i: int, j: int) -> bool:
+        for a, b in ((i, j), (j, i)):
+            if b in after[a]:
+                return True
+            if a not in reach:
+                reach[a] = _reachable(after, a)
+            if b in reach[a]:
+                return True
+        return False
+
     groups = []
     for members in by_start.values():
-        if len(members) < 2:
-            continue
-        reach = {i: _reachable(after, i) for i in members}
-        unordered = {
-            i
-            for i in members
-            for j in members
-            if i != j and j not in reach[i] and i not in reach[j]
-        }
+        unordered = {i for i in members for j in members if i != j and not ordered(i, j)}
         if unordered:
             groups.append([calls[i] for i in members if i in unordered])
     return groups
