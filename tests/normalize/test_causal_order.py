@@ -159,3 +159,26 @@ def test_calls_that_start_together_with_nothing_to_order_them_are_a_gap():
     assert gap is not None and gap.reason.startswith("2 LLM calls in 1 group(s) start at the same")
     check = next(c for c in lint(trace).checks if c.input == "llm_call_order")
     assert (check.status, check.detail) == ("partial", gap.reason)
+
+
+def test_a_call_given_a_requested_result_comes_after_the_request():
+    b = TraceBuilder()
+    requested = {"role": "assistant", "parts": [{"type": "tool_call", "id": "c7", "name": "f"}]}
+    result = {
+        "role": "tool",
+        "parts": [{"type": "tool_call_response", "id": "c7", "response": "1"}],
+    }
+    # the second call's history lost the assistant message (attribute limit): only the result
+    second = _chat(b, [result], "done", 0.1)
+    first = b.add(
+        "chat gpt-4o",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps([_text("user", "q")]),
+            "gen_ai.output.messages": json.dumps([requested]),
+        },
+        duration_ms=0.8,
+    )
+    trace = b.normalize()
+    assert [c.span_id for c in trace.llm_calls] == [first, second]
+    assert trace.final_output == "done" and trace.gap("llm_call_order") is None

@@ -8,8 +8,9 @@ B followed from A:
 
 - **history**: B's input history holds A's response at the position right after A's own
   input (the growing message history every chat loop replays);
-- **parent/child**: B runs inside a tool span executing a call A requested (an agent used as
-  a tool).
+- **tool call ids**: B runs inside a tool span executing a call A requested (an agent used
+  as a tool), or B's input holds the result of a call A requested (ids requested by more
+  than one call are not used: they repeat within some conversations).
 
 Calls are then sorted topologically, earliest (start, end) first among those free to go.
 Two calls that start at the same time with no causal path between them in either direction
@@ -78,21 +79,29 @@ def _history_edges(calls: Sequence[SpanView], after: dict[int, set[int]]) -> Non
                 break
 
 
-def _tool_edges(tree: SpanTree, calls: Sequence[SpanView], after: dict[int, set[int]]) -> None:
-    """i -> j when j runs inside a tool span executing a call i requested."""
+def _requesters(calls: Sequence[SpanView]) -> dict[str, int]:
+    """Tool call id -> the call that requested it, for ids requested exactly once (ids can
+    repeat within a conversation: tau-bench)."""
     requested: dict[str, list[int]] = {}
     for i, view in enumerate(calls):
         for message in view.output_messages or ():
             for part in message.tool_calls:
                 if part.id:
                     requested.setdefault(part.id, []).append(i)
+    return {call_id: found[0] for call_id, found in requested.items() if len(set(found)) == 1}
+
+
+def _tool_edges(tree: SpanTree, calls: Sequence[SpanView], after: dict[int, set[int]]) -> None:
+    """i -> j when j runs inside a tool span executing a call i requested, or j's input
+    holds the result of a call i requested."""
+    requester = _requesters(calls)
     for j, later in enumerate(calls):
-        for ancestor in tree.ancestors(later):
-            if ancestor.role == "tool" and ancestor.tool_call_id:
-                after_ids = requested.get(ancestor.tool_call_id, ())
-                for i in after_ids:
-                    if i != j:
-                        after[i].add(j)
+        ids = [a.tool_call_id for a in tree.ancestors(later) if a.role == "tool"]
+        ids += [p.id for m in later.input_messages or () for p in m.tool_responses]
+        for call_id in ids:
+            i = requester.get(call_id or "")
+            if i is not None and i != j:
+                after[i].add(j)
 
 
 def _edges(tree: SpanTree, calls: Sequence[SpanView]) -> dict[int, set[int]]:
