@@ -79,11 +79,14 @@ def _serve(receiver: Receiver, verbose: bool, every_s: float) -> None:
     "redact",
     multiple=True,
     metavar="PATTERN",
-    help="Attribute key pattern to redact before storage (repeatable; replaces the defaults: "
-    + ", ".join(DEFAULT_REDACT[:6])
-    + ", ...).",
+    help="Key pattern whose values are redacted before storage, at any depth (repeatable; "
+    "replaces the keys of config/redaction.yaml: " + ", ".join(DEFAULT_REDACT[:6]) + ", ...).",
 )
-@click.option("--no-redact", is_flag=True, help="Store every attribute as received.")
+@click.option(
+    "--no-redact",
+    is_flag=True,
+    help="Store everything as received (no key patterns, no secret-value patterns).",
+)
 @click.option(
     "--max-request-mib",
     type=click.FloatRange(0, min_open=True),
@@ -141,6 +144,7 @@ def command(
         db=db,
         token=token,
         redact=() if no_redact else (redact or DEFAULT_REDACT),
+        redact_values=() if no_redact else None,
         max_request_bytes=int(max_request_mib * 2**20),
         max_queue_bytes=int(max_queue_mib * 2**20),
         max_memory_bytes=int(max_memory_mib * 2**20),

@@ -10,15 +10,12 @@ data. The steps, all before anything is queued for the store:
    a span id 8 non-zero bytes, a parent span id empty or 8 bytes; times fit a signed 64-bit
    integer); invalid items are dropped and counted, and the response's ``partial_success``
    reports them while the valid rest is stored;
-3. **redact** attribute values whose keys match the configured patterns (resource, span,
-   event, link and log record attributes) before storage, replacing them with ``[REDACTED]``.
+3. **redact** secrets by key and by form (:mod:`tracegrade.otlp.redaction`, rules in
+   ``config/redaction.yaml``) before storage, replacing them with ``[REDACTED]``.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,95 +26,19 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tracegrade.errors import OtlpDecodeError
 from tracegrade.otlp.codec import parse_logs_json, parse_traces_json
+from tracegrade.otlp.redaction import REDACTED, Redactor, default_rules
 from tracegrade.store.rows import PreparedSpans
+
+__all__ = ["REDACTED", "Redactor", "DEFAULT_REDACT", "Admitted", "admit", "decode"]
 
 Signal = Literal["traces", "logs", "metrics"]
 Encoding = Literal["protobuf", "json"]
 
-DEFAULT_REDACT = (
-    "authorization",
-    "*.authorization",
-    "proxy-authorization",
-    "*.proxy-authorization",
-    "api_key",
-    "*.api_key",
-    "api-key",
-    "*.api-key",
-    "apikey",
-    "*.apikey",
-    "x-api-key",
-    "*.x-api-key",
-    "cookie",
-    "*.cookie",
-    "set-cookie",
-    "*.set-cookie",
-    "set_cookie",
-    "*.set_cookie",
-)
-"""Attribute keys redacted by default (shell-style patterns, matched case-insensitively),
-e.g. ``http.request.header.authorization`` (HTTP semconv) or ``openai.api_key``."""
-REDACTED = "[REDACTED]"
+DEFAULT_REDACT = tuple(default_rules().keys)
+"""Attribute keys redacted by default (``config/redaction.yaml``; shell-style patterns,
+matched case-insensitively), e.g. ``http.request.header.authorization`` or ``openai.api_key``."""
 _MAX_NS = 2**63 - 1
 _ZERO_TRACE, _ZERO_SPAN = bytes(16), bytes(8)
-
-
-class Redactor:
-    """Replaces the values of attributes whose keys match any of ``patterns``.
-
-    A payload in which no pattern's literal part occurs (checked on the raw, lower-cased
-    bytes) is not walked at all, so redaction costs nearly nothing on ordinary traffic.
-    """
-
-    def __init__(self, patterns: Sequence[str] = DEFAULT_REDACT):
-        self.patterns = tuple(p.lower() for p in patterns)
-        self._regex = (
-            re.compile("|".join(fnmatch.translate(p) for p in self.patterns))
-            if self.patterns
-            else None
-        )
-        literals = {
-            max(re.split(r"[*?\[\]]", p), key=len).lstrip(".").encode() for p in self.patterns
-        }
-        # A needle that contains another is implied by it: keep the shortest ones only.
-        self._needles = tuple(n for n in literals if not any(o != n and o in n for o in literals))
-
-    def may_apply(self, body: bytes, encoding: Encoding = "protobuf") -> bool:
-        """True when ``body`` might hold a key to redact (cheap pre-check). A JSON body with
-        ``\\u`` escapes always might: a key can be spelled with them."""
-        if self._regex is None:
-            return False
-        if encoding == "json" and b"\\u" in body:
-            return True
-        lowered = body.lower()
-        return any(needle in lowered for needle in self._needles)
-
-    def matches(self, key: str) -> bool:
-        """True when the attribute key is to be redacted."""
-        return bool(self._regex and self._regex.match(key.lower()))
-
-    def attributes(self, attributes: Iterable[Any]) -> int:
-        """Redact matching ``KeyValue``s in place; returns how many were redacted."""
-        count = 0
-        for kv in attributes:
-            if self.matches(kv.key):
-                kv.value.Clear()
-                kv.value.string_value = REDACTED
-                count += 1
-        return count
-
-    def request(self, request: Any) -> int:
-        """Redact a trace or logs request in place; returns the number of values redacted."""
-        count = 0
-        groups = getattr(request, "resource_spans", None) or getattr(request, "resource_logs", [])
-        for group in groups:
-            count += self.attributes(group.resource.attributes)
-            for scoped in getattr(group, "scope_spans", None) or getattr(group, "scope_logs", []):
-                count += self.attributes(scoped.scope.attributes)
-                for item in getattr(scoped, "spans", None) or getattr(scoped, "log_records", []):
-                    count += self.attributes(item.attributes)
-                    for nested in (*getattr(item, "events", ()), *getattr(item, "links", ())):
-                        count += self.attributes(nested.attributes)
-        return count
 
 
 @dataclass

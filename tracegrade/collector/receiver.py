@@ -48,6 +48,8 @@ class ReceiverConfig:
     db: str | None = None
     token: str | None = None
     redact: tuple[str, ...] = DEFAULT_REDACT
+    redact_values: tuple[str, ...] | None = None
+    """Value patterns redacted wherever they occur; None: ``config/redaction.yaml``'s."""
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     max_queue_bytes: int = DEFAULT_QUEUE_BYTES
     grpc_workers: int = DEFAULT_WORKERS
@@ -78,7 +80,7 @@ class Receiver:
         self.service = ExportService(
             self.ingest,
             token=config.token,
-            redactor=Redactor(config.redact),
+            redactor=Redactor(config.redact, config.redact_values),
             max_request_bytes=config.max_request_bytes,
             memory=MemoryBudget(max(config.max_memory_bytes, 2 * config.max_request_bytes)),
         )

@@ -35,6 +35,7 @@ from tracegrade.otlp.codec import (
     log_from_proto,
     span_from_proto,
 )
+from tracegrade.otlp.redaction import Redactor
 from tracegrade.spans import TraceData
 from tracegrade.store.database import Database, display, is_postgres
 from tracegrade.store.follow import migrate_follow
@@ -263,6 +264,8 @@ class Store:
         self._resource_ids: dict[bytes, int] = {}
         self._scope_ids: dict[bytes, int] = {}
         self._span_ids = SpanIds()
+        self.redactor: Redactor | None = Redactor()
+        """Applied by :meth:`write` (``tracegrade import``); None stores requests as given."""
 
     def __enter__(self) -> Store:
         return self
@@ -374,11 +377,16 @@ class Store:
     ) -> tuple[int, int]:
         """Store the spans and log records of several OTLP requests in one transaction;
         returns (spans added, log records added). A span already stored (same trace and span
-        id) or a log record already stored adds nothing.
+        id) or a log record already stored adds nothing. Secrets are redacted first, in
+        place (:attr:`redactor`; the receiver redacts before :meth:`write_prepared`).
 
         Raises:
             StoreError: the transaction failed; nothing of it was stored.
         """
+        requests: list[Any] = [*trace_requests, *log_requests]
+        for request in requests:
+            if self.redactor is not None and self.redactor.may_apply(request.SerializeToString()):
+                self.redactor.request(request)
         prepared = PreparedSpans()
         for request in trace_requests:
             prepared.add_request(request)
