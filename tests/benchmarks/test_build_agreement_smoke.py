@@ -14,4 +14,4 @@ def test_built_cases_predict_the_other_trials_reward(tmp_path):
     result = run(TAU, tmp_path)
     assert result["scored_trials"] == 51  # 17 tasks with a reward-1 trial, 3 other trials each
     assert result["recall"] == 1.0  # no successful trial fails a case built from another
-    assert result["accuracy"] >= 0.9
+    assert result["accuracy"] >= 0.95  # 49 of 51 measured

@@ -246,3 +246,22 @@ def test_a_built_case_fails_an_answer_that_changes_a_grounded_value(tmp_path):
         )
         doc = json.loads(report.read_text())
         assert doc["cases"][0]["passed"] is passes, (result.output, doc["cases"][0]["reasons"])
+
+
+def test_a_single_digit_count_a_tool_result_holds_is_expected(tmp_path):
+    traces = tmp_path / "t.jsonl"
+    policy = '{"membership": "silver", "free_bags_per_passenger": 2, "passengers": 2}'
+    write_jsonl(
+        traces,
+        [
+            turn(
+                "How many free bags?",
+                "You can take 2 free checked bags each, 8 in total.",
+                [("get_policy", {"user": "u1"}, policy, None)],
+            )
+        ],
+    )
+    out = tmp_path / "d.yaml"
+    build(str(traces), "--out", str(out))
+    (case,) = cases(out)
+    assert case["must_contain"] == ["2"]  # 8 is in no tool result: not expected

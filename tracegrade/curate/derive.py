@@ -10,9 +10,10 @@
   with ``all_args``) with its exact arguments, ``required: true``, in the observed order;
   ``exact_args`` tools are also ``strict_tools``: a later performed call of one of them that
   is not expected (an extra write) fails the case;
-- ``must_contain``: the values in the final answer (prices, ids, dates, times, quantities)
-  that a tool result contains, so a later answer that drops or changes them fails (searched
-  over every reply, ``contain_scope: replies``, when the conversation has several turns);
+- ``must_contain``: the values in the final answer (prices, ids, dates, times, quantities,
+  single-digit counts such as "4 free checked bags") that a tool result contains, so a later
+  answer that drops or changes them fails (searched over every reply, ``contain_scope:
+  replies``, when the conversation has several turns);
 - ``max_latency_ms`` and ``max_tokens``: the observed figures times ``headroom`` (default 2);
 - ``metadata``: source trace ids, ``service.name`` / ``service.version``, models, start time,
   the judge's verdict when a stored run judged the trace, and ``review: pending``.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -34,6 +36,9 @@ from tracegrade.scoring.values import Evidence, extract
 from tracegrade.trace import AgentTrace, ToolCall
 
 GROUNDED_KINDS = ("price", "percent", "number", "date", "time", "id")
+_QUANTITY = re.compile(r"(?<![\w.,$*])(\d)\**\s+(?=[A-Za-z])(?!am\b|pm\b)")
+"""A single-digit quantity ("4 free checked bags"): too common to be a value in general
+(:mod:`tracegrade.scoring.values` skips it), but an answer's count of something."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +141,9 @@ def grounded_values(trace: AgentTrace) -> list[str]:
         v.text
         for v in extract(trace.final_output)
         if v.kind in GROUNDED_KINDS and evidence.supports(v)
+    ]
+    values += [  # single-digit counts, when a tool result holds the number
+        m.group(1) for m in _QUANTITY.finditer(trace.final_output) if m.group(1) in evidence.numbers
     ]
     return list(dict.fromkeys(values))
 
