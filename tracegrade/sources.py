@@ -19,6 +19,7 @@ from tracegrade.errors import InputError
 from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.files import Payloads, ReadOptions
 from tracegrade.otlp.stream import iter_traces
+from tracegrade.scoring.parallel import ordered_map
 from tracegrade.spans import TraceData
 from tracegrade.store.scan import trace_id_batches
 from tracegrade.store.traces import Store
@@ -44,33 +45,44 @@ def iter_from_files(
     *,
     batch_size: int = DEFAULT_BATCH,
     errors: list[InputError] | None = None,
+    workers: int = 1,
 ) -> Iterator[list[AgentTrace]]:
     """Normalised traces of trace files (see :mod:`tracegrade.otlp.files` for the formats),
     in first-seen order, ``batch_size`` at a time. The input errors met (each naming file
-    and line) are appended to ``errors`` before the first batch is yielded.
+    and line) are appended to ``errors`` before the first batch is yielded. ``workers``:
+    processes that normalise each batch (:mod:`tracegrade.scoring.parallel`; same result).
 
     Raises:
         InputError: a path does not exist (at once, not on iteration).
     """
     sink = Payloads()
     traces = iter_traces(paths, options, sink)
-    return _batches(_normalised(traces, sink, errors), batch_size)
+    return _normalised(_batches(_reported(traces, sink, errors), batch_size), workers)
 
 
-def _normalised(
+def _reported(
     traces: Iterator[TraceData], sink: Payloads, errors: list[InputError] | None
-) -> Iterator[AgentTrace]:
+) -> Iterator[TraceData]:
     first = next(traces, None)  # the index pass, which finds every input error, runs here
     if errors is not None:
         errors.extend(sink.errors)
     if first is not None:
-        yield normalize_trace(first)
-    for trace in traces:
-        yield normalize_trace(trace)
+        yield first
+        yield from traces
 
 
-def _batches(items: Iterator[AgentTrace], size: int) -> Iterator[list[AgentTrace]]:
-    batch: list[AgentTrace] = []
+def _normalised(batches: Iterator[list[TraceData]], workers: int) -> Iterator[list[AgentTrace]]:
+    for batch in batches:
+        raw = [t for t in batch if t.spans]
+
+        def normalise(index: int, raw: list[TraceData] = raw) -> AgentTrace:
+            return normalize_trace(raw[index])
+
+        yield ordered_map(normalise, len(raw), workers)
+
+
+def _batches(items: Iterator[TraceData], size: int) -> Iterator[list[TraceData]]:
+    batch: list[TraceData] = []
     for item in items:
         batch.append(item)
         if len(batch) >= size:
@@ -87,17 +99,19 @@ def iter_from_store(
     limit: int | None = None,
     trace_ids: Sequence[str] = (),
     batch_size: int = DEFAULT_BATCH,
+    workers: int = 1,
 ) -> Iterator[list[AgentTrace]]:
     """Normalised stored traces, newest first (filters as :meth:`Store.trace_ids`),
-    ``batch_size`` at a time, the ids read through a cursor (server-side on PostgreSQL)."""
-    for ids in trace_id_batches(
+    ``batch_size`` at a time, the ids read through a cursor (server-side on PostgreSQL);
+    ``workers`` as :func:`iter_from_files`."""
+    batches = trace_id_batches(
         store,
         since_unix_nano=since_unix_nano,
         limit=limit,
         trace_ids=trace_ids,
         batch_size=batch_size,
-    ):
-        yield [normalize_trace(t) for t in store.load(ids) if t.spans]
+    )
+    return _normalised((store.load(ids) for ids in batches), workers)
 
 
 def from_files(paths: Iterable[str | Path], options: ReadOptions = DEFAULT_OPTIONS) -> Loaded:

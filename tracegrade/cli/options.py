@@ -108,11 +108,13 @@ def load_batches(
     db: str | None,
     messages_key: str,
     errors: list[InputError] | None = None,
+    workers: int = 1,
     **store_filters: Any,
 ) -> Iterator[list[AgentTrace]]:
     """:func:`load`, streamed: batches of traces (see :func:`tracegrade.sources.iter_from_files`),
     the input errors printed (stderr) and added to ``errors`` when the first batch is read
-    (the files are indexed then: every error is known before scoring). The caller checks that
+    (the files are indexed then: every error is known before scoring); ``workers`` processes
+    normalise each batch. The caller checks that
     some trace came (:func:`no_traces_error` says why none did).
 
     Raises:
@@ -121,14 +123,15 @@ def load_batches(
     if files:
         errors = [] if errors is None else errors
         options = ReadOptions(messages_key=messages_key)
-        return _reporting(sources.iter_from_files(files, options, errors=errors), errors)
+        batches = sources.iter_from_files(files, options, errors=errors, workers=workers)
+        return _reporting(batches, errors)
     location = default_path(db)
     if not is_postgres(location) and not Path(location).exists():
         raise ConfigError(
             f"no trace store at {display(location)}: import traces (tracegrade import FILE) or "
             "receive them (tracegrade collect) first, give trace files, or pass --db"
         )
-    return _stored_batches(db, store_filters)
+    return _stored_batches(db, {**store_filters, "workers": workers})
 
 
 def _reporting(

@@ -233,7 +233,7 @@ def command(
     filters = {"since_unix_nano": since_ns, "limit": None if sample else limit}
     errors: list[InputError] = []
     batches = select_batches(
-        load_batches(files, db, messages_key, errors, **filters),
+        load_batches(files, db, messages_key, errors, workers, **filters),
         since_unix_nano=since_ns,
         sample=sample,
         limit=limit,

@@ -1,0 +1,24 @@
+"""tracegrade.sources: the streaming entry points give what reading everything gives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracegrade import sources
+from tracegrade.normalize import normalize_all
+from tracegrade.otlp.files import read_paths
+
+CORPUS = Path(__file__).parents[1] / "datasets" / "tau-bench-otlp" / "otel_genai_default"
+
+
+def test_batches_normalised_in_two_processes_equal_normalising_everything_at_once():
+    payloads = read_paths([CORPUS / "traces.jsonl.gz"])
+    whole = normalize_all(payloads.spans(), payloads.log_records())
+    errors: list = []
+    batches = list(
+        sources.iter_from_files(
+            [CORPUS / "traces.jsonl.gz"], batch_size=10, errors=errors, workers=2
+        )
+    )
+    assert [len(b) for b in batches] == [10, 10, 5] and errors == []
+    assert [t for b in batches for t in b] == whole
