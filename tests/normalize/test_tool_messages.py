@@ -19,9 +19,10 @@ import pytest
 
 from tracegrade.normalize import normalize_all
 from tracegrade.normalize.messages import parse_message
+from tracegrade.normalize.results import LooseResult, pair_loose_results
 from tracegrade.otlp.files import read_paths
 from tracegrade.spans import LogRecord, Span
-from tracegrade.trace import AgentTrace
+from tracegrade.trace import AgentTrace, ToolCall
 
 ROOT = Path(__file__).parents[2] / "datasets" / "tau-bench-otlp"
 TASKS = json.loads(gzip.decompress((ROOT / "manifest.json.gz").read_bytes()))["variants"][
@@ -118,3 +119,22 @@ def test_text_content_parts_are_the_result_text():
 def test_an_empty_structured_list_is_the_result_empty_list():
     message = parse_message({"id": "c1", "content": ()}, TOOL_MESSAGE)
     assert message is not None and message.tool_responses[0].response == "[]"
+
+
+def _call(name: str, llm_call_index: int) -> ToolCall:
+    return ToolCall(name, f"id-{name}", {}, None, llm_call_index=llm_call_index)
+
+
+def test_by_order_a_result_goes_only_to_a_call_requested_before_it_was_sent():
+    # the result in LLM call 1's input belongs to the lookup requested by call 0; the
+    # transfer requested by call 1 cannot have produced it (it came from an earlier turn)
+    calls = [_call("lookup", 0), _call("transfer", 1)]
+    filled = pair_loose_results(calls, [LooseResult("fn_0", "found", 1)])
+    assert [c.result for c in filled] == ["found", None]
+    assert pair_loose_results(calls[1:], [LooseResult("fn_0", "found", 1)])[0].result is None
+
+
+def test_a_result_with_a_known_id_never_goes_to_another_call():
+    calls = [_call("lookup", 0), _call("transfer", 1)]
+    filled = pair_loose_results(calls, [LooseResult("id-lookup", "found", None)])
+    assert [c.result for c in filled] == ["found", None]

@@ -55,6 +55,8 @@ class LooseResult:
 
     call_id: str | None
     response: str | None
+    llm_index: int | None = None
+    """Index of the LLM call whose input held it (None: an agent history or a tool span)."""
 
 
 def pair_loose_results(calls: Sequence[ToolCall], loose: Sequence[LooseResult]) -> list[ToolCall]:
@@ -62,7 +64,9 @@ def pair_loose_results(calls: Sequence[ToolCall], loose: Sequence[LooseResult]) 
 
     A loose result whose id names a call of the trace belongs to that call only: it goes to
     the first call with that id still without a result, if any. Loose results without an id,
-    or with an id no call has, go in order to the remaining calls without a result.
+    or with an id no call has, go in order to the remaining calls without a result that were
+    requested before the LLM call whose input held the result (a result from an earlier turn
+    recorded in another trace is not taken for a call of this one).
     """
     filled = list(calls)
     ids = {c.call_id for c in filled if c.call_id}
@@ -76,9 +80,21 @@ def pair_loose_results(calls: Sequence[ToolCall], loose: Sequence[LooseResult]) 
         if index is not None:
             open_calls.remove(index)
             filled[index] = _with_result(filled[index], item.response)
-    for index, item in zip(open_calls, by_order, strict=False):
-        filled[index] = _with_result(filled[index], item.response)
+    for item in by_order:
+        index = next((i for i in open_calls if _before(filled[i], item)), None)
+        if index is not None:
+            open_calls.remove(index)
+            filled[index] = _with_result(filled[index], item.response)
     return filled
+
+
+def _before(call: ToolCall, item: LooseResult) -> bool:
+    """True when ``call`` may have produced ``item``: requested before ``item``'s LLM call."""
+    return (
+        item.llm_index is None
+        or call.llm_call_index is None
+        or call.llm_call_index < item.llm_index
+    )
 
 
 def _with_result(call: ToolCall, response: str | None) -> ToolCall:

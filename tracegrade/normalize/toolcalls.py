@@ -90,13 +90,15 @@ def requests_of(llm_views: Sequence[SpanView]) -> list[Request]:
 
 
 def results_from_histories(
-    histories: Iterable[Sequence[Message]],
+    histories: Iterable[Sequence[Message]], owners: Sequence[int | None] = ()
 ) -> tuple[dict[tuple[Key, int], str | None], list[LooseResult]]:
     """Tool results keyed by (call key, occurrence) from message histories (see module doc),
-    and the results whose call is not in their history (:class:`LooseResult`, in order)."""
+    and the results whose call is not in their history (:class:`LooseResult`, in order).
+    ``owners[k]`` is the index of the LLM call whose input history ``k`` is, if any."""
     results: dict[tuple[Key, int], str | None] = {}
     loose: dict[tuple[int, str | None, str | None], LooseResult] = {}
-    for history in histories:
+    for number, history in enumerate(histories):
+        owner = owners[number] if number < len(owners) else None
         counts: Counter[Key] = Counter()
         open_calls: list[tuple[Key, int]] = []
         for index, message in enumerate(history):
@@ -112,7 +114,8 @@ def results_from_histories(
                 else:  # replays repeat it at the same position: keep one
                     position = index if message.position is None else message.position
                     loose.setdefault(
-                        (position, part.id, part.response), LooseResult(part.id, part.response)
+                        (position, part.id, part.response),
+                        LooseResult(part.id, part.response, owner),
                     )
     return results, list(loose.values())
 
@@ -193,7 +196,9 @@ class Joiner:
 
     def run(self) -> list[ToolCall]:
         requests = requests_of(self.llm_views)
-        results, loose = results_from_histories(self.histories)
+        owner_of = {id(v.input_messages): i for i, v in enumerate(self.llm_views)}
+        owners = [owner_of.get(id(history)) for history in self.histories]
+        results, loose = results_from_histories(self.histories, owners)
         unmatched = list(requests)
         executed: dict[tuple[int, int], int] = {}
         tool_views = [v for v in self.tree.views if v.role == "tool"]
