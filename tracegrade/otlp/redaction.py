@@ -12,9 +12,9 @@ decoded ``ExportTraceServiceRequest`` or ``ExportLogsServiceRequest`` in place:
   holds JSON (a prompt's messages, a tool call's arguments) has its matching keys redacted at
   any depth, then is written back as JSON.
 
-:meth:`Redactor.may_apply` is the cheap part: one regular-expression pass over the raw body
-that finds whether any rule could match at all (a key's literal text, case-insensitively, or a
-value pattern), so ordinary traffic is not walked. The receiver and the importers
+:meth:`Redactor.may_apply` is the cheap part: literal searches over the raw body (a key's
+literal text, case-insensitively; a value rule's anchors) that find whether any rule could
+match at all, so ordinary traffic is not walked. The receiver and the importers
 (``Store.write``) both redact, so nothing reaches the store by another path.
 """
 
@@ -38,13 +38,23 @@ RULES_FILE = "redaction.yaml"
 _JSON_START = ("{", "[")
 
 
+class ValueRule(BaseModel):
+    """A secret by its form: a regular expression, and literal ``anchors`` (case-sensitive)
+    of which every match contains one (none: the prefilter searches the pattern itself)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pattern: str
+    anchors: list[str] = []
+
+
 class RedactionRules(BaseModel):
     """The shape of ``config/redaction.yaml``."""
 
     model_config = ConfigDict(extra="forbid")
 
     keys: list[str] = []
-    values: list[str] = []
+    values: list[ValueRule] = []
 
 
 @lru_cache(maxsize=1)
@@ -61,8 +71,8 @@ def default_rules() -> RedactionRules:
         rules = RedactionRules.model_validate(yaml.safe_load(text) or {})
     except (yaml.YAMLError, ValidationError) as exc:
         raise ConfigError(f"{source}: {exc}") from exc
-    for pattern in rules.values:
-        _compile(pattern, source)
+    for rule in rules.values:
+        _compile(rule.pattern, source)
     return rules
 
 
@@ -73,6 +83,18 @@ def _compile(pattern: str, source: str) -> re.Pattern[str]:
         raise ConfigError(f"{source}: value pattern {pattern!r}: {exc}") from exc
 
 
+def _literals(words: Sequence[str], flags: int) -> re.Pattern[str] | None:
+    """One regular expression matching any of ``words`` literally; None for no words."""
+    if not words:
+        return None
+    return re.compile("|".join(re.escape(w) for w in words), flags)
+
+
+def _shortest(words: set[bytes]) -> tuple[bytes, ...]:
+    """``words`` without those containing another (finding the shorter implies a hit)."""
+    return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
+
+
 def _key_needle(pattern: str) -> str:
     """The longest literal run of a shell pattern (what any matching key must contain)."""
     return max(re.split(r"[*?\[\]]", pattern), key=len).strip(".")
@@ -80,44 +102,60 @@ def _key_needle(pattern: str) -> str:
 
 class Redactor:
     """Applies key and value rules (see the module docstring); ``keys`` / ``values`` None take
-    the shipped rules, an empty sequence none.
+    the shipped rules, an empty sequence none; a value rule given as a string is a pattern
+    without anchors.
 
     Raises:
         ConfigError: a value pattern is not a regular expression.
     """
 
-    def __init__(self, keys: Sequence[str] | None = None, values: Sequence[str] | None = None):
+    def __init__(
+        self,
+        keys: Sequence[str] | None = None,
+        values: Sequence[ValueRule | str] | None = None,
+    ):
         shipped = default_rules() if keys is None or values is None else RedactionRules()
         self.keys = tuple(p.lower() for p in (shipped.keys if keys is None else keys))
-        self.values = tuple(shipped.values if values is None else values)
+        self.values = tuple(
+            ValueRule(pattern=v) if isinstance(v, str) else v
+            for v in (shipped.values if values is None else values)
+        )
         self._key = (
             re.compile("|".join(fnmatch.translate(p) for p in self.keys)) if self.keys else None
         )
-        for pattern in self.values:
-            _compile(pattern, "--redact-value")
-        self._value = re.compile("|".join(f"(?:{p})" for p in self.values)) if self.values else None
+        patterns = [_compile(v.pattern, "value rule").pattern for v in self.values]
+        self._value = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
         needles = sorted({_key_needle(p) for p in self.keys} - {""})
-        self._needles = (
-            re.compile("|".join(re.escape(n) for n in needles), re.IGNORECASE) if needles else None
+        self._needles = _literals(needles, re.IGNORECASE)
+        self._lowered = _shortest({n.lower().encode() for n in needles})
+        self._anchors = _shortest({a.encode() for v in self.values for a in v.anchors})
+        unanchored = [v.pattern for v in self.values if not v.anchors]
+        self._unanchored = (
+            re.compile("|".join(f"(?:{p})" for p in unanchored).encode()) if unanchored else None
         )
-        parts = [f"(?i:{'|'.join(re.escape(n) for n in needles)})"] if needles else []
-        parts += [f"(?:{p})" for p in self.values]
-        self._prefilter = re.compile("|".join(parts).encode()) if parts else None
 
     @property
     def active(self) -> bool:
         """False when there are no rules at all."""
-        return self._prefilter is not None
+        return bool(self.keys or self.values)
 
     def may_apply(self, body: bytes, encoding: Literal["protobuf", "json"] = "protobuf") -> bool:
-        """True when ``body`` might hold something to redact: one pass of one regular
-        expression. A JSON body with ``\\u`` escapes always might (a key can be spelled
-        with them)."""
-        if self._prefilter is None:
+        """True when ``body`` might hold something to redact. Literal searches only (each a
+        fast substring search; a regular expression of alternatives is 2-3x slower): the
+        keys' literal parts in the lower-cased body, then the value rules' anchors as they
+        are (~15 ms per MB for the shipped rules). A JSON body with
+        ``\\u`` escapes always might (a key can be spelled with them)."""
+        if not self.active:
             return False
         if encoding == "json" and b"\\u" in body:
             return True
-        return self._prefilter.search(body) is not None
+        if self._lowered:
+            lowered = body.lower()
+            if any(needle in lowered for needle in self._lowered):
+                return True
+        if any(anchor in body for anchor in self._anchors):
+            return True
+        return self._unanchored is not None and self._unanchored.search(body) is not None
 
     def matches(self, key: str) -> bool:
         """True when values under ``key`` are to be redacted."""
