@@ -232,8 +232,9 @@ def command(
             sys.exit(int(follow_until_stopped(follower)))
     filters = {"since_unix_nano": since_ns, "limit": None if sample else limit}
     errors: list[InputError] = []
+    read = [0]  # traces read before --since/--sample/--limit
     batches = select_batches(
-        load_batches(files, db, messages_key, errors, workers, **filters),
+        _counting(load_batches(files, db, messages_key, errors, workers, **filters), read),
         since_unix_nano=since_ns,
         sample=sample,
         limit=limit,
@@ -252,12 +253,11 @@ def command(
             workers=workers,
         )
     if not facts.count:
-        if files or since or sample:
-            raise ConfigError(
-                "no traces to score"
-                + (" (check --since/--sample/--limit)" if since or sample else "")
-            )
-        raise no_traces_error(files, db, **filters)
+        if not files and not read[0]:
+            raise no_traces_error(files, db, **filters)
+        raise ConfigError(
+            "no traces to score" + (" (check --since/--sample/--limit)" if since or sample else "")
+        )
     source = ", ".join(files) if files else str(default_path(db))
     info = run_info(
         result,
@@ -277,6 +277,12 @@ def command(
     print_report(doc, verbose=verbose)
     regression = publish_gate(doc, comparison, alert_webhook, markdown_path)
     _exit(doc, dataset is not None, bool(errors), regression)
+
+
+def _counting(batches: Iterable[list[AgentTrace]], count: list[int]) -> Iterator[list[AgentTrace]]:
+    for batch in batches:
+        count[0] += len(batch)
+        yield batch
 
 
 def _keeping(
