@@ -79,6 +79,7 @@ def _normalised(batches: Iterator[list[TraceData]], workers: int) -> Iterator[li
             return normalize_trace(raw[index])
 
         yield ordered_map(normalise, len(raw), workers)
+        del batch, raw, normalise  # not held while the next batch is read
 
 
 def _batches(items: Iterator[TraceData], size: int) -> Iterator[list[TraceData]]:

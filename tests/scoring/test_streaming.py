@@ -68,3 +68,29 @@ def test_the_precedence_is_applied_once_every_trace_is_seen(config):
         ("never", None),
     ]
     assert result.summary == evaluate(TRACES, DATASET, scorers, config).summary
+
+
+def test_a_scored_batch_is_not_held_while_the_next_is_read(config):
+    """Memory stays flat: once a batch is scored, nothing refers to its traces any more."""
+    import gc
+
+    from tracegrade.trace import AgentTrace
+
+    def alive() -> int:
+        gc.collect()
+        return sum(
+            1 for o in gc.get_objects() if type(o) is AgentTrace and o.trace_id.startswith("held-")
+        )
+
+    alive_when_reading: list[int] = []
+
+    def batches():
+        for start in range(0, 6, 2):
+            alive_when_reading.append(alive())
+            yield [trace(f"held-{start + n}") for n in range(2)]
+
+    scorers = build_scorers(config, with_plugins=False)
+    for dataset in (DATASET, None):
+        alive_when_reading.clear()
+        _, facts = evaluate_batches(batches(), dataset, scorers, config)
+        assert alive_when_reading == [0, 0, 0] and facts.count == 6

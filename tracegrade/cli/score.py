@@ -283,6 +283,7 @@ def _counting(batches: Iterable[list[AgentTrace]], count: list[int]) -> Iterator
     for batch in batches:
         count[0] += len(batch)
         yield batch
+        del batch  # not held while the next batch is read
 
 
 def _keeping(
@@ -292,6 +293,7 @@ def _keeping(
         if kept is not None:
             kept.extend(batch)
         yield batch
+        del batch
 
 
 @contextmanager

@@ -65,9 +65,11 @@ def select_batches(
     left = limit
     for batch in batches:
         chosen = select(batch, since_unix_nano=since_unix_nano, sample=sample, limit=left)
+        kept = len(chosen)
         if chosen:
             yield chosen
+        del batch, chosen  # not held while the next batch is read
         if left is not None:
-            left -= len(chosen)
+            left -= kept
             if left <= 0:
                 return

@@ -155,6 +155,7 @@ def evaluate_batches(
                 free.append(result)
             for case, rule in rules:
                 matches.record(case, rule, result)  # type: ignore[union-attr]
+        del batch, jobs, job  # let this batch go before the next one is read
     if matches is None:
         return RunResult(tuple(free), summarize(free, threshold, 0)), facts
     chosen, leftover = matches.results()
