@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -21,6 +22,7 @@ __all__ = ["default_workers", "ordered_map"]
 
 _TASK: Callable[[int], Any] | None = None
 """The task of the running :func:`ordered_map`, inherited by its forked workers."""
+_FORKING = threading.Lock()
 
 
 def default_workers() -> int:
@@ -62,14 +64,15 @@ def ordered_map(
             if on_result:
                 on_result(results[-1])
         return results
-    _TASK = task
-    try:
-        with multiprocessing.get_context("fork").Pool(min(workers, count)) as pool:
-            for batch in pool.imap(_run, _chunks(count, workers)):
-                for result in batch:
-                    results.append(result)
-                    if on_result:
-                        on_result(result)
-    finally:
-        _TASK = None
+    with _FORKING:  # one task at a time: the workers read it from this module
+        _TASK = task
+        try:
+            with multiprocessing.get_context("fork").Pool(min(workers, count)) as pool:
+                for batch in pool.imap(_run, _chunks(count, workers)):
+                    for result in batch:
+                        results.append(result)
+                        if on_result:
+                            on_result(result)
+        finally:
+            _TASK = None
     return results
