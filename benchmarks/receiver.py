@@ -1,6 +1,7 @@
 """Receiver throughput: ``tracegrade collect`` against a decode-only grpcio server, same run.
 
     python benchmarks/receiver.py [--seconds 8] [--clients 4] [--spans 100] [--json]
+    python benchmarks/receiver.py --overload [--clients 160] [--overload-mib 4,8,12,15]
 
 Requests are pre-encoded ``ExportTraceServiceRequest``s of ``--spans`` real GenAI spans
 each (taken from the tau-bench-otlp openai-v2 file; every request gets fresh trace and span
@@ -98,7 +99,10 @@ def _decode_only_server(port_queue: Any) -> None:
         "opentelemetry.proto.collector.trace.v1.TraceService",
         {"Export": grpc.unary_unary_rpc_method_handler(export)},
     )
-    server = grpc.server(ThreadPoolExecutor(max_workers=16), options=[("grpc.so_reuseport", 0)])
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=16),
+        options=[("grpc.so_reuseport", 0), ("grpc.max_receive_message_length", 64 * 2**20)],
+    )
     server.add_generic_rpc_handlers([handler])
     port_queue.put(server.add_insecure_port("127.0.0.1:0"))
     server.start()
@@ -113,7 +117,7 @@ def start_decode_only() -> tuple[mp.Process, int]:
     return process, ports.get(timeout=30)
 
 
-def start_collect(db: str) -> tuple[subprocess.Popen[str], int, int]:
+def start_collect(db: str, *extra: str) -> tuple[subprocess.Popen[str], int, int]:
     process = subprocess.Popen(
         [
             sys.executable,
@@ -126,6 +130,7 @@ def start_collect(db: str) -> tuple[subprocess.Popen[str], int, int]:
             "0",
             "--http-port",
             "0",
+            *extra,
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -240,6 +245,48 @@ def run_collect(
     return result
 
 
+def run_overload(args: argparse.Namespace) -> dict[str, Any]:
+    """The overload scenario (:mod:`benchmarks.receiver_overload`) against the decode-only
+    server and ``collect`` on each protocol; ratios to the decode-only acknowledged spans/s."""
+    from benchmarks.receiver_overload import make_bodies, overload
+    from tracegrade.store.traces import Store
+
+    sizes = [float(x) for x in args.overload_mib.split(",")]
+    bodies = make_bodies(sizes, make_requests)
+    results: dict[str, Any] = {}
+    process, port = start_decode_only()
+    try:
+        results["grpc-decode-only"] = overload("grpc", port, bodies, args.clients, args.seconds)
+        results["grpc-decode-only"]["rss_mb"] = round(peak_rss_mb(process.pid), 1)
+    finally:
+        process.terminate()
+    for protocol in args.protocols.split(","):
+        with tempfile.TemporaryDirectory() as tmp:
+            db = str(Path(tmp) / "bench.db")
+            collect, grpc_port, http_port = start_collect(db, *args.collect_args.split())
+            try:
+                port = grpc_port if protocol == "grpc" else http_port
+                result = overload(protocol, port, bodies, args.clients, args.seconds)
+                result["rss_mb"] = round(peak_rss_mb(collect.pid), 1)
+            finally:
+                collect.send_signal(signal.SIGTERM)
+                collect.wait(timeout=120)
+            with Store(db) as store:
+                result["stored_spans"] = store.counts()["spans"]
+            result["stored_spans_per_s"] = result["stored_spans"] / args.seconds
+        results[f"collect-{protocol}"] = result
+    base = results["grpc-decode-only"]
+    for result in results.values():
+        result["ratio"] = round(result["spans_per_s"] / base["spans_per_s"], 3)
+        if "stored_spans_per_s" in result:
+            result["stored_ratio"] = round(result["stored_spans_per_s"] / base["spans_per_s"], 3)
+            result["stored_spans_per_s"] = round(result["stored_spans_per_s"])
+        result["spans_per_s"] = round(result["spans_per_s"])
+        result["ack_p99_ratio"] = round(result["ack_p99_s"] / max(base["ack_p99_s"], 1e-3), 2)
+        result["rss_ratio"] = round(result["rss_mb"] / base["rss_mb"], 2)
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -254,7 +301,22 @@ def main() -> None:
     parser.add_argument(
         "--per-client", type=int, default=3000, help="Distinct pre-encoded requests per client."
     )
+    parser.add_argument(
+        "--overload",
+        action="store_true",
+        help="Run the overload scenario instead (receiver_overload.py): --clients exporters "
+        "(e.g. 160) of --overload-mib requests.",
+    )
+    parser.add_argument(
+        "--overload-mib", default="4,8,12,15", help="Request sizes of --overload, MiB."
+    )
+    parser.add_argument(
+        "--collect-args", default="", help="Extra tracegrade collect options (e.g. limits)."
+    )
     args = parser.parse_args()
+    if args.overload:
+        _print(run_overload(args), args.json)
+        return
     per_client = args.per_client
     requests = make_requests(per_client * args.clients, args.spans)
     batches = [requests[i * per_client : (i + 1) * per_client] for i in range(args.clients)]
@@ -270,7 +332,11 @@ def main() -> None:
     for result in results.values():
         result["ratio"] = round(result["spans_per_s"] / base, 3)
         result["spans_per_s"] = round(result["spans_per_s"])
-    if args.json:
+    _print(results, args.json)
+
+
+def _print(results: dict[str, Any], as_json: bool) -> None:
+    if as_json:
         print(json.dumps(results, indent=2))
         return
     for name, result in results.items():

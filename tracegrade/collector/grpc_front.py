@@ -92,17 +92,24 @@ class _Calls:
 
     async def export(self, signal: Signal, context: grpc.aio.ServicerContext) -> Any:
         """One authorised call: read the message within :data:`READ_TIMEOUT_S`, export it in a
-        worker thread; refuse at once when :data:`MAX_READING` calls are reading or
-        ``max_in_flight`` exporting."""
+        worker thread; refuse at once when :data:`MAX_READING` calls are reading,
+        ``max_in_flight`` exporting, or the memory bound has no room for a message of the
+        largest size (gRPC receives a message whole before the handler sees its size, so a
+        read holds that much of the bound until the message is in; then its real size).
+        Reads hold at most half the bound, so stalled gRPC calls never starve OTLP/HTTP."""
         if self.reading >= MAX_READING:
             await _abort(context, _throttled(f"{self.reading} calls are sending their message"))
+        memory, largest = self.service.memory, self.service.max_request_bytes
+        if (self.reading + 1) * largest > memory.limit_bytes // 2 or not memory.reserve(largest):
+            await _abort(context, _throttled("no memory left to receive another message"))
         self.reading += 1
         try:
             body = await self._read(context)
         finally:
             self.reading -= 1
-        if self.in_flight >= self.max_in_flight:
-            await _abort(context, _throttled(f"{self.in_flight} export calls in flight"))
+            memory.release(largest)
+        if self.in_flight >= self.max_in_flight or not memory.reserve(len(body)):
+            await _abort(context, _throttled("too many export calls or no memory left"))
         self.in_flight += 1
         try:
             metadata = dict(context.invocation_metadata() or ())
@@ -116,6 +123,7 @@ class _Calls:
             )
         finally:
             self.in_flight -= 1
+            memory.release(len(body))
         if outcome.kind != "ok":
             await _abort(context, outcome)
         return outcome.response

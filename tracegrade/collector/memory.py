@@ -12,9 +12,11 @@ stays near the bound whatever the load:
   to make a small body decode to a huge one) has a zero length byte. A body whose cost alone
   exceeds the bound is refused as too large (it could never fit).
 
+- on gRPC, a call reading its message holds ``--max-request-mib`` of the bound (the size is
+  not known before the message is in), then its real size.
+
 Known limit: a body made of millions of tiny *non-empty* submessages (5 bytes each) still
-decodes to ~15x its size; the gRPC transport holds up to ``MAX_READING`` messages of up to
-``--max-request-mib`` while they arrive, before they are charged.
+decodes to ~15x its size.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from __future__ import annotations
 import threading
 
 DEFAULT_MAX_MEMORY_BYTES = 384 * 2**20
-PROTOBUF_BYTES_PER_BYTE = 2
-"""Decoded message plus prepared rows, per byte of a protobuf body (measured ~1.4 + 1)."""
+PROTOBUF_BYTES_PER_BYTE = 3
+"""Decoded message plus prepared rows, per byte of a protobuf body (measured ~1.4 + 1, and
+allocator slack)."""
 JSON_BYTES_PER_BYTE = 10
 """Python objects of a parsed OTLP/JSON body plus its protobuf form, per byte."""
 BYTES_PER_ZERO = 96

@@ -19,6 +19,7 @@ unavailable    UNAVAILABLE + RetryInfo  503 + Retry-After
 from __future__ import annotations
 
 import hmac
+import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -38,6 +39,10 @@ DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
 COMMIT_TIMEOUT_S = 30.0
 UNAVAILABLE_RETRY_S = 2.0
 MEMORY_RETRY_S = 1.0
+ADMISSION_SLOTS = 4
+"""Requests decoded, validated and prepared at once (the work holds the GIL)."""
+ADMISSION_WAIT_S = 1.0
+"""Longest wait for an admission slot before the request is refused with a retry delay."""
 
 Kind = Literal["ok", "invalid", "unauthorized", "too_large", "throttled", "unavailable"]
 
@@ -88,6 +93,7 @@ class ExportService:
         self.redactor = redactor
         self.max_request_bytes = max_request_bytes
         self.memory = memory or MemoryBudget()
+        self._admitting = threading.BoundedSemaphore(ADMISSION_SLOTS)
 
     def authorized(self, authorization: str | None) -> bool:
         """True when no token is set or ``authorization`` is ``Bearer <token>`` (compared in
@@ -132,10 +138,20 @@ class ExportService:
             self.memory.release(cost)
 
     def _admit(self, signal: Signal, body: bytes, encoding: Encoding) -> Outcome:
+        # Decoding holds the GIL: more at once only makes each slower, and a request that
+        # cannot start soon is refused rather than acknowledged after its client gave up.
+        if not self._admitting.acquire(timeout=ADMISSION_WAIT_S):
+            return Outcome(
+                "throttled",
+                message="the receiver is busy decoding other requests; retry later",
+                retry_after_s=MEMORY_RETRY_S,
+            )
         try:
             admitted = admit(signal, body, encoding, self.redactor)
         except OtlpDecodeError as exc:
             return Outcome("invalid", message=str(exc))
+        finally:
+            self._admitting.release()
         if signal == "metrics" or not admitted.items:
             return Outcome("ok", _response(admitted))
         return self._store(admitted)

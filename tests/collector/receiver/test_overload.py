@@ -100,9 +100,9 @@ def test_overload_answers_every_request_before_the_sdk_would_give_up(tmp_path):
 
 
 def test_the_memory_bound_holds_and_refusals_carry_a_retry_delay(tmp_path):
-    """One ~0.5 MB request held in the writer keeps its memory charged; with a 2 MiB bound
+    """One ~0.5 MB request held in the writer keeps its memory charged; with a 3 MiB bound
     no other fits, on either protocol, until it is answered."""
-    limit = 2 * 2**20
+    limit = 3 * 2**20
     held = threading.Event()
     first, *others = [big_request(f"m{n}", spans=500) for n in range(8)]
     with (
