@@ -16,6 +16,7 @@ import bisect
 import functools
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
@@ -81,6 +82,19 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("percent", re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s?%")),
     ("number", re.compile(r"(?<![\w.])(?P<num>-?\d[\d,]*(?:\.\d+)?)(?![\w])")),
 ]
+_MONTH_HINT = re.compile(r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec", re.IGNORECASE)
+_PRICE_HINT = re.compile(r"[$€£]|usd", re.IGNORECASE)
+_NEEDS: dict[int, Callable[[str], bool]] = {
+    0: lambda t: "-" in t or "/" in t,
+    1: lambda t: _MONTH_HINT.search(t) is not None,
+    2: lambda t: _MONTH_HINT.search(t) is not None,
+    3: lambda t: ":" in t,
+    4: lambda t: "-" in t,
+    7: lambda t: _PRICE_HINT.search(t) is not None,
+    8: lambda t: "%" in t,
+}
+"""Per pattern (by index in :data:`_PATTERNS`), a cheap test every match needs: a pattern
+whose test fails on a text is not run on it (a month name, a price sign, a ``%``...)."""
 _EVIDENCE_NUMBER = re.compile(r"(?<![\w.])-\d+(?:\.\d+)?|\d+(?:\.\d+)?")
 """Every number in evidence: digit runs, and negatives only where ``-`` is not a joiner
 (``ORD-1234`` holds 1234 and ``2024-05-20`` holds 20)."""
@@ -185,7 +199,9 @@ def _extract(text: str) -> tuple[Value, ...]:
     for marker in _LIST_MARKER.finditer(text):
         taken.add(*marker.span())
     found: list[tuple[int, Value]] = []
-    for kind, pattern in _PATTERNS:
+    for number, (kind, pattern) in enumerate(_PATTERNS):
+        if (needs := _NEEDS.get(number)) is not None and not needs(text):
+            continue
         for match in pattern.finditer(text):
             start, end = match.span()
             if taken.overlaps(start, end):
