@@ -89,3 +89,29 @@ def test_bad_lines_are_reported_before_the_first_trace_and_the_rest_loads(tmp_pa
 def test_a_missing_path_fails_at_once():
     with pytest.raises(InputError, match="no such file"):
         iter_traces(["/nonexistent/traces.jsonl"])
+
+
+def test_a_file_that_grows_between_the_passes_yields_what_was_indexed(tmp_path):
+    """A Collector may still be appending: lines added after the index pass are not read."""
+    path = tmp_path / "traces.jsonl"
+    requests = _turns(2)
+    write_jsonl(path, requests[:3])
+    traces = iter_traces([path])
+    write_jsonl(path, requests[3:], append=True)  # the index pass has not run yet...
+    assert [len(t.spans) for t in traces] == [3, 3]  # ...so both traces are indexed
+
+    write_jsonl(path, requests[:3])
+    traces = iter_traces([path])
+    first = next(traces)  # indexed: one trace
+    write_jsonl(path, requests[3:], append=True)
+    assert len(first.spans) == 3 and list(traces) == []
+
+
+def test_a_file_truncated_between_the_passes_ends_the_stream_without_error(tmp_path):
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, _turns(40))
+    traces = iter_traces([path])
+    assert len(next(traces).spans) == 3
+    path.write_text("")  # e.g. rotated by the Collector
+    rest = list(traces)  # what was already buffered, then nothing
+    assert len(rest) < 39 and all(t.spans for t in rest)

@@ -107,7 +107,9 @@ def _assemble(files: list[Path], options: ReadOptions, sink: Payloads) -> Iterat
     for trace_id in index.order:
         spans.read_through(index.last_span[trace_id])
         logs.read_through(index.last_log.get(trace_id, -1))
-        yield pending.pop(trace_id)
+        trace = pending.pop(trace_id, None)
+        if trace is not None and trace.spans:  # None only if a file changed between passes
+            yield trace
 
 
 class _Cursor:
@@ -134,7 +136,7 @@ class _Cursor:
     def read_through(self, last: int) -> None:
         """Read requests up to and including number ``last`` of this kind."""
         while self.position <= last:
-            for item in next(self.units):
+            for item in next(self.units, ()):  # () only if a file shrank between passes
                 trace_id = item.trace_id
                 if trace_id and trace_id in self.wanted:
                     trace = self.pending.setdefault(trace_id, TraceData(trace_id))
