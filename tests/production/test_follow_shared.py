@@ -66,7 +66,6 @@ def test_score_follow_passes_sample_window_and_webhook(monkeypatch, tmp_path):
         return 0
 
     monkeypatch.setattr(follow_cli, "follow_until_stopped", fake)
-    monkeypatch.setattr("tracegrade.cli.score.follow_until_stopped", fake)
     args = ["score", "--follow", "--db", str(tmp_path / "x.db"), "--sample", "0.5"]
     CliRunner().invoke(cli, [*args, "--window", "5m", "--alert-webhook", "http://127.0.0.1:9/"])
     follower = seen["follower"]

@@ -49,12 +49,17 @@ class Worker:
             env=dict(os.environ),
         )
         assert "scoring traces as they settle" in self.process.stderr.readline()
-        threading.Thread(target=self._pump, daemon=True).start()
+        self.errors: list[str] = []
+        for stream, lines in (
+            (self.process.stdout, self.lines),
+            (self.process.stderr, self.errors),
+        ):
+            threading.Thread(target=self._pump, args=(stream, lines), daemon=True).start()
 
-    def _pump(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.append(line)
+    @staticmethod
+    def _pump(stream, lines: list[str]) -> None:
+        for line in stream:
+            lines.append(line)
 
 
 def _send(endpoint: str, count: int, offset: int) -> set[str]:
@@ -89,11 +94,13 @@ def test_two_receivers_two_workers_one_killed_every_trace_scored_once():
             try:
                 sent = _send(first.http_endpoint, TRACES // 2, 0)
                 deadline = time.monotonic() + 60
-                while not workers[0].lines and time.monotonic() < deadline:
+                while not any(w.lines for w in workers) and time.monotonic() < deadline:
                     time.sleep(0.05)
-                os.kill(workers[0].process.pid, signal.SIGKILL)  # mid-way
-                workers[0].process.wait(10)
+                busy = next(w for w in workers if w.lines)  # the worker that started scoring
+                os.kill(busy.process.pid, signal.SIGKILL)  # mid-way
+                busy.process.wait(10)
                 sent |= _send(second.http_endpoint, TRACES // 2, TRACES // 2)
+                deadline = time.monotonic() + 60
                 while len(_counts(url)) < TRACES and time.monotonic() < deadline:
                     time.sleep(0.2)
                 counts = _counts(url)
@@ -104,6 +111,7 @@ def test_two_receivers_two_workers_one_killed_every_trace_scored_once():
                         worker.process.wait(30)
     assert len(sent) == TRACES
     assert counts == {trace_id: 1 for trace_id in sent}, (
-        f"{len(counts)} of {TRACES} scored; twice: {[t for t, n in counts.items() if n > 1]}"
+        f"{len(counts)} of {TRACES} scored; twice: {[t for t, n in counts.items() if n > 1]}; "
+        f"worker stderr: {[w.errors[-20:] for w in workers]}"
     )
-    assert workers[0].lines and workers[1].lines  # both workers did part of the work
+    assert all(w.lines for w in workers)  # the killed worker and the survivor both scored

@@ -83,13 +83,21 @@ class Follower:
         if not claims:
             return []
         traces = [normalize_trace(t) for t in store.load(list(claims)) if t.spans]
-        out = []
-        for result, trace in self._score(traces):
-            claimed = claims.pop(result.trace_id or "", None)
-            if claimed and shared.complete(store.db, self.worker, claimed, _row(result, trace)):
-                out.append((result, claimed.updated or result.trace_id in self.scored))
-        for claimed in claims.values():  # nothing to score (no spans, or no case matched)
-            shared.complete(store.db, self.worker, claimed, None)
+        scored = [
+            (claims.pop(result.trace_id), result, trace)
+            for result, trace in self._score(traces)
+            if result.trace_id in claims
+        ]
+        items: list[tuple[shared.Claim, shared.ResultRow | None]] = [
+            (claimed, _row(result, trace)) for claimed, result, trace in scored
+        ]
+        items += [(claimed, None) for claimed in claims.values()]  # no spans, or no case matched
+        stored = shared.complete_all(store.db, self.worker, items)
+        out = [
+            (result, claimed.updated or result.trace_id in self.scored)
+            for (claimed, result, _), ok in zip(scored, stored, strict=False)
+            if ok
+        ]
         self.scored.update({r.trace_id: r for r, _ in out if r.trace_id})
         return out
 

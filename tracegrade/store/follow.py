@@ -145,17 +145,34 @@ def complete(db: Database, worker: str, claimed: Claim, row: ResultRow | None) -
     """Store the result of a claimed trace and mark the claim done, in one transaction;
     False (nothing stored) when the claim was lost (lease taken over, or a newer version).
     ``row`` None marks the claim done with no result (nothing to score)."""
+    return complete_all(db, worker, [(claimed, row)])[0]
+
+
+def complete_all(
+    db: Database, worker: str, items: Sequence[tuple[Claim, ResultRow | None]]
+) -> list[bool]:
+    """:func:`complete` for several claims in one transaction (one commit per batch);
+    returns, per item, whether its result was stored."""
+    if not items:
+        return []
+    stored = []
     _begin(db)
     with db:
-        done = db.execute(
-            "UPDATE score_claims SET state = 'done', done_version = version, claimed_by = NULL"
-            " WHERE trace_id = ? AND version = ? AND state = 'claimed' AND claimed_by = ?",
-            (claimed.trace_id, claimed.version, worker),
-        ).rowcount
-        if done != 1:
-            return False
-        if row is None:
-            return True
+        for claimed, row in sorted(items, key=lambda item: item[0].trace_id):  # lock order
+            stored.append((claimed.trace_id, _complete_one(db, worker, claimed, row)))
+    by_id = dict(stored)
+    return [by_id[claimed.trace_id] for claimed, _ in items]
+
+
+def _complete_one(db: Database, worker: str, claimed: Claim, row: ResultRow | None) -> bool:
+    done = db.execute(
+        "UPDATE score_claims SET state = 'done', done_version = version, claimed_by = NULL"
+        " WHERE trace_id = ? AND version = ? AND state = 'claimed' AND claimed_by = ?",
+        (claimed.trace_id, claimed.version, worker),
+    ).rowcount
+    if done != 1:
+        return False
+    if row is not None:
         db.execute(
             "INSERT INTO follow_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (trace_id, version) DO NOTHING",
