@@ -99,8 +99,8 @@ def time_follow(db: str, traces: int, workers: int) -> tuple[float, dict[str, in
     for thread in threads:
         thread.start()
     with Store(db) as store:
-        while len(shared.result_counts(store.db)) < traces:
-            time.sleep(0.05)
+        while store.db.execute("SELECT COUNT(*) FROM follow_results").fetchone()[0] < traces:
+            time.sleep(0.2)
         elapsed = time.perf_counter() - start
         done.set()
         counts = shared.result_counts(store.db)
