@@ -10,7 +10,10 @@ import click
 
 from tracegrade.cli.options import db_option
 from tracegrade.collector.admission import DEFAULT_REDACT
-from tracegrade.collector.memory import DEFAULT_MAX_MEMORY_BYTES
+from tracegrade.collector.memory import (
+    DEFAULT_MAX_MEMORY_BYTES,
+    return_large_allocations_to_the_os,
+)
 from tracegrade.collector.receiver import (
     DEFAULT_GRPC_PORT,
     DEFAULT_HTTP_PORT,
@@ -149,6 +152,7 @@ def command(
         max_queue_bytes=int(max_queue_mib * 2**20),
         max_memory_bytes=int(max_memory_mib * 2**20),
     )
+    return_large_allocations_to_the_os()
     try:
         receiver = Receiver(config).start()
     except OSError as exc:

@@ -118,11 +118,16 @@ class ReadBody:
     def __init__(self, request: Request, limit: int, memory: MemoryBudget | None):
         self.request, self.limit, self.memory = request, limit, memory
         self.reserved = 0
+        self.upfront = False
+        """True when the declared Content-Length was reserved before reading."""
 
     async def __aenter__(self) -> bytes:
         declared = self.request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > self.limit:
             raise BodyError("too_large", f"request body of {declared} bytes exceeds {self.limit}")
+        if declared and declared.isdigit():  # refuse before reading what cannot fit
+            self._reserve(int(declared))
+            self.upfront = True
         try:
             async with asyncio.timeout(BODY_TIMEOUT_S):
                 body = await self._receive()
@@ -165,7 +170,8 @@ class ReadBody:
             size += len(chunk)
             if size > self.limit:
                 raise BodyError("too_large", f"request body exceeds {self.limit} bytes")
-            self._reserve(len(chunk))
+            if not self.upfront:
+                self._reserve(len(chunk))
             chunks.append(chunk)
 
     def _reserve(self, size: int) -> None:

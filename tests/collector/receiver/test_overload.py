@@ -6,6 +6,7 @@ is stored."""
 from __future__ import annotations
 
 import os
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -124,6 +125,13 @@ def test_the_memory_bound_holds_and_refusals_carry_a_retry_delay(tmp_path):
             refused = list(
                 pool.map(lambda r: http_export(receiver, "traces", r.SerializeToString()), others)
             )
+            # refused on its declared size, before a byte of its body is read
+            with socket.create_connection(("127.0.0.1", receiver.http_port), timeout=5) as sock:
+                sock.sendall(
+                    b"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                    b"application/x-protobuf\r\nContent-Length: 1048000\r\n\r\n"
+                )
+                assert sock.recv(100).startswith(b"HTTP/1.1 429 ")
             with pytest.raises(grpc.RpcError) as error:
                 client.export("traces", others[0].SerializeToString())
         finally:
