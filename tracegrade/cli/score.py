@@ -33,11 +33,11 @@ from tracegrade.cli.selection import parse_since, select_batches
 from tracegrade.config import CONFIG_ENV, load_config
 from tracegrade.dataset import Tier, load_dataset
 from tracegrade.errors import ConfigError, ExitCode, InputError
+from tracegrade.parallel import default_workers
 from tracegrade.production.windows import parse_window
 from tracegrade.report.console import print_report
 from tracegrade.report.document import document, run_info
 from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.parallel import default_workers
 from tracegrade.scoring.streaming import evaluate_batches
 from tracegrade.store.follow import DEFAULT_LEASE_S
 from tracegrade.store.traces import DEFAULT_QUIET_S, default_path

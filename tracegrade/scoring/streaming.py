@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
+from tracegrade.parallel import ordered_map
 from tracegrade.scoring.evaluate import (
     CaseResult,
     Progress,
@@ -32,7 +33,6 @@ from tracegrade.scoring.evaluate import (
     summarize,
     unmatched,
 )
-from tracegrade.scoring.parallel import ordered_map
 from tracegrade.scoring.score import Scorer
 from tracegrade.trace import AgentTrace
 
