@@ -7,7 +7,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.collector import compact
-from tracegrade.collector.compact import TooManyEntries, drop_empty_entries
+from tracegrade.collector.admission import admit
+from tracegrade.collector.compact import TooManyEntries, drop_empty_entries, scope_slices
 
 EMPTY = b"\x0a\x00"
 
@@ -46,3 +47,44 @@ def test_more_non_empty_entries_than_the_limit_are_refused(monkeypatch):
     assert drop_empty_entries(EMPTY + tiny * 3) == tiny * 3
     with pytest.raises(TooManyEntries, match="more than 3 resource entries"):
         drop_empty_entries(tiny * 4)
+
+
+def test_scope_slices_are_the_bytes_of_each_decoded_scope_in_order():
+    request = trace_request(agent_turn)
+    request.resource_spans.add().CopyFrom(trace_request(agent_turn).resource_spans[0])
+    request.resource_spans[1].scope_spans.add().scope.name = "second scope"
+    slices = scope_slices(request.SerializeToString())
+    assert [len(scopes) for scopes in slices] == [1, 2]
+    for group, scopes in zip(request.resource_spans, slices, strict=True):
+        for scoped, raw in zip(group.scope_spans, scopes, strict=True):
+            assert bytes(raw) == scoped.SerializeToString()
+
+
+def test_scope_slices_of_a_malformed_body_are_none():
+    body = trace_request(agent_turn).SerializeToString()
+    assert scope_slices(body[:-3]) is None
+
+
+def test_admitted_spans_are_stored_as_the_scope_bytes_received():
+    """Not serialised again: a scope with fields in an unusual order keeps its bytes."""
+    request = trace_request(agent_turn)
+    scoped = request.resource_spans[0].scope_spans[0]
+    spans = b"".join(b"\x12" + _varint(s.ByteSize()) + s.SerializeToString() for s in scoped.spans)
+    scope = b"\x0a" + _varint(scoped.scope.ByteSize()) + scoped.scope.SerializeToString()
+    reordered = spans + scope  # spans before the scope field: valid, not canonical
+    group = request.resource_spans[0]
+    resource = b"\x0a" + _varint(group.resource.ByteSize()) + group.resource.SerializeToString()
+    entry = resource + b"\x12" + _varint(len(reordered)) + reordered
+    body = b"\x0a" + _varint(len(entry)) + entry
+    admitted = admit("traces", body, "protobuf")
+    ((_, _, ((_, _, chunks),)),) = admitted.prepared.groups
+    assert chunks[0][3] == reordered != scoped.SerializeToString()
+
+
+def _varint(value: int) -> bytes:
+    out = b""
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out += bytes([byte | (0x80 if value else 0)])
+        if not value:
+            return out

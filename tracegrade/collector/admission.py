@@ -24,6 +24,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from tracegrade.collector.compact import scope_slices
 from tracegrade.errors import OtlpDecodeError
 from tracegrade.otlp.codec import parse_logs_json, parse_traces_json
 from tracegrade.otlp.redaction import REDACTED, Redactor, default_rules
@@ -164,7 +165,12 @@ def admit(
         kept, rejected, message = _validate(
             request.resource_logs, "scope_logs", "log_records", log_problem
         )
+    redacted = 0
     if redactor is not None and redactor.may_apply(body, encoding):
-        redactor.request(request)
-    prepared = PreparedSpans().add_request(request) if signal == "traces" else None
+        redacted = redactor.request(request)
+    prepared = None
+    if signal == "traces":
+        # The scopes' bytes as received, unless validation or redaction changed the message.
+        raw = scope_slices(body) if encoding == "protobuf" and not (rejected or redacted) else None
+        prepared = PreparedSpans().add_request(request, raw)
     return Admitted(signal, request, kept, rejected, message, len(body), prepared)

@@ -81,3 +81,39 @@ def _varint(body: bytes, pos: int) -> tuple[int | None, int]:
             return value, pos
         shift += 7
     return None, pos
+
+
+def scope_slices(body: bytes) -> list[list[memoryview]] | None:
+    """The bytes of each ``ScopeSpans`` of an ``ExportTraceServiceRequest`` as received, per
+    top-level entry in order (what decoding yields as ``resource_spans[i].scope_spans[j]``),
+    so they can be stored without serialising them again; None when ``body`` is malformed.
+    One step per resource and per field of it: not per span."""
+    view, out = memoryview(body), []
+    for start, end in _fields(body, 0, len(body), 1):
+        out.append([view[s:e] for s, e in _fields(body, start, end, 2)])
+    return out if _fields_ok(body, 0, len(body)) else None
+
+
+def _fields(body: bytes, pos: int, end: int, number: int) -> list[tuple[int, int]]:
+    """(start, end) of the contents of the length-delimited fields ``number`` in
+    ``body[pos:end]``; stops at anything malformed (see :func:`_fields_ok`)."""
+    found = []
+    while pos < end:
+        tag, content = _varint(body, pos)
+        field_end = _field_end(body, pos)
+        if tag is None or field_end is None or field_end > end:
+            break
+        if tag == (number << 3) | 2:
+            _, content = _varint(body, content)
+            found.append((content, field_end))
+        pos = field_end
+    return found
+
+
+def _fields_ok(body: bytes, pos: int, end: int) -> bool:
+    while pos < end:
+        field_end = _field_end(body, pos)
+        if field_end is None or field_end > end:
+            return False
+        pos = field_end
+    return True

@@ -24,7 +24,7 @@ Besides the span rows, each trace gets a summary row that tells when it has *set
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
@@ -98,13 +98,27 @@ class PreparedSpans:
         self.traces: dict[str, list[Any]] = {}
         self.span_ids: dict[str, set[bytes]] = {}
 
-    def add_request(self, request: Any) -> PreparedSpans:
-        """Add every span of an ``ExportTraceServiceRequest``; returns self."""
-        for group in request.resource_spans:
+    def add_request(
+        self, request: Any, raw: Sequence[Sequence[Any]] | None = None
+    ) -> PreparedSpans:
+        """Add every span of an ``ExportTraceServiceRequest``; returns self. ``raw``: the
+        bytes of each ``ScopeSpans`` as received (``raw[i][j]`` for ``resource_spans[i].
+        scope_spans[j]``), stored as they are instead of serialising the scope again."""
+        groups = request.resource_spans
+        if raw is not None and (
+            len(raw) != len(groups)
+            or any(len(r) != len(g.scope_spans) for r, g in zip(raw, groups, strict=True))
+        ):
+            raw = None  # not the same message: serialise
+        for i, group in enumerate(groups):
             resource_labels = labels(group.resource.attributes)
             scopes = [
-                (scoped.scope, scoped.schema_url, self._scope_chunks(scoped, resource_labels))
-                for scoped in group.scope_spans
+                (
+                    scoped.scope,
+                    scoped.schema_url,
+                    self._scope_chunks(scoped, resource_labels, None if raw is None else raw[i][j]),
+                )
+                for j, scoped in enumerate(group.scope_spans)
                 if scoped.spans
             ]
             if scopes:  # an entry without spans stores nothing (not even its resource)
@@ -112,7 +126,7 @@ class PreparedSpans:
         return self
 
     def _scope_chunks(
-        self, scoped: trace_pb2.ScopeSpans, resource_labels: Labels
+        self, scoped: trace_pb2.ScopeSpans, resource_labels: Labels, raw: Any = None
     ) -> list[tuple[Any, ...]]:
         """One chunk per trace of a scope; the scope's own bytes when it holds one trace (the
         usual case), else a ``ScopeSpans`` per trace. One pass over the spans: the hot loop."""
@@ -129,11 +143,10 @@ class PreparedSpans:
         single = len(by_trace) == 1
         chunks = []
         for raw_id, (spans, start, has_root) in by_trace.items():
-            payload = (
-                scoped.SerializeToString()
-                if single
-                else trace_pb2.ScopeSpans(spans=spans).SerializeToString()
-            )
+            if not single:
+                payload = trace_pb2.ScopeSpans(spans=spans).SerializeToString()
+            else:
+                payload = scoped.SerializeToString() if raw is None else bytes(raw)
             trace_id = raw_id.hex()
             self.span_ids.setdefault(trace_id, set()).update([span.span_id for span in spans])
             self._summarise(trace_id, spans, payload, start, has_root, resource_labels)
