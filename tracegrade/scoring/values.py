@@ -163,8 +163,8 @@ def _canonical(kind: str, match: re.Match[str]) -> str | None:
 
 
 class _Spans:
-    """Disjoint half-open character ranges already claimed, kept sorted: an overlap test and
-    an insertion are a binary search each, whatever the text's length."""
+    """Disjoint half-open character ranges already claimed, kept sorted: an overlap test is a
+    binary search, whatever the text's length."""
 
     def __init__(self) -> None:
         self.starts: list[int] = []
@@ -188,9 +188,10 @@ class _Spans:
 def extract(text: str) -> list[Value]:
     """The values in ``text``, left to right, without overlaps (see the module docstring).
 
-    Each pattern scans ``text`` once; earlier patterns claim their ranges first. Linear in
-    the text's length (times log of the number of values). Recent results are cached: the
-    scorers of one trace extract from the same answer."""
+    Each pattern scans ``text`` once (skipped when the text lacks a character every match
+    needs); earlier patterns claim their ranges first, each claim a binary search and a list
+    insertion, with no work per character. Recent results are cached: the scorers of one
+    trace extract from the same answer."""
     return list(_extract(text))
 
 
