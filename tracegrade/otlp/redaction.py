@@ -12,9 +12,9 @@ decoded ``ExportTraceServiceRequest`` or ``ExportLogsServiceRequest`` in place:
   holds JSON (a prompt's messages, a tool call's arguments) has its matching keys redacted at
   any depth, then is written back as JSON.
 
-:meth:`Redactor.may_apply` is the cheap part: literal searches over the raw body (a key's
-literal text, case-insensitively; a value rule's anchors) that find whether any rule could
-match at all, so ordinary traffic is not walked. The receiver and the importers
+:meth:`Redactor.may_apply` is the cheap part: one Aho-Corasick pass over the lower-cased body
+for the keys' literal text and the value rules' anchors finds whether any rule could match at
+all, so ordinary traffic is not walked. The receiver and the importers
 (``Store.write``) both redact, so nothing reaches the store by another path.
 """
 
@@ -29,6 +29,7 @@ from importlib import resources
 from typing import Any, Literal
 
 import yaml
+from ahocorasick_rs import BytesAhoCorasick, Implementation
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from tracegrade.errors import ConfigError
@@ -90,11 +91,6 @@ def _literals(words: Sequence[str], flags: int) -> re.Pattern[str] | None:
     return re.compile("|".join(re.escape(w) for w in words), flags)
 
 
-def _shortest(words: set[bytes]) -> tuple[bytes, ...]:
-    """``words`` without those containing another (finding the shorter implies a hit)."""
-    return tuple(sorted(w for w in words if not any(o != w and o in w for o in words)))
-
-
 def _key_needle(pattern: str) -> str:
     """The longest literal run of a shell pattern (what any matching key must contain)."""
     return max(re.split(r"[*?\[\]]", pattern), key=len).strip(".")
@@ -127,8 +123,13 @@ class Redactor:
         self._value = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
         needles = sorted({_key_needle(p) for p in self.keys} - {""})
         self._needles = _literals(needles, re.IGNORECASE)
-        self._lowered = _shortest({n.lower().encode() for n in needles})
-        self._anchors = _shortest({a.encode() for v in self.values for a in v.anchors})
+        literals = {n.lower().encode() for n in needles}
+        literals |= {a.lower().encode() for v in self.values for a in v.anchors}
+        self._literals = (
+            BytesAhoCorasick(sorted(literals), implementation=Implementation.DFA)
+            if literals
+            else None
+        )
         unanchored = [v.pattern for v in self.values if not v.anchors]
         self._unanchored = (
             re.compile("|".join(f"(?:{p})" for p in unanchored).encode()) if unanchored else None
@@ -140,20 +141,17 @@ class Redactor:
         return bool(self.keys or self.values)
 
     def may_apply(self, body: bytes, encoding: Literal["protobuf", "json"] = "protobuf") -> bool:
-        """True when ``body`` might hold something to redact. Literal searches only (each a
-        fast substring search; a regular expression of alternatives is 2-3x slower): the
-        keys' literal parts in the lower-cased body, then the value rules' anchors as they
-        are (~15 ms per MB for the shipped rules). A JSON body with
+        """True when ``body`` might hold something to redact: one pass of an Aho-Corasick
+        automaton over the lower-cased body for every literal at once (the keys' literal
+        parts and the value rules' anchors, so an anchor's other spellings count too), about
+        the cost of decoding the body (a substring search per literal was 10x that, a regular
+        expression of alternatives 30x). A JSON body with
         ``\\u`` escapes always might (a key can be spelled with them)."""
         if not self.active:
             return False
         if encoding == "json" and b"\\u" in body:
             return True
-        if self._lowered:
-            lowered = body.lower()
-            if any(needle in lowered for needle in self._lowered):
-                return True
-        if any(anchor in body for anchor in self._anchors):
+        if self._literals is not None and self._literals.find_matches_as_indexes(body.lower()):
             return True
         return self._unanchored is not None and self._unanchored.search(body) is not None
 
