@@ -24,7 +24,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from scipy.stats import wilcoxon
 
 from tracegrade.compare.diff import delta, diff_traces
 from tracegrade.compare.model import (
@@ -59,6 +58,8 @@ RUN_METRICS = (
 def _wilcoxon(base: np.ndarray, current: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row-wise two-sided Wilcoxon signed-rank (statistic, p); p = 1 for rows without any
     difference (nothing to test)."""
+    from scipy.stats import wilcoxon  # 1 s to import: only when a comparison runs
+
     stats, pvalues = np.full(len(base), np.nan), np.ones(len(base))
     moved = np.any(base != current, axis=1)
     if moved.any():
