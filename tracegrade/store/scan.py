@@ -10,27 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from tracegrade.store.traces import Store
+from tracegrade.store.traces import Store, trace_ids_query
 
 __all__ = ["trace_id_batches"]
-
-
-def _query(
-    since_unix_nano: int | None, limit: int | None, trace_ids: Sequence[str]
-) -> tuple[str, list[Any]]:
-    """The statement of :meth:`Store.trace_ids` (newest first by start time, then id)."""
-    sql, args = "SELECT trace_id FROM traces WHERE 1=1", list[Any]()
-    if since_unix_nano is not None:
-        sql += " AND start_unix_nano >= ?"
-        args.append(since_unix_nano)
-    if trace_ids:
-        sql += f" AND trace_id IN ({','.join('?' * len(trace_ids))})"
-        args.extend(trace_ids)
-    sql += " ORDER BY start_unix_nano DESC, trace_id"
-    if limit is not None:
-        sql += " LIMIT ?"
-        args.append(limit)
-    return sql, args
 
 
 def trace_id_batches(
@@ -48,7 +30,7 @@ def trace_id_batches(
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    sql, args = _query(since_unix_nano, limit, trace_ids)
+    sql, args = trace_ids_query(since_unix_nano, limit, trace_ids)
     db = store.db
     if not db.postgres:
         cursor = db.conn.cursor()

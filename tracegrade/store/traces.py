@@ -480,18 +480,7 @@ class Store:
         trace_ids: Sequence[str] = (),
     ) -> list[str]:
         """Stored trace ids, newest first by start time; filtered by start and/or an id list."""
-        sql = "SELECT trace_id FROM traces WHERE 1=1"
-        args: list[Any] = []
-        if since_unix_nano is not None:
-            sql += " AND start_unix_nano >= ?"
-            args.append(since_unix_nano)
-        if trace_ids:
-            sql += f" AND trace_id IN ({','.join('?' * len(trace_ids))})"
-            args.extend(trace_ids)
-        sql += " ORDER BY start_unix_nano DESC, trace_id"
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
+        sql, args = trace_ids_query(since_unix_nano, limit, trace_ids)
         return [row[0] for row in self.db.execute(sql, args)]
 
     def counts(self) -> dict[str, int]:
@@ -651,6 +640,25 @@ class Store:
                     log_from_proto(record, resources[rid], scopes[sid].name)
                 )
         return [traces[tid] for tid in ids]
+
+
+def trace_ids_query(
+    since_unix_nano: int | None, limit: int | None, trace_ids: Sequence[str]
+) -> tuple[str, list[Any]]:
+    """The statement (``?`` placeholders) and arguments of :meth:`Store.trace_ids`: newest
+    first by start time, then id; shared with :func:`tracegrade.store.scan.trace_id_batches`."""
+    sql, args = "SELECT trace_id FROM traces WHERE 1=1", list[Any]()
+    if since_unix_nano is not None:
+        sql += " AND start_unix_nano >= ?"
+        args.append(since_unix_nano)
+    if trace_ids:
+        sql += f" AND trace_id IN ({','.join('?' * len(trace_ids))})"
+        args.extend(trace_ids)
+    sql += " ORDER BY start_unix_nano DESC, trace_id"
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    return sql, args
 
 
 def _group(
