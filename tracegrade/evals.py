@@ -31,7 +31,14 @@ from tracegrade.otlp.codec import logs_from_request, spans_from_request
 from tracegrade.report.document import case_dict, document, run_info
 from tracegrade.runner import telemetry
 from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.evaluate import CaseResult, RunResult, score_trace, summarize
+from tracegrade.scoring.evaluate import (
+    CaseResult,
+    RunResult,
+    run_threshold,
+    run_weights,
+    score_trace,
+    summarize,
+)
 from tracegrade.scoring.score import Scorer
 from tracegrade.trace import AgentTrace
 
@@ -67,9 +74,7 @@ class Suite:
 
     @property
     def threshold(self) -> float:
-        return (
-            self.dataset.threshold if self.dataset.threshold is not None else self.config.threshold
-        )
+        return run_threshold(None, self.dataset, self.config)
 
     def run_document(self) -> dict[str, Any]:
         """The session's ``tracegrade.run/1`` document for this dataset."""
@@ -177,7 +182,7 @@ class Evaluator:
         found = list(traces if traces is not None else (self.captured or Captured()).traces)
         if not found:
             pytest.fail(f"tracegrade: no trace captured for case {case.id}", pytrace=False)
-        weights = suite.dataset.weights or suite.config.weights
+        weights = run_weights(suite.dataset, suite.config)
         result = score_trace(found[0], case, suite.scorers, suite.config, weights, suite.threshold)
         suite.results.append(result)
         suite.traces.extend(found)

@@ -40,6 +40,7 @@ from tracegrade.runner.conversation import (
 from tracegrade.runner.execute import RunPlan, Scoring
 from tracegrade.runner.session import EvalRun, new_run_id, run_eval, store_location
 from tracegrade.scoring import build_scorers, config_for
+from tracegrade.scoring.evaluate import run_threshold, run_weights
 from tracegrade.store.traces import DB_ENV
 
 F = Callable[..., Any]
@@ -410,17 +411,13 @@ def command(
         settle_quiet=settle_quiet,
         settle_timeout=settle_timeout,
     )
-    threshold = (
-        threshold
-        if threshold is not None
-        else (dataset.threshold if dataset.threshold is not None else config.threshold)
-    )
+    threshold = run_threshold(threshold, dataset, config)
     plan = RunPlan(new_run_id(), cases, repeat=repeat, concurrency=concurrency, timeout_s=timeout)
     run = EvalRun(
         dataset,
         plan,
         agent,
-        Scoring(scorers, config, dataset.weights or config.weights, threshold),
+        Scoring(scorers, config, run_weights(dataset, config), threshold),
         hook,
         db=db,
         grpc_port=otlp_grpc_port,

@@ -377,6 +377,19 @@ def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces:
 Progress = Callable[[CaseResult], None]
 
 
+def run_threshold(threshold: float | None, dataset: Dataset | None, config: Config) -> float:
+    """The pass score per case (0-1): ``threshold``, else the dataset's, else the config's."""
+    if threshold is not None:
+        return threshold
+    return dataset.threshold if dataset and dataset.threshold is not None else config.threshold
+
+
+def run_weights(dataset: Dataset | None, config: Config) -> Mapping[str, float]:
+    """Axis -> weight: the dataset's, else the config's; the config's reference-free weights
+    without a dataset."""
+    return (dataset.weights or config.weights) if dataset else config.reference_free_weights
+
+
 def _prefetch(scorers: Sequence[Scorer], pairs: Sequence[tuple[AgentTrace, Case | None]]) -> None:
     """Scorers that call a service (the LLM judge) get every (trace, case) pair first, through
     an optional ``prefetch(pairs)`` method, so they can batch and parallelise their calls; the
@@ -405,18 +418,14 @@ def evaluate(
     processes that run the scorers (see :mod:`tracegrade.parallel`); the results are
     the same, in the same order.
     """
-    threshold = (
-        threshold
-        if threshold is not None
-        else (dataset.threshold if dataset and dataset.threshold is not None else config.threshold)
-    )
+    threshold = run_threshold(threshold, dataset, config)
+    weights = run_weights(dataset, config)
     if dataset is None:
         pairs: list[tuple[Case | None, list[AgentTrace]]] = [(None, [t]) for t in traces]
-        weights, leftover = config.reference_free_weights, 0
+        leftover = 0
     else:
         matched, leftover = match_cases(dataset.tier(tier), traces, mapping)
         pairs = [*matched]
-        weights = dataset.weights or config.weights
     _prefetch(scorers, [(t, c) for c, case_traces in pairs for t in case_traces])
     jobs: list[tuple[Case | None, AgentTrace | None]] = [
         (case, trace) for case, case_traces in pairs for trace in (case_traces or (None,))

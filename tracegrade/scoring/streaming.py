@@ -29,6 +29,8 @@ from tracegrade.scoring.evaluate import (
     _normalized,
     _prefetch,
     case_id_of,
+    run_threshold,
+    run_weights,
     score_trace,
     summarize,
     unmatched,
@@ -134,11 +136,8 @@ def evaluate_batches(
 ) -> tuple[RunResult, TraceFacts]:
     """:func:`~tracegrade.scoring.evaluate.evaluate` over batches of traces (same arguments,
     same result), and the :class:`TraceFacts` of the traces seen."""
-    if threshold is None:
-        threshold = (
-            dataset.threshold if dataset and dataset.threshold is not None else config.threshold
-        )
-    weights = (dataset.weights or config.weights) if dataset else config.reference_free_weights
+    threshold = run_threshold(threshold, dataset, config)
+    weights = run_weights(dataset, config)
     matches = _Matches(dataset.tier(tier), mapping or {}) if dataset else None
     facts, free = TraceFacts(), list[CaseResult]()
     for batch in batches:
