@@ -13,30 +13,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 
-def agreement(doc: dict[str, Any]) -> dict[str, Any]:
-    """Confusion counts, accuracy, precision, recall, and the disagreeing cases."""
+def confusion(outcomes: Iterable[tuple[bool, bool]]) -> dict[str, Any]:
+    """Confusion counts, accuracy, precision and recall of ``(rewarded, passed)`` pairs, with
+    "passed" predicting "rewarded" (a ratio is None when its denominator is 0)."""
     tp = fp = tn = fn = 0
-    disagreements = []
-    for case in doc["cases"]:
-        rewarded = case["metadata"]["reward"] == 1.0
-        passed = case["passed"]
-        tp += rewarded and passed
-        fp += passed and not rewarded
-        tn += not passed and not rewarded
-        fn += rewarded and not passed
-        if rewarded != passed:
-            disagreements.append(
-                {
-                    "case_id": case["case_id"],
-                    "reward": case["metadata"]["reward"],
-                    "passed": passed,
-                    "reasons": case["reasons"],
-                }
-            )
+    for rewarded, passed in outcomes:
+        tp, fp = tp + (rewarded and passed), fp + (passed and not rewarded)
+        tn, fn = tn + (not passed and not rewarded), fn + (rewarded and not passed)
     total = tp + fp + tn + fn
     return {
         "cases": total,
@@ -47,8 +35,23 @@ def agreement(doc: dict[str, Any]) -> dict[str, Any]:
         "accuracy": (tp + tn) / total if total else None,
         "precision": tp / (tp + fp) if tp + fp else None,
         "recall": tp / (tp + fn) if tp + fn else None,
-        "disagreements": disagreements,
     }
+
+
+def agreement(doc: dict[str, Any]) -> dict[str, Any]:
+    """Confusion counts, accuracy, precision, recall, and the disagreeing cases."""
+    outcomes = [(c["metadata"]["reward"] == 1.0, c["passed"]) for c in doc["cases"]]
+    disagreements = [
+        {
+            "case_id": case["case_id"],
+            "reward": case["metadata"]["reward"],
+            "passed": passed,
+            "reasons": case["reasons"],
+        }
+        for case, (rewarded, passed) in zip(doc["cases"], outcomes, strict=True)
+        if rewarded != passed
+    ]
+    return {**confusion(outcomes), "disagreements": disagreements}
 
 
 def load_run_document(path: Path) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
+from benchmarks.tau_bench.agreement import confusion
 from benchmarks.tau_bench.convert import WRITE_TOOLS, case_id, convert, trace_request
 from tracegrade.cli import cli
 from tracegrade.otlp.files import write_jsonl
@@ -100,34 +101,23 @@ def run(trajectories: Path, out: Path) -> dict[str, Any]:
 
 def agreement(doc: dict[str, Any], reward: dict[str, float]) -> dict[str, Any]:
     """Confusion counts, accuracy, precision, recall of passed vs. the scored trial's reward."""
-    tp = fp = tn = fn = 0
-    disagreements = []
-    for case in doc["cases"]:
-        if case["trace_id"] is None:
-            continue
-        rewarded, passed = reward[case["trace_id"]] == 1.0, case["passed"]
-        tp, fp = tp + (rewarded and passed), fp + (passed and not rewarded)
-        tn, fn = tn + (not passed and not rewarded), fn + (rewarded and not passed)
-        if rewarded != passed:
-            disagreements.append(
-                {
-                    "case_id": case["case_id"],
-                    "trace_id": case["trace_id"],
-                    "reward": reward[case["trace_id"]],
-                    "passed": passed,
-                    "reasons": case["reasons"],
-                }
-            )
-    total = tp + fp + tn + fn
+    scored = [case for case in doc["cases"] if case["trace_id"] is not None]
+    outcomes = [(reward[case["trace_id"]] == 1.0, case["passed"]) for case in scored]
+    disagreements = [
+        {
+            "case_id": case["case_id"],
+            "trace_id": case["trace_id"],
+            "reward": reward[case["trace_id"]],
+            "passed": passed,
+            "reasons": case["reasons"],
+        }
+        for case, (rewarded, passed) in zip(scored, outcomes, strict=True)
+        if rewarded != passed
+    ]
+    figures = confusion(outcomes)
     return {
-        "scored_trials": total,
-        "true_positive": tp,
-        "false_positive": fp,
-        "true_negative": tn,
-        "false_negative": fn,
-        "accuracy": (tp + tn) / total if total else None,
-        "precision": tp / (tp + fp) if tp + fp else None,
-        "recall": tp / (tp + fn) if tp + fn else None,
+        "scored_trials": figures.pop("cases"),
+        **figures,
         "disagreements": disagreements,
     }
 
