@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 import click
 
 from tracegrade.cli.gate import (
+    alpha_option,
     compare_documents,
     dataset_name,
+    markdown_option,
     publish,
     resolve_document,
     rules_for,
+    webhook_option,
 )
-from tracegrade.config import CONFIG_ENV, load_config
+from tracegrade.cli.options import config_option
+from tracegrade.config import load_config
 from tracegrade.errors import ExitCode
 from tracegrade.store.traces import DB_ENV
 
@@ -27,31 +32,10 @@ from tracegrade.store.traces import DB_ENV
 @click.option(
     "--json", "json_path", type=click.Path(dir_okay=False), help="Write the comparison (JSON)."
 )
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=click.Path(dir_okay=False),
-    help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
-)
-@click.option(
-    "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=None,
-    help="Significance level of the paired tests (default 0.05 or tracegrade.yaml).",
-)
-@click.option(
-    "--alert-webhook",
-    metavar="URL",
-    envvar="TRACEGRADE_ALERT_WEBHOOK",
-    help="POST a JSON alert (Slack-compatible 'text') here on a regression.",
-)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    envvar=CONFIG_ENV,
-    help="Config file with regression rules (default ./tracegrade.yaml).",
-)
+@markdown_option
+@alpha_option
+@webhook_option
+@partial(config_option, help="Config file with regression rules (default ./tracegrade.yaml).")
 def command(
     base_ref: str,
     current_ref: str,

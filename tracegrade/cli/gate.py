@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from tracegrade.cli.options import stacked
 from tracegrade.compare import Comparison, RegressionRules, compare_runs, read_document, rules_from
 from tracegrade.config import Config
 from tracegrade.errors import StoreError
@@ -138,6 +139,23 @@ webhook_option = click.option(
     envvar="TRACEGRADE_ALERT_WEBHOOK",
     help="POST a JSON alert (Slack-compatible 'text') here on a regression.",
 )
+"""``--alert-webhook URL`` (default ``$TRACEGRADE_ALERT_WEBHOOK``)."""
+
+alpha_option = click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Significance level of the paired tests (default 0.05 or tracegrade.yaml).",
+)
+"""``--alpha X``: significance level of the paired tests (0-1, open), None: the config's."""
+
+markdown_option = click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False),
+    help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
+)
+"""``--markdown FILE`` (parameter ``markdown_path``)."""
 
 
 def gate_options(function: F, *, webhook: bool = True) -> F:
@@ -150,19 +168,9 @@ def gate_options(function: F, *, webhook: bool = True) -> F:
             help="Compare with a run: baseline, latest, latest~N, a run id or a run-document "
             "JSON file; exit 1 on a regression.",
         ),
-        click.option(
-            "--alpha",
-            type=click.FloatRange(0, 1, min_open=True, max_open=True),
-            default=None,
-            help="Significance level of the paired tests (default 0.05 or tracegrade.yaml).",
-        ),
+        alpha_option,
         webhook_option,
-        click.option(
-            "--markdown",
-            "markdown_path",
-            type=click.Path(dir_okay=False),
-            help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
-        ),
+        markdown_option,
         click.option(
             "--min-score",
             type=click.FloatRange(0, 1),
@@ -172,9 +180,7 @@ def gate_options(function: F, *, webhook: bool = True) -> F:
     ]
     if not webhook:
         options = [o for o in options if o is not webhook_option]
-    for option in reversed(options):
-        function = option(function)
-    return function
+    return stacked(options)(function)
 
 
 def apply_min_score(doc: dict[str, Any], min_score: float | None) -> None:

@@ -15,15 +15,17 @@ from rich.markup import escape
 from rich.table import Table
 
 from tracegrade.cli.options import (
+    config_option,
     db_option,
     files_argument,
     load,
     load_mapping,
+    mapping_option,
     messages_key_option,
     report_errors,
 )
 from tracegrade.cli.render import console
-from tracegrade.config import CONFIG_ENV, Config, load_config
+from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.judge.calibrate import Agreement, judge_check
@@ -151,18 +153,8 @@ def _summary(agreement: Agreement) -> str:
 @db_option
 @messages_key_option
 @judge_options
-@click.option(
-    "--mapping",
-    type=click.Path(exists=True, dir_okay=False),
-    help="YAML/JSON: case id -> trace id(s).",
-)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    envvar=CONFIG_ENV,
-    help="Config file (default ./tracegrade.yaml).",
-)
+@mapping_option
+@config_option
 @click.option(
     "--min-kappa", type=click.FloatRange(-1, 1), help="Exit 1 when Cohen's kappa is below this."
 )

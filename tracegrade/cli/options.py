@@ -12,6 +12,7 @@ import click
 from click.core import ParameterSource
 
 from tracegrade import mapping, sources
+from tracegrade.config import CONFIG_ENV
 from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.otlp.files import ReadOptions
 from tracegrade.store.database import display, is_postgres
@@ -191,3 +192,83 @@ def load_mapping(path: str | None, case_ids: Collection[str] | None = None) -> d
         ConfigError: a bad mapping file (the message names it).
     """
     return {} if path is None else mapping.load_mapping(path, case_ids)
+
+
+def stacked(options: Sequence[Callable[[F], F]]) -> Callable[[F], F]:
+    """One decorator applying ``options`` in order (the first is listed first in --help)."""
+
+    def decorate(function: F) -> F:
+        for option in reversed(options):
+            function = option(function)
+        return function
+
+    return decorate
+
+
+def config_option(function: F, *, help: str = "Config file (default ./tracegrade.yaml).") -> F:
+    """``--config FILE`` (parameter ``config_path``, default ``$TRACEGRADE_CONFIG``)."""
+    return click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False),
+        envvar=CONFIG_ENV,
+        help=help,
+    )(function)
+
+
+mapping_option = click.option(
+    "--mapping",
+    type=click.Path(exists=True, dir_okay=False),
+    help="YAML/JSON: case id -> trace id(s).",
+)
+"""``--mapping FILE``: case id -> trace id(s) (read with :func:`load_mapping`)."""
+
+tier_options = stacked(
+    [
+        click.option("--smoke", "tier", flag_value="smoke", help="Only cases of tier smoke."),
+        click.option("--full", "tier", flag_value="full", help="Every case (default)."),
+    ]
+)
+"""``--smoke`` / ``--full``: the dataset tier (parameter ``tier``, None without either)."""
+
+pass_options = stacked(
+    [
+        click.option(
+            "--threshold",
+            type=click.FloatRange(0, 1),
+            default=None,
+            help="Pass score per case (default 0.7).",
+        ),
+        click.option(
+            "--min-pass-rate",
+            type=click.FloatRange(0, 1),
+            default=1.0,
+            show_default=True,
+            help="Fraction of cases that must pass for exit code 0.",
+        ),
+    ]
+)
+"""``--threshold`` (0-1, per case) and ``--min-pass-rate`` (0-1, of cases) of ``score``/``run``."""
+
+scorer_option = click.option(
+    "--scorer", "scorer_refs", multiple=True, help="Extra scorer module:name (repeatable)."
+)
+"""``--scorer module:name`` (repeatable; parameter ``scorer_refs``)."""
+
+report_options = stacked(
+    [
+        click.option(
+            "--json",
+            "json_path",
+            type=click.Path(dir_okay=False),
+            help="Write the run document (JSON).",
+        ),
+        click.option(
+            "--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML."
+        ),
+        click.option(
+            "--verbose", "-v", is_flag=True, help="Every case with every scorer's value and reason."
+        ),
+    ]
+)
+"""``--json FILE`` (the run document), ``--junit FILE`` and ``--verbose`` of ``score``/``run``."""

@@ -16,8 +16,16 @@ from tracegrade.cli.gate import (
     resolve_document,
 )
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
+from tracegrade.cli.options import (
+    config_option,
+    pass_options,
+    report_options,
+    scorer_option,
+    stacked,
+    tier_options,
+)
 from tracegrade.cli.outputs import verdict, write_outputs
-from tracegrade.config import CONFIG_ENV, Config, load_config
+from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.judge import Clarifier, resolve_settings
@@ -46,8 +54,8 @@ from tracegrade.store.traces import DB_ENV
 F = Callable[..., Any]
 
 
-def _agent_options(function: F) -> F:
-    options = [
+_agent_options = stacked(
+    [
         click.option(
             "--agent",
             "agent_ref",
@@ -99,13 +107,11 @@ def _agent_options(function: F) -> F:
             "content, message, output, answer or text).",
         ),
     ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+)
 
 
-def _receiver_options(function: F) -> F:
-    options = [
+_receiver_options = stacked(
+    [
         click.option(
             "--db",
             "db",
@@ -142,9 +148,7 @@ def _receiver_options(function: F) -> F:
             help="Seconds to wait for a case's traces after the agent finished.",
         ),
     ]
-    for option in reversed(options):
-        function = option(function)
-    return function
+)
 
 
 def _headers(values: Sequence[str]) -> dict[str, str]:
@@ -266,8 +270,7 @@ def _clarifier_usage(hook: FollowUpHook) -> dict[str, Any] | None:
 @click.command("run")
 @click.argument("dataset_path", metavar="DATASET", type=click.Path(exists=True, dir_okay=False))
 @_agent_options
-@click.option("--smoke", "tier", flag_value="smoke", help="Only cases of tier smoke.")
-@click.option("--full", "tier", flag_value="full", help="Every case (default).")
+@tier_options
 @click.option(
     "--tags", multiple=True, help="Only cases with any of these tags (comma-separated, repeatable)."
 )
@@ -296,37 +299,11 @@ def _clarifier_usage(hook: FollowUpHook) -> dict[str, Any] | None:
     help="Run each case N times: median score, spread, flaky cases.",
 )
 @click.option("--label", help="Free text stored with the run (agent version, model).")
-@click.option(
-    "--threshold",
-    type=click.FloatRange(0, 1),
-    default=None,
-    help="Pass score per case (default 0.7).",
-)
-@click.option(
-    "--min-pass-rate",
-    type=click.FloatRange(0, 1),
-    default=1.0,
-    show_default=True,
-    help="Fraction of cases that must pass for exit code 0.",
-)
-@click.option(
-    "--scorer", "scorer_refs", multiple=True, help="Extra scorer module:name (repeatable)."
-)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    envvar=CONFIG_ENV,
-    help="Config file (default ./tracegrade.yaml).",
-)
+@pass_options
+@scorer_option
+@config_option
 @_receiver_options
-@click.option(
-    "--json", "json_path", type=click.Path(dir_okay=False), help="Write the run document (JSON)."
-)
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML.")
-@click.option(
-    "--verbose", "-v", is_flag=True, help="Every case with every scorer's value and reason."
-)
+@report_options
 @click.option(
     "--no-save", is_flag=True, help="Do not store the run (a temporary store is never kept)."
 )

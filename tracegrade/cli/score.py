@@ -21,16 +21,22 @@ from tracegrade.cli.gate import (
 )
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
 from tracegrade.cli.options import (
+    config_option,
     db_option,
     files_argument,
     load_batches,
     load_mapping,
+    mapping_option,
     messages_key_option,
     no_traces_error,
+    pass_options,
+    report_options,
+    scorer_option,
+    tier_options,
 )
 from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.cli.selection import parse_since, select_batches
-from tracegrade.config import CONFIG_ENV, load_config
+from tracegrade.config import load_config
 from tracegrade.dataset import Tier, load_dataset
 from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.parallel import default_workers
@@ -57,26 +63,9 @@ PROGRESS_FROM = 50
     type=click.Path(exists=True, dir_okay=False),
     help="Golden dataset (YAML/JSON/JSONL). Without it, reference-free scorers run.",
 )
-@click.option(
-    "--mapping",
-    type=click.Path(exists=True, dir_okay=False),
-    help="YAML/JSON: case id -> trace id(s).",
-)
-@click.option("--smoke", "tier", flag_value="smoke", help="Only cases of tier smoke.")
-@click.option("--full", "tier", flag_value="full", help="Every case (default).")
-@click.option(
-    "--threshold",
-    type=click.FloatRange(0, 1),
-    default=None,
-    help="Pass score per case (default 0.7).",
-)
-@click.option(
-    "--min-pass-rate",
-    type=click.FloatRange(0, 1),
-    default=1.0,
-    show_default=True,
-    help="Fraction of cases that must pass for exit code 0.",
-)
+@mapping_option
+@tier_options
+@pass_options
 @click.option("--since", help="Only traces started since: 30m, 12h, 7d or an ISO date/time.")
 @click.option(
     "--limit", type=click.IntRange(min=1), help="At most this many traces (store: newest first)."
@@ -84,23 +73,9 @@ PROGRESS_FROM = 50
 @click.option(
     "--sample", type=click.FloatRange(0, 1, min_open=True), help="Keep this fraction, by trace id."
 )
-@click.option(
-    "--scorer", "scorer_refs", multiple=True, help="Extra scorer module:name (repeatable)."
-)
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False),
-    envvar=CONFIG_ENV,
-    help="Config file (default ./tracegrade.yaml).",
-)
-@click.option(
-    "--json", "json_path", type=click.Path(dir_okay=False), help="Write the run document (JSON)."
-)
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False), help="Write JUnit XML.")
-@click.option(
-    "--verbose", "-v", is_flag=True, help="Every case with every scorer's value and reason."
-)
+@scorer_option
+@config_option
+@report_options
 @click.option("--no-save", is_flag=True, help="Do not store the run.")
 @click.option(
     "--follow",
