@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import click
@@ -50,9 +50,6 @@ from tracegrade.runner.session import EvalRun, new_run_id, run_eval, store_locat
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import run_threshold, run_weights
 from tracegrade.store.traces import DB_ENV
-
-F = Callable[..., Any]
-
 
 _agent_options = stacked(
     [
