@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from click.testing import CliRunner  # noqa: E402
 
+from benchmarks.common import report  # noqa: E402
 from tracegrade.cli import cli  # noqa: E402
 from tracegrade.runner.agents import command  # noqa: E402
 
@@ -98,10 +99,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", type=int, default=10)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    figures = run(args.cases)
-    if args.json:
-        print(json.dumps(figures, indent=2))
-        return 0
+    return report(run(args.cases), args.json, _table)
+
+
+def _table(figures: dict[str, Any]) -> None:
     print(
         f"{'mode':<14}{'agent p50':>10}{'settle p50':>11}{'score p50':>10}"
         f"{'overhead':>9}{'x agent':>8}"
@@ -111,7 +112,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{mode:<14}{f['agent_ms']['p50']:>10}{f['settle_ms']['p50']:>11}"
             f"{f['score_ms']['p50']:>10}{f['overhead_ms']:>9}{f['x_agent']:>8}"
         )
-    return 0
 
 
 if __name__ == "__main__":

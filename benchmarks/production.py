@@ -33,6 +33,7 @@ from click.testing import CliRunner
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import report  # noqa: E402
 from benchmarks.tau_bench.convert import trace_request  # noqa: E402
 from tracegrade.cli import cli  # noqa: E402
 from tracegrade.cli.follow import Follower  # noqa: E402
@@ -140,10 +141,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    result = run(args.traces, args.workers)
-    if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+    return report(run(args.traces, args.workers), args.json, _table)
+
+
+def _table(result: dict[str, Any]) -> None:
     print(
         f"{result['traces']} traces ({result['spans']} spans); every trace scored exactly once "
         f"by the followers: {result['scored_exactly_once']}"
@@ -153,7 +154,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['stage']:<22} {row['seconds']:>8.2f} s  {row['traces_per_s']:>9.1f} traces/s"
             f"  x{row['ratio_to_score']:.2f} of score"
         )
-    return 0
 
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from opentelemetry import trace  # noqa: E402
 from rich.console import Console  # noqa: E402
 
+from benchmarks.common import report  # noqa: E402
 from tracegrade.collector.receiver import Receiver, ReceiverConfig  # noqa: E402
 from tracegrade.config import load_config  # noqa: E402
 from tracegrade.dataset import load_dataset  # noqa: E402
@@ -181,10 +182,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agent-s", type=float, default=AGENT_S)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    figures = run(args.cases, args.concurrency, args.agent_s)
-    if args.json:
-        print(json.dumps(figures, indent=2))
-        return 0
+    return report(run(args.cases, args.concurrency, args.agent_s), args.json, _table)
+
+
+def _table(figures: dict[str, Any]) -> None:
     print(
         f"{figures['cases']} cases x {figures['agent_s']} s at concurrency "
         f"{figures['concurrency']}: {figures['passed']} passed"
@@ -196,7 +197,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     for key in ("agent_overhead_ms", "settle_ms", "score_ms"):
         print(f"{key:<20} p50 {figures[key]['p50']:>8} ms   p95 {figures[key]['p95']:>8} ms")
-    return 0
 
 
 if __name__ == "__main__":

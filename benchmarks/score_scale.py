@@ -25,6 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import report  # noqa: E402
 from benchmarks.tau_bench.convert import convert  # noqa: E402
 
 TAU = ROOT / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
@@ -93,17 +94,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    rows = run(args.traces, args.workers)
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
+    return report(run(args.traces, args.workers), args.json, _table)
+
+
+def _table(rows: list[dict[str, Any]]) -> None:
     print(f"{'traces':>8}{'file MB':>9}{'score s':>9}{'traces/s':>10}{'x json':>8}{'peak MB':>9}")
     for row in rows:
         print(
             f"{row['traces']:>8}{row['file_mb']:>9}{row['score_s']:>9}{row['traces_per_s']:>10}"
             f"{row['x_baseline']:>8}{row['peak_rss_mb']:>9}"
         )
-    return 0
 
 
 if __name__ == "__main__":

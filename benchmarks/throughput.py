@@ -39,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.common import report  # noqa: E402
 from benchmarks.tau_bench.convert import convert, trace_request  # noqa: E402
 from tracegrade.config import load_config  # noqa: E402
 from tracegrade.dataset import load_dataset  # noqa: E402
@@ -148,17 +149,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    rows = run(args.repeat, args.limit)
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
+    return report(run(args.repeat, args.limit), args.json, _table)
+
+
+def _table(rows: list[dict[str, Any]]) -> None:
     print(f"{'stage':<38}{'seconds':>9}{'spans/s':>10}{'traces/s':>10}{'x json.loads':>14}")
     for row in rows:
         print(
             f"{row['stage']:<38}{row['seconds']:>9.3f}{row['spans_per_s'] or 0:>10}"
             f"{row['traces_per_s'] or 0:>10}{row['x_baseline']:>14}"
         )
-    return 0
 
 
 if __name__ == "__main__":

@@ -17,6 +17,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script, from anywhere
+
+from benchmarks.common import report  # noqa: E402
+
 
 def confusion(outcomes: Iterable[tuple[bool, bool]]) -> dict[str, Any]:
     """Confusion counts, accuracy, precision and recall of ``(rewarded, passed)`` pairs, with
@@ -82,10 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"agreement: {exc}", file=sys.stderr)
         return 2
-    result = agreement(document)
-    if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+    return report(agreement(document), args.json, _table)
+
+
+def _table(result: dict[str, Any]) -> None:
     print(
         f"cases {result['cases']}: TP {result['true_positive']}  FP {result['false_positive']}  "
         f"TN {result['true_negative']}  FN {result['false_negative']}"
@@ -99,7 +103,6 @@ def main(argv: list[str] | None = None) -> int:
             f"- {case['case_id']}: reward {case['reward']}, passed {case['passed']}: "
             f"{'; '.join(case['reasons'][:4])}"
         )
-    return 0
 
 
 if __name__ == "__main__":

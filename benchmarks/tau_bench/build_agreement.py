@@ -25,11 +25,14 @@ from typing import Any
 import yaml
 from click.testing import CliRunner
 
-from benchmarks.tau_bench.agreement import confusion
-from benchmarks.tau_bench.convert import WRITE_TOOLS, case_id, convert, trace_request
-from tracegrade.cli import cli
-from tracegrade.otlp.files import write_jsonl
-from tracegrade.sources import from_files
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script, from anywhere
+
+from benchmarks.common import report  # noqa: E402
+from benchmarks.tau_bench.agreement import confusion  # noqa: E402
+from benchmarks.tau_bench.convert import WRITE_TOOLS, case_id, convert, trace_request  # noqa: E402
+from tracegrade.cli import cli  # noqa: E402
+from tracegrade.otlp.files import write_jsonl  # noqa: E402
+from tracegrade.sources import from_files  # noqa: E402
 
 READ_TOOLS = ("get_*", "search_*", "list_*", "calculate", "think")
 """The airline lookups (tau_bench/envs/airline/tools): they cannot change the database, so the
@@ -128,10 +131,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
-    result = run(args.trajectories, args.out_dir)
-    if args.json:
-        print(json.dumps(result, indent=2))
-        return 0
+    return report(run(args.trajectories, args.out_dir), args.json, _table)
+
+
+def _table(result: dict[str, Any]) -> None:
     print(
         f"built cases scored against {result['scored_trials']} other trials: "
         f"TP {result['true_positive']}  FP {result['false_positive']}  "
@@ -146,7 +149,6 @@ def main(argv: list[str] | None = None) -> int:
             f"- {case['case_id']} vs trace {case['trace_id']}: reward {case['reward']}, "
             f"passed {case['passed']}: {'; '.join(case['reasons'][:4])}"
         )
-    return 0
 
 
 if __name__ == "__main__":
