@@ -72,33 +72,23 @@ class BudgetCheck:
         )
         for budget in case.budgets if case else ():
             if budget.agent is not None:
-                scoped = measure_agent(trace, budget.agent, self.pricing)
-                checks.extend(
-                    _limits(
-                        f"agent {budget.agent}",
-                        scoped,
-                        budget.max_latency_ms,
-                        budget.max_cost_usd,
-                        budget.max_tokens,
-                        budget.max_calls,
-                        scoped.tool_calls,
-                    )
+                scope, scoped = (
+                    f"agent {budget.agent}",
+                    measure_agent(trace, budget.agent, self.pricing),
                 )
-            else:
-                scoped = measure_tool(
-                    trace, budget.tool or ""
-                )  # no tokens or cost: reported as unmeasurable
-                checks.extend(
-                    _limits(
-                        f"tool {budget.tool}",
-                        scoped,
-                        budget.max_latency_ms,
-                        budget.max_cost_usd,
-                        budget.max_tokens,
-                        budget.max_calls,
-                        scoped.tool_calls,
-                    )
+            else:  # a tool has no tokens or cost: reported as unmeasurable
+                scope, scoped = f"tool {budget.tool}", measure_tool(trace, budget.tool or "")
+            checks.extend(
+                _limits(
+                    scope,
+                    scoped,
+                    budget.max_latency_ms,
+                    budget.max_cost_usd,
+                    budget.max_tokens,
+                    budget.max_calls,
+                    scoped.tool_calls,
                 )
+            )
         return checks
 
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:

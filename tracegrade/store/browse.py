@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracegrade.errors import StoreError
+from tracegrade.store.runs import load_run_head as load_run_head
 from tracegrade.store.traces import Store
 
 PAGE_SIZE = 50
@@ -117,19 +118,6 @@ def trend(store: Store, dataset: str, limit: int = 200) -> list[dict[str, Any]]:
         (dataset, limit),
     ).fetchall()
     return [run_row(r[0], r[1], json.loads(r[2])) for r in reversed(rows)]
-
-
-def load_run_head(store: Store, run_id: str) -> dict[str, Any]:
-    """A stored run document without its cases.
-
-    Raises:
-        StoreError: no run with that id.
-    """
-    row = store.db.execute("SELECT run FROM runs WHERE run_id = ?", (run_id,)).fetchone()
-    if row is None:
-        raise StoreError(f"no run {run_id!r} in {store.location}")
-    doc: dict[str, Any] = json.loads(row[0])
-    return doc
 
 
 def load_case_result(store: Store, run_id: str, position: int) -> dict[str, Any]:

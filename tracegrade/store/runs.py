@@ -57,8 +57,8 @@ def save_run(store: Store, doc: dict[str, Any]) -> str:
     return run["run_id"]
 
 
-def load_run(store: Store, run_id: str) -> dict[str, Any]:
-    """A stored run document, cases in their original order.
+def load_run_head(store: Store, run_id: str) -> dict[str, Any]:
+    """A stored run document without its cases.
 
     Raises:
         StoreError: no run with that id.
@@ -66,7 +66,17 @@ def load_run(store: Store, run_id: str) -> dict[str, Any]:
     row = store.db.execute("SELECT run FROM runs WHERE run_id = ?", (run_id,)).fetchone()
     if row is None:
         raise StoreError(f"no run {run_id!r} in {store.location}")
-    doc = json.loads(row[0])
+    doc: dict[str, Any] = json.loads(row[0])
+    return doc
+
+
+def load_run(store: Store, run_id: str) -> dict[str, Any]:
+    """A stored run document, cases in their original order.
+
+    Raises:
+        StoreError: no run with that id.
+    """
+    doc = load_run_head(store, run_id)
     doc["cases"] = [
         orjson.loads(r[0])
         for r in store.db.execute(
