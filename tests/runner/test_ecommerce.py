@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.runner.conftest import REPO, run_cli
-from tests.support.ecommerce_model import ecommerce_model
-from tests.support.openai_server import ScriptedOpenAI
+from tests.support.ecommerce_model import shop_models
 
 GOLDEN = str(REPO / "datasets" / "ecommerce" / "golden.yaml")
 AGENT = "examples.ecommerce.agent:answer"
@@ -18,18 +17,8 @@ AGENT = "examples.ecommerce.agent:answer"
 
 @pytest.fixture
 def shop_model(monkeypatch: pytest.MonkeyPatch) -> Iterator[callable]:
-    servers = []
-
-    def start(variant: str) -> None:
-        server = ScriptedOpenAI(ecommerce_model(variant)).start()  # type: ignore[arg-type]
-        servers.append(server)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test")
-        monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
-
-    yield start
-    for server in servers:
-        server.stop()
+    with shop_models(monkeypatch) as start:
+        yield start
 
 
 def test_the_good_model_passes_the_smoke_tier(shop_model, tmp_path: Path) -> None:

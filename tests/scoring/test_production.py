@@ -11,8 +11,7 @@ import pytest
 from click.testing import CliRunner
 from opentelemetry.trace import Status, StatusCode
 
-from tests.support.ecommerce_model import ecommerce_model
-from tests.support.openai_server import ScriptedOpenAI
+from tests.support.ecommerce_model import shop_models
 from tests.support.sdk import trace_request
 from tracegrade.cli import cli
 from tracegrade.otlp.files import write_jsonl
@@ -23,18 +22,8 @@ GOLDEN = str(REPO / "datasets" / "ecommerce" / "golden.yaml")
 
 @pytest.fixture
 def shop_model(monkeypatch: pytest.MonkeyPatch) -> Iterator:
-    servers = []
-
-    def start(variant: str) -> None:
-        server = ScriptedOpenAI(ecommerce_model(variant)).start()  # type: ignore[arg-type]
-        servers.append(server)
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test")
-        monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
-
-    yield start
-    for server in servers:
-        server.stop()
+    with shop_models(monkeypatch) as start:
+        yield start
 
 
 def _score_reference_free(*args: str) -> tuple[int, dict]:

@@ -24,15 +24,24 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
+import pytest
 import yaml
 
-from tests.support.openai_server import Reply, delayed, error, text, tool_calls
+from tests.support.openai_server import (
+    Reply,
+    ScriptedOpenAI,
+    delayed,
+    error,
+    text,
+    tool_calls,
+)
 
 SCRIPT_PATH = Path(__file__).with_name("ecommerce_script.yaml")
 Variant = Literal["good", "skip_tool", "invented_price"]
@@ -240,3 +249,24 @@ def ecommerce_model(
         return delayed(delay_s, reply) if delay_s else reply
 
     return script
+
+
+@contextmanager
+def shop_models(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """``start(variant)``: serve :func:`ecommerce_model` (``variant``) on a loopback
+    :class:`ScriptedOpenAI` and point the shop agent's ``OPENAI_*`` variables at it; every
+    server started is stopped on exit. Wrap it in a test module's fixture."""
+    servers: list[ScriptedOpenAI] = []
+
+    def start(variant: str) -> None:
+        server = ScriptedOpenAI(ecommerce_model(variant)).start()  # type: ignore[arg-type]
+        servers.append(server)
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        monkeypatch.setenv("OPENAI_MODEL", "gpt-4o-mini")
+
+    try:
+        yield start
+    finally:
+        for server in servers:
+            server.stop()
