@@ -31,7 +31,7 @@ from grpc_status import rpc_status
 
 from tracegrade.collector.address import host_port
 from tracegrade.collector.admission import Signal
-from tracegrade.collector.service import ExportService, Outcome
+from tracegrade.collector.service import ExportService, Outcome, settle
 
 SERVICES: dict[Signal, str] = {
     "traces": "opentelemetry.proto.collector.trace.v1.TraceService",
@@ -113,14 +113,15 @@ class _Calls:
         self.in_flight += 1
         try:
             metadata = dict(context.invocation_metadata() or ())
-            outcome: Outcome = await asyncio.get_running_loop().run_in_executor(
+            started = await asyncio.get_running_loop().run_in_executor(
                 self.pool,
-                self.service.export,
+                self.service.start,
                 signal,
                 body,
                 "protobuf",
                 metadata.get("authorization"),
             )
+            outcome = await settle(started)
         finally:
             self.in_flight -= 1
             memory.release(len(body))

@@ -32,8 +32,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from tracegrade.collector.address import bare_host
 from tracegrade.collector.admission import Encoding, Signal
+from tracegrade.collector.grpc_front import settle
 from tracegrade.collector.memory import MemoryBudget
-from tracegrade.collector.service import ExportService, Outcome
+from tracegrade.collector.service import ExportService
 
 CONTENT_TYPES: dict[str, Encoding] = {
     "application/x-protobuf": "protobuf",
@@ -243,9 +244,10 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
             return response
         try:
             async with ReadBody(request, service.max_request_bytes, service.memory) as body:
-                outcome: Outcome = await run_in_threadpool(
-                    service.export, signal, body, encoding, request.headers.get("authorization")
+                started = await run_in_threadpool(
+                    service.start, signal, body, encoding, request.headers.get("authorization")
                 )
+                outcome = await settle(started)
         except BodyError as exc:
             response = _error(exc.kind, str(exc), encoding, _STATUS[exc.kind], exc.retry_after_s)
             if exc.kind == "timeout":

@@ -18,8 +18,12 @@ unavailable    UNAVAILABLE + RetryInfo  503 + Retry-After
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import threading
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,7 +35,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 
 from tracegrade.collector.admission import Admitted, Encoding, Redactor, Signal, admit
 from tracegrade.collector.compact import TooManyEntries, drop_empty_entries
-from tracegrade.collector.ingest import Ingest, QueueFull, Stopped, Unstorable, wait_for
+from tracegrade.collector.ingest import Ingest, QueueFull, Stopped, Unstorable
 from tracegrade.collector.memory import MemoryBudget, decode_cost
 from tracegrade.errors import OtlpDecodeError, StoreError
 
@@ -106,6 +110,20 @@ class ExportService:
         self, signal: Signal, body: bytes, encoding: Encoding, authorization: str | None
     ) -> Outcome:
         """Handle one export request end to end; blocks until the data is committed."""
+        started = self.start(signal, body, encoding, authorization)
+        if isinstance(started, Outcome):
+            return started
+        with contextlib.suppress(Exception):  # the outcome says what went wrong
+            started.future.result(timeout=COMMIT_TIMEOUT_S)
+        return started.outcome()
+
+    def start(
+        self, signal: Signal, body: bytes, encoding: Encoding, authorization: str | None
+    ) -> Outcome | Pending:
+        """Check, admit and queue one export request: its :class:`Outcome` when it is answered
+        before the store (refused, invalid, nothing to store), else a :class:`Pending` whose
+        commit the caller waits for (in a thread, or awaited by an event loop: no thread
+        then sits blocked per request) before :meth:`Pending.outcome`."""
         if not self.authorized(authorization):
             return Outcome("unauthorized", message="missing or wrong bearer token")
         if len(body) > self.max_request_bytes:
@@ -133,11 +151,17 @@ class ExportService:
                 retry_after_s=MEMORY_RETRY_S,
             )
         try:
-            return self._admit(signal, body, encoding)
-        finally:
+            result = self._admit(signal, body, encoding)
+        except BaseException:
             self.memory.release(cost)
+            raise
+        if isinstance(result, Outcome):
+            self.memory.release(cost)
+        else:
+            result.release = lambda: self.memory.release(cost)
+        return result
 
-    def _admit(self, signal: Signal, body: bytes, encoding: Encoding) -> Outcome:
+    def _admit(self, signal: Signal, body: bytes, encoding: Encoding) -> Outcome | Pending:
         # Decoding holds the GIL: more at once only makes each slower, and a request that
         # cannot start soon is refused rather than acknowledged after its client gave up.
         if not self._admitting.acquire(timeout=ADMISSION_WAIT_S):
@@ -156,19 +180,50 @@ class ExportService:
             return Outcome("ok", _response(admitted))
         return self._store(admitted)
 
-    def _store(self, admitted: Admitted) -> Outcome:
+    def _store(self, admitted: Admitted) -> Outcome | Pending:
         try:
             future = self.ingest.submit(admitted)
         except QueueFull as exc:
             return Outcome("throttled", message=str(exc), retry_after_s=exc.retry_after_s)
         except Stopped as exc:
             return Outcome("unavailable", message=str(exc), retry_after_s=UNAVAILABLE_RETRY_S)
+        return Pending(admitted, future)
+
+
+@dataclass
+class Pending:
+    """An admitted export queued for the writer: once ``future`` is done (or the caller gave
+    up waiting), :meth:`outcome` answers it and gives back its memory."""
+
+    admitted: Admitted
+    future: Future[int]
+    release: Callable[[], None] = lambda: None
+
+    def outcome(self) -> Outcome:
+        """The answer: ok once committed, else why not (see the module docstring)."""
         try:
-            wait_for(future, COMMIT_TIMEOUT_S)
+            if not self.future.done():
+                raise StoreError(f"the trace store did not commit within {COMMIT_TIMEOUT_S:g} s")
+            self.future.result()
         except QueueFull as exc:  # it waited past the queue deadline: refused unstored
             return Outcome("throttled", message=str(exc), retry_after_s=exc.retry_after_s)
         except Unstorable as exc:
             return Outcome("invalid", message=str(exc))
         except StoreError as exc:
             return Outcome("unavailable", message=str(exc), retry_after_s=UNAVAILABLE_RETRY_S)
-        return Outcome("ok", _response(admitted))
+        finally:
+            self.release()
+        return Outcome("ok", _response(self.admitted))
+
+
+async def settle(started: Outcome | Pending) -> Outcome:
+    """The outcome of :meth:`ExportService.start`, awaiting the commit on the event loop (no
+    thread waits per request; the writer's results reach the loop as callbacks)."""
+    if isinstance(started, Outcome):
+        return started
+    with contextlib.suppress(Exception):  # the outcome says what went wrong
+        # shielded: a timeout must not cancel the writer's future
+        await asyncio.wait_for(
+            asyncio.shield(asyncio.wrap_future(started.future)), COMMIT_TIMEOUT_S
+        )
+    return started.outcome()
