@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from functools import partial
-from pathlib import Path
 
 import click
 
@@ -20,6 +18,7 @@ from tracegrade.cli.gate import (
     webhook_option,
 )
 from tracegrade.cli.options import config_option
+from tracegrade.cli.outputs import write_json
 from tracegrade.config import load_config
 from tracegrade.errors import ExitCode
 from tracegrade.store.traces import DB_ENV
@@ -56,9 +55,6 @@ def command(
         base, current, rules_for(config, alpha), [db], base_is_baseline=is_baseline, config=config
     )
     if json_path:
-        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_path).write_text(
-            json.dumps(comparison.to_json(), indent=2, ensure_ascii=False), encoding="utf-8"
-        )
+        write_json(json_path, comparison.to_json())
     publish(comparison, alert_webhook, markdown_path)
     sys.exit(int(ExitCode.FAILED if comparison.regression else ExitCode.OK))

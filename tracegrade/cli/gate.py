@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from tracegrade.cli.options import stacked
+from tracegrade.cli.outputs import write_text
 from tracegrade.compare import Comparison, RegressionRules, compare_runs, read_document, rules_from
 from tracegrade.config import Config
 from tracegrade.errors import StoreError
@@ -118,11 +119,7 @@ def publish(comparison: Comparison, webhook: str | None, markdown_path: str | No
     """Print the comparison, write ``--markdown`` and the GitHub step summary, and post the
     webhook on a regression (a failed delivery is reported on stderr, nothing more)."""
     print_comparison(comparison)
-    text = markdown(comparison)
-    if markdown_path:
-        Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(markdown_path).write_text(text, encoding="utf-8")
-    append_step_summary(text)
+    _summary(markdown(comparison), markdown_path)
     if webhook and comparison.regression:
         delivery = post_webhook(webhook, comparison)
         if not delivery.ok:
@@ -229,12 +226,15 @@ def publish_gate(
     if comparison is not None:
         publish(comparison, webhook, markdown_path)
         return comparison.regression
-    text = run_markdown(doc)
-    if markdown_path:
-        Path(markdown_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(markdown_path).write_text(text, encoding="utf-8")
-    append_step_summary(text)
+    _summary(run_markdown(doc), markdown_path)
     return False
+
+
+def _summary(text: str, markdown_path: str | None) -> None:
+    """Markdown ``text`` to ``--markdown`` (when given) and the GitHub step summary."""
+    if markdown_path:
+        write_text(markdown_path, text)
+    append_step_summary(text)
 
 
 def dataset_name(doc: Mapping[str, Any]) -> str | None:

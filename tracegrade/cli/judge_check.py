@@ -3,12 +3,9 @@ options and set-up that ``score`` shares."""
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
 
 import click
 from rich.markup import escape
@@ -23,7 +20,9 @@ from tracegrade.cli.options import (
     mapping_option,
     messages_key_option,
     report_errors,
+    stacked,
 )
+from tracegrade.cli.outputs import write_json
 from tracegrade.cli.render import console
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, load_dataset
@@ -35,32 +34,32 @@ from tracegrade.scoring import config_for
 from tracegrade.store.judge_cache import JudgeCache
 from tracegrade.store.traces import Store
 
-F = Callable[..., Any]
-
-
-def judge_options(function: F) -> F:
-    """``--judge-model``, ``--judge-concurrency``, ``--judge-repeat``."""
-    function = click.option(
-        "--judge-repeat",
-        type=click.IntRange(min=1),
-        default=1,
-        show_default=True,
-        help="Verdicts per case; the score is their median.",
-    )(function)
-    function = click.option(
-        "--judge-concurrency",
-        type=click.IntRange(min=1),
-        default=4,
-        show_default=True,
-        help="Judge calls in flight at once.",
-    )(function)
-    return click.option(
-        "--judge-model",
-        envvar=JUDGE_MODEL_ENV,
-        show_envvar=True,
-        help="Judge model (default gpt-4o; a case's judge.model wins). Endpoint and key: "
-        "TRACEGRADE_JUDGE_BASE_URL / TRACEGRADE_JUDGE_API_KEY, else OPENAI_*.",
-    )(function)
+judge_options = stacked(
+    [
+        click.option(
+            "--judge-model",
+            envvar=JUDGE_MODEL_ENV,
+            show_envvar=True,
+            help="Judge model (default gpt-4o; a case's judge.model wins). Endpoint and key: "
+            "TRACEGRADE_JUDGE_BASE_URL / TRACEGRADE_JUDGE_API_KEY, else OPENAI_*.",
+        ),
+        click.option(
+            "--judge-concurrency",
+            type=click.IntRange(min=1),
+            default=4,
+            show_default=True,
+            help="Judge calls in flight at once.",
+        ),
+        click.option(
+            "--judge-repeat",
+            type=click.IntRange(min=1),
+            default=1,
+            show_default=True,
+            help="Verdicts per case; the score is their median.",
+        ),
+    ]
+)
+"""``--judge-model``, ``--judge-concurrency``, ``--judge-repeat``."""
 
 
 def make_judge(
@@ -201,10 +200,7 @@ def command(
     with judge_cache(db, scorer):
         agreement = judge_check(loaded.traces, dataset, scorer, load_mapping(mapping))
     if json_path:
-        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_path).write_text(
-            json.dumps(agreement.to_dict(), indent=2, ensure_ascii=False), encoding="utf-8"
-        )
+        write_json(json_path, agreement.to_dict())
     out = console()
     out.print(_rows_table(agreement))
     out.print(_summary(agreement))

@@ -13,6 +13,17 @@ from tracegrade.store.runs import save_run
 from tracegrade.store.traces import Store
 
 
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` (UTF-8) to the file at ``path``, creating its directory."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(text, encoding="utf-8")
+
+
+def write_json(path: str, data: Any) -> None:
+    """Write ``data`` as indented JSON (non-ASCII kept) to ``path`` (see :func:`write_text`)."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False))
+
+
 def write_outputs(
     doc: dict[str, Any],
     db: str | None,
@@ -27,8 +38,7 @@ def write_outputs(
         StoreError: the store cannot be opened.
     """
     if json_path:
-        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_path).write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+        write_json(json_path, doc)
     if junit_path:
         write_junit(doc, junit_path)
     if not no_save:
