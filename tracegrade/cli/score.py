@@ -223,7 +223,9 @@ def command(
             config,
             tier=tier,
             threshold=threshold,
-            mapping=load_mapping(mapping, [c.id for c in dataset.cases] if dataset else None),
+            mapping=load_mapping(
+                mapping, [c.id for c in dataset.cases if c.id] if dataset else None
+            ),
             progress=advance,
             workers=workers,
         )
