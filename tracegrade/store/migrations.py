@@ -1,0 +1,201 @@
+"""The store's schema: an append-only list of named migrations, recorded in
+``schema_migrations`` (the model of simonw/llm). Each migration is written once in the SQL both
+engines share (see :mod:`tracegrade.store.database` for the few translations); a store holding a
+migration this version does not know was written by a newer tracegrade and is refused.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+from opentelemetry.proto.trace.v1 import trace_pb2
+
+from tracegrade.errors import StoreError
+from tracegrade.store.database import Database
+from tracegrade.store.follow import migrate_follow
+from tracegrade.store.rows import CHUNK_COLUMNS, digest
+from tracegrade.store.runs import migrate_baselines
+
+
+def _m001_raw_telemetry(db: Database) -> None:
+    db.script(
+        """
+        CREATE TABLE resources (
+            id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, resource BLOB NOT NULL,
+            schema_url TEXT
+        );
+        CREATE TABLE scopes (
+            id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, scope BLOB NOT NULL,
+            schema_url TEXT
+        );
+        CREATE TABLE spans (
+            trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_span_id TEXT, name TEXT NOT NULL,
+            start_unix_nano INTEGER NOT NULL, end_unix_nano INTEGER NOT NULL,
+            resource_id INTEGER NOT NULL REFERENCES resources(id),
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            span BLOB NOT NULL, received_at REAL NOT NULL,
+            PRIMARY KEY (trace_id, span_id)
+        );
+        CREATE INDEX spans_by_start ON spans(start_unix_nano);
+        CREATE TABLE log_records (
+            id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, trace_id TEXT, span_id TEXT,
+            time_unix_nano INTEGER NOT NULL,
+            resource_id INTEGER NOT NULL REFERENCES resources(id),
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            record BLOB NOT NULL, received_at REAL NOT NULL
+        );
+        CREATE INDEX log_records_by_trace ON log_records(trace_id);
+        CREATE TABLE traces (
+            trace_id TEXT PRIMARY KEY, start_unix_nano INTEGER NOT NULL,
+            first_received_at REAL NOT NULL, last_received_at REAL NOT NULL
+        );
+        CREATE INDEX traces_by_start ON traces(start_unix_nano);
+        """
+    )
+
+
+def _m002_runs(db: Database) -> None:
+    db.script(
+        """
+        CREATE TABLE runs (
+            run_id TEXT PRIMARY KEY, created_at REAL NOT NULL, dataset_name TEXT,
+            dataset_digest TEXT, passed INTEGER NOT NULL, score REAL, run TEXT NOT NULL
+        );
+        CREATE INDEX runs_by_time ON runs(created_at);
+        CREATE TABLE case_results (
+            run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            position INTEGER NOT NULL, case_id TEXT, trace_id TEXT, passed INTEGER NOT NULL,
+            score REAL, result TEXT NOT NULL,
+            PRIMARY KEY (run_id, position)
+        );
+        CREATE INDEX case_results_by_case ON case_results(case_id);
+        """
+    )
+
+
+def _m004_trace_settling(db: Database) -> None:
+    db.script(
+        """
+        ALTER TABLE traces ADD COLUMN run_id TEXT;
+        ALTER TABLE traces ADD COLUMN case_id TEXT;
+        ALTER TABLE traces ADD COLUMN ended INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE traces ADD COLUMN span_count INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX traces_by_run ON traces(run_id, case_id);
+        CREATE INDEX traces_by_received ON traces(last_received_at)
+        """
+    )
+
+
+def _m003_judge_cache(db: Database) -> None:
+    db.script(
+        """
+        CREATE TABLE judge_cache (
+            key TEXT PRIMARY KEY, model TEXT NOT NULL, rubric TEXT NOT NULL, verdict TEXT NOT NULL,
+            input_tokens INTEGER, output_tokens INTEGER, created_at REAL NOT NULL
+        )
+        """
+    )
+
+
+def _m005_drop_spans_by_start(db: Database) -> None:
+    # Spans are read by trace id (the primary key); this index only slowed ingestion (~1/3).
+    db.script("DROP INDEX IF EXISTS spans_by_start")
+
+
+def _m006_span_chunks(db: Database) -> None:
+    # Spans move from one row each to one row per trace per scope of a request (a
+    # serialised ScopeSpans, see rows.py): ingestion does one insert per chunk, not per span.
+    db.script(
+        """
+        CREATE TABLE span_chunks (
+            id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, trace_id TEXT NOT NULL,
+            start_unix_nano INTEGER NOT NULL, span_count INTEGER NOT NULL, spans BLOB NOT NULL,
+            resource_id INTEGER NOT NULL REFERENCES resources(id),
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            received_at REAL NOT NULL
+        );
+        CREATE INDEX span_chunks_by_trace ON span_chunks(trace_id)
+        """
+    )
+    rows = db.execute(
+        "SELECT trace_id, start_unix_nano, span, resource_id, scope_id, received_at FROM spans"
+    )
+    moved = []
+    for trace_id, start, span, resource_id, scope_id, received_at in rows.fetchall():
+        chunk = trace_pb2.ScopeSpans(spans=[trace_pb2.Span.FromString(span)]).SerializeToString()
+        moved.append(
+            (
+                trace_id,
+                start,
+                1,
+                chunk,
+                digest(digest(chunk) + f":{resource_id}:{scope_id}".encode()),
+                resource_id,
+                scope_id,
+                received_at,
+            )
+        )
+    db.insert_many(
+        f"INSERT INTO span_chunks ({CHUNK_COLUMNS})", moved, "ON CONFLICT (digest) DO NOTHING"
+    )
+    db.script("DROP TABLE spans")
+
+
+def _m010_datasets_and_listings(db: Database) -> None:
+    # The web dashboard: datasets edited in the store, and keyset pagination of runs (by
+    # dataset) and traces on an index that covers the whole sort key.
+    db.script(
+        """
+        CREATE TABLE datasets (name TEXT PRIMARY KEY, text TEXT NOT NULL, updated_at REAL NOT NULL);
+        CREATE INDEX runs_by_dataset_time ON runs(dataset_name, created_at, run_id);
+        CREATE INDEX runs_by_time_id ON runs(created_at, run_id);
+        CREATE INDEX traces_by_start_id ON traces(start_unix_nano, trace_id)
+        """
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
+    ("001_raw_telemetry", _m001_raw_telemetry),
+    ("002_runs", _m002_runs),
+    ("004_trace_settling", _m004_trace_settling),
+    ("003_judge_cache", _m003_judge_cache),
+    ("005_drop_spans_by_start", _m005_drop_spans_by_start),
+    ("006_span_chunks", _m006_span_chunks),
+    ("007_follow_claims", migrate_follow),
+    ("009_run_baselines", migrate_baselines),
+    ("010_datasets_and_listings", _m010_datasets_and_listings),
+]
+"""Append-only: never edit or reorder an entry that has shipped; add a new one."""
+
+
+def migrate(
+    db: Database, location: object, steps: Sequence[tuple[str, Callable[[Database], None]]]
+) -> None:
+    """Apply the ``steps`` not yet recorded in ``schema_migrations``, in one transaction,
+    serialised across processes (an advisory lock on PostgreSQL, ``BEGIN IMMEDIATE`` on
+    SQLite). ``location`` names the store in errors.
+
+    Raises:
+        StoreError: the store holds a migration this version does not know (a newer
+            tracegrade wrote it).
+    """
+    if not db.postgres:
+        db.execute("BEGIN IMMEDIATE")
+    with db:
+        if db.postgres:
+            db.execute("SELECT pg_advisory_xact_lock(7244)")
+        db.script(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+        )
+        applied = {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
+        unknown = sorted(applied - {name for name, _ in steps})
+        if unknown:
+            raise StoreError(
+                f"{location} was written by a newer tracegrade (migrations "
+                f"{', '.join(unknown)}); upgrade tracegrade"
+            )
+        for name, migrate in steps:
+            if name not in applied:
+                migrate(db)
+                db.execute("INSERT INTO schema_migrations VALUES (?, ?)", (name, time.time()))
