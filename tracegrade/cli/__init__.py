@@ -32,7 +32,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "tracegrade.cli.history",
         "A dataset's runs over time, with sparklines or a chart.",
     ),
-    "ui": ("tracegrade.cli.ui", "Serve the web dashboard and case editor."),
 }
 """Command name -> (module defining ``command``, one-line help). Modules are imported only when
 their command runs, so ``tracegrade --help`` and each command start fast. A new command adds
