@@ -135,6 +135,11 @@ def test_repeat_takes_the_median_of_distinct_questions(judge_server, contradicti
     score = scorer(contradiction, _case(contradiction, rubric="Polite"))
     assert score.value == 0.6 and score.details["scores"] == [0.2, 0.6, 0.9]
     assert score.details["reasoning"] == "v0.6"
+    assert [(r["score"], r["reasoning"]) for r in score.details["rounds"]] == [
+        (0.2, "v0.2"),
+        (0.6, "v0.6"),
+        (0.9, "v0.9"),
+    ]
     assert len(server.requests) == 3
 
 

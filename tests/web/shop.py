@@ -106,7 +106,17 @@ def _judged_run(db: Path, root: Path) -> str:
     with ScriptedOpenAI(lambda body: json_reply(verdict)) as judge:
         env = {"TRACEGRADE_JUDGE_BASE_URL": judge.base_url, "TRACEGRADE_JUDGE_API_KEY": "test"}
         with _env(**env):
-            return _run(db, "good", out, dataset, "--judge-model", "judge-model", label="judged")
+            return _run(
+                db,
+                "good",
+                out,
+                dataset,
+                "--judge-model",
+                "judge-model",
+                "--judge-repeat",
+                "2",
+                label="judged",
+            )
 
 
 def _hostile_turn(tracer) -> None:  # type: ignore[no-untyped-def]

@@ -138,8 +138,10 @@ def test_case_page_shows_the_judge_verdict_and_the_clarification_follow_ups(clie
         followup["source"] == "script"
         and "550e8400-e29b-41d4-a716-446655440006" in followup["reply"]
     )
+    rounds = data["judge"]["details"]["rounds"]  # --judge-repeat 2: each round's reasoning
+    assert [r["reasoning"] for r in rounds] == [JUDGE_REASONING] * 2
     html = client.get(f"/runs/{shop.judged_run}/cases/{position}").text
-    assert 'id="judge"' in html and 'id="followups"' in html
+    assert 'id="judge"' in html and 'id="followups"' in html and 'id="judge-rounds"' in html
     assert "Confirms the order. &lt;script&gt;" in html
 
 

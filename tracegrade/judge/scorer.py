@@ -246,6 +246,10 @@ class JudgeScorer:
         middle = verdicts[(len(verdicts) - 1) // 2]
         details.update(
             scores=[v.score for v in verdicts],
+            rounds=[
+                {"score": v.score, "reasoning": v.reasoning, "met": v.met, "missed": v.missed}
+                for v in verdicts
+            ],
             reasoning=middle.reasoning,
             met=middle.met,
             missed=middle.missed,
