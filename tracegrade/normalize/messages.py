@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracegrade.normalize.histories import HistoryCache
 from tracegrade.spans import loads_maybe
 
 TOOL_CALLS_FINISH = frozenset({"tool_calls", "tool_call", "function_call"})
@@ -331,17 +332,31 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
 def parse_messages(value: Any) -> list[Message] | None:
     """A message list attribute (JSON string or structured); ``None`` when absent or not a list.
 
-    A single object holding ``messages`` (some request envelopes) is unwrapped.
+    A single object holding ``messages`` (some request envelopes) is unwrapped. A JSON array
+    string is parsed through :data:`_HISTORIES` (a replayed history is parsed once; the returned
+    :class:`Message` objects may be shared with other calls' results and must not be mutated).
     """
+    if isinstance(value, str) and value.lstrip()[:1] == "[":
+        cached = _HISTORIES.parse(value)
+        if cached is not None:
+            return cached
     value = loads_maybe(value)
     if isinstance(value, Mapping) and isinstance(value.get("messages"), (list, tuple)):
         value = value["messages"]
     if not isinstance(value, (list, tuple)):
         return None
+    return _parse_items(value, 0)
+
+
+def _parse_items(items: Any, start: int) -> list[Message]:
+    """The messages among ``items``, each with its ``position`` (``start`` + index)."""
     messages = []
-    for position, item in enumerate(value):
+    for position, item in enumerate(items, start):
         message = parse_message(item)
         if message is not None:
             message.position = position
             messages.append(message)
     return messages
+
+
+_HISTORIES = HistoryCache(_parse_items)
