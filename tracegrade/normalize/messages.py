@@ -24,6 +24,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from tracegrade.normalize.histories import HistoryCache
@@ -71,20 +72,23 @@ class Message:
     position: int | None = None
     """Index of the message in the request's message list, when known. Flattened attributes
     (``gen_ai.prompt.{i}.*``) keep it even when the SDK's attribute limit dropped the earlier
-    messages, so replays of one history line up by position."""
+    messages, so replays of one history line up by position.
 
-    @property
+    ``text``, ``tool_calls`` and ``tool_responses`` are computed once (a replayed history's
+    messages are shared between calls): ``parts`` must not change after they are read."""
+
+    @cached_property
     def text(self) -> str | None:
         """The concatenated text parts, or ``None`` when there are none."""
         texts = [p.content for p in self.parts if p.type == "text" and p.content]
         return "".join(texts) if texts else None
 
-    @property
+    @cached_property
     def tool_calls(self) -> list[Part]:
         """The ``tool_call`` parts, in order."""
         return [p for p in self.parts if p.type == "tool_call"]
 
-    @property
+    @cached_property
     def tool_responses(self) -> list[Part]:
         """The ``tool_call_response`` parts, in order."""
         return [p for p in self.parts if p.type == "tool_call_response"]
