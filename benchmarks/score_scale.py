@@ -60,7 +60,11 @@ def measure(path: Path, workers: int) -> dict[str, Any]:
 
 def run(counts: list[int], workers: int = 1) -> list[dict[str, Any]]:
     """One row per trace count (see the module docstring)."""
-    work = Path(tempfile.mkdtemp(prefix="tracegrade-scale-"))
+    with tempfile.TemporaryDirectory(prefix="tracegrade-scale-") as tmp:
+        return _rows(counts, workers, Path(tmp))
+
+
+def _rows(counts: list[int], workers: int, work: Path) -> list[dict[str, Any]]:
     convert(TAU, work)
     lines = (work / "traces.jsonl").read_text().splitlines()
     rows = []
