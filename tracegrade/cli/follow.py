@@ -56,7 +56,9 @@ class Follower:
     since: float = field(default_factory=time.time)
     threshold: float | None = None
     tier: Tier | None = None
-    scored: dict[str, CaseResult] = field(default_factory=dict)
+    passed: dict[str, bool] = field(default_factory=dict)
+    """Trace id -> whether its latest result passed (a few bytes per trace: a follower runs for
+    weeks, so full results are printed and stored, never kept)."""
     sample: float | None = None
     """Keep this fraction of traces, by trace id (None: all)."""
     window_s: float | None = None
@@ -94,11 +96,11 @@ class Follower:
         items += [(claimed, None) for claimed in claims.values()]  # no spans, or no case matched
         stored = shared.complete_all(store.db, self.worker, items)
         out = [
-            (result, claimed.updated or result.trace_id in self.scored)
+            (result, claimed.updated or result.trace_id in self.passed)
             for (claimed, result, _), ok in zip(scored, stored, strict=False)
             if ok
         ]
-        self.scored.update({r.trace_id: r for r, _ in out if r.trace_id})
+        self.passed.update({r.trace_id: r.passed for r, _ in out if r.trace_id})
         return out
 
     def _score(self, traces: list[AgentTrace]) -> list[tuple[CaseResult, AgentTrace]]:
@@ -162,9 +164,9 @@ class Follower:
         stop: threading.Event,
         echo: Callable[[str], None] = click.echo,
         poll_s: float = POLL_S,
-    ) -> list[CaseResult]:
-        """Poll until ``stop`` is set; print one line per scored trace; returns the latest
-        result of every trace scored."""
+    ) -> dict[str, bool]:
+        """Poll until ``stop`` is set; print one line per scored trace; returns whether the
+        latest result of every trace scored passed (trace id -> passed)."""
         with Store(self.db) as store:
             while not stop.is_set():
                 for result, updated in self.poll(store):
@@ -172,7 +174,7 @@ class Follower:
                 for text in self.close_windows(store):
                     echo(text)
                 stop.wait(poll_s)
-        return list(self.scored.values())
+        return self.passed
 
 
 def _row(result: CaseResult, trace: AgentTrace) -> shared.ResultRow:
@@ -214,7 +216,7 @@ def follow_until_stopped(follower: Follower) -> ExitCode:
         err=True,
     )
     results = follower.run(stop)
-    failed = sum(not r.passed for r in results)
+    failed = sum(not passed for passed in results.values())
     click.echo(
         f"tracegrade score --follow: {len(results)} traces scored, {failed} failed", err=True
     )
