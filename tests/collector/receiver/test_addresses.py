@@ -39,7 +39,6 @@ def test_ipv6_loopback_serves_both_protocols_in_either_spelling(tmp_path, host):
 
 def test_collect_on_ipv6_prints_the_bracketed_addresses(tmp_path):
     with CollectProcess(tmp_path / "store.db", "--host", "::1") as collect:
-        collect.start()
         assert collect.host == "[::1]"
         channel = grpc.insecure_channel(f"[::1]:{collect.grpc_port}")
         grpc.channel_ready_future(channel).result(timeout=5)
