@@ -110,7 +110,7 @@ def fitted_table(views: list[RunOverview], width: int) -> Table:
     """The runs table at most ``width`` characters wide where it can be: text columns fold to
     :data:`MIN_TEXT_WIDTH`, and columns of :data:`DROP_ORDER` are left out one by one (and
     named in the title) until it fits."""
-    columns = COLUMNS
+    columns: tuple[str, ...] = COLUMNS
     for column in DROP_ORDER:
         if _width(_table(views, columns)) <= width:
             break
