@@ -180,3 +180,22 @@ def test_postgres_followers_claim_with_skip_locked():
                     results += [r.trace_id for r, _ in worker.poll(store)]
             assert sorted(results) == sorted(_ids(requests))
             assert set(shared.result_counts(store.db).values()) == {1}
+
+
+def test_a_stopping_follower_prints_its_open_window_as_partial_without_storing_it(tmp_path):
+    db = str(tmp_path / "p.db")
+    follower = _follower(db, window_s=3600.0)
+    with Store(db) as store:
+        store.write(_turns(3, service="shop", answer="The shoes cost $999.99"))
+    stop = threading.Event()
+    stop.set()  # one pass of the loop is not run: what was scored is only in the open window
+    with Store(db) as store:
+        assert len(follower.poll(store)) == 3
+    printed: list[str] = []
+    follower.run(stop, echo=printed.append, poll_s=0.0)
+    (window,) = [text for text in printed if text.startswith("WINDOW")]
+    assert "(partial, until " in window and "service=shop traces=3" in window
+    assert "failure_rate=1.000" in window
+    assert not any(text.startswith("ALERT") for text in printed)
+    with Store(db) as store:
+        assert shared.windows(store.db, 3600.0) == []

@@ -145,6 +145,20 @@ class Follower:
                     lines += self._alert(start, service, aggregates)
         return lines
 
+    def partial_window(self, store: Store, now: float | None = None) -> list[str]:
+        """The lines of the window still open at ``now`` (what a follower has scored in it so
+        far), marked partial; printed when the follower stops, neither stored nor alerted on
+        (the window has not closed: another worker, or this one restarted, may add to it)."""
+        if self.window_s is None:
+            return []
+        now = time.time() if now is None else now
+        start = windows.window_start(now, self.window_s)
+        rows = shared.results_between(store.db, start, now + 1e-6)
+        return [
+            windows.line(start, self.window_s, service, aggregates, partial_until_s=now)
+            for service, aggregates in windows.aggregate(rows).items()
+        ]
+
     def _alert(self, start: float, service: str, aggregates: dict[str, object]) -> list[str]:
         rules = self.config.windows
         crossed = windows.breaches(
@@ -174,6 +188,8 @@ class Follower:
                 for text in self.close_windows(store):
                     echo(text)
                 stop.wait(poll_s)
+            for text in self.partial_window(store):
+                echo(text)
         return self.passed
 
 

@@ -79,11 +79,23 @@ def breaches(
     ]
 
 
-def line(start_s: float, window_s: float, service: str, aggregates: Mapping[str, Any]) -> str:
-    """One printable line for a closed window."""
+def line(
+    start_s: float,
+    window_s: float,
+    service: str,
+    aggregates: Mapping[str, Any],
+    partial_until_s: float | None = None,
+) -> str:
+    """One printable line for a window (Unix s); ``partial_until_s``: the window is still
+    open and covers only up to that moment (``(partial, until HH:MM:SSZ)``)."""
     import datetime as dt
 
-    start = dt.datetime.fromtimestamp(start_s, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    def stamp(moment_s: float, fmt: str) -> str:
+        return dt.datetime.fromtimestamp(moment_s, dt.UTC).strftime(fmt)
+
+    start = stamp(start_s, "%Y-%m-%dT%H:%M:%SZ")
+    if partial_until_s is not None:
+        start += f" (partial, until {stamp(partial_until_s, '%H:%M:%SZ')})"
 
     def show(key: str, fmt: str) -> str:
         value = aggregates.get(key)
