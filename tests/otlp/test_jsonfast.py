@@ -56,6 +56,14 @@ def _span(obj):
         lambda s: s.update(surprise=1),  # unknown field
         lambda s: s["attributes"].append({"key": "b", "value": {"bytesValue": "aGk="}}),
         lambda s: s.update(links=[{"traceId": "00" * 16, "spanId": "00" * 8}]),
+        lambda s: s.update(events=[5]),  # not an object (was an AttributeError)
+        lambda s: s["attributes"].append({"key": "a", "value": {"stringValue": "x"}, "x": 1}),
+        lambda s: s["attributes"].append({"key": "a", "value": {"stringValue": "x", "y": 1}}),
+        lambda s: s["attributes"].append({"key": 1, "value": {"stringValue": "x"}}),
+        lambda s: s["attributes"].append({"key": "a", "value": {"stringValue": 1}}),
+        lambda s: s["attributes"].append({"key": "a", "value": {"noValue": "x"}}),
+        lambda s: s.update(status={"code": "STATUS_CODE_OK"}),
+        lambda s: s.update(droppedLinksCount=-1),
     ],
 )
 def test_anything_outside_the_canonical_subset_is_refused(change):

@@ -14,7 +14,7 @@ input the outcome equals ``spans_from_request(parse_traces_json(obj))``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from tracegrade.spans import LogRecord, Span, SpanEvent
@@ -67,7 +67,7 @@ class Unsupported(Exception):
     """The input is outside the subset read here; use the ``json_format`` path instead."""
 
 
-def _check(obj: Any, allowed: frozenset[str]) -> Mapping[str, Any]:
+def _check(obj: Any, allowed: frozenset[str]) -> dict[str, Any]:
     if type(obj) is not dict or not allowed.issuperset(obj) or None in obj.values():
         raise Unsupported
     return obj
@@ -92,7 +92,9 @@ def _uint(obj: Mapping[str, Any], key: str, bound: int = _U64) -> int:
 
 def _hex_id(obj: Mapping[str, Any], key: str, size: int) -> str:
     """A hex id of ``size`` bytes, lower-cased as the protobuf path writes it ('' if absent)."""
-    value = _str(obj, key)
+    value = obj.get(key, "")
+    if type(value) is not str:
+        raise Unsupported
     if not value:
         return ""
     if len(value) != 2 * size:
@@ -103,6 +105,55 @@ def _hex_id(obj: Mapping[str, Any], key: str, size: int) -> str:
         raise Unsupported from None
 
 
+def _int_value(raw: Any) -> int:
+    if type(raw) is str and raw.lstrip("-").isdigit() and raw.isascii():
+        raw = int(raw)
+    if type(raw) is int and -_I64 <= raw < _I64:
+        return raw
+    raise Unsupported
+
+
+def _bool_value(raw: Any) -> bool:
+    if type(raw) is bool:
+        return raw
+    raise Unsupported
+
+
+def _double_value(raw: Any) -> float:
+    if type(raw) is float or type(raw) is int:
+        return float(raw)
+    raise Unsupported
+
+
+def _array_value(raw: Any) -> tuple[Any, ...]:
+    if type(raw) is not dict or not raw.keys() <= {"values"}:
+        raise Unsupported
+    return tuple(_any(v) for v in _list(raw, "values"))
+
+
+def _kvlist_value(raw: Any) -> dict[str, Any]:
+    if type(raw) is not dict or not raw.keys() <= {"values"}:
+        raise Unsupported
+    return _attributes(raw, "values")
+
+
+def _string_value(raw: Any) -> str:
+    if type(raw) is str:
+        return raw
+    raise Unsupported
+
+
+_DECODE: dict[str, Callable[[Any], Any]] = {
+    "stringValue": _string_value,
+    "intValue": _int_value,
+    "boolValue": _bool_value,
+    "doubleValue": _double_value,
+    "arrayValue": _array_value,
+    "kvlistValue": _kvlist_value,
+}
+"""AnyValue kind -> decoder of its value (bytes are left to json_format: base64)."""
+
+
 def _any(value: Any) -> Any:
     """Decode one AnyValue as :func:`tracegrade.otlp.codec.decode_any_value` does."""
     if type(value) is not dict or len(value) > 1:
@@ -110,22 +161,10 @@ def _any(value: Any) -> Any:
     if not value:
         return None
     ((kind, raw),) = value.items()
-    if kind == "stringValue" and type(raw) is str:
-        return raw
-    if kind == "intValue":
-        if type(raw) is str and raw.lstrip("-").isdigit() and raw.isascii():
-            raw = int(raw)
-        if type(raw) is int and -_I64 <= raw < _I64:
-            return raw
-    elif kind == "boolValue" and type(raw) is bool:
-        return raw
-    elif kind == "doubleValue" and type(raw) in (float, int):
-        return float(raw)
-    elif kind == "arrayValue" and type(raw) is dict and raw.keys() <= {"values"}:
-        return tuple(_any(v) for v in _list(raw, "values"))
-    elif kind == "kvlistValue" and type(raw) is dict and raw.keys() <= {"values"}:
-        return _attributes(raw, "values")
-    raise Unsupported
+    decode = _DECODE.get(kind)
+    if decode is None:
+        raise Unsupported
+    return decode(raw)
 
 
 def _list(obj: Mapping[str, Any], key: str) -> list[Any]:
@@ -136,45 +175,72 @@ def _list(obj: Mapping[str, Any], key: str) -> list[Any]:
 
 
 def _attributes(obj: Mapping[str, Any], key: str = "attributes") -> dict[str, Any]:
+    """A list of KeyValue as a dict; a ``stringValue`` (most values) is read inline."""
     out = {}
     for kv in _list(obj, key):
+        # Fast path: exactly {"key": str, "value": {"stringValue": str}}.
+        if type(kv) is dict and len(kv) == 2:
+            name, value = kv.get("key"), kv.get("value")
+            if type(name) is str and type(value) is dict and len(value) == 1:
+                raw = value.get("stringValue")
+                if type(raw) is str:
+                    out[name] = raw
+                    continue
         if type(kv) is not dict or not kv.keys() <= {"key", "value"} or None in kv.values():
             raise Unsupported
         out[_str(kv, "key")] = _any(kv.get("value", {}))
     return out
 
 
+_STATUS_KEYS = frozenset({"code", "message"})
+_SPAN_COUNTS = ("flags", "droppedEventsCount", "droppedLinksCount")
+"""Span fields validated but not kept: unsigned 32-bit counts (``traceState`` aside)."""
+
+
+def _event(raw: Any) -> SpanEvent:
+    obj = _check(raw, _EVENT_KEYS)
+    return SpanEvent(_str(obj, "name"), _uint(obj, "timeUnixNano"), _attributes(obj))
+
+
+def _status(obj: Mapping[str, Any]) -> tuple[int, str]:
+    """A span's status: (code, message); absent: (0, '')."""
+    if "status" not in obj:
+        return 0, ""
+    status = _check(obj["status"], _STATUS_KEYS)
+    code = status.get("code", 0)
+    if type(code) is not int:
+        raise Unsupported
+    return _enum(code), _str(status, "message")
+
+
 def _span(raw: Any, resource: Mapping[str, Any], scope: tuple[str, str]) -> Span:
     obj = _check(raw, _SPAN_KEYS)
-    status = _check(obj.get("status", {}), frozenset({"code", "message"}))
-    events = tuple(
-        SpanEvent(_str(e, "name"), _uint(_check(e, _EVENT_KEYS), "timeUnixNano"), _attributes(e))
-        for e in _list(obj, "events")
-    )
-    if _list(obj, "links") or type(obj.get("kind", 0)) is not int:
+    code, message = _status(obj)
+    events = tuple(_event(e) for e in _list(obj, "events")) if "events" in obj else ()
+    kind = obj.get("kind", 0)
+    if "links" in obj and _list(obj, "links") or type(kind) is not int:
         raise Unsupported  # links are validated by json_format; kinds may be names
-    _str(obj, "traceState")
-    _uint(obj, "flags", 1 << 32)
-    _uint(obj, "droppedEventsCount", 1 << 32)
-    _uint(obj, "droppedLinksCount", 1 << 32)
-    if type(status.get("code", 0)) is not int:
-        raise Unsupported
+    if "traceState" in obj:
+        _str(obj, "traceState")
+    for key in _SPAN_COUNTS:
+        if key in obj:
+            _uint(obj, key, 1 << 32)
     return Span(
-        trace_id=_hex_id(obj, "traceId", 16),
-        span_id=_hex_id(obj, "spanId", 8),
-        parent_span_id=_hex_id(obj, "parentSpanId", 8) or None,
-        name=_str(obj, "name"),
-        kind=_enum(obj.get("kind", 0)),
-        start_unix_nano=_uint(obj, "startTimeUnixNano"),
-        end_unix_nano=_uint(obj, "endTimeUnixNano"),
-        status_code=_enum(status.get("code", 0)),
-        status_message=_str(status, "message"),
-        attributes=_attributes(obj),
-        events=events,
-        resource_attributes=resource,
-        scope_name=scope[0],
-        scope_version=scope[1],
-        dropped_attributes_count=_uint(obj, "droppedAttributesCount", 1 << 32),
+        _hex_id(obj, "traceId", 16),
+        _hex_id(obj, "spanId", 8),
+        _hex_id(obj, "parentSpanId", 8) or None,
+        _str(obj, "name"),
+        _enum(kind),
+        _uint(obj, "startTimeUnixNano"),
+        _uint(obj, "endTimeUnixNano"),
+        code,
+        message,
+        _attributes(obj),
+        events,
+        resource,
+        scope[0],
+        scope[1],
+        _uint(obj, "droppedAttributesCount", 1 << 32) if "droppedAttributesCount" in obj else 0,
     )
 
 
