@@ -48,7 +48,7 @@ def llm_views(tree: SpanTree) -> list[SpanView]:
     wrappers = tree.llm_wrappers()
     calls = [v for v in tree.views if v.role == "llm" and v.span.span_id not in wrappers]
     for view in calls:
-        for ancestor in tree.ancestors(view):
+        for ancestor in tree.lineage(view):
             if ancestor.span.span_id in wrappers:
                 view.fill(**{f: getattr(ancestor, f) for f in _MERGED_FIELDS})
     return calls

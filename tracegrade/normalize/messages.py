@@ -24,7 +24,6 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from tracegrade.normalize.histories import HistoryCache
@@ -72,26 +71,34 @@ class Message:
     position: int | None = None
     """Index of the message in the request's message list, when known. Flattened attributes
     (``gen_ai.prompt.{i}.*``) keep it even when the SDK's attribute limit dropped the earlier
-    messages, so replays of one history line up by position.
+    messages, so replays of one history line up by position."""
+    text: str | None = field(init=False, repr=False, compare=False)
+    """The concatenated text parts, or ``None`` when there are none."""
+    tool_calls: list[Part] = field(init=False, repr=False, compare=False)
+    """The ``tool_call`` parts, in order."""
+    tool_responses: list[Part] = field(init=False, repr=False, compare=False)
+    """The ``tool_call_response`` parts, in order.
 
-    ``text``, ``tool_calls`` and ``tool_responses`` are computed once (a replayed history's
-    messages are shared between calls): ``parts`` must not change after they are read."""
+    ``text``, ``tool_calls`` and ``tool_responses`` are computed once, when the message is
+    made (a replayed history's messages are shared between calls, and every history walk reads
+    them): ``parts`` must not change afterwards."""
 
-    @cached_property
-    def text(self) -> str | None:
-        """The concatenated text parts, or ``None`` when there are none."""
-        texts = [p.content for p in self.parts if p.type == "text" and p.content]
-        return "".join(texts) if texts else None
-
-    @cached_property
-    def tool_calls(self) -> list[Part]:
-        """The ``tool_call`` parts, in order."""
-        return [p for p in self.parts if p.type == "tool_call"]
-
-    @cached_property
-    def tool_responses(self) -> list[Part]:
-        """The ``tool_call_response`` parts, in order."""
-        return [p for p in self.parts if p.type == "tool_call_response"]
+    def __post_init__(self) -> None:
+        texts: list[str] = []
+        calls: list[Part] = []
+        responses: list[Part] = []
+        for part in self.parts:
+            kind = part.type
+            if kind == "text":
+                if part.content:
+                    texts.append(part.content)
+            elif kind == "tool_call":
+                calls.append(part)
+            elif kind == "tool_call_response":
+                responses.append(part)
+        self.text = "".join(texts) if texts else None
+        self.tool_calls = calls
+        self.tool_responses = responses
 
 
 # --- JSON helpers ----------------------------------------------------------------------------
@@ -309,11 +316,12 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
     ``event_name`` is the legacy event's name (``gen_ai.user.message``...), which gives the
     role when the body has none.
     """
-    if event_name == TOOL_MESSAGE_EVENT and raw is not None and not isinstance(raw, Mapping):
-        raw = {"content": raw}  # the body is the content itself
-    raw = loads_maybe(raw)
-    if not isinstance(raw, Mapping):
-        return None
+    if type(raw) is not dict:  # a decoded JSON object skips the general checks
+        if event_name == TOOL_MESSAGE_EVENT and raw is not None and not isinstance(raw, Mapping):
+            raw = {"content": raw}  # the body is the content itself
+        raw = loads_maybe(raw)
+        if not isinstance(raw, Mapping):
+            return None
     event_name = event_name or raw.get("event.name")
     if event_name == "gen_ai.choice" or (
         isinstance(raw.get("message"), Mapping) and "parts" not in raw
@@ -327,8 +335,9 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
         role = "tool"  # Vertex AI writes the Content's role ("user") into the body
     if not role:
         return None
-    if isinstance(raw.get("parts"), (list, tuple)):
-        parts = [_semconv_part(p) for p in raw["parts"] if isinstance(p, Mapping)]
+    raw_parts = raw.get("parts")
+    if isinstance(raw_parts, (list, tuple)):
+        parts = [_semconv_part(p) for p in raw_parts if type(p) is dict or isinstance(p, Mapping)]
         return Message(role, parts, _opt_str(raw.get("finish_reason")))
     return _openai_message(raw, role)
 

@@ -96,7 +96,7 @@ def _tool_edges(tree: SpanTree, calls: Sequence[SpanView], after: dict[int, set[
     holds the result of a call i requested."""
     requester = _requesters(calls)
     for j, later in enumerate(calls):
-        ids = [a.tool_call_id for a in tree.ancestors(later) if a.role == "tool"]
+        ids = [a.tool_call_id for a in tree.lineage(later) if a.role == "tool"]
         ids += [p.id for m in later.input_messages or () for p in m.tool_responses]
         for call_id in ids:
             i = requester.get(call_id or "")

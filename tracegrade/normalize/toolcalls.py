@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.normalize.messages import Message, as_int
+from tracegrade.normalize.prefixes import Resumable
 from tracegrade.normalize.results import LooseResult, choose_result, pair_loose_results
 from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.view import SpanView
@@ -94,14 +95,19 @@ def results_from_histories(
 ) -> tuple[dict[tuple[Key, int], str | None], list[LooseResult]]:
     """Tool results keyed by (call key, occurrence) from message histories (see module doc),
     and the results whose call is not in their history (:class:`LooseResult`, in order).
-    ``owners[k]`` is the index of the LLM call whose input history ``k`` is, if any."""
+    ``owners[k]`` is the index of the LLM call whose input history ``k`` is, if any.
+
+    A history that extends an earlier one resumes its walk (:mod:`.prefixes`): walking the
+    replayed prefix again would only find the same results and loose results, which the
+    first walk already recorded (the first record of each wins)."""
     results: dict[tuple[Key, int], str | None] = {}
     loose: dict[tuple[int, str | None, str | None], LooseResult] = {}
+    walks: Resumable[_Walk] = Resumable(_copy_walk)
     for number, history in enumerate(histories):
         owner = owners[number] if number < len(owners) else None
-        counts: Counter[Key] = Counter()
-        open_calls: list[tuple[Key, int]] = []
-        for index, message in enumerate(history):
+        start, (counts, open_calls) = walks.resume(history) or (0, (Counter(), []))
+        for index in range(start, len(history)):
+            message = history[index]
             for part in message.tool_calls:
                 key = _key(part.id, part.name)
                 if key is not None:
@@ -117,7 +123,16 @@ def results_from_histories(
                         (position, part.id, part.response),
                         LooseResult(part.id, part.response, owner),
                     )
+        walks.remember(history, (counts, open_calls))
     return results, list(loose.values())
+
+
+_Walk = tuple[Counter[Key], list[tuple[Key, int]]]
+"""A history walk's state: occurrences of each key so far, and the calls still open."""
+
+
+def _copy_walk(walk: _Walk) -> _Walk:
+    return Counter(walk[0]), list(walk[1])
 
 
 def _close(open_calls: list[tuple[Key, int]], *keys: Key | None) -> tuple[Key, int] | None:

@@ -22,6 +22,8 @@ class SpanTree:
     views: list[SpanView]
     by_id: dict[str, SpanView] = field(default_factory=dict)
     children: dict[str, list[SpanView]] = field(default_factory=dict)
+    _lineages: dict[int, tuple[SpanView, ...]] = field(default_factory=dict, repr=False)
+    """Ancestors by ``id(view)``: views are not hashable, and all live as long as the tree."""
 
     def __post_init__(self) -> None:
         unique: list[SpanView] = []
@@ -42,12 +44,21 @@ class SpanTree:
 
     def ancestors(self, view: SpanView) -> Iterator[SpanView]:
         """Parent, grandparent, ... up to the root (stops on a cycle)."""
-        seen = {view.span.span_id}
-        current = self.parent(view)
-        while current is not None and current.span.span_id not in seen:
-            seen.add(current.span.span_id)
-            yield current
-            current = self.parent(current)
+        return iter(self.lineage(view))
+
+    def lineage(self, view: SpanView) -> tuple[SpanView, ...]:
+        """:meth:`ancestors` as a tuple, worked out once per view (the assembler asks often)."""
+        found = self._lineages.get(id(view))
+        if found is None:
+            chain = []
+            seen = {view.span.span_id}
+            current = self.parent(view)
+            while current is not None and current.span.span_id not in seen:
+                seen.add(current.span.span_id)
+                chain.append(current)
+                current = self.parent(current)
+            found = self._lineages[id(view)] = tuple(chain)
+        return found
 
     @property
     def roots(self) -> list[SpanView]:
@@ -64,7 +75,10 @@ class SpanTree:
 
     def agent_of(self, view: SpanView) -> SpanView | None:
         """The nearest enclosing agent span (role ``agent``), if any."""
-        return next((a for a in self.ancestors(view) if a.role == "agent"), None)
+        for ancestor in self.lineage(view):
+            if ancestor.role == "agent":
+                return ancestor
+        return None
 
     def top_agents(self) -> list[SpanView]:
         """The outermost chain of agent/workflow spans: from the root down, while each level
@@ -91,5 +105,5 @@ class SpanTree:
         wrappers: set[str] = set()
         for view in self.views:
             if view.role == "llm":
-                wrappers.update(a.span.span_id for a in self.ancestors(view) if a.role == "llm")
+                wrappers.update(a.span.span_id for a in self.lineage(view) if a.role == "llm")
         return wrappers
