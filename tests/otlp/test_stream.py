@@ -12,6 +12,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from tests.support.sdk import agent_turn, record
 from tracegrade.errors import InputError
+from tracegrade.otlp import stream
 from tracegrade.otlp.codec import ExportTraceServiceRequest, request_to_json
 from tracegrade.otlp.files import Payloads, ReadOptions, read_paths, write_jsonl
 from tracegrade.otlp.stream import iter_traces
@@ -109,9 +110,66 @@ def test_a_file_that_grows_between_the_passes_yields_what_was_indexed(tmp_path):
 
 def test_a_file_truncated_between_the_passes_ends_the_stream_without_error(tmp_path):
     path = tmp_path / "traces.jsonl"
-    write_jsonl(path, _turns(40))
+    pad = {"pad": "x" * 50_000}  # 2 MB in all: more than the read buffer (1 MB)
+    spans = record(lambda tracer: [agent_turn(tracer, f"q{i}", attributes=pad) for i in range(40)])
+    write_jsonl(path, [encode_spans([span]) for span in spans])
     traces = iter_traces([path])
     assert len(next(traces).spans) == 3
     path.write_text("")  # e.g. rotated by the Collector
     rest = list(traces)  # what was already buffered, then nothing
     assert len(rest) < 39 and all(t.spans for t in rest)
+
+
+def _lines(requests: list[ExportTraceServiceRequest]) -> list[dict]:
+    return [request_to_json(r) for r in requests]
+
+
+def _write(path: Path, objs: list[dict]) -> None:
+    path.write_text("".join(json.dumps(o, separators=(",", ":")) + "\n" for o in objs))
+
+
+def test_the_index_reads_canonical_lines_without_decoding_them(tmp_path, monkeypatch):
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, _turns(4))  # 12 canonical lines
+    calls = []
+    decode = stream._loads
+    monkeypatch.setattr(stream, "_loads", lambda line: calls.append(line) or decode(line))
+    assert streamed([path]) == reference([path])
+    assert len(calls) == 11 + 2  # each line once; the first in each pass, to detect the format
+
+
+def test_ids_that_are_not_lower_case_hex_and_links_to_other_traces_are_decoded(tmp_path):
+    objs = _lines(_turns(3))
+    span = objs[1]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["traceId"] = span["traceId"].upper()
+    linked = objs[7]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span = objs[4]["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    span["links"] = [{"traceId": linked["traceId"], "spanId": linked["spanId"]}]
+    path = tmp_path / "traces.jsonl"
+    _write(path, objs)
+    got, errors = streamed([path])
+    assert (got, errors) == reference([path]) and [len(t.spans) for t in got] == [3, 3, 3]
+
+
+def test_a_line_that_looks_canonical_but_is_not_json_is_reported_when_read(tmp_path):
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, _turns(2))
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[4] = lines[4].replace(b'"kind":', b'"kind":,', 1)  # still {"resourceSpans":[{ ... ]}
+    path.write_bytes(b"".join(lines))
+    assert stream._predict(lines[4]) is not None
+    got, errors = streamed([path])
+    assert (got, errors) == reference([path]) and errors[0].startswith(f"{path}:5")
+
+
+def test_a_line_whose_ids_differ_from_the_index_is_kept_whole(tmp_path, monkeypatch):
+    """As if the file changed between the passes: no span is lost."""
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, _turns(2))  # lines 1-3: trace a, 4-6: trace b
+    predict = stream._predict
+    wrong = predict(path.read_bytes().splitlines(keepends=True)[2])
+    monkeypatch.setattr(stream, "_predict", lambda line: wrong if line.endswith(b"\n") else None)
+    got, errors = streamed([path])
+    assert sorted(s.span_id for t in got for s in t.spans) == sorted(
+        s.span_id for t in reference([path])[0] for s in t.spans
+    )

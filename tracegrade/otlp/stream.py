@@ -3,13 +3,17 @@
 :func:`tracegrade.otlp.files.read_paths` holds every request of every file; a store export of
 a million traces does not fit. :func:`iter_traces` reads the same files twice instead:
 
-1. **index**: every request (one line of a Collector JSON file, or each request of a file that
-   is read whole) is decoded and only the trace ids it holds are kept: for each trace, the
-   last span request and the last log request that mention it, and the traces' first-seen
-   order. Input errors and detected formats are recorded in this pass.
+1. **index**: only the trace ids of every request (one line of a Collector JSON file, or
+   each request of a file that is read whole) are kept: for each trace, the last span request
+   and the last log request that mention it, and the traces' first-seen order. A line in the
+   exporters' canonical form is not decoded: its trace ids are read from its bytes with one
+   regular expression (:func:`_predict`) and a fingerprint of them kept (8 bytes a line);
+   any other line is decoded. Input errors and detected formats are recorded in this pass.
 2. **assemble**: two cursors re-read the span requests and the log requests (a ``traces.*``
    file and its ``logs.*`` sibling in step); each trace is yielded, in first-seen order, as
-   soon as both cursors passed its last request, and forgotten.
+   soon as both cursors passed its last request, and forgotten. A line the index did not
+   decode is checked against its fingerprint: if its trace ids differ (it was not what it
+   looked like), its error is reported then and its items kept whole.
 
 The result equals ``group_by_trace(payloads.spans(), payloads.log_records())`` of
 :func:`~tracegrade.otlp.files.read_paths` (traces with log records but no spans are left out,
@@ -25,11 +29,14 @@ back to the ``json_format`` path for anything outside its canonical subset.
 from __future__ import annotations
 
 import gzip
+import io
 import json
+import re
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import IO, Any, NamedTuple, cast
 
 import orjson
 
@@ -49,8 +56,19 @@ from tracegrade.spans import LogRecord, Span, TraceData
 
 __all__ = ["iter_traces"]
 
-Unit = tuple[bool, list[Span] | list[LogRecord]]
-"""One request's decoded items: (True, log records) or (False, spans)."""
+
+class Unit(NamedTuple):
+    """One request of a file: its spans (``is_logs`` False) or log records (True)."""
+
+    is_logs: bool
+    items: list[Span] | list[LogRecord]
+    ids: list[str] | None = None
+    """Index pass: the trace ids read from the raw line (``items`` then empty)."""
+    deviated: bool = False
+    """Read pass: the line's trace ids differ from those the index read from its bytes."""
+
+
+_NOTHING = Unit(False, [])
 
 
 def iter_traces(
@@ -59,7 +77,8 @@ def iter_traces(
     """Each trace of the files (spans and log records, as read), in first-seen order.
 
     Input errors and formats are added to ``sink`` (errors name file and line) before the
-    first trace is yielded.
+    first trace is yielded, but for a line that looks canonical (see :func:`_predict`) and then
+    fails to decode: its error is added when the read pass reaches it.
 
     Raises:
         InputError: a path does not exist (at once, not on iteration).
@@ -76,40 +95,51 @@ class _Index:
     last_log: dict[str, int] = field(default_factory=dict)
     span_files: set[int] = field(default_factory=set)
     log_files: set[int] = field(default_factory=set)
+    prints: dict[int, array[int]] = field(default_factory=dict)
+    """Per file, per line: ``hash`` of the trace ids read from its bytes, or ``_DECODED``."""
 
 
 def _index(files: list[Path], options: ReadOptions, sink: Payloads) -> _Index:
     index, counts = _Index(), [0, 0]
     for number, path in enumerate(files):
-        for is_logs, items in _file_units(path, options, sink):
+        index.prints[number] = prints = array("q")
+        for is_logs, items, ids, _ in _file_units(path, options, sink, prints, False):
             position = counts[is_logs]
             counts[is_logs] += 1
+            ids = _ids(is_logs, items) if ids is None else ids
             if is_logs:
                 index.log_files.add(number)
-                for record in items:
-                    if record.trace_id:
-                        index.last_log[record.trace_id] = position
+                for trace_id in ids:
+                    index.last_log[trace_id] = position
                 continue
             index.span_files.add(number)
-            for span in items:
-                trace_id = span.trace_id or ""
+            for trace_id in ids:
                 if trace_id not in index.last_span:
                     index.order.append(trace_id)
                 index.last_span[trace_id] = position
     return index
 
 
+def _ids(is_logs: bool, items: list[Span] | list[LogRecord]) -> list[str]:
+    """The trace ids the index keeps of a request's items: every span's ('' if none), and
+    the log records' that have one."""
+    if is_logs:
+        return [record.trace_id for record in items if record.trace_id]
+    return [span.trace_id or "" for span in items]
+
+
 def _assemble(files: list[Path], options: ReadOptions, sink: Payloads) -> Iterator[TraceData]:
     index = _index(files, options, sink)
     pending: dict[str, TraceData] = {}
-    spans = _Cursor(files, options, False, index.span_files, pending, index.last_span)
-    logs = _Cursor(files, options, True, index.log_files, pending, index.last_span)
+    spans = _Cursor(files, options, False, index, pending, sink)
+    logs = _Cursor(files, options, True, index, pending, sink)
     for trace_id in index.order:
         spans.read_through(index.last_span[trace_id])
         logs.read_through(index.last_log.get(trace_id, -1))
         trace = pending.pop(trace_id, None)
         if trace is not None and trace.spans:  # None only if a file changed between passes
             yield trace
+    yield from (trace for trace in pending.values() if trace.spans)  # only if a line deviated
 
 
 class _Cursor:
@@ -120,25 +150,31 @@ class _Cursor:
         files: list[Path],
         options: ReadOptions,
         is_logs: bool,
-        only: set[int],
+        index: _Index,
         pending: dict[str, TraceData],
-        wanted: dict[str, int],
+        sink: Payloads,
     ):
+        only = index.log_files if is_logs else index.span_files
         self.units = (
-            items
+            unit
             for number, path in enumerate(files)
             if number in only
-            for kind, items in _file_units(path, options, Payloads())
-            if kind == is_logs
+            for unit in _file_units(path, options, sink, index.prints[number], True)
+            if unit.is_logs == is_logs
         )
-        self.position, self.is_logs, self.pending, self.wanted = 0, is_logs, pending, wanted
+        self.position, self.is_logs, self.pending = 0, is_logs, pending
+        self.wanted = index.last_span
 
     def read_through(self, last: int) -> None:
-        """Read requests up to and including number ``last`` of this kind."""
+        """Read requests up to and including number ``last`` of this kind.
+
+        A request whose trace ids differ from the index's (a file changed, or a canonical
+        looking line did not decode as one) is kept whole, its traces yielded last if late."""
         while self.position <= last:
-            for item in next(self.units, ()):  # () only if a file shrank between passes
+            unit = next(self.units, _NOTHING)  # nothing only if a file shrank between passes
+            for item in unit.items:
                 trace_id = item.trace_id
-                if trace_id and trace_id in self.wanted:
+                if trace_id and (trace_id in self.wanted or unit.deviated):
                     trace = self.pending.setdefault(trace_id, TraceData(trace_id))
                     (trace.logs if self.is_logs else trace.spans).append(item)  # type: ignore[arg-type]
             self.position += 1
@@ -147,24 +183,43 @@ class _Cursor:
 # --- one file -------------------------------------------------------------------------------
 
 
+_BUFFER = 1 << 20
+"""Read buffer, bytes: a line of a Collector file is often 100 KB; with the default 8 KB
+buffer, iterating lines costs 4x more."""
+
+
 def _open(path: Path) -> IO[bytes]:
     with path.open("rb") as probe:
         gzipped = probe.read(2) == GZIP_MAGIC
-    return cast(IO[bytes], gzip.open(path, "rb")) if gzipped else path.open("rb")
+    if gzipped:
+        return io.BufferedReader(cast(Any, gzip.GzipFile(path, "rb")), _BUFFER)
+    return path.open("rb", buffering=_BUFFER)
 
 
-def _file_units(path: Path, options: ReadOptions, sink: Payloads) -> Iterator[Unit]:
-    """The requests of one file, decoded, in file order; problems go to ``sink.errors``."""
+def _file_units(
+    path: Path, options: ReadOptions, sink: Payloads, prints: array[int], reading: bool
+) -> Iterator[Unit]:
+    """The requests of one file, in file order; problems go to ``sink.errors``.
+
+    Index pass (``reading`` False): a canonical line is not decoded, only its trace ids read
+    (:func:`_predict`), and each line's fingerprint appended to ``prints``. Read pass: every
+    request decoded, checked against ``prints``; only the lines that the index did not decode
+    report their errors (again)."""
     source = str(path)
+    quiet = Payloads() if reading else sink  # the index reported these errors
     try:
         with _open(path) as handle:
             head, first = _head(handle)
             if first is None:
-                yield from _whole(b"".join(head) + handle.read(), source, options, sink)
+                yield from _whole(b"".join(head) + handle.read(), source, options, quiet)
                 return
-            yield from _lines(head, first, handle, source, options, sink)
+            lines = enumerate(_chain(head, handle), start=1)
+            if reading:
+                yield from _read_lines(lines, first, source, options, sink, prints)
+            else:
+                yield from _index_lines(lines, first, source, options, sink, prints)
     except (OSError, EOFError) as exc:
-        sink.errors.append(InputError(f"cannot read file: {exc}", source=source))
+        quiet.errors.append(InputError(f"cannot read file: {exc}", source=source))
 
 
 def _head(handle: IO[bytes]) -> tuple[list[bytes], Any]:
@@ -209,35 +264,100 @@ def _flush(into: Payloads, sink: Payloads) -> Iterator[Unit]:
         else:
             sink.formats.setdefault(key, kind)
     for trace_request in into.traces:
-        yield False, spans_from_request(trace_request)
+        yield Unit(False, spans_from_request(trace_request))
     for logs_request in into.logs:
-        yield True, logs_from_request(logs_request)
+        yield Unit(True, logs_from_request(logs_request))
 
 
-def _lines(
-    head: list[bytes],
+# --- line-oriented JSON: one request (or transcript) per line, numbered from 1 ---------------
+
+_CANONICAL = re.compile(rb'\{"resource(Spans|Logs)":\[\{')
+_TRACE_ID = re.compile(rb'"traceId":"([0-9a-f]{32}|)"')
+_DECODED = -1
+"""The fingerprint of a line the index decoded (``hash`` never returns -1)."""
+
+
+def _predict(line: bytes) -> tuple[bool, list[str]] | None:
+    """(is_logs, the trace ids :func:`_ids` keeps) of a request line in the exporters'
+    canonical form, read from its bytes without decoding it; None for any other line.
+
+    Canonical: ``{"resourceSpans":[{`` (or ``resourceLogs``) first, ``]}`` and a newline last,
+    no links (they name other traces), and every ``traceId`` key holding lower-case hex (or
+    nothing). In JSON an unescaped ``"traceId":"`` is always a key, never inside a string.
+    """
+    match = _CANONICAL.match(line)
+    if match is None or line[-1:] != b"\n" or line.rstrip()[-2:] != b"]}":
+        return None
+    if b'"links"' in line and line.count(b'"links"') != line.count(b'"links":[]'):
+        return None
+    ids = _TRACE_ID.findall(line)
+    if not ids or len(ids) != line.count(b'"traceId"'):
+        return None
+    is_logs = match[1] == b"Logs"
+    return is_logs, [i.decode() for i in ids if i or not is_logs]
+
+
+def _index_lines(
+    lines: Iterator[tuple[int, bytes]],
     first: Any,
-    handle: IO[bytes],
     source: str,
     options: ReadOptions,
     sink: Payloads,
+    prints: array[int],
 ) -> Iterator[Unit]:
-    """Line-oriented JSON: one request (or transcript) per line, numbered from 1."""
-    parsed_first = False
-    for line_no, line in enumerate(_chain(head, handle), start=1):
-        if not line.strip():
+    """Index pass: the trace ids of canonical lines (their fingerprints into ``prints``, one
+    per line), every other line decoded."""
+    for line_no, line in lines:
+        predicted = _predict(line) if line_no > 1 else None
+        if predicted is None:
+            prints.append(_DECODED)
+            yield from _decoded(line, line_no, first, source, options, sink)
             continue
-        if not parsed_first:
-            obj, parsed_first = first, True
-        else:
-            try:
-                obj = _loads(line)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                sink.errors.append(
-                    OtlpDecodeError(f"invalid JSON: {exc}", source=source, line=line_no)
-                )
-                continue
-        yield from _json_units(obj, source, line_no, options, sink)
+        is_logs, ids = predicted
+        prints.append(hash(tuple(ids)))
+        sink.formats[source] = "otlp-json"
+        yield Unit(is_logs, [], ids)
+
+
+def _read_lines(
+    lines: Iterator[tuple[int, bytes]],
+    first: Any,
+    source: str,
+    options: ReadOptions,
+    sink: Payloads,
+    prints: array[int],
+) -> Iterator[Unit]:
+    """Read pass: every line decoded; a line the index only predicted is checked against its
+    fingerprint and its errors (reported late) go to ``sink``."""
+    quiet = Payloads()
+    for line_no, line in lines:
+        expected = prints[line_no - 1] if line_no <= len(prints) else _DECODED
+        if expected == _DECODED:
+            yield from _decoded(line, line_no, first, source, options, quiet)
+            continue
+        is_logs = line[:17] == b'{"resourceLogs":['
+        items: list[Any] = []
+        for unit in _decoded(line, line_no, first, source, options, sink):
+            if unit.is_logs == is_logs:
+                items.extend(unit.items)
+        yield Unit(is_logs, items, None, hash(tuple(_ids(is_logs, items))) != expected)
+
+
+def _decoded(
+    line: bytes, line_no: int, first: Any, source: str, options: ReadOptions, sink: Payloads
+) -> Iterator[Unit]:
+    """The requests of one line (the first one's value is ``first``), decoded."""
+    if not line.strip():
+        return
+    if line_no == 1:
+        obj = first
+    else:
+        try:
+            obj = _loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            sink.errors.append(OtlpDecodeError(f"invalid JSON: {exc}", source=source, line=line_no))
+            return
+    yield from _json_units(obj, source, line_no, options, sink)
 
 
 def _chain(head: list[bytes], handle: IO[bytes]) -> Iterator[bytes]:
@@ -251,9 +371,9 @@ def _json_units(
     kind = classify_json(obj, options.messages_key)
     try:
         if kind == "otlp-traces":
-            unit: Unit = (False, jsonfast.spans_from_json(obj))
+            unit = Unit(False, jsonfast.spans_from_json(obj))
         elif kind == "otlp-logs":
-            unit = (True, jsonfast.logs_from_json(obj))
+            unit = Unit(True, jsonfast.logs_from_json(obj))
         else:
             raise jsonfast.Unsupported
     except jsonfast.Unsupported:
