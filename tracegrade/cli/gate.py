@@ -4,6 +4,7 @@ comparison, write Markdown (``--markdown``, ``$GITHUB_STEP_SUMMARY``) and post t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
@@ -16,7 +17,7 @@ from tracegrade.cli.outputs import write_text
 from tracegrade.compare import Comparison, RegressionRules, compare_runs, read_document, rules_from
 from tracegrade.config import Config
 from tracegrade.errors import StoreError
-from tracegrade.report.alerts import append_step_summary, post_webhook
+from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
 from tracegrade.report.comparison import markdown, print_comparison, run_markdown
 from tracegrade.sources import from_store
 from tracegrade.store.database import is_postgres
@@ -226,7 +227,8 @@ def publish_gate(
     if comparison is not None:
         publish(comparison, webhook, markdown_path)
         return comparison.regression
-    _summary(run_markdown(doc), markdown_path)
+    if markdown_path or os.environ.get(STEP_SUMMARY_ENV):  # else the cases need no reading
+        _summary(run_markdown(doc), markdown_path)
     return False
 
 

@@ -24,6 +24,25 @@ def write_json(path: str, data: Any) -> None:
     write_text(path, json.dumps(data, indent=2, ensure_ascii=False))
 
 
+def write_document(path: str, doc: dict[str, Any]) -> None:
+    """Write a run document as :func:`write_json` does, one case entry at a time (its
+    ``cases`` may be a :class:`~tracegrade.report.caselog.CaseLog` larger than memory): the
+    same text as ``json.dumps(doc, indent=2, ensure_ascii=False)``."""
+    if list(doc)[-1:] != ["cases"] or len(doc) < 2:
+        write_json(path, {**doc, "cases": list(doc["cases"])})
+        return
+    head = json.dumps({k: v for k, v in doc.items() if k != "cases"}, indent=2, ensure_ascii=False)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with Path(path).open("w", encoding="utf-8") as out:
+        out.write(head[: -len("\n}")] + ',\n  "cases": [')
+        separator = "\n"
+        for case in doc["cases"]:
+            text = json.dumps(case, indent=2, ensure_ascii=False)
+            out.write(separator + "    " + text.replace("\n", "\n    "))
+            separator = ",\n"
+        out.write("\n  ]\n}" if separator == ",\n" else "]\n}")
+
+
 def write_outputs(
     doc: dict[str, Any],
     db: str | None,
@@ -32,13 +51,14 @@ def write_outputs(
     no_save: bool,
 ) -> None:
     """Write the JSON document and the JUnit XML where asked, and store the run in the store
-    at ``db`` unless ``no_save``.
+    at ``db`` unless ``no_save`` (``doc["cases"]``: a list, or a
+    :class:`~tracegrade.report.caselog.CaseLog` read back one entry at a time).
 
     Raises:
         StoreError: the store cannot be opened.
     """
     if json_path:
-        write_json(json_path, doc)
+        write_document(json_path, doc)
     if junit_path:
         write_junit(doc, junit_path)
     if not no_save:

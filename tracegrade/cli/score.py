@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -41,16 +41,23 @@ from tracegrade.dataset import Tier, load_dataset
 from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.parallel import default_workers
 from tracegrade.production.windows import parse_window
+from tracegrade.report.caselog import CaseLog
 from tracegrade.report.console import print_report
-from tracegrade.report.document import document, run_info
+from tracegrade.report.document import case_dict, run_info, streamed_document
+from tracegrade.report.running import RunningSummary
 from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.streaming import evaluate_batches
+from tracegrade.scoring.evaluate import CaseResult, run_threshold
+from tracegrade.scoring.streaming import stream_results
 from tracegrade.store.follow import DEFAULT_LEASE_S
 from tracegrade.store.traces import DEFAULT_QUIET_S, default_path
 from tracegrade.trace import AgentTrace
 
 PROGRESS_FROM = 50
 """Show a progress bar when scoring at least this many traces."""
+
+CASES_SHOWN = 100
+"""The console lists at most this many cases (failed ones; every one with --verbose), then
+how many more and where to see them: the report stays bounded however many traces."""
 
 
 @click.command("score")
@@ -215,45 +222,72 @@ def command(
         limit=limit,
     )
     kept: list[AgentTrace] = []  # only --baseline needs the traces after scoring
-    with _progress_stream() as advance, judge_cache(db, judge):
-        result, facts = evaluate_batches(
-            _keeping(batches, kept if base else None),
+    running = RunningSummary(run_threshold(threshold, dataset, config))
+    with CaseLog() as cases:
+        with _progress_stream() as advance, judge_cache(db, judge):
+            leftover, facts = stream_results(
+                _keeping(batches, kept if base else None),
+                dataset,
+                scorers,
+                config,
+                _collector(running, cases),
+                tier=tier,
+                threshold=threshold,
+                mapping=load_mapping(
+                    mapping, [c.id for c in dataset.cases if c.id] if dataset else None
+                ),
+                progress=advance,
+                workers=workers,
+            )
+        if not facts.count:
+            if not files and not read[0]:
+                raise no_traces_error(files, db, **filters)
+            raise ConfigError(
+                "no traces to score"
+                + (" (check --since/--sample/--limit)" if since or sample else "")
+            )
+        summary = running.summary(leftover)
+        source = ", ".join(files) if files else str(default_path(db))
+        info = run_info(
+            summary,
+            facts,
             dataset,
-            scorers,
-            config,
             tier=tier,
-            threshold=threshold,
-            mapping=load_mapping(
-                mapping, [c.id for c in dataset.cases if c.id] if dataset else None
-            ),
-            progress=advance,
-            workers=workers,
+            min_pass_rate=min_pass_rate,
+            trace_source=source,
+            config_sources=config.sources,
         )
-    if not facts.count:
-        if not files and not read[0]:
-            raise no_traces_error(files, db, **filters)
-        raise ConfigError(
-            "no traces to score" + (" (check --since/--sample/--limit)" if since or sample else "")
+        doc = streamed_document(summary, cases, info)
+        apply_min_score(doc, min_score)
+        write_outputs(doc, db, json_path, junit_path, no_save)
+        comparison = compare_with_base(
+            doc, base, dbs=[db], config=config, alpha=alpha, preloaded={t.trace_id: t for t in kept}
         )
-    source = ", ".join(files) if files else str(default_path(db))
-    info = run_info(
-        result,
-        facts,
-        dataset,
-        tier=tier,
-        min_pass_rate=min_pass_rate,
-        trace_source=source,
-        config_sources=config.sources,
-    )
-    doc = document(result, info)
-    apply_min_score(doc, min_score)
-    write_outputs(doc, db, json_path, junit_path, no_save)
-    comparison = compare_with_base(
-        doc, base, dbs=[db], config=config, alpha=alpha, preloaded={t.trace_id: t for t in kept}
-    )
-    print_report(doc, verbose=verbose)
-    regression = publish_gate(doc, comparison, alert_webhook, markdown_path)
+        print_report(
+            doc,
+            verbose=verbose,
+            limit=CASES_SHOWN,
+            see_all=_see_all(info.run_id, json_path, no_save),
+        )
+        regression = publish_gate(doc, comparison, alert_webhook, markdown_path)
     _exit(doc, dataset is not None, bool(errors), regression)
+
+
+def _collector(running: RunningSummary, cases: CaseLog) -> Callable[[CaseResult], None]:
+    """Each result into the running summary and, as its document entry, the case log."""
+
+    def collect(result: CaseResult) -> None:
+        running.add(result)
+        cases.add(case_dict(result))
+
+    return collect
+
+
+def _see_all(run_id: str, json_path: str | None, no_save: bool) -> str:
+    """Where the cases the console leaves out are (see :data:`CASES_SHOWN`)."""
+    where = [f"every case is in {json_path}"] if json_path else []
+    where += [] if no_save else [f"tracegrade runs show {run_id} --verbose"]
+    return "; ".join(where) or "add --json FILE to write every case"
 
 
 def _counting(batches: Iterable[list[AgentTrace]], count: list[int]) -> Iterator[list[AgentTrace]]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from rich.console import Console
@@ -115,16 +116,32 @@ def _cases_table(cases: list[dict[str, Any]], title: str, verbose: bool) -> Tabl
     return table
 
 
-def _print_followups(out: Console, cases: list[dict[str, Any]]) -> None:
+def _followups(case: dict[str, Any]) -> list[str]:
     """The clarification follow-ups ``tracegrade run`` sent: the agent's question, the reply."""
+    return [
+        f"follow-up ({sent['source']}) {escape(str(case['case_id']))}: agent asked "
+        f"{escape(repr(_clip(sent['question'])))} -> {escape(repr(_clip(sent['reply'])))}"
+        for attempt in case.get("attempts") or []
+        for sent in attempt.get("followup_messages") or []
+    ]
+
+
+def _read_cases(
+    cases: Iterable[dict[str, Any]], verbose: bool, limit: int | None
+) -> tuple[list[str], list[dict[str, Any]], int]:
+    """One pass over the cases: the follow-up lines, the first ``limit`` cases the table
+    shows (every case when verbose, else the failed ones) and how many more it leaves out."""
+    followups: list[str] = []
+    shown: list[dict[str, Any]] = []
+    more = 0
     for case in cases:
-        for attempt in case.get("attempts") or []:
-            for sent in attempt.get("followup_messages") or []:
-                out.print(
-                    f"follow-up ({sent['source']}) {escape(str(case['case_id']))}: agent asked "
-                    f"{escape(repr(_clip(sent['question'])))} -> "
-                    f"{escape(repr(_clip(sent['reply'])))}"
-                )
+        followups += _followups(case)
+        if verbose or not case["passed"]:
+            if limit is None or len(shown) < limit:
+                shown.append(case)
+            else:
+                more += 1
+    return followups, shown, more
 
 
 def _print_clarifier_errors(out: Console, clarifier: dict[str, Any] | None) -> None:
@@ -158,15 +175,37 @@ def _clip(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _sample_line(sample: dict[str, Any]) -> str:
+    """Which latency percentiles were estimated from a sample (``summary.latency_sample``)."""
+    values = ", ".join(
+        f"{count:,} {kind.replace('_', ' ')}" for kind, count in sample["values"].items()
+    )
+    return (
+        f"[dim]latency percentiles estimated from a {sample['method']} of {sample['size']:,} "
+        f"values (of {values} values); counts, means and totals are exact[/]"
+    )
+
+
 def print_report(
-    doc: dict[str, Any], *, verbose: bool = False, console: Console | None = None
+    doc: dict[str, Any],
+    *,
+    verbose: bool = False,
+    console: Console | None = None,
+    limit: int | None = None,
+    see_all: str | None = None,
 ) -> None:
-    """Print the report of a run document."""
+    """Print the report of a run document: the failed cases (every case when ``verbose``),
+    at most ``limit`` of them (None: all) then how many more and ``see_all``, where to see
+    them. ``doc["cases"]`` is read once (it may be a
+    :class:`~tracegrade.report.caselog.CaseLog`)."""
     out = console or Console()
     summary = doc["summary"]
+    followups, shown, more = _read_cases(doc["cases"], verbose, limit)
     out.print(_header(doc))
     out.print(_axes_table(summary))
     out.print(_totals(summary))
+    if summary.get("latency_sample"):
+        out.print(_sample_line(summary["latency_sample"]))
     if summary.get("judge"):
         out.print(_judge_line(summary["judge"]))
     if summary.get("agent_errors"):
@@ -178,7 +217,8 @@ def print_report(
         out.print(
             f"[yellow]{summary['flaky']} flaky case(s): their repeats disagree on pass/fail[/]"
         )
-    _print_followups(out, doc["cases"])
+    for line in followups:
+        out.print(line)
     _print_clarifier_errors(out, summary.get("clarifier"))
     _print_categories(out, summary.get("categories"))
     _print_tags(out, summary.get("by_tag"))
@@ -188,9 +228,11 @@ def print_report(
             f"[yellow]{unmatched} case(s) matched no trace; "
             f"{summary['unmatched_traces']} trace(s) matched no case[/]"
         )
-    shown = doc["cases"] if verbose else [c for c in doc["cases"] if not c["passed"]]
     if shown:
         out.print(_cases_table(shown, "cases" if verbose else "failed cases", verbose))
+    if more:
+        what = "case(s)" if verbose else "failed case(s)"
+        out.print(f"... and {more:,} more {what}" + (f": {escape(see_all)}" if see_all else ""))
     verdict = "[green]run passed[/]" if doc["run"]["passed"] else "[red]run failed[/]"
     needs = f"pass rate >= {doc['run']['min_pass_rate']:.0%}"
     if (min_score := doc["run"].get("min_score")) is not None:

@@ -19,7 +19,11 @@ Schema ``tracegrade.run/1``::
                   "latency_mean_ms", "latency_total_ms", "by_tag": {tag: {"cases", "passed",
                   "pass_rate", "score", "hallucination_rate"}}, "judge": {"calls", "cached",
                   "input_tokens", "output_tokens", "cost_usd", "errors", "models"} | null,
-                  "categories": {category: {"results", "passed", "pass_rate", "score"}}},
+                  "categories": {category: {"results", "passed", "pass_rate", "score"}},
+                  "latency_sample": {"method", "size", "values": {kind: count}} (only when a
+                  run had more latency values of a kind than the sample size: its percentiles
+                  are then estimated from a uniform sample of ``size`` values;
+                  :mod:`tracegrade.report.running`)},
       "cases": [{"case_id", "trace_id", "passed", "score", "scores": {scorer: value|null},
                  "reasons": [...], "notes": [...] (axes not scored, never a failure),
                  "hard_failures": [...], "axes": {...}, "excluded": {...},
@@ -52,7 +56,7 @@ import datetime as dt
 import os
 import subprocess
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,15 +129,15 @@ def git_branch() -> str | None:
     return os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME") or None
 
 
-def run_passed(result: RunResult, min_pass_rate: float) -> bool:
+def run_passed(result: RunResult | Mapping[str, Any], min_pass_rate: float) -> bool:
     """A run passes when at least one case was scored and the pass rate reaches
-    ``min_pass_rate``."""
-    summary = result.summary
-    return summary.results > summary.unmatched_cases and summary.pass_rate >= min_pass_rate
+    ``min_pass_rate`` (``result``: a run's results, or its document summary)."""
+    summary = dataclasses.asdict(result.summary) if isinstance(result, RunResult) else result
+    return summary["results"] > summary["unmatched_cases"] and summary["pass_rate"] >= min_pass_rate
 
 
 def run_info(
-    result: RunResult,
+    result: RunResult | Mapping[str, Any],
     traces: Sequence[AgentTrace] | TraceFacts,
     dataset: Dataset | None,
     *,
@@ -143,7 +147,9 @@ def run_info(
     config_sources: Sequence[str],
 ) -> RunInfo:
     """Metadata for a run: ids, dataset version, code version, agent version and models
-    (from the traces, or the :class:`TraceFacts` a streamed run kept of them)."""
+    (from the traces, or the :class:`TraceFacts` a streamed run kept of them). ``result``:
+    the run's results, or the document summary of a streamed run
+    (:class:`~tracegrade.report.running.RunningSummary`)."""
     facts = traces if isinstance(traces, TraceFacts) else TraceFacts.of(traces)
     versions = facts.versions
     models = sorted(facts.models)
@@ -160,7 +166,9 @@ def run_info(
             "cases": len(dataset.cases),
         },
         tier=tier,
-        threshold=result.summary.threshold,
+        threshold=result.summary.threshold
+        if isinstance(result, RunResult)
+        else result["threshold"],
         min_pass_rate=min_pass_rate,
         passed=run_passed(result, min_pass_rate),
         git_sha=git_sha(),
@@ -210,9 +218,20 @@ def case_dict(result: CaseResult) -> dict[str, Any]:
 def document(result: RunResult, info: RunInfo) -> dict[str, Any]:
     """The whole run document (see the module docstring)."""
     cases = [case_dict(r) for r in result.results]
+    summary = {**dataclasses.asdict(result.summary), **summary_additions(cases)}
+    return streamed_document(summary, cases, info)
+
+
+def streamed_document(
+    summary: Mapping[str, Any], cases: Iterable[Mapping[str, Any]], info: RunInfo
+) -> dict[str, Any]:
+    """The run document of a summary and case entries (:func:`case_dict`) built apart: by
+    :func:`document`, or while a run streams (a
+    :class:`~tracegrade.report.running.RunningSummary` and a
+    :class:`~tracegrade.report.caselog.CaseLog`, kept as the document's ``cases``)."""
     return {
         "schema_version": SCHEMA_VERSION,
         "run": dataclasses.asdict(info),
-        "summary": {**dataclasses.asdict(result.summary), **summary_additions(cases)},
+        "summary": dict(summary),
         "cases": cases,
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -80,9 +81,40 @@ def to_junit(doc: dict[str, Any]) -> ET.ElementTree:
     return ET.ElementTree(root)
 
 
+_SLOT = "tracegrade-testcases"
+"""The element the test cases are written in place of, one at a time."""
+
+
 def write_junit(doc: dict[str, Any], path: str | Path) -> None:
-    """Write the JUnit XML of ``doc`` to ``path``."""
-    tree = to_junit(doc)
-    ET.indent(tree)
+    """Write the JUnit XML of ``doc`` to ``path``: the same bytes as :func:`to_junit` indented,
+    written one test case at a time (``doc["cases"]`` may be a
+    :class:`~tracegrade.report.caselog.CaseLog` larger than memory)."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    tree.write(path, encoding="utf-8", xml_declaration=True)
+    cases = doc["cases"]
+    if not len(cases):
+        tree = to_junit(doc)
+        ET.indent(tree)
+        tree.write(path, encoding="utf-8", xml_declaration=True)
+        return
+    head, tail = _skeleton(doc)
+    name = (doc["run"].get("dataset") or {}).get("name") or "traces"
+    with Path(path).open("wb") as out:
+        out.write(head)
+        for n, case in enumerate(cases):
+            holder = ET.Element("testsuite")
+            _testcase(holder, case, f"tracegrade.{name}", doc["summary"]["threshold"])
+            ET.indent(holder[0], level=2)
+            out.write(b"\n    " if n else b"")
+            out.write(ET.tostring(holder[0], encoding="unicode").encode())
+        out.write(tail)
+
+
+def _skeleton(doc: dict[str, Any]) -> tuple[bytes, bytes]:
+    """The indented XML of ``doc`` without test cases, cut where they go."""
+    tree = to_junit({**doc, "cases": []})
+    ET.SubElement(next(tree.iter("testsuite")), _SLOT)
+    ET.indent(tree)
+    buffer = io.BytesIO()
+    tree.write(buffer, encoding="utf-8", xml_declaration=True)
+    head, tail = buffer.getvalue().split(f"<{_SLOT} />".encode())
+    return head, tail

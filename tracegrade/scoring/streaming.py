@@ -3,19 +3,24 @@
 :func:`~tracegrade.scoring.evaluate.evaluate` needs every trace at once; a store of a million
 traces does not fit. :func:`evaluate_batches` gives the same :class:`RunResult` (the same
 results, in the same order) while holding one batch of traces, plus the results (a few KB
-each) and a few facts per run (:class:`TraceFacts`).
+each) and a few facts per run (:class:`TraceFacts`); :func:`stream_results` hands each
+result to a callback instead and keeps none (``tracegrade score``: memory flat in the number
+of traces).
 
 Matching (see :mod:`tracegrade.scoring.evaluate`) prefers, per case, traces labelled with its
 id, then the traces it names, then traces with its first input; which rule wins for a case
 is known only once every trace is seen. So each trace is scored against every case it
 *could* belong to (almost always one), and the results the precedence rejects are dropped
-at the end.
+at the end; :func:`stream_results` parks the candidates in a temporary file meanwhile.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
+import tempfile
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tracegrade.config import Config
@@ -38,7 +43,7 @@ from tracegrade.scoring.evaluate import (
 from tracegrade.scoring.score import Scorer
 from tracegrade.trace import AgentTrace
 
-__all__ = ["TraceFacts", "evaluate_batches"]
+__all__ = ["TraceFacts", "evaluate_batches", "stream_results"]
 
 
 @dataclass
@@ -66,15 +71,20 @@ class TraceFacts:
         return facts
 
 
+_Entry = tuple[int, str]
+"""Where a candidate result is parked (:class:`_Parked`) and its trace id."""
+
+
 @dataclass
 class _Matches:
     """Per case, the results of each matching rule; per trace (in stream order), its id."""
 
     cases: list[Case]
     mapping: Mapping[str, Sequence[str]]
-    by_attr: dict[int, list[CaseResult]] = field(default_factory=dict)
-    by_name: dict[int, dict[str, CaseResult]] = field(default_factory=dict)
-    by_input: dict[int, list[CaseResult]] = field(default_factory=dict)
+    parked: _Parked
+    by_attr: dict[int, list[_Entry]] = field(default_factory=dict)
+    by_name: dict[int, dict[str, _Entry]] = field(default_factory=dict)
+    by_input: dict[int, list[_Entry]] = field(default_factory=dict)
     trace_ids: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -98,17 +108,20 @@ class _Matches:
             ]
         return out
 
-    def record(self, case: int, rule: str, result: CaseResult) -> None:
+    def record(self, case: int, rule: str, place: int, trace_id: str) -> None:
+        """Note that the result parked at ``place`` (trace ``trace_id``) matched ``case``."""
+        entry = (place, trace_id)
         if rule == "attr":
-            self.by_attr.setdefault(case, []).append(result)
+            self.by_attr.setdefault(case, []).append(entry)
         elif rule == "name":
-            self.by_name.setdefault(case, {})[result.trace_id or ""] = result
+            self.by_name.setdefault(case, {})[trace_id] = entry
         else:
-            self.by_input.setdefault(case, []).append(result)
+            self.by_input.setdefault(case, []).append(entry)
 
-    def results(self) -> tuple[list[CaseResult], int]:
-        """Each case's results by precedence (unmatched when none), and the traces unused."""
-        results: list[CaseResult] = []
+    def results(self) -> tuple[list[int | CaseResult], int]:
+        """Each case's results by precedence (their places; unmatched results when none),
+        and the traces unused."""
+        results: list[int | CaseResult] = []
         used: set[str] = set()
         for n, case in enumerate(self.cases):
             named = self.by_name.get(n, {})
@@ -117,8 +130,8 @@ class _Matches:
                 or [named[i] for i in self.named[n] if i in named]
                 or self.by_input.get(n, [])
             )
-            used.update(r.trace_id for r in chosen if r.trace_id)
-            results.extend(chosen or [unmatched(case)])
+            used.update(trace_id for _, trace_id in chosen)
+            results.extend([place for place, _ in chosen] or [unmatched(case)])
         return results, sum(1 for i in self.trace_ids if i not in used)
 
 
@@ -136,29 +149,95 @@ def evaluate_batches(
 ) -> tuple[RunResult, TraceFacts]:
     """:func:`~tracegrade.scoring.evaluate.evaluate` over batches of traces (same arguments,
     same result), and the :class:`TraceFacts` of the traces seen."""
+    results: list[CaseResult] = []
+    leftover, facts = stream_results(
+        batches,
+        dataset,
+        scorers,
+        config,
+        results.append,
+        tier=tier,
+        threshold=threshold,
+        mapping=mapping,
+        progress=progress,
+        workers=workers,
+    )
+    threshold = run_threshold(threshold, dataset, config)
+    return RunResult(tuple(results), summarize(results, threshold, leftover)), facts
+
+
+def stream_results(
+    batches: Iterable[Sequence[AgentTrace]],
+    dataset: Dataset | None,
+    scorers: Sequence[Scorer],
+    config: Config,
+    sink: Callable[[CaseResult], None],
+    *,
+    tier: Tier | None = None,
+    threshold: float | None = None,
+    mapping: Mapping[str, Sequence[str]] | None = None,
+    progress: Progress | None = None,
+    workers: int = 1,
+) -> tuple[int, TraceFacts]:
+    """:func:`evaluate_batches` without holding the results: each result of the run goes to
+    ``sink``, in :func:`~tracegrade.scoring.evaluate.evaluate`'s order, and is dropped.
+    Without a dataset a result goes as soon as its batch is scored; with one, once every
+    trace is seen (the matching precedence needs them all): until then the candidates wait
+    in a temporary file, not in memory. Returns the number of traces no case used and the
+    :class:`TraceFacts` of the traces seen."""
     threshold = run_threshold(threshold, dataset, config)
     weights = run_weights(dataset, config)
-    matches = _Matches(dataset.tier(tier), mapping or {}) if dataset else None
-    facts, free = TraceFacts(), list[CaseResult]()
-    for batch in batches:
-        jobs = _jobs(batch, matches, facts)
-        _prefetch(scorers, [(trace, case) for trace, case, _ in jobs])
+    with _Parked() as parked:
+        matches = _Matches(dataset.tier(tier), mapping or {}, parked) if dataset else None
+        facts = TraceFacts()
+        for batch in batches:
+            jobs = _jobs(batch, matches, facts)
+            _prefetch(scorers, [(trace, case) for trace, case, _ in jobs])
 
-        def job(index: int, jobs: list[_Job] = jobs) -> CaseResult:
-            trace, case, _ = jobs[index]
-            return score_trace(trace, case, scorers, config, weights, threshold)
+            def job(index: int, jobs: list[_Job] = jobs) -> CaseResult:
+                trace, case, _ = jobs[index]
+                return score_trace(trace, case, scorers, config, weights, threshold)
 
-        results = ordered_map(job, len(jobs), workers, progress)
-        for (_, _, rules), result in zip(jobs, results, strict=True):
-            if matches is None:
-                free.append(result)
-            for case, rule in rules:
-                matches.record(case, rule, result)  # type: ignore[union-attr]
-        del batch, jobs, job  # let this batch go before the next one is read
-    if matches is None:
-        return RunResult(tuple(free), summarize(free, threshold, 0)), facts
-    chosen, leftover = matches.results()
-    return RunResult(tuple(chosen), summarize(chosen, threshold, leftover)), facts
+            results = ordered_map(job, len(jobs), workers, progress)
+            for (_, _, rules), result in zip(jobs, results, strict=True):
+                if matches is None:
+                    sink(result)
+                    continue
+                place = parked.park(result)
+                for case, rule in rules:
+                    matches.record(case, rule, place, result.trace_id or "")
+            del batch, jobs, job, results  # let this batch go before the next one is read
+        if matches is None:
+            return 0, facts
+        chosen, leftover = matches.results()
+        for item in chosen:
+            sink(parked.get(item) if isinstance(item, int) else item)
+        return leftover, facts
+
+
+class _Parked:
+    """Case results pickled to a temporary file until the matching precedence is known;
+    :meth:`park` gives the place to :meth:`get` one back from."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile(prefix="tracegrade-results-")  # noqa: SIM115 (__exit__)
+
+    def park(self, result: CaseResult) -> int:
+        self._file.seek(0, os.SEEK_END)
+        place = self._file.tell()
+        pickle.dump(result, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        return place
+
+    def get(self, place: int) -> CaseResult:
+        self._file.seek(place)
+        result: CaseResult = pickle.load(self._file)
+        return result
+
+    def __enter__(self) -> _Parked:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._file.close()
 
 
 _Job = tuple[AgentTrace, Case | None, list[tuple[int, str]]]

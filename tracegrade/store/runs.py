@@ -9,6 +9,7 @@ with :func:`set_baseline`: one per dataset name, replaced when set again).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import time
@@ -24,7 +25,8 @@ if TYPE_CHECKING:
 
 
 def save_run(store: Store, doc: dict[str, Any]) -> str:
-    """Store a run document and its case results; returns the run id."""
+    """Store a run document and its case results (one transaction; ``doc["cases"]`` is read
+    once, :data:`_CHUNK` rows at a time); returns the run id."""
     run = doc["run"]
     with store.db:
         store.db.execute(
@@ -39,22 +41,25 @@ def save_run(store: Store, doc: dict[str, Any]) -> str:
                 json.dumps({k: v for k, v in doc.items() if k != "cases"}),
             ),
         )
-        store.db.executemany(
-            "INSERT INTO case_results VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    run["run_id"],
-                    i,
-                    c["case_id"],
-                    c["trace_id"],
-                    int(c["passed"]),
-                    c["score"],
-                    json.dumps(c),
-                )
-                for i, c in enumerate(doc["cases"])
-            ],
+        rows = (
+            (
+                run["run_id"],
+                i,
+                c["case_id"],
+                c["trace_id"],
+                int(c["passed"]),
+                c["score"],
+                json.dumps(c),
+            )
+            for i, c in enumerate(doc["cases"])
         )
+        while chunk := list(itertools.islice(rows, _CHUNK)):  # cases may outnumber memory
+            store.db.executemany("INSERT INTO case_results VALUES (?, ?, ?, ?, ?, ?, ?)", chunk)
     return run["run_id"]
+
+
+_CHUNK = 500
+"""Case rows per ``executemany`` when a run is saved."""
 
 
 def load_run_head(store: Store, run_id: str) -> dict[str, Any]:
