@@ -64,7 +64,7 @@ results = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(numbers, max_size=30))
 def test_running_sum_is_the_builtin_sum(values):
     total = RunningSum()
@@ -73,7 +73,7 @@ def test_running_sum_is_the_builtin_sum(values):
     assert repr(total.value) == repr(sum(values))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.floats(-1e6, 1e6, allow_nan=False) | st.integers(-999, 999), min_size=1))
 def test_running_mean_is_the_mean_and_fmean(values):
     mean = RunningMean()
@@ -83,7 +83,7 @@ def test_running_mean_is_the_mean_and_fmean(values):
     assert mean.fmean == statistics.fmean(values)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(st.lists(results, max_size=25), st.floats(0, 1), st.integers(0, 3))
 def test_the_running_summary_is_the_summary_of_the_list(chosen, threshold, leftover):
     running = RunningSummary(threshold)
