@@ -1,0 +1,72 @@
+"""A gRPC call cancelled while its export is decoded or committed (its client gave up) must
+give back its memory charge once the export finishes; otherwise the bound shrinks for good."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+from tracegrade.collector.grpc_front import _Calls
+from tracegrade.collector.memory import MemoryBudget
+from tracegrade.collector.service import Pending
+
+
+class FakeService:
+    """``start`` charges a request's decoding cost and returns a Pending the test commits."""
+
+    def __init__(self) -> None:
+        self.memory = MemoryBudget(64 * 2**20)
+        self.max_request_bytes = 2**20
+        self.commit: Future[int] = Future()
+        self.started = threading.Event()
+        self.go = threading.Event()
+
+    def start(self, signal: str, body: bytes, encoding: str, authorization: Any) -> Pending:
+        self.memory.reserve(5 * len(body))
+        pending = Pending(admitted=None, future=self.commit)  # type: ignore[arg-type]
+        pending.release = lambda: self.memory.release(5 * len(body))
+        self.started.set()
+        self.go.wait(5)
+        return pending
+
+
+class FakeContext:
+    async def read(self) -> bytes:
+        return b"x" * 1000
+
+    def invocation_metadata(self) -> tuple[()]:
+        return ()
+
+    async def abort(self, *args: Any) -> None:
+        raise AssertionError(f"unexpected abort {args}")
+
+
+async def _cancel_while(service: FakeService, during_commit: bool) -> None:
+    calls = _Calls(service, workers=2, max_in_flight=4)  # type: ignore[arg-type]
+    task = asyncio.ensure_future(calls.export("traces", FakeContext()))  # type: ignore[arg-type]
+    await asyncio.to_thread(service.started.wait, 5)
+    if during_commit:
+        service.go.set()
+        await asyncio.sleep(0.2)  # the call now waits for its commit
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    service.go.set()
+    await asyncio.sleep(0.2)
+    assert service.memory.used_bytes == 5000  # still decoding/queued: still charged
+    service.commit.set_result(1)
+    await asyncio.sleep(0.1)
+    calls.pool.shutdown(wait=True)
+
+
+def test_a_call_cancelled_while_waiting_for_its_commit_gives_its_memory_back() -> None:
+    service = FakeService()
+    asyncio.run(_cancel_while(service, during_commit=True))
+    assert service.memory.used_bytes == 0
+
+
+def test_a_call_cancelled_while_its_request_is_decoded_gives_its_memory_back() -> None:
+    service = FakeService()
+    asyncio.run(_cancel_while(service, during_commit=False))
+    assert service.memory.used_bytes == 0
