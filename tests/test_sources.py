@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 from tracegrade import sources
@@ -22,3 +23,13 @@ def test_batches_normalised_in_two_processes_equal_normalising_everything_at_onc
     )
     assert [len(b) for b in batches] == [10, 10, 5] and errors == []
     assert [t for b in batches for t in b] == whole
+
+
+def test_an_error_met_only_by_the_read_pass_is_added_when_the_batches_end(tmp_path):
+    text = gzip.decompress((CORPUS / "traces.jsonl.gz").read_bytes()).splitlines(keepends=True)
+    text[3] = text[3].replace(b'"kind":', b'"kind":,', 1)  # looks canonical, is not JSON
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(b"".join(text))
+    errors: list = []
+    batches = list(sources.iter_from_files([path], batch_size=10, errors=errors))
+    assert [e.line for e in errors] == [4] and sum(len(b) for b in batches) == 24

@@ -63,12 +63,15 @@ def iter_from_files(
 def _reported(
     traces: Iterator[TraceData], sink: Payloads, errors: list[InputError] | None
 ) -> Iterator[TraceData]:
-    first = next(traces, None)  # the index pass, which finds every input error, runs here
+    first = next(traces, None)  # the index pass, which finds the input errors, runs here
+    reported = len(sink.errors)
     if errors is not None:
         errors.extend(sink.errors)
     if first is not None:
         yield first
         yield from traces
+    if errors is not None:  # a canonical-looking line that did not decode is met when read
+        errors.extend(sink.errors[reported:])
 
 
 def _normalised(batches: Iterator[list[TraceData]], workers: int) -> Iterator[list[AgentTrace]]:
