@@ -12,11 +12,38 @@ from tracegrade.scoring import values
 from tracegrade.scoring.text import normalize
 from tracegrade.scoring.values import Evidence, Value, extract
 
-# The patterns as first written: without the leading lookaheads added for speed.
+# The patterns as first written, before they were rewritten for speed (leading lookaheads,
+# then a character class first): the fast ones must find exactly the same matches.
+_MONTH = (
+    r"\b(?P<month>september|february|november|december|january|october|august|march|april"
+    r"|june|july|sept|may|jan|feb|mar|apr|jun|jul|aug|sep|oct|nov|dec)\b\.?"
+)
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
 PLAIN_PATTERNS = [
-    (kind, re.compile(re.sub(r"^\(\?=\[?[^)]*\)", "", p.pattern), p.flags))
-    for kind, p in values._PATTERNS
+    ("date", re.compile(r"(?<!\d)(?P<y>\d{4})[-/](?P<m>\d{1,2})[-/](?P<d>\d{1,2})(?!\d)")),
+    ("date", re.compile(_MONTH + r"\s+" + _DAY + r"(?:,?\s+(?P<year>\d{4}))?(?![\d:])", re.I)),
+    ("date", re.compile(_DAY + r"\s+(?:of\s+)?" + _MONTH + r"(?:,?\s+(?P<year>\d{4}))?", re.I)),
+    (
+        "time",
+        re.compile(
+            r"(?<![\d:])(?P<h>\d{1,2}):(?P<min>\d{2})(?::\d{2})?(?:\s*(?P<ampm>[ap]\.?m\.?))?(?![\d:])",
+            re.I,
+        ),
+    ),
+    ("id", re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)),
+    (
+        "id",
+        re.compile(
+            r"\b(?!\d+-[A-Za-z]+\b)(?!\d+(?:st|nd|rd|th)\b)(?=[A-Za-z0-9_-]*[A-Za-z])"
+            r"(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{3,}\b"
+        ),
+    ),
+    ("id", re.compile(r"\b[A-Z]{6,}\b")),
+    ("price", re.compile(r"(?:[$€£]|usd\s?)\s?(?P<num>\d[\d,]*(?:\.\d+)?)", re.I)),
+    ("percent", re.compile(r"(?<![\w.])(?P<num>\d+(?:\.\d+)?)\s?%")),
+    ("number", re.compile(r"(?<![\w.])(?P<num>-?\d[\d,]*(?:\.\d+)?)(?![\w])")),
 ]
+PLAIN_EVIDENCE_NUMBER = re.compile(r"(?<![\w.])-\d+(?:\.\d+)?|\d+(?:\.\d+)?")
 
 
 def plain_extract(text: str) -> list[Value]:
@@ -42,7 +69,7 @@ def plain_evidence(texts: list[str]) -> Evidence:
     numbers = {v.canonical for v in found if v.kind in ("price", "percent", "number")}
     numbers |= {
         c
-        for raw in values._EVIDENCE_NUMBER.findall(joined.replace(",", ""))
+        for raw in PLAIN_EVIDENCE_NUMBER.findall(joined.replace(",", ""))
         if (c := values._number(raw))
     }
     dates = {v.canonical for v in found if v.kind == "date"}
@@ -56,6 +83,8 @@ PIECES = [
     "May", "20", "2024", "1.", "2)", "$", "usd", "%", "10:30", "pm", "am", " ", "\n", ",",
     ".", "}", "]", "#", "?", "-", "*", "of", "ORD-1234", "ABCDEFG", "3rd", "1,250.00", "x", "_",
     "\u0663", "\u017f", "Sept", "aug", "USD", "J", "/", "2024-05-20", "9",
+    "e4f5a6b7-12ab-34cd-56ef-7890abcdef12", "12-ab", "a1", "x1y2", "21st", "12th", "st", "\u212a",
+    "\u0130", "Dec", "u", "s", "d", "\u20ac", "\u00a3", "-5", "a.", "AB12", "ABCDEF", "of",
 ]  # fmt: skip
 
 
@@ -79,12 +108,38 @@ def test_a_json_result_and_a_prompt_are_extracted_separately():
     ]
 
 
-def test_the_plain_patterns_have_no_lookahead_prefix_left():
-    assert (
-        sum(
-            p.pattern != q.pattern
-            for (_, p), (_, q) in zip(values._PATTERNS, PLAIN_PATTERNS, strict=True)
-        )
-        == 5
-    )
-    assert not any(q.pattern.startswith("(?=") for _, q in PLAIN_PATTERNS)
+def _matches(pattern: re.Pattern[str], text: str) -> list[tuple[object, ...]]:
+    return [(m.span(), m.groupdict()) for m in pattern.finditer(text)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+def test_each_fast_pattern_finds_what_its_plain_form_finds(text):
+    for (kind, fast), (plain_kind, plain) in zip(values._PATTERNS, PLAIN_PATTERNS, strict=True):
+        assert kind == plain_kind
+        assert _matches(fast, text) == _matches(plain, text), plain.pattern
+    assert values._EVIDENCE_NUMBER.findall(text) == PLAIN_EVIDENCE_NUMBER.findall(text)
+
+
+def test_every_fast_pattern_starts_with_one_character_class():
+    """What lets the regex engine skip positions in C (a leading lookahead or group does not)."""
+    for _, pattern in [*values._PATTERNS, ("number", values._EVIDENCE_NUMBER)]:
+        assert re.match(r"(?:\(\?P<\w+>)?(?:\[|\\d)", pattern.pattern), pattern.pattern
+
+
+def test_case_insensitive_letters_keep_their_unicode_twins():
+    # re.IGNORECASE matches the long s as "s" and the Kelvin sign as "k"; the rewritten
+    # patterns spell their letters out and must keep doing so
+    texts = ("\u017fept 15", "15 \u017fept", "u\u017fd 20", "Sept. 5th", "5 AUG. 2024", "\u212a9x1")
+    for text in texts:
+        for (_, fast), (_, plain) in zip(values._PATTERNS, PLAIN_PATTERNS, strict=True):
+            assert _matches(fast, text) == _matches(plain, text), (text, plain.pattern)
+    assert extract("\u017fept 15") == extract("15 \u017fept") == []
+
+
+def test_a_prompt_after_a_sentence_is_extracted_apart_unless_the_join_makes_a_list_marker():
+    assert values._groups(("I paid 12.", "# Policy")) == ["I paid 12.", "# Policy"]
+    assert values._groups(("see\n 12.", "# Policy")) == ["see\n 12.\n# Policy"]
+    assert values._groups(("-\n12)", "# Policy")) == ["-\n12)\n# Policy"]
+    for texts in (["I paid 12.", "# Policy"], ["see\n 12.", "# 5"], ["-\n12)", "#"]):
+        assert Evidence.of(texts) == plain_evidence(texts)
