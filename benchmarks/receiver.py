@@ -224,13 +224,20 @@ def parse_rate(requests: list[bytes], spans: int, seconds: float = 2.0) -> float
 
 
 def run_collect(
-    protocol: str, batches: list[list[bytes]], spans: int, seconds: float
+    protocol: str, batches: list[list[bytes]], spans: int, seconds: float, extra: str = ""
 ) -> dict[str, Any]:
+    """One ``collect`` run on a fresh SQLite file, or on the store ``--db`` of ``extra``
+    (e.g. a PostgreSQL URL: the spans it stores in this run are counted)."""
     from tracegrade.store.traces import Store
 
+    args = extra.split()
     with tempfile.TemporaryDirectory() as tmp:
-        db = str(Path(tmp) / "bench.db")
-        process, grpc_port, http_port = start_collect(db)
+        db = args[args.index("--db") + 1] if "--db" in args else str(Path(tmp) / "bench.db")
+        before = 0
+        if "--db" in args:
+            with Store(db) as store:
+                before = store.counts()["spans"]
+        process, grpc_port, http_port = start_collect(db, *args)
         try:
             client, port = (
                 (_grpc_client, grpc_port) if protocol == "grpc" else (_http_client, http_port)
@@ -241,7 +248,7 @@ def run_collect(
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=60)
         with Store(db) as store:
-            result["stored_spans"] = store.counts()["spans"]
+            result["stored_spans"] = store.counts()["spans"] - before
     return result
 
 
@@ -327,7 +334,9 @@ def main() -> None:
     finally:
         process.terminate()
     for protocol in args.protocols.split(","):
-        results[f"collect-{protocol}"] = run_collect(protocol, batches, args.spans, args.seconds)
+        results[f"collect-{protocol}"] = run_collect(
+            protocol, batches, args.spans, args.seconds, args.collect_args
+        )
     base = results["grpc-decode-only"]["spans_per_s"]
     for result in results.values():
         result["ratio"] = round(result["spans_per_s"] / base, 3)
