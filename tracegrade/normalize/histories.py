@@ -21,13 +21,14 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-_Entry = tuple[int, list[Any], str | None]
+_Entry = tuple[int, list[Any], str | None, int]
 _SIZE = 8
 """Array strings remembered per thread: a trace's input and output histories interleave."""
 
 
 class HistoryCache:
-    """Parsed JSON array strings: ``string -> (item count, parsed results, string[:-1])``.
+    """Parsed JSON array strings: ``string -> (item count, parsed results, string[:-1], its
+    length)`` (no ``string[:-1]`` for an empty array or a string not ending in ``]``).
 
     ``parse_items(items, start)`` turns decoded JSON items (positions ``start...``) into the
     cached results (any list); the results are shared between calls, so callers must not mutate
@@ -60,26 +61,27 @@ class HistoryCache:
                 count, results = len(items), self._parse_items(items, 0)
             else:
                 tail = json.loads("[" + text[len(base) :])
-                old_count, old_results, _ = entries[base]
+                old_count, old_results = entries[base][:2]
                 count = old_count + len(tail)
                 results = old_results + self._parse_items(tail, old_count)
         except json.JSONDecodeError:
             return None
         if len(entries) >= _SIZE:
             del entries[next(iter(entries))]
-        entries[text] = (count, results, text[:-1] if count and text.endswith("]") else None)
+        head = text[:-1] if count and text.endswith("]") else None
+        entries[text] = (count, results, head, -1 if head is None else len(head))
         return list(results)
 
     @staticmethod
     def _longest_prefix(entries: dict[str, _Entry], text: str) -> str | None:
+        """The longest remembered string whose ``head`` (all but its ``]``) starts ``text``,
+        followed there by ``,``."""
         best: str | None = None
-        for old, (_, _, head) in entries.items():
+        best_size = -1
+        size = len(text)
+        for old, (_, _, head, head_size) in entries.items():
             if (
-                head is not None
-                and len(text) > len(head)
-                and text[len(head)] == ","
-                and (best is None or len(old) > len(best))
-                and text.startswith(head)
+                best_size < head_size < size and text[head_size] == "," and text.startswith(head)  # type: ignore[arg-type]
             ):
-                best = old
+                best, best_size = old, head_size
         return best

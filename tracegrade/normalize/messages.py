@@ -310,13 +310,27 @@ def _openai_message(raw: Mapping[str, Any], role: str) -> Message:
     return Message(role, parts, finish)
 
 
+def _plain_semconv_message(raw: dict[str, Any]) -> Message | None:
+    """The most common shape, read without the general checks: a ``{role, parts: [...]}``
+    object with a non-empty string role and no ``event.name``; ``None`` for any other."""
+    role, raw_parts = raw.get("role"), raw.get("parts")
+    if type(role) is not str or not role or type(raw_parts) is not list or "event.name" in raw:
+        return None
+    parts = [_semconv_part(p) for p in raw_parts if type(p) is dict or isinstance(p, Mapping)]
+    return Message(role, parts, _opt_str(raw.get("finish_reason")))
+
+
 def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
     """One message from any supported shape (module docstring); ``None`` if not a message.
 
     ``event_name`` is the legacy event's name (``gen_ai.user.message``...), which gives the
     role when the body has none.
     """
-    if type(raw) is not dict:  # a decoded JSON object skips the general checks
+    if type(raw) is dict and event_name is None:
+        message = _plain_semconv_message(raw)
+        if message is not None:
+            return message
+    elif type(raw) is not dict:  # a decoded JSON object skips the general checks
         if event_name == TOOL_MESSAGE_EVENT and raw is not None and not isinstance(raw, Mapping):
             raw = {"content": raw}  # the body is the content itself
         raw = loads_maybe(raw)
@@ -349,6 +363,8 @@ def parse_messages(value: Any) -> list[Message] | None:
     string is parsed through :data:`_HISTORIES` (a replayed history is parsed once; the returned
     :class:`Message` objects may be shared with other calls' results and must not be mutated).
     """
+    if value is None:
+        return None
     if isinstance(value, str) and value.lstrip()[:1] == "[":
         cached = _HISTORIES.parse(value)
         if cached is not None:
