@@ -74,14 +74,19 @@ DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 def _content_sources(span: Span, context: Context) -> list[Mapping[str, Any]]:
     """The span's attributes, then the attributes of its operation-details events."""
-    events = [r.attributes for r in context.logs_for(span) if r.event_name == DETAILS_EVENT]
-    return [dict(span.attributes), *events]
+    logs = context.logs_for(span)
+    if not logs:
+        return [span.attributes]
+    return [span.attributes, *(r.attributes for r in logs if r.event_name == DETAILS_EVENT)]
 
 
 def read(span: Span, view: SpanView, context: Context) -> bool:
     """Fill ``view`` from GenAI semconv attributes; True if the span carries any."""
     attrs = span.attributes
-    if not any(key.startswith("gen_ai.") for key in attrs):
+    for key in attrs:
+        if key.startswith("gen_ai."):
+            break
+    else:
         return False
     role = _role(span)
     view.recognise(NAME, role)
