@@ -91,50 +91,59 @@ class _Calls:
         self.reading = self.in_flight = 0
 
     async def export(self, signal: Signal, context: grpc.aio.ServicerContext) -> Any:
-        """One authorised call: read the message within :data:`READ_TIMEOUT_S`, export it in a
-        worker thread; refuse at once when :data:`MAX_READING` calls are reading,
-        ``max_in_flight`` exporting, or the memory bound has no room for a message of the
-        largest size (gRPC receives a message whole before the handler sees its size, so a
-        read holds that much of the bound until the message is in; then its real size).
-        Reads hold at most half the bound, so stalled gRPC calls never starve OTLP/HTTP."""
+        """One authorised call: its response, or aborted with the :meth:`outcome`'s status.
+
+        Aborting raises through the handler, and the exception's traceback keeps the frames
+        it passes alive until the cyclic garbage collector runs (which counts objects, not
+        bytes): so the abort happens here, in a frame that never held the request. (Aborting
+        where the body was a local kept refused 15 MiB bodies alive: a bare grpc.aio server
+        reading 6 calls at once reached 1.4 GB of RSS under 160 clients, 0.3 GB without.)"""
+        outcome = await self.outcome(signal, context)
+        if outcome.kind != "ok":
+            await _abort(context, outcome)
+        return outcome.response
+
+    async def outcome(self, signal: Signal, context: grpc.aio.ServicerContext) -> Outcome:
+        """Read the message within :data:`READ_TIMEOUT_S`, export it in a worker thread;
+        refused at once when :data:`MAX_READING` calls are reading, ``max_in_flight``
+        exporting, or the memory bound has no room for a message of the largest size (gRPC
+        receives a message whole before the handler sees its size, so a read holds that much
+        of the bound until the message is in; then its real size). Reads hold at most half
+        the bound, so stalled gRPC calls never starve OTLP/HTTP."""
         if self.reading >= MAX_READING:
-            await _abort(context, _throttled(f"{self.reading} calls are sending their message"))
+            return _throttled(f"{self.reading} calls are sending their message")
         memory, largest = self.service.memory, self.service.max_request_bytes
         if (self.reading + 1) * largest > memory.limit_bytes // 2 or not memory.reserve(largest):
-            await _abort(context, _throttled("no memory left to receive another message"))
+            return _throttled("no memory left to receive another message")
         self.reading += 1
         try:
             body = await self._read(context)
         finally:
             self.reading -= 1
             memory.release(largest)
+        if isinstance(body, Outcome):
+            return body
         if self.in_flight >= self.max_in_flight or not memory.reserve(len(body)):
-            await _abort(context, _throttled("too many export calls or no memory left"))
+            return _throttled("too many export calls or no memory left")
         self.in_flight += 1
         try:
             metadata = dict(context.invocation_metadata() or ())
             job = self.pool.submit(
                 self.service.start, signal, body, "protobuf", metadata.get("authorization")
             )
-            outcome = await _settle_job(job)
+            return await _settle_job(job)
         finally:
             self.in_flight -= 1
             memory.release(len(body))
-        if outcome.kind != "ok":
-            await _abort(context, outcome)
-        return outcome.response
 
     @staticmethod
-    async def _read(context: grpc.aio.ServicerContext) -> bytes:
+    async def _read(context: grpc.aio.ServicerContext) -> bytes | Outcome:
         try:
             body = await asyncio.wait_for(context.read(), READ_TIMEOUT_S)
         except TimeoutError:
-            await _abort(
-                context,
-                _throttled(f"the request message did not arrive within {READ_TIMEOUT_S:g} s"),
-            )
+            return _throttled(f"the request message did not arrive within {READ_TIMEOUT_S:g} s")
         if body is grpc.aio.EOF:
-            await _abort(context, Outcome("invalid", message="the call carried no request"))
+            return Outcome("invalid", message="the call carried no request")
         return bytes(body)
 
 
