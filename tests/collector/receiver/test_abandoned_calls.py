@@ -28,9 +28,10 @@ class FakeService:
         self.go = threading.Event()
 
     def start(self, signal: str, body: bytes, encoding: str, authorization: Any) -> Pending:
-        self.memory.reserve(5 * len(body))
+        cost = 5 * len(body)
+        self.memory.reserve(cost)
         pending = Pending(admitted=None, future=self.commit)  # type: ignore[arg-type]
-        pending.release = lambda: self.memory.release(5 * len(body))
+        pending.release = lambda: self.memory.release(cost)
         self.started.set()
         self.go.wait(5)
         return pending
@@ -112,3 +113,32 @@ def test_a_call_refused_after_its_message_was_read_keeps_none_of_it_alive() -> N
         gc.enable()
     assert len(kept) == 20
     assert held < 4 * 2**20, f"{held / 2**20:.0f} MiB held by 20 refused calls"
+
+
+async def _cancel_while_committing(calls: int) -> list[BaseException]:
+    service = FakeService()
+    service.go.set()
+    exporting = _Calls(service, workers=1, max_in_flight=calls)  # type: ignore[arg-type]
+    tasks = [
+        asyncio.ensure_future(exporting.export("traces", RefusingContext()))  # type: ignore[arg-type]
+        for _ in range(calls)
+    ]
+    await asyncio.sleep(0.5)  # every call now waits for its commit
+    for task in tasks:
+        task.cancel()
+    kept = await asyncio.gather(*tasks, return_exceptions=True)
+    exporting.pool.shutdown()
+    return [exc for exc in kept if isinstance(exc, BaseException)]
+
+
+def test_a_call_cancelled_while_committing_keeps_none_of_its_message_alive() -> None:
+    gc.disable()
+    tracemalloc.start()
+    try:
+        kept = asyncio.run(_cancel_while_committing(20))
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        gc.enable()
+    assert len(kept) == 20
+    assert held < 4 * 2**20, f"{held / 2**20:.0f} MiB held by 20 cancelled calls"
