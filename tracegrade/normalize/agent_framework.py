@@ -24,10 +24,13 @@ NO_CALL_ID = "unknown"
 _DOTNET_AGENT = re.compile(r"^invoke_agent (?P<name>.+)\((?P<id>[^()]*)\)$")
 
 
+_SCOPES = ("agent_framework", "Microsoft.Agents", "Experimental.Microsoft")
+
+
 def _is_agent_framework(span: Span) -> bool:
-    return span.scope_name.startswith(
-        ("agent_framework", "Microsoft.Agents", "Experimental.Microsoft")
-    ) or any(key.startswith("agent_framework.") for key in span.attributes)
+    if span.scope_name.startswith(_SCOPES):
+        return True
+    return bool([key for key in span.attributes if key.startswith("agent_framework.")])
 
 
 def read(span: Span, view: SpanView, context: Context) -> bool:

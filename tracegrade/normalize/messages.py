@@ -163,13 +163,15 @@ def indexed(attributes: Mapping[str, Any], prefix: str) -> list[dict[str, Any]]:
 def indexed_items(attributes: Mapping[str, Any], prefix: str) -> list[tuple[int, dict[str, Any]]]:
     """Like :func:`indexed`, as ``(index, item)`` pairs: the index is the message's position in
     the request even when earlier items are missing (dropped at the attribute limit)."""
+    keys = [key for key in attributes if key.startswith(prefix)]
+    if not keys:
+        return []
     groups: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
-        if not key.startswith(prefix):
-            continue
+    for key in keys:
         match = _INDEX.match(key[len(prefix) :])
         if match:
-            _set_path(groups.setdefault(int(match.group(1)), {}), match.group(2).split("."), value)
+            item = groups.setdefault(int(match.group(1)), {})
+            _set_path(item, match.group(2).split("."), attributes[key])
     return [(i, _listify(groups[i])) for i in sorted(groups)]
 
 
