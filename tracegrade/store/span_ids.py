@@ -7,8 +7,10 @@ this module makes the *counts* (``traces.span_count``, what a write reports as a
 receiver's ``stored``) agree: a trace's new spans are its span ids in this write minus those
 already stored.
 
-The writer keeps the span ids of recently written traces (:data:`MAX_CACHED_TRACES`), so a
-trace arriving in many requests is not read back each time; a trace not in the cache that the
+The writer keeps the span ids of recently written traces (at most :data:`MAX_CACHED_TRACES`
+traces and :data:`MAX_CACHED_SPAN_IDS` span ids, ~100 bytes each: the cache is bounded in
+memory whatever the traces' sizes), so a trace arriving in many requests is not read back each
+time; a trace not in the cache that the
 store already holds is read back once (its chunks' span ids). Several receivers sharing one
 PostgreSQL store each cache only what they wrote, so a span resent to two receivers in two
 groupings may still count twice.
@@ -23,6 +25,9 @@ from typing import Any
 from tracegrade.store.rows import PreparedSpans, chunk_spans
 
 MAX_CACHED_TRACES = 4096
+MAX_CACHED_SPAN_IDS = 200_000
+"""About 20 MB of span ids; the oldest traces are forgotten first (a forgotten trace is read
+back from the store when it gets more spans)."""
 
 
 class SpanIds:
@@ -30,8 +35,12 @@ class SpanIds:
     connection. Use :meth:`stored_before` and :meth:`new_counts` inside a write's
     transaction and :meth:`remember` once it committed."""
 
-    def __init__(self, max_traces: int = MAX_CACHED_TRACES):
+    def __init__(
+        self, max_traces: int = MAX_CACHED_TRACES, max_span_ids: int = MAX_CACHED_SPAN_IDS
+    ):
         self.max_traces = max_traces
+        self.max_span_ids = max_span_ids
+        self.cached_span_ids = 0
         self._cache: OrderedDict[str, set[bytes]] = OrderedDict()
 
     def stored_before(self, db: Any, prepared: PreparedSpans) -> dict[str, set[bytes]]:
@@ -59,11 +68,18 @@ class SpanIds:
     def remember(self, prepared: PreparedSpans, known: dict[str, set[bytes]]) -> None:
         """After the commit: these traces' span ids are stored."""
         for trace_id, ids in prepared.span_ids.items():
-            stored = self._cache.pop(trace_id, None) or set(known.get(trace_id, ()))
+            stored = self._cache.pop(trace_id, None)
+            if stored is None:
+                stored = set(known.get(trace_id, ()))
+            else:
+                self.cached_span_ids -= len(stored)
             stored |= ids
             self._cache[trace_id] = stored
-        while len(self._cache) > self.max_traces:
-            self._cache.popitem(last=False)
+            self.cached_span_ids += len(stored)
+        while self._cache and (
+            len(self._cache) > self.max_traces or self.cached_span_ids > self.max_span_ids
+        ):
+            self.cached_span_ids -= len(self._cache.popitem(last=False)[1])
 
 
 def _batches(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
