@@ -33,3 +33,17 @@ def test_an_error_met_only_by_the_read_pass_is_added_when_the_batches_end(tmp_pa
     errors: list = []
     batches = list(sources.iter_from_files([path], batch_size=10, errors=errors))
     assert [e.line for e in errors] == [4] and sum(len(b) for b in batches) == 24
+
+
+def test_the_cli_prints_an_error_met_only_by_the_read_pass(tmp_path, capsys):
+    from tracegrade.cli.options import _reporting
+
+    text = gzip.decompress((CORPUS / "traces.jsonl.gz").read_bytes()).splitlines(keepends=True)
+    text[3] = text[3].replace(b'"kind":', b'"kind":,', 1)  # looks canonical, is not JSON
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(b"".join(text))
+    errors: list = []
+    batches = _reporting(sources.iter_from_files([path], batch_size=10, errors=errors), errors)
+    assert next(batches) and "error:" not in capsys.readouterr().err  # not known yet
+    list(batches)
+    assert f"error: {path}:4: invalid JSON" in capsys.readouterr().err

@@ -140,9 +140,11 @@ def _reporting(
 ) -> Iterator[list[AgentTrace]]:
     first = next(batches, None)
     report_errors(errors)
+    reported = len(errors)
     if first is not None:
         yield first
         yield from batches
+    report_errors(errors[reported:])  # found by the read pass (a line corrupt mid-way)
 
 
 def _stored_batches(db: str | None, store_filters: dict[str, Any]) -> Iterator[list[AgentTrace]]:
