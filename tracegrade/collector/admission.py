@@ -58,6 +58,10 @@ class Admitted:
     """The spans' rows, prepared here rather than in the writer (traces only)."""
     queued_at: float = 0.0
     """When it entered the receive queue (``time.monotonic()``)."""
+    answer_by: float | None = None
+    """When its client stops waiting for the answer (``time.monotonic()``; the gRPC call's
+    deadline); None: unknown. A request that could not be committed by then is refused
+    rather than stored for a client that has gone (and will resend it)."""
 
 
 def decode(signal: Signal, body: bytes, encoding: Encoding) -> Any:

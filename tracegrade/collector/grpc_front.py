@@ -12,13 +12,17 @@ read; an authorised call must deliver its message within :data:`READ_TIMEOUT_S`;
 :data:`MAX_READING` calls wait for their message and :data:`MAX_IN_FLIGHT` are exported at
 once. Every refusal (too many calls, a stalled message, a full queue) is RESOURCE_EXHAUSTED
 with RetryInfo, which the OpenTelemetry Collector's exporter needs in order to retry
-(grpcio's own concurrency limit sends none).
+(grpcio's own concurrency limit sends none). A call's own deadline (``grpc-timeout``) bounds
+its wait in the receive queue too (:attr:`~.admission.Admitted.answer_by`): a request that
+cannot be committed before its client stops waiting is refused the same way rather than
+stored for a client that has gone (and resends it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -128,8 +132,15 @@ class _Calls:
         self.in_flight += 1
         try:
             metadata = dict(context.invocation_metadata() or ())
+            remaining = context.time_remaining()  # the client's deadline (grpc-timeout)
+            answer_by = None if remaining is None else time.monotonic() + remaining
             job = self.pool.submit(
-                self.service.start, signal, body, "protobuf", metadata.get("authorization")
+                self.service.start,
+                signal,
+                body,
+                "protobuf",
+                metadata.get("authorization"),
+                answer_by,
             )
             return await _settle_job(job)
         finally:

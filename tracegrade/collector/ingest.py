@@ -39,6 +39,9 @@ timeout, so a client never gives up on a request that is later stored. A request
 wait longer (queued bytes / measured write rate) is refused at once (429 / RESOURCE_EXHAUSTED
 with a retry delay), and one that still waited longer is refused unstored when the writer
 reaches it."""
+ANSWER_MARGIN_S = 0.5
+"""Time kept, before a client's own deadline (:attr:`Admitted.answer_by`), for the commit
+and the answer to reach it."""
 RATE_SMOOTHING = 0.3
 """Weight of the newest batch in the writer's bytes/s estimate."""
 
@@ -159,7 +162,7 @@ class Ingest:
                 self.stats.throttled_requests += 1
                 raise QueueFull()
             wait_s = (self.stats.queue_bytes + admitted.size) / self._rate_bytes_per_s
-            if self.stats.queue_bytes and wait_s > (self.queue_deadline_s or float("inf")):
+            if self.stats.queue_bytes and wait_s > self._wait_limit(admitted, time.monotonic()):
                 self.stats.throttled_requests += 1
                 raise QueueFull(retry_after_s=min(max(1.0, round(wait_s / 2)), 10.0))
             admitted.queued_at = time.monotonic()
@@ -230,15 +233,25 @@ class Ingest:
                 StoreError("the receiver stopped before storing this request; resend it")
             )
 
+    def _wait_limit(self, admitted: Admitted, now: float) -> float:
+        """How much longer (s, from ``now``) ``admitted`` may wait in the queue: the receiver's
+        ``queue_deadline_s`` from when it was queued (from ``now`` before it is), and its
+        client's own deadline less :data:`ANSWER_MARGIN_S`; ``inf`` when neither is set."""
+        queued_at = admitted.queued_at or now
+        limit = float("inf")
+        if self.queue_deadline_s is not None:
+            limit = queued_at + self.queue_deadline_s - now
+        if admitted.answer_by is not None:
+            limit = min(limit, admitted.answer_by - ANSWER_MARGIN_S - now)
+        return limit
+
     def _fresh(
         self, batch: list[tuple[Admitted, Future[int]]]
     ) -> list[tuple[Admitted, Future[int]]]:
-        """The requests of ``batch`` that waited at most ``queue_deadline_s``; the others are
-        refused unstored (their clients may have given up: they retry)."""
-        if self.queue_deadline_s is None:
-            return batch
-        now, deadline = time.monotonic(), self.queue_deadline_s
-        stale = [entry for entry in batch if now - entry[0].queued_at > deadline]
+        """The requests of ``batch`` still within their wait limit (:meth:`_wait_limit`); the
+        others are refused unstored (their clients may have given up: they retry)."""
+        now = time.monotonic()
+        stale = [entry for entry in batch if self._wait_limit(entry[0], now) < 0]
         if not stale:
             return batch
         with self._lock:
@@ -246,7 +259,7 @@ class Ingest:
         self._release(stale, stored=False)
         for _, future in stale:
             future.set_exception(QueueFull(retry_after_s=1.0))
-        return [entry for entry in batch if now - entry[0].queued_at <= deadline]
+        return [entry for entry in batch if self._wait_limit(entry[0], now) >= 0]
 
     def _write(self, store: Store, batch: list[tuple[Admitted, Future[int]]]) -> None:
         if not batch:

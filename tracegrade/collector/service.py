@@ -118,12 +118,18 @@ class ExportService:
         return started.outcome()
 
     def start(
-        self, signal: Signal, body: bytes, encoding: Encoding, authorization: str | None
+        self,
+        signal: Signal,
+        body: bytes,
+        encoding: Encoding,
+        authorization: str | None,
+        answer_by: float | None = None,
     ) -> Outcome | Pending:
         """Check, admit and queue one export request: its :class:`Outcome` when it is answered
         before the store (refused, invalid, nothing to store), else a :class:`Pending` whose
         commit the caller waits for (in a thread, or awaited by an event loop: no thread
-        then sits blocked per request) before :meth:`Pending.outcome`."""
+        then sits blocked per request) before :meth:`Pending.outcome`. ``answer_by``: when
+        the client stops waiting (``time.monotonic()``; see :attr:`Admitted.answer_by`)."""
         if not self.authorized(authorization):
             return Outcome("unauthorized", message="missing or wrong bearer token")
         if len(body) > self.max_request_bytes:
@@ -151,7 +157,7 @@ class ExportService:
                 retry_after_s=MEMORY_RETRY_S,
             )
         try:
-            result = self._admit(signal, body, encoding)
+            result = self._admit(signal, body, encoding, answer_by)
         except BaseException:
             self.memory.release(cost)
             raise
@@ -161,7 +167,9 @@ class ExportService:
             result.release = lambda: self.memory.release(cost)
         return result
 
-    def _admit(self, signal: Signal, body: bytes, encoding: Encoding) -> Outcome | Pending:
+    def _admit(
+        self, signal: Signal, body: bytes, encoding: Encoding, answer_by: float | None
+    ) -> Outcome | Pending:
         # Decoding holds the GIL: more at once only makes each slower, and a request that
         # cannot start soon is refused rather than acknowledged after its client gave up.
         if not self._admitting.acquire(timeout=ADMISSION_WAIT_S):
@@ -178,6 +186,7 @@ class ExportService:
             self._admitting.release()
         if signal == "metrics" or not admitted.items:
             return Outcome("ok", _response(admitted))
+        admitted.answer_by = answer_by
         return self._store(admitted)
 
     def _store(self, admitted: Admitted) -> Outcome | Pending:

@@ -27,7 +27,9 @@ class FakeService:
         self.started = threading.Event()
         self.go = threading.Event()
 
-    def start(self, signal: str, body: bytes, encoding: str, authorization: Any) -> Pending:
+    def start(
+        self, signal: str, body: bytes, encoding: str, authorization: Any, answer_by: Any = None
+    ) -> Pending:
         cost = 5 * len(body)
         self.memory.reserve(cost)
         pending = Pending(admitted=None, future=self.commit)  # type: ignore[arg-type]
@@ -43,6 +45,9 @@ class FakeContext:
 
     def invocation_metadata(self) -> tuple[()]:
         return ()
+
+    def time_remaining(self) -> float | None:
+        return None
 
     async def abort(self, *args: Any) -> None:
         raise AssertionError(f"unexpected abort {args}")
