@@ -251,7 +251,10 @@ class Ingest:
         """The requests of ``batch`` still within their wait limit (:meth:`_wait_limit`); the
         others are refused unstored (their clients may have given up: they retry)."""
         now = time.monotonic()
-        stale = [entry for entry in batch if self._wait_limit(entry[0], now) < 0]
+        fresh: list[tuple[Admitted, Future[int]]] = []
+        stale: list[tuple[Admitted, Future[int]]] = []
+        for entry in batch:
+            (fresh if self._wait_limit(entry[0], now) >= 0 else stale).append(entry)
         if not stale:
             return batch
         with self._lock:
@@ -259,7 +262,7 @@ class Ingest:
         self._release(stale, stored=False)
         for _, future in stale:
             future.set_exception(QueueFull(retry_after_s=1.0))
-        return [entry for entry in batch if self._wait_limit(entry[0], now) >= 0]
+        return fresh
 
     def _write(self, store: Store, batch: list[tuple[Admitted, Future[int]]]) -> None:
         if not batch:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import random
 import sys
-from collections.abc import Mapping
 from dataclasses import asdict
 from fractions import Fraction
 from typing import Any
@@ -383,8 +382,3 @@ class RunningSummary:
 def _total(values: RunningMean) -> Any:
     """The sum of the values, None for none."""
     return values.total.value if values.count else None
-
-
-def passed_run(summary: Mapping[str, Any], min_pass_rate: float) -> bool:
-    """:func:`tracegrade.report.document.run_passed` of a document summary."""
-    return summary["results"] > summary["unmatched_cases"] and summary["pass_rate"] >= min_pass_rate
