@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from tracegrade.scoring import values
 from tracegrade.scoring.text import normalize
-from tracegrade.scoring.values import Evidence, Value, extract
+from tracegrade.scoring.values import Evidence, LazyEvidence, Value, extract
 
 # The patterns as first written, before they were rewritten for speed (leading lookaheads,
 # then a character class first): the fast ones must find exactly the same matches.
@@ -143,3 +143,38 @@ def test_a_prompt_after_a_sentence_is_extracted_apart_unless_the_join_makes_a_li
     assert values._groups(("-\n12)", "# Policy")) == ["-\n12)\n# Policy"]
     for texts in (["I paid 12.", "# Policy"], ["see\n 12.", "# 5"], ["-\n12)", "#"]):
         assert Evidence.of(texts) == plain_evidence(texts)
+
+
+# Near-numbers whose value (``$12.5``, ``-5.5``) is not among the digit runs (``12.53``, ``5.5``)
+LAZY_PIECES = [*PIECES, "12.5,3", ",-5.5", "0.50", "-0", "00", "0.0", "007", "1200", "a,-12"]
+
+
+def _candidates(full: Evidence, texts: list[str]) -> list[Value]:
+    """Values to check: those of the texts, and every canonical the evidence holds."""
+    found = [v for text in texts for v in extract(text)]
+    found += [Value(kind, c, c) for kind in ("number", "price", "percent") for c in full.numbers]
+    found += [Value("date", c, c) for c in full.dates] + [Value("time", c, c) for c in full.times]
+    return found
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from(LAZY_PIECES), max_size=12).map("".join), max_size=5),
+    st.lists(st.sampled_from(LAZY_PIECES), max_size=12).map("".join),
+)
+def test_lazy_evidence_supports_what_evidence_supports(parts, answer):
+    full = Evidence.of(parts)
+    for value in _candidates(full, [answer, "\n".join(parts), *parts]):
+        # a fresh one per value: each check computes its part from nothing
+        assert LazyEvidence(tuple(parts)).supports(value) == full.supports(value), value
+    lazy = LazyEvidence.of(parts)
+    assert [lazy.supports(v) for v in extract(answer)] == [
+        full.supports(v) for v in extract(answer)
+    ]
+
+
+def test_a_value_number_missing_from_the_digit_runs_is_still_supported():
+    for text, number in (("paid $12.5,3", "12.5"), ("x,-5.5", "-5.5")):
+        assert number not in values._digit_runs(text)
+        assert LazyEvidence((text,)).supports(Value("number", number, number))
+        assert Evidence.of([text]).supports(Value("number", number, number))

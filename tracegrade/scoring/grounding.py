@@ -20,7 +20,7 @@ from tracegrade.config import Config
 from tracegrade.dataset import Case
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
-from tracegrade.scoring.values import Evidence, extract
+from tracegrade.scoring.values import LazyEvidence, extract
 from tracegrade.trace import AgentTrace, ToolCall
 
 Counting = Literal["performed", "attempted"]
@@ -94,7 +94,7 @@ class ValueGrounding:
             return Score(
                 self.name, 1.0, "the answer states no concrete values", details={"values": 0}
             )
-        evidence = Evidence.of(evidence_texts(trace))
+        evidence = LazyEvidence.of(evidence_texts(trace))
         ungrounded = [v for v in values if not evidence.supports(v)]
         grounded = len(values) - len(ungrounded)
         reason = f"{grounded}/{len(values)} values grounded" + (

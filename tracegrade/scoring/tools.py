@@ -96,19 +96,41 @@ class ToolCorrectness:
         return common / denominator, f"tool sequence matches {exact}"
 
 
-def _assign(expected: list[ExpectedToolCall], calls: list[ToolCall]) -> dict[int, int]:
+class _Checks:
+    """The argument checks of (expected call, actual call) pairs, each pair checked once per
+    scored trace (matching, strict-tool checks and credit all read the same pairs)."""
+
+    def __init__(self) -> None:
+        self._done: dict[tuple[int, int], tuple[object, object, list[ArgumentCheck]]] = {}
+
+    def __call__(self, expected: ExpectedToolCall, call: ToolCall) -> list[ArgumentCheck]:
+        """:func:`check_arguments` of ``expected``'s predicates on ``call``'s arguments."""
+        key = (id(expected), id(call))
+        if (done := self._done.get(key)) is None:
+            checks = check_arguments(
+                expected.predicates, call.arguments, allow_extra=expected.allow_extra_arguments
+            )
+            done = self._done[key] = (expected, call, checks)  # the pair kept alive with its id
+        return done[2]
+
+    def full(self, expected: ExpectedToolCall, call: ToolCall) -> bool:
+        """True when ``call`` satisfies every predicate of ``expected``."""
+        return all(ch.passed for ch in self(expected, call))
+
+    def satisfied(self, expected: ExpectedToolCall, call: ToolCall) -> int:
+        """How many predicates of ``expected`` ``call`` satisfies."""
+        return sum(ch.passed for ch in self(expected, call))
+
+
+def _assign(
+    expected: list[ExpectedToolCall], calls: list[ToolCall], checks: _Checks
+) -> dict[int, int]:
     """expected index -> call index: full matches by bipartite matching, then best partials."""
     full = {
         (i, j)
         for i, e in enumerate(expected)
         for j, c in enumerate(calls)
-        if c.name == e.name
-        and all(
-            ch.passed
-            for ch in check_arguments(
-                e.predicates, c.arguments, allow_extra=e.allow_extra_arguments
-            )
-        )
+        if c.name == e.name and checks.full(e, c)
     }
     owner: dict[int, int] = {}
 
@@ -129,34 +151,16 @@ def _assign(expected: list[ExpectedToolCall], calls: list[ToolCall]) -> dict[int
             continue
         free = [j for j, c in enumerate(calls) if c.name == e.name and j not in assignment.values()]
         if free:
-            assignment[i] = max(free, key=lambda j: (_satisfied(e, calls[j]), -j))
+            assignment[i] = max(free, key=lambda j: (checks.satisfied(e, calls[j]), -j))
     return assignment
 
 
-def _satisfied(expected: ExpectedToolCall, call: ToolCall) -> int:
-    return sum(
-        ch.passed
-        for ch in check_arguments(
-            expected.predicates, call.arguments, allow_extra=expected.allow_extra_arguments
-        )
-    )
-
-
-def _unexpected(case: Case, calls: list[ToolCall], assignment: dict[int, int]) -> list[str]:
+def _unexpected(
+    case: Case, calls: list[ToolCall], assignment: dict[int, int], checks: _Checks
+) -> list[str]:
     """Performed calls of ``strict_tools`` that are not a full match of an expected call
     (a failed call changed nothing, so it never counts here)."""
-    full = {
-        j
-        for i, j in assignment.items()
-        if _satisfied(case.expected_tool_calls[i], calls[j])
-        == len(
-            check_arguments(
-                case.expected_tool_calls[i].predicates,
-                calls[j].arguments,
-                allow_extra=case.expected_tool_calls[i].allow_extra_arguments,
-            )
-        )
-    }
+    full = {j for i, j in assignment.items() if checks.full(case.expected_tool_calls[i], calls[j])}
     return [
         f"unexpected call {c.name}({_short(c.arguments)})"
         for j, c in enumerate(calls)
@@ -186,12 +190,15 @@ class ToolArguments:
         if unrecorded := tool_calls_unrecorded(self.name, trace):
             return unrecorded
         calls = counted_calls(trace, self.counting)
-        assignment = _assign(case.expected_tool_calls, calls)
+        checks = _Checks()
+        assignment = _assign(case.expected_tool_calls, calls, checks)
         performed = counted_calls(trace, "performed")
         strict_assignment = (
-            assignment if performed == calls else _assign(case.expected_tool_calls, performed)
+            assignment
+            if performed == calls
+            else _assign(case.expected_tool_calls, performed, checks)
         )
-        extra = _unexpected(case, performed, strict_assignment)
+        extra = _unexpected(case, performed, strict_assignment, checks)
         if not case.expected_tool_calls:
             return Score(
                 self.name,
@@ -202,7 +209,7 @@ class ToolArguments:
         credits, failures, hard, per_call = [], [], list(extra), []
         for i, expected in enumerate(case.expected_tool_calls):
             credit, call_failures = self._one(
-                expected, calls[assignment[i]] if i in assignment else None
+                expected, calls[assignment[i]] if i in assignment else None, checks
             )
             credits.append(credit)
             failures.extend(call_failures)
@@ -217,20 +224,18 @@ class ToolArguments:
         )
 
     @staticmethod
-    def _one(expected: ExpectedToolCall, call: ToolCall | None) -> tuple[float, list[str]]:
+    def _one(
+        expected: ExpectedToolCall, call: ToolCall | None, checks: _Checks
+    ) -> tuple[float, list[str]]:
         if call is None:
             return 0.0, [f"{expected.name}: no matching call"]
         if not call.arguments_recorded:
             return 0.0, [f"{expected.name}: arguments not recorded"]
-        checks = check_arguments(
-            expected.predicates, call.arguments, allow_extra=expected.allow_extra_arguments
-        )
-        if not checks:
+        done = checks(expected, call)
+        if not done:
             return 1.0, []
-        failed = [c for c in checks if not c.passed]
-        return (len(checks) - len(failed)) / len(checks), [
-            _failure_text(expected, c) for c in failed
-        ]
+        failed = [c for c in done if not c.passed]
+        return (len(done) - len(failed)) / len(done), [_failure_text(expected, c) for c in failed]
 
 
 @register("tool_correctness")

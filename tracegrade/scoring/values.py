@@ -225,13 +225,18 @@ def extract(text: str) -> list[Value]:
     return list(_extract(text))
 
 
-@functools.lru_cache(maxsize=64)
-def _extract(text: str) -> tuple[Value, ...]:
+_DATES_AND_TIMES = 4
+"""The patterns before this index (dates, then times) claim their ranges before any other, so
+they find the same values whether or not the later patterns run."""
+
+
+def _claim(text: str, patterns: int) -> list[tuple[int, Value]]:
+    """(start, value) of the first ``patterns`` of :data:`_PATTERNS`, in pattern order."""
     taken = _Spans()
     for marker in _LIST_MARKER.finditer(text):
         taken.add(*marker.span())
     found: list[tuple[int, Value]] = []
-    for number, (kind, pattern) in enumerate(_PATTERNS):
+    for number, (kind, pattern) in enumerate(_PATTERNS[:patterns]):
         if (needs := _NEEDS.get(number)) is not None and not needs(text):
             continue
         for match in pattern.finditer(text):
@@ -242,6 +247,12 @@ def _extract(text: str) -> tuple[Value, ...]:
             taken.add(start, end)
             if canonical is not None:
                 found.append((start, Value(kind, match.group(0).strip(), canonical)))
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def _extract(text: str) -> tuple[Value, ...]:
+    found = _claim(text, len(_PATTERNS))
     return tuple(value for _, value in sorted(found, key=lambda item: item[0]))
 
 
@@ -317,8 +328,15 @@ def _groups(texts: tuple[str, ...]) -> list[str]:
 def _group_numbers(group: str) -> tuple[tuple[Value, ...], frozenset[str]]:
     """The values of one run of evidence, and every number in it (see :class:`Evidence`).
     Cached: a long system prompt or a common tool result repeats across a dataset's traces."""
-    numbers = {c for raw in _EVIDENCE_NUMBER.findall(group.replace(",", "")) if (c := _number(raw))}
-    return _extract(group), frozenset(numbers)
+    return _extract(group), _digit_runs(group)
+
+
+@functools.lru_cache(maxsize=256)
+def _digit_runs(group: str) -> frozenset[str]:
+    """The canonical numbers of :data:`_EVIDENCE_NUMBER` in ``group`` (commas dropped first)."""
+    return frozenset(
+        c for raw in _EVIDENCE_NUMBER.findall(group.replace(",", "")) if (c := _number(raw))
+    )
 
 
 @functools.lru_cache(maxsize=16)
@@ -343,7 +361,90 @@ def _evidence(texts: tuple[str, ...]) -> Evidence:
 _normalized = functools.lru_cache(maxsize=256)(normalize)
 
 
+class LazyEvidence:
+    """:meth:`Evidence.supports` of the same texts, each part computed when a check first
+    needs it: a number is looked up among the evidence's digit runs (a value's number not
+    among them, rare, in the full values of the runs whose text could hold it), a date or a
+    time among the dates and times alone, an id in the normalised text. An answer without
+    values costs nothing; one without dates or times skips most pattern scans."""
+
+    def __init__(self, texts: tuple[str, ...]) -> None:
+        self.texts = texts
+        self.groups = _groups(texts) if texts else [""]
+        self._numbers: frozenset[str] | None = None
+        self._dates_times: tuple[frozenset[str], frozenset[str]] | None = None
+        self._text: str | None = None
+
+    @classmethod
+    def of(cls, texts: list[str]) -> LazyEvidence:
+        """The lazy evidence of ``texts`` (cached like :meth:`Evidence.of`)."""
+        return _lazy_evidence(tuple(texts))
+
+    def supports(self, value: Value) -> bool:
+        """What :meth:`Evidence.supports` answers for the same texts."""
+        if value.kind in ("price", "percent", "number"):
+            return self._has_number(value.canonical)
+        if value.kind in ("date", "time"):
+            if self._dates_times is None:
+                found = [_group_dates_times(group) for group in self.groups]
+                self._dates_times = (
+                    frozenset().union(*(dates for dates, _ in found)),
+                    frozenset().union(*(times for _, times in found)),
+                )
+            return value.canonical in self._dates_times[value.kind == "time"]
+        if self._text is None:
+            self._text = " ".join(n for n in map(_normalized, self.texts) if n)
+        return (
+            re.search(r"(?<![0-9a-z])" + re.escape(value.canonical) + r"(?![0-9a-z])", self._text)
+            is not None
+        )
+
+    def _has_number(self, canonical: str) -> bool:
+        if self._numbers is None:
+            self._numbers = frozenset().union(*map(_digit_runs, self.groups))
+        if canonical in self._numbers:
+            return True
+        # A value's number is its matched digits, commas dropped, minus a sign, leading zeros
+        # and trailing fraction zeros: what is left is in the text of the run it came from
+        # (when that text is ASCII: Decimal reads other digits, such as "\u0663", as 0-9).
+        digits = canonical.lstrip("-")
+        digits = digits[1:] if digits.startswith("0.") else digits
+        return any(
+            canonical in _value_numbers(group)
+            for group in self.groups
+            if not group.isascii() or digits in group.replace(",", "")
+        )
+
+
+def _value_numbers(group: str) -> frozenset[str]:
+    kinds = ("price", "percent", "number")
+    return frozenset(v.canonical for v in _group_numbers(group)[0] if v.kind in kinds)
+
+
+@functools.lru_cache(maxsize=256)
+def _group_dates_times(group: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The canonical dates (each full date also as ``--MM-DD``) and times of one run."""
+    found = [value for _, value in _claim(group, _DATES_AND_TIMES)]
+    dates = {v.canonical for v in found if v.kind == "date"}
+    dates |= {"--" + d[5:] for d in dates if not d.startswith("--")}
+    return frozenset(dates), frozenset(v.canonical for v in found if v.kind == "time")
+
+
+@functools.lru_cache(maxsize=16)
+def _lazy_evidence(texts: tuple[str, ...]) -> LazyEvidence:
+    return LazyEvidence(texts)
+
+
 def clear_caches() -> None:
     """Forget every cached extraction (benchmarks measure cold runs with it)."""
-    for cached in (_number, _extract, _group_numbers, _evidence, _normalized):
+    for cached in (
+        _number,
+        _extract,
+        _group_numbers,
+        _digit_runs,
+        _group_dates_times,
+        _evidence,
+        _lazy_evidence,
+        _normalized,
+    ):
         cached.cache_clear()
