@@ -27,15 +27,13 @@ _DOTNET_AGENT = re.compile(r"^invoke_agent (?P<name>.+)\((?P<id>[^()]*)\)$")
 _SCOPES = ("agent_framework", "Microsoft.Agents", "Experimental.Microsoft")
 
 
-def _is_agent_framework(span: Span) -> bool:
-    if span.scope_name.startswith(_SCOPES):
-        return True
-    return bool([key for key in span.attributes if key.startswith("agent_framework.")])
+def _is_agent_framework(span: Span, view: SpanView) -> bool:
+    return span.scope_name.startswith(_SCOPES) or view.has_key_prefix("agent_framework.")
 
 
 def read(span: Span, view: SpanView, context: Context) -> bool:
     """Apply Agent Framework's quirks to ``view``; True if the span is Agent Framework's."""
-    if not _is_agent_framework(span):
+    if not _is_agent_framework(span, view):
         return False
     view.recognise(NAME)
     attrs = span.attributes

@@ -72,37 +72,37 @@ def _role(span: Span) -> Role | None:
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 
 
-def _content_sources(span: Span, context: Context) -> list[Mapping[str, Any]]:
-    """The span's attributes, then the attributes of its operation-details events."""
-    logs = context.logs_for(span)
-    if not logs:
-        return [span.attributes]
-    return [span.attributes, *(r.attributes for r in logs if r.event_name == DETAILS_EVENT)]
+def _read_content(source: Mapping[str, Any], view: SpanView) -> None:
+    """Messages and system instructions from ``source`` (the span's attributes or a details
+    event's) into the fields still empty; a filled field's value is not parsed at all."""
+    if view.input_messages is None:
+        view.input_messages = parse_messages(source.get("gen_ai.input.messages"))
+    if view.output_messages is None:
+        view.output_messages = parse_messages(source.get("gen_ai.output.messages"))
+    if view.system_instructions is None:
+        view.system_instructions = system_text(source.get("gen_ai.system_instructions"))
 
 
 def read(span: Span, view: SpanView, context: Context) -> bool:
     """Fill ``view`` from GenAI semconv attributes; True if the span carries any."""
-    attrs = span.attributes
-    for key in attrs:
-        if key.startswith("gen_ai."):
-            break
-    else:
+    if not view.has_key_prefix("gen_ai."):
         return False
-    role = _role(span)
-    view.recognise(NAME, role)
-    for source in _content_sources(span, context):
-        view.fill(
-            input_messages=parse_messages(source.get("gen_ai.input.messages")),
-            output_messages=parse_messages(source.get("gen_ai.output.messages")),
-            system_instructions=system_text(source.get("gen_ai.system_instructions")),
-        )
-    view.fill(
-        model=attr_str(span, "gen_ai.response.model", "gen_ai.request.model"),
-        provider=attr_str(span, "gen_ai.provider.name", "gen_ai.system"),
-        agent_name=attr_str(span, "gen_ai.agent.name"),
-        conversation_id=attr_str(span, "gen_ai.conversation.id"),
-        finish_reasons=as_str_list(attrs.get("gen_ai.response.finish_reasons")) or None,
-    )
+    attrs = span.attributes
+    view.recognise(NAME, _role(span))
+    _read_content(attrs, view)
+    for record in context.logs_for(span):
+        if record.event_name == DETAILS_EVENT:
+            _read_content(record.attributes, view)
+    if view.model is None:
+        view.model = attr_str(span, "gen_ai.response.model", "gen_ai.request.model")
+    if view.provider is None:
+        view.provider = attr_str(span, "gen_ai.provider.name", "gen_ai.system")
+    if view.agent_name is None:
+        view.agent_name = attr_str(span, "gen_ai.agent.name")
+    if view.conversation_id is None:
+        view.conversation_id = attr_str(span, "gen_ai.conversation.id")
+    if view.finish_reasons == ():
+        view.finish_reasons = as_str_list(attrs.get("gen_ai.response.finish_reasons"))
     _read_usage(span, view, aggregated=view.role in ("agent", "workflow"))
     if view.role == "tool":
         _read_tool(span, view)

@@ -73,9 +73,12 @@ def _empty_results_are_empty(messages: list[Message]) -> None:
 
 
 def _from_logs(span: Span, context: Context) -> list[tuple[str, Any]]:
+    logs = context.logs_for(span)
+    if not logs:
+        return []
     return [
         (record.event_name, record.body)
-        for record in sorted(context.logs_for(span), key=lambda r: r.sort_time)
+        for record in sorted(logs, key=lambda r: r.sort_time)
         if record.event_name in EVENT_NAMES
     ]
 

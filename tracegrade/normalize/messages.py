@@ -46,7 +46,7 @@ _TEXT_PART_TYPES = frozenset({"text", "output_text", "input_text"})
 _REASONING_PART_TYPES = frozenset({"reasoning", "thinking"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Part:
     """One message part: ``type`` is ``text``, ``tool_call``, ``tool_call_response``,
     ``reasoning`` or the original type for anything else."""
@@ -61,7 +61,7 @@ class Part:
     """False for a ``tool_call`` whose arguments were not captured (content capture off)."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Message:
     """One chat message (role ``system``/``user``/``assistant``/``tool`` or another string)."""
 

@@ -36,14 +36,11 @@ class Ordering:
     ambiguous: list[list[SpanView]] = field(default_factory=list)
 
 
-def _positioned(messages: Sequence[Message]) -> list[tuple[int, Message]]:
-    """``(position in the request, message)``: the recorded index, else the list index."""
-    return [(i if m.position is None else m.position, m) for i, m in enumerate(messages)]
-
-
 def _history_length(messages: Sequence[Message]) -> int:
-    positions = [p for p, _ in _positioned(messages)]
-    return max(positions) + 1 if positions else 0
+    """One more than the largest position in the request (the recorded index, else the list
+    index); 0 for no messages."""
+    positions = (i if m.position is None else m.position for i, m in enumerate(messages))
+    return max(positions, default=-1) + 1
 
 
 def _same_response(replayed: Message, output: Message) -> bool:
@@ -68,10 +65,16 @@ def _history_edges(calls: Sequence[SpanView], after: dict[int, set[int]]) -> Non
         if view.input_messages is not None and _response(view) is not None:
             by_length.setdefault(_history_length(view.input_messages), []).append(i)
     for j, later in enumerate(calls):
-        for position, message in reversed(_positioned(later.input_messages or ())):
+        history = later.input_messages or ()
+        for index in range(len(history) - 1, -1, -1):  # from the end: no list of the whole
+            message = history[index]
+            position = index if message.position is None else message.position
+            candidates = by_length.get(position)
+            if candidates is None:
+                continue
             earlier = [
                 i
-                for i in by_length.get(position, ())
+                for i in candidates
                 if i != j and _same_response(message, _response(calls[i]))  # type: ignore[arg-type]
             ]
             if earlier:

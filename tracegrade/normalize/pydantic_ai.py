@@ -44,7 +44,7 @@ def _is_pydantic_ai(span: Span) -> bool:
     return (
         span.name in ("agent run", "running tool")
         or span.scope_name.startswith("pydantic-ai")
-        or any(key in span.attributes for key in _MARKERS)
+        or not span.attributes.keys().isdisjoint(_MARKERS)
     )
 
 

@@ -102,8 +102,14 @@ def _flat_message(
 
 def _read_legacy_llm(span: Span, view: SpanView) -> bool:
     attrs = span.attributes
-    prompts = indexed_items(attrs, "gen_ai.prompt.")
-    completions = indexed_items(attrs, "gen_ai.completion.")
+    prompts = (
+        indexed_items(attrs, "gen_ai.prompt.") if view.has_key_prefix("gen_ai.prompt.") else []
+    )
+    completions = (
+        indexed_items(attrs, "gen_ai.completion.")
+        if view.has_key_prefix("gen_ai.completion.")
+        else []
+    )
     if not (prompts or completions or "llm.request.type" in attrs):
         return False
     role: Role | None = (

@@ -24,7 +24,7 @@ workflow/chain that wraps agents (treated like an agent with no name)."""
 _UNSET_ARGUMENTS = object()
 
 
-@dataclass
+@dataclass(slots=True)
 class SpanView:
     """The normalised reading of one span. Token counts are tokens; ``usage_aggregated``
     marks usage that sums the span's children (agent spans), never added to LLM usage."""
@@ -51,6 +51,21 @@ class SpanView:
     tool_result: str | None = None
     tool_error: str | None = None
     conversation_id: str | None = None
+    _keys: str | None = field(default=None, repr=False, compare=False)
+    _keys_exact: bool = field(default=True, repr=False, compare=False)
+
+    def has_key_prefix(self, prefix: str) -> bool:
+        """True when some attribute key of the span starts with ``prefix``: one substring
+        search in C over the keys joined by NUL (built once per view), exact unless a key
+        itself holds a NUL (then the keys are checked one by one)."""
+        keys = self._keys
+        if keys is None:
+            attributes = self.span.attributes
+            keys = self._keys = "\0" + "\0".join(attributes) if attributes else ""
+            self._keys_exact = keys.count("\0") == len(attributes)
+        if ("\0" + prefix) not in keys:
+            return False
+        return self._keys_exact or any(key.startswith(prefix) for key in self.span.attributes)
 
     def fill(self, **values: Any) -> None:
         """Set each field that is still empty to the given value (``None`` values are ignored)."""
