@@ -1,28 +1,37 @@
 """Scoring in several processes (``score --workers N``), results in the input's order.
 
 Scorers are pure functions of a trace and a case (DESIGN: no I/O inside a scorer), so the
-work splits by item. The worker processes are forked: they inherit the traces, the scorers
-and the configuration, so only item numbers go out and results come back, in chunks, in
-order. Where ``fork`` is unavailable (Windows), or for one worker, the items are scored in
-this process. Results are identical either way: a worker runs the same
-code on the same objects, and per-process caches only remember pure results.
+work splits by item. The worker processes are forked: they inherit the items, the task, the
+scorers and the configuration, so nothing goes out and only results come back, in order.
+
+- :func:`ordered_batches`: a stream of batches, each computed by processes forked for it,
+  while this process reads the next batch (``score``: decoding overlaps scoring);
+- :func:`ordered_map`: one list of items.
+
+Where ``fork`` is unavailable (Windows), or for one worker, the items are computed in this
+process. Results are identical either way: a worker runs the same code on the same objects,
+and per-process caches only remember pure results.
 """
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import multiprocessing
 import os
-import threading
-from collections.abc import Callable
-from typing import Any, TypeVar
+import pickle
+import signal
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Generic, NoReturn, TypeVar
 
 T = TypeVar("T")
+X = TypeVar("X")
 
-__all__ = ["default_workers", "ordered_map"]
+__all__ = ["default_workers", "ordered_batches", "ordered_map"]
 
-_TASK: Callable[[int], Any] | None = None
-"""The task of the running :func:`ordered_map`, inherited by its forked workers."""
-_FORKING = threading.Lock()
+_CAN_FORK = "fork" in multiprocessing.get_all_start_methods()
 
 
 def default_workers() -> int:
@@ -30,14 +39,136 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _run(bounds: tuple[int, int]) -> list[Any]:
-    assert _TASK is not None, "ordered_map's task is set before the workers fork"
-    return [_TASK(i) for i in range(*bounds)]
-
-
 def _chunks(count: int, workers: int) -> list[tuple[int, int]]:
     size = max(1, min(64, count // (workers * 8)))
     return [(start, min(start + size, count)) for start in range(0, count, size)]
+
+
+def ordered_batches(
+    task: Callable[[X], T],
+    batches: Iterable[Sequence[X]],
+    workers: int = 1,
+    ahead: int = 1,
+) -> Iterator[list[T]]:
+    """``[task(x) for x in batch]`` for each batch of ``batches``, in order.
+
+    With ``workers`` > 1, each batch is computed by ``workers`` processes forked for it (they
+    inherit the batch and ``task``: only results are pickled), while this process reads the
+    next ``ahead`` batches (iterating ``batches``) and starts them: at most ``ahead + 1``
+    batches are in flight, and this process holds none once its workers are forked. ``task``
+    must not need this process's threads or open connections.
+
+    Raises:
+        ValueError: ``workers`` < 1.
+        Exception: the first one ``task`` raised, in input order (the worker's traceback in
+            its notes); :class:`RuntimeError` if a worker died without an answer.
+    """
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    if workers == 1 or not _CAN_FORK:
+        for batch in batches:
+            yield [task(x) for x in batch]
+        return
+    running: deque[_Forked[T]] = deque()
+    try:
+        for batch in batches:
+            running.append(_Forked(task, batch, workers))
+            del batch  # the workers have it
+            if len(running) > ahead:
+                yield running.popleft().collect()
+        while running:
+            yield running.popleft().collect()
+    finally:
+        for forked in running:
+            forked.kill()
+
+
+class _Forked(Generic[T]):
+    """One batch, computed by processes forked for it: worker ``w`` of ``n`` computes chunks
+    ``w, w + n, ...`` and sends their results (or the first exception) through a pipe."""
+
+    def __init__(self, task: Callable[[X], T], items: Sequence[X], workers: int):
+        self.chunks = _chunks(len(items), workers)
+        count = min(workers, len(self.chunks))
+        self.children: list[tuple[int, int]] = []  # (pid, read end of its pipe)
+        for worker in range(count):
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover (the child's coverage is not collected)
+                os.close(read)
+                _child(task, items, self.chunks[worker::count], write)
+            os.close(write)
+            self.children.append((pid, read))
+
+    def collect(self) -> list[T]:
+        """The batch's results in order, once every worker answered."""
+        answers = [_receive(pid, read) for pid, read in self.children]
+        self.children = []
+        errors = [error for _, error in answers if error is not None]
+        if errors:
+            index, exc, where = min(errors, key=lambda error: error[0])
+            exc.add_note(f"(raised in a worker process)\n{where}")
+            raise exc
+        count = len(answers)
+        results: list[T] = []
+        for number in range(len(self.chunks)):
+            results.extend(answers[number % count][0][number // count])
+        return results
+
+    def kill(self) -> None:
+        """Stop the workers (the batch is not wanted any more)."""
+        for pid, read in self.children:
+            os.close(read)
+            with contextlib.suppress(ProcessLookupError):  # it had exited
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        self.children = []
+
+
+_Answer = tuple[list[list[Any]], tuple[int, BaseException, str] | None]
+"""A worker's results per chunk, and (item index, exception, traceback) if one raised."""
+
+
+def _child(
+    task: Callable[[X], Any], items: Sequence[X], chunks: list[tuple[int, int]], write: int
+) -> NoReturn:  # pragma: no cover (runs in the forked child)
+    gc.freeze()  # inherited objects are not traversed (nor their pages copied) by the collector
+    try:
+        parts: list[list[Any]] = []
+        error, index = None, -1
+        try:
+            for start, stop in chunks:
+                parts.append(part := [])
+                for index in range(start, stop):
+                    part.append(task(items[index]))
+        except BaseException as exc:
+            error = (index, exc, traceback.format_exc())
+        with os.fdopen(write, "wb") as out:
+            out.write(_dumps((parts, error)))
+    finally:
+        os._exit(0)  # no atexit handlers, no flushing of buffers inherited from the parent
+
+
+def _dumps(answer: _Answer) -> bytes:
+    try:
+        return pickle.dumps(answer, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as failure:  # an unpicklable result or exception: send what it said
+        if answer[1] is None:
+            raise
+        index, exc, where = answer[1]
+        plain = RuntimeError(f"{type(exc).__name__}: {exc} ({failure})")
+        return pickle.dumps(([], (index, plain, where)), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def _receive(pid: int, read: int) -> _Answer:
+    with os.fdopen(read, "rb") as answer:
+        data = answer.read()
+    _, status = os.waitpid(pid, 0)
+    try:
+        received: _Answer = pickle.loads(data)
+    except Exception as exc:
+        raise RuntimeError(f"a worker process exited without an answer (status {status})") from exc
+    return received
 
 
 def ordered_map(
@@ -48,31 +179,19 @@ def ordered_map(
 ) -> list[T]:
     """``[task(0), ..., task(count - 1)]``, computed by ``workers`` forked processes.
 
-    ``on_result`` sees each result in order as it arrives (e.g. a progress bar). ``task``
-    must not need this process's threads or open connections.
+    ``on_result`` sees each result in order (e.g. a progress bar). ``task`` must not need this
+    process's threads or open connections.
 
     Raises:
         ValueError: ``workers`` < 1.
+        Exception: as :func:`ordered_batches`.
     """
-    global _TASK
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
     results: list[T] = []
-    if workers == 1 or count < 2 or "fork" not in multiprocessing.get_all_start_methods():
-        for index in range(count):
-            results.append(task(index))
+    for batch in ordered_batches(task, [range(count)], workers if count > 1 else 1):
+        for result in batch:
+            results.append(result)
             if on_result:
-                on_result(results[-1])
-        return results
-    with _FORKING:  # one task at a time: the workers read it from this module
-        _TASK = task
-        try:
-            with multiprocessing.get_context("fork").Pool(min(workers, count)) as pool:
-                for batch in pool.imap(_run, _chunks(count, workers)):
-                    for result in batch:
-                        results.append(result)
-                        if on_result:
-                            on_result(result)
-        finally:
-            _TASK = None
+                on_result(result)
     return results

@@ -55,9 +55,26 @@ def iter_from_files(
     Raises:
         InputError: a path does not exist (at once, not on iteration).
     """
+    batches = iter_raw_from_files(paths, options, batch_size=batch_size, errors=errors)
+    return _normalised(batches, workers)
+
+
+def iter_raw_from_files(
+    paths: Iterable[str | Path],
+    options: ReadOptions = DEFAULT_OPTIONS,
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    errors: list[InputError] | None = None,
+) -> Iterator[list[TraceData]]:
+    """:func:`iter_from_files` before normalisation: the decoded traces (those with spans),
+    for a caller that normalises them elsewhere (``score --workers``: in the workers).
+
+    Raises:
+        InputError: a path does not exist (at once, not on iteration).
+    """
     sink = Payloads()
     traces = iter_traces(paths, options, sink)
-    return _normalised(_batches(_reported(traces, sink, errors), batch_size), workers)
+    return _batches(_reported(traces, sink, errors), batch_size)
 
 
 def _reported(
@@ -76,13 +93,18 @@ def _reported(
 
 def _normalised(batches: Iterator[list[TraceData]], workers: int) -> Iterator[list[AgentTrace]]:
     for batch in batches:
-        raw = [t for t in batch if t.spans]
+        raw = _with_spans(batch)
 
         def normalise(index: int, raw: list[TraceData] = raw) -> AgentTrace:
             return normalize_trace(raw[index])
 
         yield ordered_map(normalise, len(raw), workers)
         del batch, raw, normalise  # not held while the next batch is read
+
+
+def _with_spans(batch: list[TraceData]) -> list[TraceData]:
+    """The traces normalisation keeps (it skips those with log records only)."""
+    return [t for t in batch if t.spans]
 
 
 def _batches(items: Iterator[TraceData], size: int) -> Iterator[list[TraceData]]:
@@ -108,6 +130,25 @@ def iter_from_store(
     """Normalised stored traces, newest first (filters as :meth:`Store.trace_ids`),
     ``batch_size`` at a time, the ids read through a cursor (server-side on PostgreSQL);
     ``workers`` as :func:`iter_from_files`."""
+    batches = iter_raw_from_store(
+        store,
+        since_unix_nano=since_unix_nano,
+        limit=limit,
+        trace_ids=trace_ids,
+        batch_size=batch_size,
+    )
+    return _normalised(batches, workers)
+
+
+def iter_raw_from_store(
+    store: Store,
+    *,
+    since_unix_nano: int | None = None,
+    limit: int | None = None,
+    trace_ids: Sequence[str] = (),
+    batch_size: int = DEFAULT_BATCH,
+) -> Iterator[list[TraceData]]:
+    """:func:`iter_from_store` before normalisation (as :func:`iter_raw_from_files`)."""
     batches = trace_id_batches(
         store,
         since_unix_nano=since_unix_nano,
@@ -115,7 +156,7 @@ def iter_from_store(
         trace_ids=trace_ids,
         batch_size=batch_size,
     )
-    return _normalised((store.load(ids) for ids in batches), workers)
+    return (_with_spans(store.load(ids)) for ids in batches)
 
 
 def from_files(paths: Iterable[str | Path], options: ReadOptions = DEFAULT_OPTIONS) -> Loaded:

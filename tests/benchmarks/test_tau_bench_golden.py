@@ -79,3 +79,27 @@ def test_two_worker_processes_give_the_same_results_in_the_same_order(converted)
     one, two = run_doc(converted), run_doc(converted, "--workers", "2")
     assert two["cases"] == one["cases"] and two["summary"] == one["summary"]
     assert len(two["cases"]) == 100  # and the one-worker run equals the golden (above)
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [("--limit", "30"), ("--sample", "0.5", "--limit", "20"), ("--since", "2000-01-01")],
+)
+def test_two_workers_select_the_traces_one_selects(converted, selection):
+    one, two = run_doc(converted, *selection), run_doc(converted, *selection, "--workers", "2")
+    assert two["cases"] == one["cases"] and two["summary"] == one["summary"]
+
+
+def test_two_workers_score_a_store_as_one_does(converted, tmp_path):
+    db = str(tmp_path / "store.db")
+    imported = CliRunner().invoke(cli, ["import", str(converted / "traces.jsonl"), "--db", db])
+    assert imported.exit_code == 0, imported.output
+    docs = []
+    for workers in ("1", "2"):
+        report = tmp_path / f"W{workers}.json"
+        args = ["score", "--db", db, "--dataset", str(converted / "dataset.yaml"), "--no-save"]
+        result = CliRunner().invoke(cli, [*args, "--json", str(report), "--workers", workers])
+        assert result.exit_code == 1, result.output
+        docs.append(json.loads(report.read_text()))
+    assert docs[1]["cases"] == docs[0]["cases"] and docs[1]["summary"] == docs[0]["summary"]
+    assert len(docs[0]["cases"]) == 100

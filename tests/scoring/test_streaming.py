@@ -8,7 +8,7 @@ import pytest
 from tests.scoring.conftest import make_case, make_dataset, make_trace, tool
 from tracegrade.scoring import build_scorers, evaluate
 from tracegrade.scoring.evaluate import CASE_ID_ATTR
-from tracegrade.scoring.streaming import TraceFacts, evaluate_batches
+from tracegrade.scoring.streaming import TraceFacts, evaluate_batches, stream_results
 
 ORDERS, PRICE = "Show me my recent orders", "How much is the Sony?"
 
@@ -42,13 +42,14 @@ DATASET = make_dataset(
 )
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("size", [1, 2, 7])
 @pytest.mark.parametrize("dataset", [DATASET, None], ids=["dataset", "reference-free"])
-def test_batches_give_the_results_of_one_list(config, dataset, size):
+def test_batches_give_the_results_of_one_list(config, dataset, size, workers):
     scorers = build_scorers(config, with_plugins=False)
     whole = evaluate(TRACES, dataset, scorers, config)
     batches = [TRACES[i : i + size] for i in range(0, len(TRACES), size)]
-    streamed, facts = evaluate_batches(batches, dataset, scorers, config)
+    streamed, facts = evaluate_batches(batches, dataset, scorers, config, workers=workers)
     assert streamed == whole
     assert facts == TraceFacts.of(TRACES) and facts.count == 7 and facts.versions["2.0"] == 2
 
@@ -70,7 +71,8 @@ def test_the_precedence_is_applied_once_every_trace_is_seen(config):
     assert result.summary == evaluate(TRACES, DATASET, scorers, config).summary
 
 
-def test_a_scored_batch_is_not_held_while_the_next_is_read(config):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_scored_batch_is_not_held_while_the_next_is_read(config, workers):
     """Memory stays flat: once a batch is scored, nothing refers to its traces any more."""
     import gc
 
@@ -94,3 +96,50 @@ def test_a_scored_batch_is_not_held_while_the_next_is_read(config):
         alive_when_reading.clear()
         _, facts = evaluate_batches(batches(), dataset, scorers, config)
         assert alive_when_reading == [0, 0, 0] and facts.count == 6
+
+
+@pytest.mark.parametrize("limit", [None, 1, 3, 20])
+@pytest.mark.parametrize("dataset", [DATASET, None], ids=["dataset", "reference-free"])
+def test_prepared_items_and_a_limit_give_the_results_of_the_traces_kept(config, dataset, limit):
+    """``prepare`` (run in the workers with --workers) skips items, ``limit`` stops the run:
+    the results of evaluating the traces kept, in one process or two, and progress in order."""
+    scorers = build_scorers(config, with_plugins=False)
+    items = [t.trace_id for t in TRACES]  # stand-ins for decoded traces
+    by_id = {t.trace_id: t for t in TRACES if t.trace_id not in ("t2", "t5")}
+    kept = [t for t in TRACES if t.trace_id in by_id][:limit]
+    whole = evaluate(kept, dataset, scorers, config)
+    runs = []
+    for workers in (1, 2):
+        results: list = []
+        seen: list = []
+        leftover, facts = stream_results(
+            [items[:3], items[3:]],
+            dataset,
+            scorers,
+            config,
+            results.append,
+            progress=seen.append,
+            workers=workers,
+            prepare=by_id.get,
+            limit=limit,
+        )
+        assert tuple(results) == whole.results and facts == TraceFacts.of(kept)
+        assert leftover == (whole.summary.unmatched_traces if dataset else 0)
+        runs.append(seen)
+    assert runs[0] == runs[1] and len(runs[0]) >= len(kept)
+
+
+def test_an_error_in_a_worker_is_the_error_of_one_process(config):
+    scorers = build_scorers(config, with_plugins=False)
+
+    def prepare(item):
+        if item == "t4":
+            raise ValueError("cannot normalise t4")
+        return next(t for t in TRACES if t.trace_id == item)
+
+    items = [t.trace_id for t in TRACES]
+    for workers in (1, 2):
+        with pytest.raises(ValueError, match="cannot normalise t4"):
+            stream_results(
+                [items], DATASET, scorers, config, lambda r: None, prepare=prepare, workers=workers
+            )

@@ -17,7 +17,6 @@ from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.otlp.files import ReadOptions
 from tracegrade.store.database import display, is_postgres
 from tracegrade.store.traces import DB_ENV, Store, default_path
-from tracegrade.trace import AgentTrace
 
 F = Callable[..., Any]
 
@@ -110,12 +109,15 @@ def load_batches(
     messages_key: str,
     errors: list[InputError] | None = None,
     workers: int = 1,
+    *,
+    raw: bool = False,
     **store_filters: Any,
-) -> Iterator[list[AgentTrace]]:
+) -> Iterator[list[Any]]:
     """:func:`load`, streamed: batches of traces (see :func:`tracegrade.sources.iter_from_files`),
     the input errors printed (stderr) and added to ``errors`` when the first batch is read
     (the files are indexed then: every error is known before scoring); ``workers`` processes
-    normalise each batch. The caller checks that
+    normalise each batch; ``raw``: the decoded traces, not normalised (``TraceData``: the
+    caller normalises them). The caller checks that
     some trace came (:func:`no_traces_error` says why none did).
 
     Raises:
@@ -124,7 +126,11 @@ def load_batches(
     if files:
         errors = [] if errors is None else errors
         options = ReadOptions(messages_key=messages_key)
-        batches = sources.iter_from_files(files, options, errors=errors, workers=workers)
+        batches: Iterator[list[Any]] = (
+            sources.iter_raw_from_files(files, options, errors=errors)
+            if raw
+            else sources.iter_from_files(files, options, errors=errors, workers=workers)
+        )
         return _reporting(batches, errors)
     location = default_path(db)
     if not is_postgres(location) and not Path(location).exists():
@@ -132,12 +138,10 @@ def load_batches(
             f"no trace store at {display(location)}: import traces (tracegrade import FILE) or "
             "receive them (tracegrade collect) first, give trace files, or pass --db"
         )
-    return _stored_batches(db, {**store_filters, "workers": workers})
+    return _stored_batches(db, raw, {**store_filters, "workers": workers})
 
 
-def _reporting(
-    batches: Iterator[list[AgentTrace]], errors: list[InputError]
-) -> Iterator[list[AgentTrace]]:
+def _reporting(batches: Iterator[list[Any]], errors: list[InputError]) -> Iterator[list[Any]]:
     first = next(batches, None)
     report_errors(errors)
     reported = len(errors)
@@ -147,9 +151,15 @@ def _reporting(
     report_errors(errors[reported:])  # found by the read pass (a line corrupt mid-way)
 
 
-def _stored_batches(db: str | None, store_filters: dict[str, Any]) -> Iterator[list[AgentTrace]]:
+def _stored_batches(
+    db: str | None, raw: bool, store_filters: dict[str, Any]
+) -> Iterator[list[Any]]:
     with Store(db) as store:
-        yield from sources.iter_from_store(store, **store_filters)
+        if raw:
+            store_filters.pop("workers")
+            yield from sources.iter_raw_from_store(store, **store_filters)
+        else:
+            yield from sources.iter_from_store(store, **store_filters)
 
 
 def no_traces_error(files: Sequence[str], db: str | None, **store_filters: Any) -> ConfigError:

@@ -6,6 +6,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 import click
@@ -35,10 +36,11 @@ from tracegrade.cli.options import (
     tier_options,
 )
 from tracegrade.cli.outputs import verdict, write_outputs
-from tracegrade.cli.selection import parse_since, select_batches
+from tracegrade.cli.selection import keeps, parse_since, select_batches
 from tracegrade.config import load_config
 from tracegrade.dataset import Tier, load_dataset
 from tracegrade.errors import ConfigError, ExitCode, InputError
+from tracegrade.normalize import normalize_trace
 from tracegrade.parallel import default_workers
 from tracegrade.production.windows import parse_window
 from tracegrade.report.caselog import CaseLog
@@ -48,6 +50,7 @@ from tracegrade.report.running import RunningSummary
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import CaseResult, run_threshold
 from tracegrade.scoring.streaming import stream_results
+from tracegrade.spans import TraceData
 from tracegrade.store.follow import DEFAULT_LEASE_S
 from tracegrade.store.traces import DEFAULT_QUIET_S, default_path
 from tracegrade.trace import AgentTrace
@@ -215,13 +218,12 @@ def command(
     filters = {"since_unix_nano": since_ns, "limit": None if sample else limit}
     errors: list[InputError] = []
     read = [0]  # traces read before --since/--sample/--limit
-    batches = select_batches(
-        _counting(load_batches(files, db, messages_key, errors, workers, **filters), read),
-        since_unix_nano=since_ns,
-        sample=sample,
-        limit=limit,
-    )
     kept: list[AgentTrace] = []  # only --baseline needs the traces after scoring
+    in_workers = workers > 1 and not base  # normalised and selected in the workers too
+    loaded = load_batches(files, db, messages_key, errors, workers, raw=in_workers, **filters)
+    batches: Iterable[list[Any]] = _counting(loaded, read)
+    if not in_workers:
+        batches = select_batches(batches, since_unix_nano=since_ns, sample=sample, limit=limit)
     running = RunningSummary(run_threshold(threshold, dataset, config))
     with CaseLog() as cases:
         with _progress_stream() as advance, judge_cache(db, judge):
@@ -238,6 +240,8 @@ def command(
                 ),
                 progress=advance,
                 workers=workers,
+                prepare=partial(_prepared, since_ns, sample) if in_workers else None,
+                limit=limit if in_workers else None,
             )
         if not facts.count:
             if not files and not read[0]:
@@ -290,16 +294,20 @@ def _see_all(run_id: str, json_path: str | None, no_save: bool) -> str:
     return "; ".join(where) or "add --json FILE to write every case"
 
 
-def _counting(batches: Iterable[list[AgentTrace]], count: list[int]) -> Iterator[list[AgentTrace]]:
+def _prepared(since_ns: int | None, sample: float | None, raw: TraceData) -> AgentTrace | None:
+    """A decoded trace normalised, if ``--since``/``--sample`` keep it (in a worker)."""
+    trace = normalize_trace(raw)
+    return trace if keeps(trace, since_unix_nano=since_ns, sample=sample) else None
+
+
+def _counting(batches: Iterable[list[Any]], count: list[int]) -> Iterator[list[Any]]:
     for batch in batches:
         count[0] += len(batch)
         yield batch
         del batch  # not held while the next batch is read
 
 
-def _keeping(
-    batches: Iterable[list[AgentTrace]], kept: list[AgentTrace] | None
-) -> Iterator[list[AgentTrace]]:
+def _keeping(batches: Iterable[list[Any]], kept: list[AgentTrace] | None) -> Iterator[list[Any]]:
     for batch in batches:
         if kept is not None:
             kept.extend(batch)

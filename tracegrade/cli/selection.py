@@ -53,6 +53,13 @@ def select(
     return chosen[:limit] if limit is not None else chosen
 
 
+def keeps(trace: AgentTrace, *, since_unix_nano: int | None, sample: float | None) -> bool:
+    """Whether :func:`select` keeps this trace (but for ``limit``)."""
+    if since_unix_nano is not None and trace.start_unix_nano < since_unix_nano:
+        return False
+    return sample is None or sampled(trace.trace_id, sample)
+
+
 def select_batches(
     batches: Iterable[Sequence[AgentTrace]],
     *,

@@ -16,16 +16,19 @@ at the end; :func:`stream_results` parks the candidates in a temporary file mean
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import os
 import pickle
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
-from tracegrade.parallel import ordered_map
+from tracegrade.parallel import ordered_batches
 from tracegrade.scoring.evaluate import (
     CaseResult,
     Progress,
@@ -57,10 +60,15 @@ class TraceFacts:
 
     def add(self, trace: AgentTrace) -> None:
         """Count one trace."""
+        version = trace.resource_attributes.get("service.version")
+        self.note(str(version) if version else None, (c.model for c in trace.llm_calls if c.model))
+
+    def note(self, version: str | None, models: Iterable[str]) -> None:
+        """Count one trace, of its agent version (if any) and models."""
         self.count += 1
-        if version := trace.resource_attributes.get("service.version"):
-            self.versions[str(version)] += 1
-        self.models.update(c.model for c in trace.llm_calls if c.model)
+        if version:
+            self.versions[version] += 1
+        self.models.update(models)
 
     @classmethod
     def of(cls, traces: Iterable[AgentTrace]) -> TraceFacts:
@@ -167,7 +175,7 @@ def evaluate_batches(
 
 
 def stream_results(
-    batches: Iterable[Sequence[AgentTrace]],
+    batches: Iterable[Sequence[Any]],
     dataset: Dataset | None,
     scorers: Sequence[Scorer],
     config: Config,
@@ -178,41 +186,170 @@ def stream_results(
     mapping: Mapping[str, Sequence[str]] | None = None,
     progress: Progress | None = None,
     workers: int = 1,
+    prepare: Callable[[Any], AgentTrace | None] | None = None,
+    limit: int | None = None,
 ) -> tuple[int, TraceFacts]:
     """:func:`evaluate_batches` without holding the results: each result of the run goes to
     ``sink``, in :func:`~tracegrade.scoring.evaluate.evaluate`'s order, and is dropped.
     Without a dataset a result goes as soon as its batch is scored; with one, once every
     trace is seen (the matching precedence needs them all): until then the candidates wait
     in a temporary file, not in memory. Returns the number of traces no case used and the
-    :class:`TraceFacts` of the traces seen."""
-    threshold = run_threshold(threshold, dataset, config)
-    weights = run_weights(dataset, config)
+    :class:`TraceFacts` of the traces seen.
+
+    ``prepare``: the trace of each item of ``batches`` (e.g. normalising a decoded trace),
+    or None to skip the item; without it the items are traces. ``limit``: at most this many
+    traces (reading stops there). With ``workers`` > 1, each batch's items are prepared and
+    scored in forked processes while the next batch is read (:func:`ordered_batches`), and
+    only results come back; same results, same order."""
+    run = _Run(
+        scorers, config, run_weights(dataset, config), run_threshold(threshold, dataset, config)
+    )
     with _Parked() as parked:
         matches = _Matches(dataset.tier(tier), mapping or {}, parked) if dataset else None
         facts = TraceFacts()
-        for batch in batches:
-            jobs = _jobs(batch, matches, facts)
-            _prefetch(scorers, [(trace, case) for trace, case, _ in jobs])
+        if workers > 1 and not _prefetching(scorers):
 
-            def job(index: int, jobs: list[_Job] = jobs) -> CaseResult:
-                trace, case, _ = jobs[index]
-                return score_trace(trace, case, scorers, config, weights, threshold)
+            def score(item: Any) -> _Scored | None:
+                trace = item if prepare is None else prepare(item)
+                if trace is None:
+                    return None
+                return _score(trace, matches, run)
 
-            results = ordered_map(job, len(jobs), workers, progress)
-            for (_, _, rules), result in zip(jobs, results, strict=True):
-                if matches is None:
-                    sink(result)
-                    continue
-                place = parked.park(result)
-                for case, rule in rules:
-                    matches.record(case, rule, place, result.trace_id or "")
-            del batch, jobs, job, results  # let this batch go before the next one is read
+            with contextlib.closing(_flat(ordered_batches(score, batches, workers))) as scored:
+                for one in itertools.islice(scored, limit):  # the workers stop at the limit
+                    _take(one, matches, facts, progress, sink)
+        else:
+            for batch in _prepared(batches, prepare, limit):
+                _score_batch(batch, matches, facts, progress, sink, run)
+                del batch  # let this batch go before the next one is read
         if matches is None:
             return 0, facts
         chosen, leftover = matches.results()
         for item in chosen:
             sink(parked.get(item) if isinstance(item, int) else item)
         return leftover, facts
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What scoring a trace takes besides the trace and its case."""
+
+    scorers: Sequence[Scorer]
+    config: Config
+    weights: Mapping[str, float]
+    threshold: float
+
+    def score(self, trace: AgentTrace, case: Case | None) -> CaseResult:
+        """:func:`~tracegrade.scoring.evaluate.score_trace` of this run."""
+        return score_trace(trace, case, self.scorers, self.config, self.weights, self.threshold)
+
+
+def _prefetching(scorers: Sequence[Scorer]) -> bool:
+    """Whether a scorer wants each batch's (trace, case) pairs first (the LLM judge): it
+    runs in this process."""
+    return any(callable(getattr(scorer, "prefetch", None)) for scorer in scorers)
+
+
+def _flat(batches: Iterator[list[_Scored | None]]) -> Generator[_Scored, None, None]:
+    for batch in batches:
+        yield from (one for one in batch if one is not None)
+        del batch
+
+
+def _prepared(
+    batches: Iterable[Sequence[Any]],
+    prepare: Callable[[Any], AgentTrace | None] | None,
+    limit: int | None,
+) -> Iterator[Sequence[AgentTrace]]:
+    """The batches' traces (``prepare``d), at most ``limit`` of them."""
+    left = limit
+    for batch in batches:
+        if prepare is not None:
+            batch = [t for t in map(prepare, batch) if t is not None]
+        if left is not None:
+            batch = batch[:left]
+            left -= len(batch)
+        if batch:
+            yield batch
+        del batch  # not held while the next batch is read
+        if left is not None and left <= 0:
+            return
+
+
+def _score_batch(
+    batch: Sequence[AgentTrace],
+    matches: _Matches | None,
+    facts: TraceFacts,
+    progress: Progress | None,
+    sink: Callable[[CaseResult], None],
+    run: _Run,
+) -> None:
+    """Score one batch in this process (the judge prefetches its pairs first)."""
+    jobs = _jobs(batch, matches, facts)
+    _prefetch(run.scorers, [(trace, case) for trace, case, _ in jobs])
+    for trace, case, rules in jobs:
+        result = run.score(trace, case)
+        if progress:
+            progress(result)
+        _keep(result, rules, matches, sink)
+
+
+def _keep(
+    result: CaseResult,
+    rules: list[tuple[int, str]],
+    matches: _Matches | None,
+    sink: Callable[[CaseResult], None],
+) -> None:
+    """A result to the sink (no dataset), else parked for the (case, rule) pairs it counts for."""
+    if matches is None:
+        sink(result)
+        return
+    place = matches.parked.park(result)
+    for case, rule in rules:
+        matches.record(case, rule, place, result.trace_id or "")
+
+
+class _Scored(NamedTuple):
+    """What a worker sends back of one trace: its facts, candidate cases and results."""
+
+    trace_id: str
+    version: str | None
+    models: list[str]
+    jobs: list[list[tuple[int, str]]]
+    """Per result, the (case index, rule) pairs it may count for."""
+    results: list[CaseResult]
+
+
+def _score(trace: AgentTrace, matches: _Matches | None, run: _Run) -> _Scored:
+    """One trace scored against every case it may belong to (in a worker process)."""
+    jobs = _jobs([trace], matches, TraceFacts())
+    if matches is not None:
+        matches.trace_ids.pop()  # the worker's copy: the parent records the id
+    version = trace.resource_attributes.get("service.version")
+    return _Scored(
+        trace.trace_id,
+        str(version) if version else None,
+        [c.model for c in trace.llm_calls if c.model],
+        [rules for _, _, rules in jobs],
+        [run.score(trace, case) for _, case, _ in jobs],
+    )
+
+
+def _take(
+    scored: _Scored,
+    matches: _Matches | None,
+    facts: TraceFacts,
+    progress: Progress | None,
+    sink: Callable[[CaseResult], None],
+) -> None:
+    """A worker's trace into the run: its facts, its id, each result (as :func:`_score_batch`)."""
+    facts.note(scored.version, scored.models)
+    if matches is not None:
+        matches.trace_ids.append(scored.trace_id)
+    for rules, result in zip(scored.jobs, scored.results, strict=True):
+        if progress:
+            progress(result)
+        _keep(result, rules, matches, sink)
 
 
 class _Parked:
