@@ -4,6 +4,7 @@ definition: every pattern over the newline-joined evidence, claimed character by
 from __future__ import annotations
 
 import re
+import sys
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -178,3 +179,12 @@ def test_a_value_number_missing_from_the_digit_runs_is_still_supported():
         assert number not in values._digit_runs(text)
         assert LazyEvidence((text,)).supports(Value("number", number, number))
         assert Evidence.of([text]).supports(Value("number", number, number))
+
+
+def test_the_month_test_holds_every_character_a_month_pattern_matches():
+    """Case-insensitive matching takes the long s for "s": each character it takes for a
+    letter of a month name's first three must casefold to that letter."""
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF)
+    for letter in sorted(set("".join(values._MONTH_PREFIXES))):
+        assert {c.casefold() for c in re.findall(letter, every, re.IGNORECASE)} == {letter}
+    assert values._has_month("\u017fEP") and not values._has_month("a summer day")

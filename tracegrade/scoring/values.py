@@ -116,15 +116,28 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 ]
 _UUID_GATE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")
 """What every UUID contains, starting with a literal (found by a fast substring search)."""
+_MONTH_PREFIXES = tuple(dict.fromkeys(month[:3] for month in MONTHS))
+
+
+def _has_month(text: str) -> bool:
+    """True when the casefolded text holds the first three letters of a month name: every
+    match of a month name pattern does (``re.IGNORECASE`` matches these letters only as
+    characters that casefold to them, such as the long s; a test checks every character)."""
+    folded = text.casefold()
+    return any(prefix in folded for prefix in _MONTH_PREFIXES)
+
+
 _NEEDS: dict[int, Callable[[str], bool]] = {
     0: lambda t: "-" in t or "/" in t,
+    1: _has_month,
+    2: _has_month,
     3: lambda t: ":" in t,
     4: lambda t: _UUID_GATE.search(t) is not None,
     8: lambda t: "%" in t,
 }
-"""Per pattern (by index in :data:`_PATTERNS`), a character (or for a UUID, a substring) every
-match contains: a pattern is not run on a text without it (a substring test costs ~1% of a
-scan; where the test would itself be a slow scan, such as for a month name, there is none)."""
+"""Per pattern (by index in :data:`_PATTERNS`), a character or substring every match
+contains: a pattern is not run on a text without it (a substring test costs ~1% of a scan;
+the month test, shared by two patterns, runs once per text)."""
 _EVIDENCE_NUMBER = re.compile(r"[-\d](?:(?<=-)(?<![\w.]-)\d+(?:\.\d+)?|(?<=\d)\d*(?:\.\d+)?)")
 r"""Every number in evidence: digit runs, and negatives only where ``-`` is not a joiner
 (``ORD-1234`` holds 1234 and ``2024-05-20`` holds 20): ``(?<![\w.])-\d+(?:\.\d+)?|\d+(?:\.\d+)?``
@@ -236,9 +249,13 @@ def _claim(text: str, patterns: int) -> list[tuple[int, Value]]:
     for marker in _LIST_MARKER.finditer(text):
         taken.add(*marker.span())
     found: list[tuple[int, Value]] = []
+    tested: dict[Callable[[str], bool], bool] = {}
     for number, (kind, pattern) in enumerate(_PATTERNS[:patterns]):
-        if (needs := _NEEDS.get(number)) is not None and not needs(text):
-            continue
+        if (needs := _NEEDS.get(number)) is not None:
+            if needs not in tested:
+                tested[needs] = needs(text)
+            if not tested[needs]:
+                continue
         for match in pattern.finditer(text):
             start, end = match.span()
             if taken.overlaps(start, end):
