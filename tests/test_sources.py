@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
+
+import pytest
 
 from tracegrade import sources
 from tracegrade.normalize import normalize_all
@@ -47,3 +50,27 @@ def test_the_cli_prints_an_error_met_only_by_the_read_pass(tmp_path, capsys):
     assert next(batches) and "error:" not in capsys.readouterr().err  # not known yet
     list(batches)
     assert f"error: {path}:4: invalid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("limit", [(), ("--limit", "10")])
+def test_score_with_two_workers_reports_a_corrupt_line_and_scores_as_one_process(tmp_path, limit):
+    """The workers decode the traces' lines: the same errors, printed, the same cases."""
+    from click.testing import CliRunner
+
+    from tracegrade.cli import cli
+
+    text = gzip.decompress((CORPUS / "traces.jsonl.gz").read_bytes()).splitlines(keepends=True)
+    text[3] = text[3].replace(b'"kind":', b'"kind":,', 1)  # looks canonical, is not JSON
+    text[9] = text[9].replace(b'"spans":[{', b'"spans":[{"unknown":1,', 1)  # not OTLP
+    path = tmp_path / "traces.jsonl"
+    path.write_bytes(b"".join(text * 3) + b"not json\n")  # 75 traces' lines, 25 trace ids
+    outputs = []
+    for workers in ("1", "2"):
+        report = tmp_path / f"run-{workers}.json"
+        args = ["score", str(path), "--no-save", "--json", str(report), "--workers", workers]
+        result = CliRunner().invoke(cli, [*args, *limit])
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        doc = json.loads(report.read_text())
+        outputs.append((result.exit_code, errors, doc["cases"], doc["summary"]))
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0][1]) == 7  # one batch: the read ends before the limit applies

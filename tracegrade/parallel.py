@@ -55,7 +55,8 @@ def ordered_batches(
     With ``workers`` > 1, each batch is computed by ``workers`` processes forked for it (they
     inherit the batch and ``task``: only results are pickled), while this process reads the
     next ``ahead`` batches (iterating ``batches``) and starts them: at most ``ahead + 1``
-    batches are in flight, and this process holds none once its workers are forked. ``task``
+    batches are in flight, and this process holds none once its workers are forked (with
+    ``ahead`` 0, a batch is read once the one before is collected). ``task``
     must not need this process's threads or open connections.
 
     Raises:

@@ -18,7 +18,7 @@ from pathlib import Path
 from tracegrade.errors import InputError
 from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.files import Payloads, ReadOptions
-from tracegrade.otlp.stream import iter_traces
+from tracegrade.otlp.stream import Deferred, LateError, decode_deferred, iter_traces
 from tracegrade.parallel import ordered_map
 from tracegrade.spans import TraceData
 from tracegrade.store.scan import trace_id_batches
@@ -65,20 +65,60 @@ def iter_raw_from_files(
     *,
     batch_size: int = DEFAULT_BATCH,
     errors: list[InputError] | None = None,
+    late: LateErrors | None = None,
 ) -> Iterator[list[TraceData]]:
     """:func:`iter_from_files` before normalisation: the decoded traces (those with spans),
     for a caller that normalises them elsewhere (``score --workers``: in the workers).
+
+    With ``late``, the span lines of a single trace in canonical form are not decoded: their
+    trace comes as a :class:`~tracegrade.otlp.stream.Deferred` that :func:`decoded` finishes
+    (in the worker), and the errors the read pass meets once the index pass is done go to
+    ``late`` (with those :func:`decoded` finds), not to ``errors``.
 
     Raises:
         InputError: a path does not exist (at once, not on iteration).
     """
     sink = Payloads()
-    traces = iter_traces(paths, options, sink)
-    return _batches(_reported(traces, sink, errors), batch_size)
+    traces = iter_traces(paths, options, sink, defer=late is not None)
+    return _batches(_reported(traces, sink, errors, late), batch_size)
+
+
+class LateErrors:
+    """The input errors of a read with deferred lines (see :func:`iter_raw_from_files`) met
+    after its index pass: the read pass's, and those :func:`decoded` gives (:meth:`add`)."""
+
+    def __init__(self) -> None:
+        self.found: list[LateError] = []
+        self.read_pass: list[InputError] | None = None
+        self.start = 0
+
+    def add(self, found: Iterable[LateError]) -> None:
+        """Errors :func:`decoded` gave."""
+        self.found.extend(found)
+
+    def errors(self) -> list[InputError]:
+        """Every late error in the order one process meets them (the read pass's in place
+        of the deferred lines'); none unless the read reached its end (as without workers,
+        where only the end of the read adds them)."""
+        if self.read_pass is None:
+            return []
+        keyed = [((self.start + n, 1, 0), e) for n, e in enumerate(self.read_pass)]
+        keyed += [((f.slot, 0, f.seq), f.error) for f in self.found]
+        return [error for _, error in sorted(keyed, key=lambda pair: pair[0])]
+
+
+def decoded(trace: TraceData) -> tuple[TraceData, list[LateError]]:
+    """A trace of :func:`iter_raw_from_files` with its deferred lines decoded (see
+    :func:`~tracegrade.otlp.stream.decode_deferred`), and their input errors for
+    :meth:`LateErrors.add`."""
+    return decode_deferred(trace)
 
 
 def _reported(
-    traces: Iterator[TraceData], sink: Payloads, errors: list[InputError] | None
+    traces: Iterator[TraceData],
+    sink: Payloads,
+    errors: list[InputError] | None,
+    late: LateErrors | None = None,
 ) -> Iterator[TraceData]:
     first = next(traces, None)  # the index pass, which finds the input errors, runs here
     reported = len(sink.errors)
@@ -87,7 +127,9 @@ def _reported(
     if first is not None:
         yield first
         yield from traces
-    if errors is not None:  # a canonical-looking line that did not decode is met when read
+    if late is not None:
+        late.read_pass, late.start = sink.errors[reported:], reported
+    elif errors is not None:  # a canonical-looking line that did not decode is met when read
         errors.extend(sink.errors[reported:])
 
 
@@ -104,7 +146,7 @@ def _normalised(batches: Iterator[list[TraceData]], workers: int) -> Iterator[li
 
 def _with_spans(batch: list[TraceData]) -> list[TraceData]:
     """The traces normalisation keeps (it skips those with log records only)."""
-    return [t for t in batch if t.spans]
+    return [t for t in batch if t.spans or isinstance(t, Deferred)]
 
 
 def _batches(items: Iterator[TraceData], size: int) -> Iterator[list[TraceData]]:

@@ -173,3 +173,69 @@ def test_a_line_whose_ids_differ_from_the_index_is_kept_whole(tmp_path, monkeypa
     assert sorted(s.span_id for t in got for s in t.spans) == sorted(
         s.span_id for t in reference([path])[0] for s in t.spans
     )
+
+
+def deferred(paths, options=None):
+    """As :func:`streamed`, with the span lines of one trace left undecoded and decoded
+    afterwards, trace by trace, as ``score --workers`` does in its worker processes."""
+    from tracegrade import sources
+
+    errors: list = []
+    late = sources.LateErrors()
+    traces = []
+    for batch in sources.iter_raw_from_files(
+        paths, options or ReadOptions(), batch_size=3, errors=errors, late=late
+    ):
+        for raw in batch:
+            trace, found = sources.decoded(raw)
+            late.add(found)
+            traces += [trace] if trace.spans else []
+    return traces, [str(e) for e in errors + late.errors()]
+
+
+@pytest.mark.parametrize("path", CORPORA, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_corpus_file_read_with_deferred_lines_gives_what_streaming_gives(path):
+    options = ReadOptions(messages_key="traj" if "tau-bench/" in str(path) else "messages")
+    assert deferred([path], options) == streamed([path], options)
+
+
+def test_deferred_lines_of_interleaved_traces_keep_their_spans_order(tmp_path):
+    requests = _turns(3)
+    a, b, c = requests[0:3], requests[3:6], requests[6:9]
+    both = ExportTraceServiceRequest()  # one line with spans of two traces: decoded at once
+    both.resource_spans.extend([*b[1].resource_spans, *c[0].resource_spans])
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, [a[0], b[0], a[1], both, a[2], c[1], b[2], c[2]])
+    got = deferred([path])
+    assert got == streamed([path]) and [len(t.spans) for t in got[0]] == [3, 3, 3]
+    assert any(isinstance(t, stream.Deferred) for t in iter_traces([path], defer=True))
+
+
+def test_deferred_lines_that_do_not_decode_give_their_errors_where_one_process_does(tmp_path):
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, _turns(3))
+    lines = path.read_bytes().splitlines(keepends=True)
+    for n in (4, 6, 7):  # two of trace b's lines, one of trace c's
+        lines[n] = lines[n].replace(b'"kind":', b'"kind":,', 1)
+    lines[2] = lines[2].replace(b'"spans":[{', b'"spans":[{"unknown":1,', 1)  # not OTLP
+    path.write_bytes(b"".join(lines) + b"not json\n")
+    got, errors = deferred([path])
+    assert (got, errors) == streamed([path]) and len(errors) == 5
+
+
+def test_errors_of_deferred_and_of_decoded_lines_come_in_the_order_one_process_meets_them(
+    tmp_path,
+):
+    requests = _turns(3)
+    a, b, c = requests[0:3], requests[3:6], requests[6:9]
+    both = ExportTraceServiceRequest()  # two traces: the read pass decodes it itself
+    both.resource_spans.extend([*b[1].resource_spans, *c[0].resource_spans])
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, [a[0], a[1], b[0], a[2], both, b[2], c[1], c[2]])
+    lines = path.read_bytes().splitlines(keepends=True)
+    for n in (3, 4, 6):  # deferred, decoded by the read pass, deferred
+        lines[n] = lines[n].replace(b'"kind":', b'"kind":,', 1)
+    path.write_bytes(b"".join(lines))
+    got, errors = deferred([path])
+    assert (got, errors) == streamed([path])
+    assert [e.split(":")[1] for e in errors] == ["4", "5", "7"]

@@ -111,13 +111,15 @@ def load_batches(
     workers: int = 1,
     *,
     raw: bool = False,
+    late: sources.LateErrors | None = None,
     **store_filters: Any,
 ) -> Iterator[list[Any]]:
     """:func:`load`, streamed: batches of traces (see :func:`tracegrade.sources.iter_from_files`),
     the input errors printed (stderr) and added to ``errors`` when the first batch is read
     (the files are indexed then: every error is known before scoring); ``workers`` processes
     normalise each batch; ``raw``: the decoded traces, not normalised (``TraceData``: the
-    caller normalises them). The caller checks that
+    caller normalises them), with ``late`` some of a file's lines left for the caller to decode
+    (see :func:`tracegrade.sources.iter_raw_from_files`). The caller checks that
     some trace came (:func:`no_traces_error` says why none did).
 
     Raises:
@@ -127,7 +129,7 @@ def load_batches(
         errors = [] if errors is None else errors
         options = ReadOptions(messages_key=messages_key)
         batches: Iterator[list[Any]] = (
-            sources.iter_raw_from_files(files, options, errors=errors)
+            sources.iter_raw_from_files(files, options, errors=errors, late=late)
             if raw
             else sources.iter_from_files(files, options, errors=errors, workers=workers)
         )

@@ -31,6 +31,7 @@ from tracegrade.cli.options import (
     messages_key_option,
     no_traces_error,
     pass_options,
+    report_errors,
     report_options,
     scorer_option,
     tier_options,
@@ -49,7 +50,8 @@ from tracegrade.report.document import case_dict, run_info, streamed_document
 from tracegrade.report.running import RunningSummary
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import CaseResult, run_threshold
-from tracegrade.scoring.streaming import stream_results
+from tracegrade.scoring.streaming import Prepared, stream_results
+from tracegrade.sources import LateErrors, decoded
 from tracegrade.spans import TraceData
 from tracegrade.store.follow import DEFAULT_LEASE_S
 from tracegrade.store.traces import DEFAULT_QUIET_S, default_path
@@ -219,8 +221,11 @@ def command(
     errors: list[InputError] = []
     read = [0]  # traces read before --since/--sample/--limit
     kept: list[AgentTrace] = []  # only --baseline needs the traces after scoring
-    in_workers = workers > 1 and not base  # normalised and selected in the workers too
-    loaded = load_batches(files, db, messages_key, errors, workers, raw=in_workers, **filters)
+    in_workers = workers > 1 and not base  # decoded, normalised and selected there too
+    late = LateErrors() if in_workers and limit is None else None  # workers decode lines
+    loaded = load_batches(
+        files, db, messages_key, errors, workers, raw=in_workers, late=late, **filters
+    )
     batches: Iterable[list[Any]] = _counting(loaded, read)
     if not in_workers:
         batches = select_batches(batches, since_unix_nano=since_ns, sample=sample, limit=limit)
@@ -242,7 +247,11 @@ def command(
                 workers=workers,
                 prepare=partial(_prepared, since_ns, sample) if in_workers else None,
                 limit=limit if in_workers else None,
+                on_notes=late.add if late else None,
             )
+        if late is not None:
+            errors.extend(found := late.errors())
+            report_errors(found)
         if not facts.count:
             if not files and not read[0]:
                 raise no_traces_error(files, db, **filters)
@@ -294,10 +303,14 @@ def _see_all(run_id: str, json_path: str | None, no_save: bool) -> str:
     return "; ".join(where) or "add --json FILE to write every case"
 
 
-def _prepared(since_ns: int | None, sample: float | None, raw: TraceData) -> AgentTrace | None:
-    """A decoded trace normalised, if ``--since``/``--sample`` keep it (in a worker)."""
-    trace = normalize_trace(raw)
-    return trace if keeps(trace, since_unix_nano=since_ns, sample=sample) else None
+def _prepared(since_ns: int | None, sample: float | None, raw: TraceData) -> Prepared:
+    """A trace read (its deferred lines decoded) and normalised, if ``--since``/``--sample``
+    keep it, with the input errors of those lines (in a worker)."""
+    data, late = decoded(raw)
+    if not data.spans:  # its lines did not decode: one process would not have yielded it
+        return Prepared(None, late)
+    trace = normalize_trace(data)
+    return Prepared(trace if keeps(trace, since_unix_nano=since_ns, sample=sample) else None, late)
 
 
 def _counting(batches: Iterable[list[Any]], count: list[int]) -> Iterator[list[Any]]:

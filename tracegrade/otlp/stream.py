@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import json
 import re
 from array import array
@@ -54,7 +55,7 @@ from tracegrade.otlp.files import (
 )
 from tracegrade.spans import LogRecord, Span, TraceData
 
-__all__ = ["iter_traces"]
+__all__ = ["Deferred", "LateError", "decode_deferred", "iter_traces"]
 
 
 class Unit(NamedTuple):
@@ -66,13 +67,52 @@ class Unit(NamedTuple):
     """Index pass: the trace ids read from the raw line (``items`` then empty)."""
     deviated: bool = False
     """Read pass: the line's trace ids differ from those the index read from its bytes."""
+    raw: _Line | None = None
+    """Read pass with ``defer``: the undecoded line of one trace (``items`` then empty)."""
+
+
+class _Line(NamedTuple):
+    """A canonical span line of one trace, left undecoded by the read pass."""
+
+    trace_id: str
+    line: bytes
+    line_no: int
+    source: str
+    options: ReadOptions
+    slot: int
+    """How many input errors the read pass had met when it reached this line."""
+    seq: int
+    """The line's place among the deferred lines, in read order."""
+
+
+class LateError(NamedTuple):
+    """An input error :func:`decode_deferred` met, and where the read pass would have put it:
+    after the first ``slot`` errors of its sink, deferred lines' errors in ``seq`` order."""
+
+    slot: int
+    seq: int
+    error: InputError
+
+
+@dataclass
+class Deferred(TraceData):
+    """A trace (of :func:`iter_traces` with ``defer``) some of whose span lines are not decoded
+    yet: ``parts`` holds, in read order, lists of spans and undecoded lines; ``spans`` is the
+    last list. :func:`decode_deferred` gives the trace itself."""
+
+    parts: list[list[Span] | _Line] = field(default_factory=list)
 
 
 _NOTHING = Unit(False, [])
+_SEQ = itertools.count()
 
 
 def iter_traces(
-    paths: Iterable[str | Path], options: ReadOptions | None = None, sink: Payloads | None = None
+    paths: Iterable[str | Path],
+    options: ReadOptions | None = None,
+    sink: Payloads | None = None,
+    *,
+    defer: bool = False,
 ) -> Iterator[TraceData]:
     """Each trace of the files (spans and log records, as read), in first-seen order.
 
@@ -80,12 +120,51 @@ def iter_traces(
     first trace is yielded, but for a line that looks canonical (see :func:`_predict`) and then
     fails to decode: its error is added when the read pass reaches it.
 
+    ``defer``: a canonical span line of a single trace is not decoded here; its trace comes
+    as a :class:`Deferred` for :func:`decode_deferred` to finish (in a worker process: the
+    decoding is most of the read pass), which also gives the line's input errors.
+
     Raises:
         InputError: a path does not exist (at once, not on iteration).
     """
     options = options or ReadOptions()
     files = expand_paths(paths, sibling_logs=options.sibling_logs)
-    return _assemble(files, options, sink if sink is not None else Payloads())
+    return _assemble(files, options, sink if sink is not None else Payloads(), defer)
+
+
+def decode_deferred(trace: TraceData) -> tuple[TraceData, list[LateError]]:
+    """The trace of a :class:`Deferred` (its lines decoded: the spans the read pass would have
+    given it, in the same order), and the input errors of those lines; any other trace as it is.
+
+    Raises:
+        InputError: a deferred line decoded to spans of another trace (a key written with
+            escapes, which the index does not see): read it with one process.
+    """
+    if not isinstance(trace, Deferred):
+        return trace, []
+    spans: list[Span] = []
+    late: list[LateError] = []
+    for part in trace.parts:
+        if isinstance(part, list):
+            spans.extend(part)
+            continue
+        quiet = Payloads()
+        for unit in _decoded(part.line, part.line_no, None, part.source, part.options, quiet):
+            if not unit.is_logs:
+                spans.extend(_own(part, unit.items))  # type: ignore[arg-type]
+        late.extend(LateError(part.slot, part.seq, error) for error in quiet.errors)
+    return TraceData(trace.trace_id, spans, trace.logs), late
+
+
+def _own(part: _Line, items: list[Span]) -> list[Span]:
+    """The spans of the line's trace (the others have none: their trace id is empty)."""
+    if any(span.trace_id and span.trace_id != part.trace_id for span in items):
+        raise InputError(
+            "spans of other traces than the line's trace id says; read it with --workers 1",
+            source=part.source,
+            line=part.line_no,
+        )
+    return [span for span in items if span.trace_id]
 
 
 @dataclass
@@ -103,7 +182,7 @@ def _index(files: list[Path], options: ReadOptions, sink: Payloads) -> _Index:
     index, counts = _Index(), [0, 0]
     for number, path in enumerate(files):
         index.prints[number] = prints = array("q")
-        for is_logs, items, ids, _ in _file_units(path, options, sink, prints, False):
+        for is_logs, items, ids, *_ in _file_units(path, options, sink, prints, False):
             position = counts[is_logs]
             counts[is_logs] += 1
             ids = _ids(is_logs, items) if ids is None else ids
@@ -128,18 +207,25 @@ def _ids(is_logs: bool, items: list[Span] | list[LogRecord]) -> list[str]:
     return [span.trace_id or "" for span in items]
 
 
-def _assemble(files: list[Path], options: ReadOptions, sink: Payloads) -> Iterator[TraceData]:
+def _assemble(
+    files: list[Path], options: ReadOptions, sink: Payloads, defer: bool
+) -> Iterator[TraceData]:
     index = _index(files, options, sink)
     pending: dict[str, TraceData] = {}
-    spans = _Cursor(files, options, False, index, pending, sink)
+    spans = _Cursor(files, options, False, index, pending, sink, defer)
     logs = _Cursor(files, options, True, index, pending, sink)
     for trace_id in index.order:
         spans.read_through(index.last_span[trace_id])
         logs.read_through(index.last_log.get(trace_id, -1))
         trace = pending.pop(trace_id, None)
-        if trace is not None and trace.spans:  # None only if a file changed between passes
+        if trace is not None and _has_spans(trace):  # None if a file changed between passes
             yield trace
-    yield from (trace for trace in pending.values() if trace.spans)  # only if a line deviated
+    yield from (t for t in pending.values() if _has_spans(t))  # only if a line deviated
+
+
+def _has_spans(trace: TraceData) -> bool:
+    """Whether the trace has spans (a deferred one has its lines')."""
+    return bool(trace.spans) or isinstance(trace, Deferred)
 
 
 class _Cursor:
@@ -153,13 +239,14 @@ class _Cursor:
         index: _Index,
         pending: dict[str, TraceData],
         sink: Payloads,
+        defer: bool = False,
     ):
         only = index.log_files if is_logs else index.span_files
         self.units = (
             unit
             for number, path in enumerate(files)
             if number in only
-            for unit in _file_units(path, options, sink, index.prints[number], True)
+            for unit in _file_units(path, options, sink, index.prints[number], True, defer)
             if unit.is_logs == is_logs
         )
         self.position, self.is_logs, self.pending = 0, is_logs, pending
@@ -172,12 +259,24 @@ class _Cursor:
         looking line did not decode as one) is kept whole, its traces yielded last if late."""
         while self.position <= last:
             unit = next(self.units, _NOTHING)  # nothing only if a file shrank between passes
+            if unit.raw is not None:
+                self._defer(unit.raw)
             for item in unit.items:
                 trace_id = item.trace_id
                 if trace_id and (trace_id in self.wanted or unit.deviated):
                     trace = self.pending.setdefault(trace_id, TraceData(trace_id))
                     (trace.logs if self.is_logs else trace.spans).append(item)  # type: ignore[arg-type]
             self.position += 1
+
+    def _defer(self, line: _Line) -> None:
+        """The line's trace becomes (stays) a :class:`Deferred`; spans read later go after it."""
+        trace = self.pending.get(line.trace_id)
+        if not isinstance(trace, Deferred):
+            old = trace or TraceData(line.trace_id)
+            trace = Deferred(line.trace_id, [], old.logs, [old.spans] if old.spans else [])
+            self.pending[line.trace_id] = trace
+        trace.spans = []
+        trace.parts += [line, trace.spans]
 
 
 # --- one file -------------------------------------------------------------------------------
@@ -197,7 +296,12 @@ def _open(path: Path) -> IO[bytes]:
 
 
 def _file_units(
-    path: Path, options: ReadOptions, sink: Payloads, prints: array[int], reading: bool
+    path: Path,
+    options: ReadOptions,
+    sink: Payloads,
+    prints: array[int],
+    reading: bool,
+    defer: bool = False,
 ) -> Iterator[Unit]:
     """The requests of one file, in file order; problems go to ``sink.errors``.
 
@@ -215,7 +319,7 @@ def _file_units(
                 return
             lines = enumerate(_chain(head, handle), start=1)
             if reading:
-                yield from _read_lines(lines, first, source, options, sink, prints)
+                yield from _read_lines(lines, first, source, options, sink, prints, defer)
             else:
                 yield from _index_lines(lines, first, source, options, sink, prints)
     except (OSError, EOFError) as exc:
@@ -326,14 +430,23 @@ def _read_lines(
     options: ReadOptions,
     sink: Payloads,
     prints: array[int],
+    defer: bool = False,
 ) -> Iterator[Unit]:
     """Read pass: every line decoded; a line the index only predicted is checked against its
-    fingerprint and its errors (reported late) go to ``sink``."""
+    fingerprint and its errors (reported late) go to ``sink``. ``defer``: a predicted span
+    line of one trace is not decoded (see :func:`iter_traces`)."""
     quiet = Payloads()
     for line_no, line in lines:
         expected = prints[line_no - 1] if line_no <= len(prints) else _DECODED
         if expected == _DECODED:
             yield from _decoded(line, line_no, first, source, options, quiet)
+            continue
+        trace_id = _single_trace(line, expected) if defer else None
+        if trace_id is not None:
+            slot = len(sink.errors)
+            yield Unit(
+                False, [], raw=_Line(trace_id, line, line_no, source, options, slot, next(_SEQ))
+            )
             continue
         is_logs = line[:17] == b'{"resourceLogs":['
         items: list[Any] = []
@@ -341,6 +454,19 @@ def _read_lines(
             if unit.is_logs == is_logs:
                 items.extend(unit.items)
         yield Unit(is_logs, items, None, hash(tuple(_ids(is_logs, items))) != expected)
+
+
+def _single_trace(line: bytes, expected: int) -> str | None:
+    """The trace id of a predicted span line whose spans all have it, else None. The index
+    checked the line's form; its fingerprint shows the ids are still those it read."""
+    if line[:18] != b'{"resourceSpans":[':
+        return None
+    ids = [i.decode() for i in _TRACE_ID.findall(line)]  # what _predict keeps of a span line
+    if hash(tuple(ids)) != expected:
+        return None
+    distinct = set(ids)
+    distinct.discard("")
+    return distinct.pop() if len(distinct) == 1 else None
 
 
 def _decoded(

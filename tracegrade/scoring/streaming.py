@@ -46,7 +46,7 @@ from tracegrade.scoring.evaluate import (
 from tracegrade.scoring.score import Scorer
 from tracegrade.trace import AgentTrace
 
-__all__ = ["TraceFacts", "evaluate_batches", "stream_results"]
+__all__ = ["Prepared", "TraceFacts", "evaluate_batches", "stream_results"]
 
 
 @dataclass
@@ -186,8 +186,9 @@ def stream_results(
     mapping: Mapping[str, Sequence[str]] | None = None,
     progress: Progress | None = None,
     workers: int = 1,
-    prepare: Callable[[Any], AgentTrace | None] | None = None,
+    prepare: Callable[[Any], AgentTrace | Prepared | None] | None = None,
     limit: int | None = None,
+    on_notes: Callable[[Sequence[Any]], None] | None = None,
 ) -> tuple[int, TraceFacts]:
     """:func:`evaluate_batches` without holding the results: each result of the run goes to
     ``sink``, in :func:`~tracegrade.scoring.evaluate.evaluate`'s order, and is dropped.
@@ -197,10 +198,12 @@ def stream_results(
     :class:`TraceFacts` of the traces seen.
 
     ``prepare``: the trace of each item of ``batches`` (e.g. normalising a decoded trace),
-    or None to skip the item; without it the items are traces. ``limit``: at most this many
+    or None to skip the item, or both in a :class:`Prepared` with notes for ``on_notes``
+    (called in item order); without it the items are traces. ``limit``: at most this many
     traces (reading stops there). With ``workers`` > 1, each batch's items are prepared and
-    scored in forked processes while the next batch is read (:func:`ordered_batches`), and
-    only results come back; same results, same order."""
+    scored in forked processes while the next batch is read (:func:`ordered_batches`; with a
+    ``limit``, once the batch before is scored: no batch is read past the limit), and only
+    results (and notes) come back; same results, same order."""
     run = _Run(
         scorers, config, run_weights(dataset, config), run_threshold(threshold, dataset, config)
     )
@@ -209,17 +212,17 @@ def stream_results(
         facts = TraceFacts()
         if workers > 1 and not _prefetching(scorers):
 
-            def score(item: Any) -> _Scored | None:
-                trace = item if prepare is None else prepare(item)
-                if trace is None:
-                    return None
-                return _score(trace, matches, run)
+            def score(item: Any) -> _Scored:
+                trace, notes = _unpack(item if prepare is None else prepare(item))
+                return _Scored(None, notes) if trace is None else _score(trace, notes, matches, run)
 
-            with contextlib.closing(_flat(ordered_batches(score, batches, workers))) as scored:
+            # with a limit, a batch is read once the last is scored (no input read past it)
+            outcomes = ordered_batches(score, batches, workers, ahead=int(limit is None))
+            with contextlib.closing(_flat(outcomes, on_notes)) as scored:
                 for one in itertools.islice(scored, limit):  # the workers stop at the limit
                     _take(one, matches, facts, progress, sink)
         else:
-            for batch in _prepared(batches, prepare, limit):
+            for batch in _prepared(batches, prepare, limit, on_notes):
                 _score_batch(batch, matches, facts, progress, sink, run)
                 del batch  # let this batch go before the next one is read
         if matches is None:
@@ -250,22 +253,42 @@ def _prefetching(scorers: Sequence[Scorer]) -> bool:
     return any(callable(getattr(scorer, "prefetch", None)) for scorer in scorers)
 
 
-def _flat(batches: Iterator[list[_Scored | None]]) -> Generator[_Scored, None, None]:
+class Prepared(NamedTuple):
+    """What ``prepare`` gives of an item: its trace (None: skip it) and notes for the caller
+    (e.g. input errors met decoding it)."""
+
+    trace: AgentTrace | None
+    notes: Sequence[Any] = ()
+
+
+def _unpack(prepared: AgentTrace | Prepared | None) -> Prepared:
+    return prepared if isinstance(prepared, Prepared) else Prepared(prepared)
+
+
+def _flat(
+    batches: Iterator[list[_Scored]], on_notes: Callable[[Sequence[Any]], None] | None
+) -> Generator[_Scored, None, None]:
+    """The traces scored, in order (the notes of every item passed on)."""
     for batch in batches:
-        yield from (one for one in batch if one is not None)
+        for one in batch:
+            if one.notes and on_notes:
+                on_notes(one.notes)
+            if one.trace_id is not None:
+                yield one
         del batch
 
 
 def _prepared(
     batches: Iterable[Sequence[Any]],
-    prepare: Callable[[Any], AgentTrace | None] | None,
+    prepare: Callable[[Any], AgentTrace | Prepared | None] | None,
     limit: int | None,
+    on_notes: Callable[[Sequence[Any]], None] | None,
 ) -> Iterator[Sequence[AgentTrace]]:
     """The batches' traces (``prepare``d), at most ``limit`` of them."""
     left = limit
     for batch in batches:
         if prepare is not None:
-            batch = [t for t in map(prepare, batch) if t is not None]
+            batch = [t for t in _kept(map(prepare, batch), on_notes) if t is not None]
         if left is not None:
             batch = batch[:left]
             left -= len(batch)
@@ -309,18 +332,30 @@ def _keep(
         matches.record(case, rule, place, result.trace_id or "")
 
 
+def _kept(
+    prepared: Iterable[AgentTrace | Prepared | None],
+    on_notes: Callable[[Sequence[Any]], None] | None,
+) -> Iterator[AgentTrace | None]:
+    for trace, notes in map(_unpack, prepared):
+        if notes and on_notes:
+            on_notes(notes)
+        yield trace
+
+
 class _Scored(NamedTuple):
-    """What a worker sends back of one trace: its facts, candidate cases and results."""
+    """What a worker sends back of one item: the notes of preparing it and, unless it was
+    skipped (``trace_id`` None), its trace's facts, candidate cases and results."""
 
-    trace_id: str
-    version: str | None
-    models: list[str]
-    jobs: list[list[tuple[int, str]]]
+    trace_id: str | None
+    notes: Sequence[Any]
+    version: str | None = None
+    models: list[str] = []
+    jobs: list[list[tuple[int, str]]] = []
     """Per result, the (case index, rule) pairs it may count for."""
-    results: list[CaseResult]
+    results: list[CaseResult] = []
 
 
-def _score(trace: AgentTrace, matches: _Matches | None, run: _Run) -> _Scored:
+def _score(trace: AgentTrace, notes: Sequence[Any], matches: _Matches | None, run: _Run) -> _Scored:
     """One trace scored against every case it may belong to (in a worker process)."""
     jobs = _jobs([trace], matches, TraceFacts())
     if matches is not None:
@@ -328,6 +363,7 @@ def _score(trace: AgentTrace, matches: _Matches | None, run: _Run) -> _Scored:
     version = trace.resource_attributes.get("service.version")
     return _Scored(
         trace.trace_id,
+        notes,
         str(version) if version else None,
         [c.model for c in trace.llm_calls if c.model],
         [rules for _, _, rules in jobs],
@@ -345,7 +381,7 @@ def _take(
     """A worker's trace into the run: its facts, its id, each result (as :func:`_score_batch`)."""
     facts.note(scored.version, scored.models)
     if matches is not None:
-        matches.trace_ids.append(scored.trace_id)
+        matches.trace_ids.append(scored.trace_id or "")
     for rules, result in zip(scored.jobs, scored.results, strict=True):
         if progress:
             progress(result)
