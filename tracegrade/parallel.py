@@ -76,9 +76,11 @@ def ordered_batches(
             running.append(_Forked(task, batch, workers))
             del batch  # the workers have it
             if len(running) > ahead:
-                yield running.popleft().collect()
+                yield running[0].collect()
+                running.popleft()
         while running:
-            yield running.popleft().collect()
+            yield running[0].collect()
+            running.popleft()
     finally:
         for forked in running:
             forked.kill()
@@ -92,19 +94,19 @@ class _Forked(Generic[T]):
         self.chunks = _chunks(len(items), workers)
         count = min(workers, len(self.chunks))
         self.children: list[tuple[int, int]] = []  # (pid, read end of its pipe)
-        for worker in range(count):
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover (the child's coverage is not collected)
-                os.close(read)
-                _child(task, items, self.chunks[worker::count], write)
-            os.close(write)
-            self.children.append((pid, read))
+        try:
+            for worker in range(count):
+                self.children.append(_fork(task, items, self.chunks[worker::count]))
+        except BaseException:  # e.g. no more processes: not a worker left behind
+            self.kill()
+            raise
 
     def collect(self) -> list[T]:
         """The batch's results in order, once every worker answered."""
-        answers = [_receive(pid, read) for pid, read in self.children]
-        self.children = []
+        answers: list[_Answer] = []
+        while self.children:
+            pid, read = self.children.pop(0)
+            answers.append(_receive(pid, read))  # raising, it leaves the others to kill()
         errors = [error for _, error in answers if error is not None]
         if errors:
             index, exc, where = min(errors, key=lambda error: error[0])
@@ -124,6 +126,24 @@ class _Forked(Generic[T]):
                 os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         self.children = []
+
+
+def _fork(
+    task: Callable[[X], Any], items: Sequence[X], chunks: list[tuple[int, int]]
+) -> tuple[int, int]:
+    """A worker computing ``chunks`` of ``items``: its pid and the read end of its pipe."""
+    read, write = os.pipe()
+    try:
+        pid = os.fork()
+    except BaseException:
+        os.close(read)
+        os.close(write)
+        raise
+    if pid == 0:  # pragma: no cover (the child's coverage is not collected)
+        os.close(read)
+        _child(task, items, chunks, write)
+    os.close(write)
+    return pid, read
 
 
 _Answer = tuple[list[list[Any]], tuple[int, BaseException, str] | None]
