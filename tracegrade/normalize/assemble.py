@@ -25,6 +25,7 @@ from tracegrade.normalize.answers import answer_of, split_answer_calls
 from tracegrade.normalize.gaps import Facts, find_gaps
 from tracegrade.normalize.messages import TOOL_CALLS_FINISH, Message
 from tracegrade.normalize.order import causal_order
+from tracegrade.normalize.prefixes import Resumable
 from tracegrade.normalize.toolcalls import join_tool_calls, span_error
 from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.view import SpanView
@@ -105,18 +106,33 @@ def merge_user_inputs(histories: Sequence[Sequence[Message]]) -> list[str]:
     """
     merged: list[str] = []
     seen: set[tuple[int, str]] = set()
+    walks: Resumable[_Users] = Resumable(lambda users: (list(users[0]), list(users[1])))
     for history in histories:
-        users = [
-            (index if m.position is None else m.position, m.text)
-            for index, m in enumerate(history)
-            if m.role == "user" and m.text
-        ]
-        common = 0
-        while common < min(len(users), len(merged)) and users[common][1] == merged[common]:
-            common += 1
+        users, texts = _user_turns(history, walks)
+        common = len(merged)
+        if len(texts) < common or texts[:common] != merged:  # else all merged turns replayed
+            common = 0
+            while common < min(len(users), len(merged)) and texts[common] == merged[common]:
+                common += 1
         merged.extend(text for key in users[common:] if key not in seen for text in [key[1]])
         seen.update(users)
     return merged
+
+
+_Users = tuple[list[tuple[int, str]], list[str]]
+"""A history's user turns as ``(position, text)`` and their texts alone."""
+
+
+def _user_turns(history: Sequence[Message], walks: Resumable[_Users]) -> _Users:
+    """The user turns of ``history``, resuming from a remembered prefix of it."""
+    start, (users, texts) = walks.resume(history) or (0, ([], []))
+    for index in range(start, len(history)):
+        message = history[index]
+        if message.role == "user" and message.text:
+            users.append((index if message.position is None else message.position, message.text))
+            texts.append(message.text)
+    walks.remember(history, (users, texts))
+    return users, texts
 
 
 def _user_inputs(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> list[str]:

@@ -60,22 +60,20 @@ def _response(view: SpanView) -> Message | None:
 def _history_edges(calls: Sequence[SpanView], after: dict[int, set[int]]) -> None:
     """i -> j when j's input holds i's response right after i's input (see module doc); only
     the latest such i per j: the earlier ones reach j through it (histories grow)."""
+    responses = [_response(view) for view in calls]
     by_length: dict[int, list[int]] = {}
     for i, view in enumerate(calls):
-        if view.input_messages is not None and _response(view) is not None:
+        if view.input_messages is not None and responses[i] is not None:
             by_length.setdefault(_history_length(view.input_messages), []).append(i)
     for j, later in enumerate(calls):
         history = later.input_messages or ()
         for index in range(len(history) - 1, -1, -1):  # from the end: no list of the whole
             message = history[index]
             position = index if message.position is None else message.position
-            candidates = by_length.get(position)
-            if candidates is None:
-                continue
             earlier = [
                 i
-                for i in candidates
-                if i != j and _same_response(message, _response(calls[i]))  # type: ignore[arg-type]
+                for i in by_length.get(position, ())
+                if i != j and _same_response(message, responses[i])  # type: ignore[arg-type]
             ]
             if earlier:
                 after[earlier[0]].add(j)
