@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import sys
+import time
 
 import pytest
 
 from tracegrade.collector.memory import (
     BYTES_PER_ZERO,
     PROTOBUF_BYTES_PER_BYTE,
+    SPIKE_SHARE,
     MemoryBudget,
+    ResidentGuard,
     decode_cost,
+    resident_bytes,
     return_large_allocations_to_the_os,
 )
 
@@ -31,3 +35,79 @@ def test_empty_submessages_are_charged_by_their_zero_length_bytes():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")
 def test_large_allocations_are_returned_to_the_os_on_glibc():
     assert return_large_allocations_to_the_os()
+
+
+class Resident:
+    """A scripted resident set (bytes) and a count of trims, for :class:`ResidentGuard`."""
+
+    def __init__(self, now: int):
+        self.now, self.trims = now, 0
+
+    def __call__(self) -> int:
+        return self.now
+
+    def trim(self) -> None:
+        self.trims += 1
+        self.now -= 50
+
+
+def guarded(limit: int, resident: Resident) -> MemoryBudget:
+    guard = ResidentGuard(limit, resident=resident, trim=resident.trim)
+    guard.SAMPLE_EVERY_S = 0.0
+    return MemoryBudget(1_000, guard)
+
+
+def wait_for(condition) -> None:
+    deadline = time.monotonic() + 5
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+def test_the_resident_guard_refuses_what_would_pass_the_real_memory_while_work_is_in_flight():
+    resident = Resident(150)
+    budget = guarded(200, resident)
+    assert budget.reserve(10)  # nothing in flight: admitted whatever the resident set
+    assert budget.reserve(40)  # 150 + 40 <= 200
+    assert not budget.reserve(60)  # 150 + 60 > 200, although the charges (50 + 60) fit
+    assert budget.refused == budget.refused_resident == 1 and budget.used_bytes == 50
+
+
+def test_with_nothing_in_flight_the_guard_never_locks_the_receiver_out():
+    resident = Resident(10_000)  # far above the limit, e.g. memory the allocator kept
+    budget = guarded(200, resident)
+    assert budget.reserve(100)
+    budget.release(100)
+    assert budget.reserve(100) and budget.refused_resident == 0
+
+
+def test_a_refusal_hands_freed_memory_back_then_reads_the_resident_set_again():
+    resident = Resident(180)
+    budget = guarded(200, resident)
+    assert budget.reserve(1)
+    assert not budget.reserve(40)  # 180 + 40 > 200: a trim starts (in its own thread)
+    wait_for(lambda: resident.trims == 1)
+    wait_for(lambda: budget.guard is not None and budget.guard._trimming.acquire(blocking=False))
+    assert budget.reserve(40)  # 130 + 40 fits once the trim gave 50 back
+    assert not budget.reserve(100) and resident.trims == 1  # at most one trim per interval
+
+
+def test_the_guard_is_off_where_the_resident_set_cannot_be_read():
+    guard = ResidentGuard(1, resident=lambda: None, trim=lambda: None)
+    assert guard.fits(10**12)
+
+
+def test_from_now_allows_the_bound_less_the_spike_share_above_todays_footprint():
+    guard = ResidentGuard.from_now(100 * 2**20)
+    now = resident_bytes()
+    assert guard is not None and now is not None
+    assert guard.limit_bytes == pytest.approx(now + 100 * 2**20 * (1 - SPIKE_SHARE), abs=2**24)
+
+
+def test_a_requests_later_reservations_are_charged_but_not_guarded():
+    resident = Resident(10_000)
+    budget = guarded(200, resident)
+    assert budget.reserve(10)  # the first request, admitted with nothing in flight
+    assert budget.reserve(20, admit=False)  # its next chunk: never cut off half-way
+    assert not budget.reserve(5)  # another request's admission, while one is in flight
+    assert not budget.reserve(990, admit=False)  # the charges still bound everything
+    assert budget.used_bytes == 30 and budget.refused_resident == 1

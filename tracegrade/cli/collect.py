@@ -153,6 +153,7 @@ def command(
         max_request_bytes=int(max_request_mib * 2**20),
         max_queue_bytes=int(max_queue_mib * 2**20),
         max_memory_bytes=int(max_memory_mib * 2**20),
+        guard_resident=True,
     )
     return_large_allocations_to_the_os()
     try:

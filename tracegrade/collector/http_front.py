@@ -178,7 +178,7 @@ class ReadBody:
     def _reserve(self, size: int) -> None:
         if self.memory is None:
             return
-        if not self.memory.reserve(size):
+        if not self.memory.reserve(size, admit=not self.reserved):
             raise BodyError(
                 "throttled", "the receiver is at its memory bound; retry later", RETRY_AFTER_S
             )

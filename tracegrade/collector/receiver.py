@@ -23,7 +23,7 @@ from tracegrade.collector.admission import DEFAULT_REDACT, Redactor
 from tracegrade.collector.grpc_front import DEFAULT_WORKERS, grpc_server
 from tracegrade.collector.http_front import HttpServer, http_app
 from tracegrade.collector.ingest import DEFAULT_QUEUE_BYTES, QUEUE_DEADLINE_S, Ingest, Stats
-from tracegrade.collector.memory import DEFAULT_MAX_MEMORY_BYTES, MemoryBudget
+from tracegrade.collector.memory import DEFAULT_MAX_MEMORY_BYTES, MemoryBudget, ResidentGuard
 from tracegrade.collector.service import DEFAULT_MAX_REQUEST_BYTES, ExportService
 from tracegrade.store.database import display
 from tracegrade.store.traces import Store, default_path
@@ -54,10 +54,14 @@ class ReceiverConfig:
     max_queue_bytes: int = DEFAULT_QUEUE_BYTES
     grpc_workers: int = DEFAULT_WORKERS
     max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES
-    queue_deadline_s: float | None = QUEUE_DEADLINE_S
-    """Longest a request may wait in the receive queue (:data:`~.ingest.QUEUE_DEADLINE_S`)."""
     """Bound on the memory requests hold at once (:mod:`.memory`); at least twice
     ``max_request_bytes``."""
+    queue_deadline_s: float | None = QUEUE_DEADLINE_S
+    """Longest a request may wait in the receive queue (:data:`~.ingest.QUEUE_DEADLINE_S`)."""
+    guard_resident: bool = False
+    """Also hold the process's real resident memory within its footprint at :meth:`Receiver.start`
+    plus the bound (:class:`~.memory.ResidentGuard`): for a process that is the receiver only
+    (``tracegrade collect``), since growth of anything else in the process counts too."""
 
 
 class Receiver:
@@ -117,6 +121,9 @@ class Receiver:
         except BaseException:
             self.stop()
             raise
+        if self.config.guard_resident:
+            memory = self.service.memory
+            memory.guard = ResidentGuard.from_now(memory.limit_bytes)
         self.started_at = time.time()
         return self
 
@@ -163,6 +170,7 @@ class Receiver:
             "memory_bytes": self.service.memory.used_bytes,
             "memory_peak_bytes": self.service.memory.peak_bytes,
             "memory_refusals": self.service.memory.refused,
+            "memory_resident_refusals": self.service.memory.refused_resident,
         }
 
     def readiness_line(self) -> str:

@@ -150,7 +150,7 @@ class ExportService:
                 f"the receiver's memory bound of {self.memory.limit_bytes / 2**20:.0f} MiB; "
                 "send smaller batches",
             )
-        if not self.memory.reserve(cost):
+        if not self.memory.reserve(cost, admit=False):  # the front end admitted it
             return Outcome(
                 "throttled",
                 message="the receiver is at its memory bound; retry later",

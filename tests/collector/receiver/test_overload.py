@@ -142,3 +142,23 @@ def test_the_memory_bound_holds_and_refusals_carry_a_retry_delay(tmp_path):
         assert receiver.service.memory.used_bytes == 0
     assert all(r.status_code == 429 and r.headers["retry-after"] == "1" for r in refused)
     assert set(stored_spans(tmp_path / "store.db")) == set(request_spans(first))
+
+
+def test_collect_guards_its_real_resident_memory_and_reports_refusals(tmp_path):
+    """``tracegrade collect`` sets ``guard_resident``: the receiver then holds its resident set
+    within its footprint at start plus the bound (less the spike share), and ``/healthz``
+    counts refusals made for real memory. An embedding process is not guarded by default."""
+    from tracegrade.collector.memory import SPIKE_SHARE, resident_bytes
+
+    limit = 64 * 2**20
+    with running(tmp_path / "plain.db") as receiver:
+        assert receiver.service.memory.guard is None
+    with running(tmp_path / "guarded.db", guard_resident=True, max_memory_bytes=limit) as receiver:
+        guard, now = receiver.service.memory.guard, resident_bytes()
+        assert guard is not None and now is not None
+        assert abs(guard.limit_bytes - (now + limit * (1 - SPIKE_SHARE))) < 32 * 2**20
+        guard.limit_bytes = 0  # as if the process had grown past its bound
+        first = http_export(receiver, "traces", big_request("first").SerializeToString())
+        assert first.status_code == 200  # nothing in flight: admitted whatever the resident set
+        health = receiver.health()
+    assert health["memory_resident_refusals"] == 0 and stored_spans(tmp_path / "guarded.db")
