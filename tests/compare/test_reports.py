@@ -12,7 +12,12 @@ from tests.compare.documents import case, run
 from tracegrade.cli.gate import publish_gate
 from tracegrade.compare import compare_runs
 from tracegrade.report.breakdown import summary_additions
-from tracegrade.report.comparison import markdown, print_comparison, run_markdown
+from tracegrade.report.comparison import (
+    FAILED_LISTED,
+    markdown,
+    print_comparison,
+    run_markdown,
+)
 
 
 def test_the_console_shows_deltas_and_the_changed_cases() -> None:
@@ -44,6 +49,22 @@ def test_a_run_without_baseline_writes_its_own_step_summary(
     assert "| 1/2 | 50.0% | 0.650 |" in text and "| b | 0.400 | b is below threshold |" in text
     assert text == (tmp_path / "run.md").read_text() + "\n"
     assert run_markdown(doc) + "\n" == text
+
+
+def test_a_runs_markdown_lists_fifty_failed_cases_and_counts_the_rest_in_one_pass() -> None:
+    cases = [case(f"c{n}", 0.4 if n % 2 else 0.9) for n in range(301)]
+    doc = run("big", cases, passed=False)
+
+    class Streamed:  # a case log's cases: read from the spool file on each pass
+        def __iter__(self):
+            return iter(cases)
+
+    doc["cases"] = Streamed()
+    text = run_markdown(doc)
+    listed = [line for line in text.splitlines() if line.startswith("| c")]
+    assert listed[0].startswith("| c1 |") and listed[-1].startswith("| c99 |")
+    assert len(listed) == FAILED_LISTED
+    assert "and 100 more failed cases" in text
 
 
 def test_summary_additions_latency_and_tags() -> None:

@@ -246,12 +246,38 @@ def run_markdown(doc: dict[str, Any]) -> str:
         f"{value('latency_p50_ms', view.latency_p50_ms)} / "
         f"{value('latency_p95_ms', view.latency_p95_ms)} | {value('cost_usd', view.cost_usd)} |",
     ]
-    failed = [c for c in doc["cases"] if not c["passed"]]
-    if failed:
-        lines += ["", "| failed case | score | reasons |", "|---|---:|---|"]
-        lines += [
-            f"| {_md(str(c['case_id'] or c['trace_id']))} | {value('score', c['score'])} | "
-            f"{_md('; '.join(c['reasons'][:3]))} |"
-            for c in failed[:50]
+    return "\n".join(lines + _failed_rows(doc["cases"])) + "\n"
+
+
+FAILED_LISTED = 50
+"""Failed cases a run's Markdown summary lists; the rest are counted (GitHub caps a step
+summary at 1 MiB)."""
+
+
+def _failed_rows(cases: Iterable[dict[str, Any]]) -> list[str]:
+    """The Markdown table of the first :data:`FAILED_LISTED` failed cases, then how many more
+    failed. One pass over ``cases`` (the run document's, possibly streamed from the case log)
+    holding only the rows listed."""
+    rows: list[str] = []
+    more = 0
+    for case in cases:
+        if case["passed"]:
+            continue
+        if len(rows) == FAILED_LISTED:
+            more += 1
+            continue
+        rows.append(
+            f"| {_md(str(case['case_id'] or case['trace_id']))} | "
+            f"{value('score', case['score'])} | {_md('; '.join(case['reasons'][:3]))} |"
+        )
+    if not rows:
+        return []
+    tail = (
+        [
+            "",
+            f"and {more:,} more failed cases (all are in the run's JSON or the stored run)",
         ]
-    return "\n".join(lines) + "\n"
+        if more
+        else []
+    )
+    return ["", "| failed case | score | reasons |", "|---|---:|---|", *rows, *tail]
