@@ -111,8 +111,8 @@ def _serve(receiver: Receiver, verbose: bool, every_s: float) -> None:
     show_default=True,
     help="Memory the requests being received, decoded and stored may hold at once, MiB "
     "(429 / RESOURCE_EXHAUSTED with a retry delay beyond; at least twice --max-request-mib). "
-    "Not the process's whole memory: gRPC's buffers, the SQLite cache and the allocator's "
-    "slack come on top (README, 'Receiving OTLP').",
+    "The process's resident memory is held within its start-up footprint plus this bound "
+    "too (README, 'Receiving OTLP').",
 )
 @click.option("--verbose", "-v", is_flag=True, help="A status line every --status-every seconds.")
 @click.option(
