@@ -13,6 +13,7 @@ from tracegrade.collector.memory import (
     SPIKE_SHARE,
     MemoryBudget,
     ResidentGuard,
+    admission_footprint,
     decode_cost,
     resident_bytes,
     return_large_allocations_to_the_os,
@@ -111,3 +112,12 @@ def test_a_requests_later_reservations_are_charged_but_not_guarded():
     assert not budget.reserve(5)  # another request's admission, while one is in flight
     assert not budget.reserve(990, admit=False)  # the charges still bound everything
     assert budget.used_bytes == 30 and budget.refused_resident == 1
+
+
+def test_admission_checks_the_requests_whole_footprint_against_the_resident_memory():
+    resident = Resident(100)
+    budget = guarded(200, resident)
+    assert budget.reserve(1)
+    assert admission_footprint(25) == 25 * (2 + PROTOBUF_BYTES_PER_BYTE)
+    assert not budget.reserve(25, footprint=admission_footprint(25))  # 100 + 125 > 200
+    assert budget.reserve(25)  # its first bytes alone would have fitted: 100 + 25

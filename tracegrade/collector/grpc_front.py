@@ -35,6 +35,7 @@ from grpc_status import rpc_status
 
 from tracegrade.collector.address import host_port
 from tracegrade.collector.admission import Signal
+from tracegrade.collector.memory import admission_footprint
 from tracegrade.collector.service import ExportService, Outcome, Pending, settle
 
 SERVICES: dict[Signal, str] = {
@@ -124,7 +125,7 @@ class _Calls:
         memory, charge = self.service.memory, self.service.max_request_bytes * READ_COPIES
         if self.reading and (self.reading + 1) * charge > memory.limit_bytes // 2:
             return _throttled("no memory left to receive another message")
-        if not memory.reserve(charge):
+        if not memory.reserve(charge, footprint=admission_footprint(charge // READ_COPIES)):
             return _throttled("no memory left to receive another message")
         self.reading += 1
         try:

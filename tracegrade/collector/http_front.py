@@ -33,7 +33,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from tracegrade.collector.address import bare_host
 from tracegrade.collector.admission import Encoding, Signal
 from tracegrade.collector.grpc_front import settle
-from tracegrade.collector.memory import MemoryBudget
+from tracegrade.collector.memory import MemoryBudget, admission_footprint
 from tracegrade.collector.service import ExportService
 
 CONTENT_TYPES: dict[str, Encoding] = {
@@ -127,8 +127,8 @@ class ReadBody:
         if declared and declared.isdigit() and int(declared) > self.limit:
             raise BodyError("too_large", f"request body of {declared} bytes exceeds {self.limit}")
         if declared and declared.isdigit():  # refuse before reading what cannot fit
-            self._reserve(int(declared))
             self.upfront = True
+            self._reserve(int(declared))
         try:
             async with asyncio.timeout(BODY_TIMEOUT_S):
                 body = await self._receive()
@@ -178,7 +178,9 @@ class ReadBody:
     def _reserve(self, size: int) -> None:
         if self.memory is None:
             return
-        if not self.memory.reserve(size, admit=not self.reserved):
+        expected = size if self.upfront else self.limit  # a declared length, else the largest
+        footprint = admission_footprint(expected)
+        if not self.memory.reserve(size, admit=not self.reserved, footprint=footprint):
             raise BodyError(
                 "throttled", "the receiver is at its memory bound; retry later", RETRY_AFTER_S
             )

@@ -48,6 +48,13 @@ BYTES_PER_ZERO = 96
 """Charged per zero byte of a body (each empty submessage has one; see the module docstring)."""
 
 
+def admission_footprint(body_bytes: int) -> int:
+    """What a protobuf request of ``body_bytes`` comes to hold once admitted: its body, a copy
+    while it is read or joined, and its decoding (:data:`PROTOBUF_BYTES_PER_BYTE`). The
+    resident guard checks this at admission, when only the first bytes are charged."""
+    return body_bytes * (2 + PROTOBUF_BYTES_PER_BYTE)
+
+
 def decode_cost(body: bytes, encoding: str) -> int:
     """Upper estimate of the bytes needed to decode, validate and prepare ``body`` (see the
     module docstring); linear in its size, one pass."""
@@ -73,15 +80,17 @@ class MemoryBudget:
         self.refused = self.refused_resident = 0
         self._lock = threading.Lock()
 
-    def reserve(self, size: int, admit: bool = True) -> bool:
+    def reserve(self, size: int, admit: bool = True, footprint: int | None = None) -> bool:
         """Reserve ``size`` bytes; False (and nothing reserved) when they do not fit.
-        ``admit``: this is a request's first reservation (see the class docstring)."""
+        ``admit``: this is a request's first reservation (see the class docstring);
+        ``footprint``: what the request will come to hold in all (:func:`admission_footprint`),
+        checked against the resident memory instead of ``size``."""
         with self._lock:
             if self.used_bytes + size > self.limit_bytes:
                 self.refused += 1
                 return False
             guard = self.guard if admit and self.used_bytes else None
-            if guard is not None and not guard.fits(size):
+            if guard is not None and not guard.fits(size if footprint is None else footprint):
                 self.refused += 1
                 self.refused_resident += 1
                 return False
