@@ -111,8 +111,8 @@ def _serve(receiver: Receiver, verbose: bool, every_s: float) -> None:
     show_default=True,
     help="Memory the requests being received, decoded and stored may hold at once, MiB "
     "(429 / RESOURCE_EXHAUSTED with a retry delay beyond; at least twice --max-request-mib). "
-    "The process's resident memory is held within its start-up footprint plus this bound "
-    "too (README, 'Receiving OTLP').",
+    "New requests are also refused while the process's resident memory is near its start-up "
+    "footprint plus this bound; short spikes can pass it (README, 'Receiving OTLP').",
 )
 @click.option("--verbose", "-v", is_flag=True, help="A status line every --status-every seconds.")
 @click.option(
