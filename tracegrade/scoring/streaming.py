@@ -60,8 +60,7 @@ class TraceFacts:
 
     def add(self, trace: AgentTrace) -> None:
         """Count one trace."""
-        version = trace.resource_attributes.get("service.version")
-        self.note(str(version) if version else None, (c.model for c in trace.llm_calls if c.model))
+        self.note(*_facts_of(trace))
 
     def note(self, version: str | None, models: Iterable[str]) -> None:
         """Count one trace, of its agent version (if any) and models."""
@@ -357,15 +356,11 @@ class _Scored(NamedTuple):
 
 def _score(trace: AgentTrace, notes: Sequence[Any], matches: _Matches | None, run: _Run) -> _Scored:
     """One trace scored against every case it may belong to (in a worker process)."""
-    jobs = _jobs([trace], matches, TraceFacts())
-    if matches is not None:
-        matches.trace_ids.pop()  # the worker's copy: the parent records the id
-    version = trace.resource_attributes.get("service.version")
+    jobs = _trace_jobs(trace, matches)  # the parent records the trace's id and facts
     return _Scored(
         trace.trace_id,
         notes,
-        str(version) if version else None,
-        [c.model for c in trace.llm_calls if c.model],
+        *_facts_of(trace),
         [rules for _, _, rules in jobs],
         [run.score(trace, case) for _, case, _ in jobs],
     )
@@ -418,14 +413,30 @@ _Job = tuple[AgentTrace, Case | None, list[tuple[int, str]]]
 
 
 def _jobs(batch: Sequence[AgentTrace], matches: _Matches | None, facts: TraceFacts) -> list[_Job]:
+    """Every trace's jobs (:func:`_trace_jobs`), the trace counted in ``facts`` and its id
+    recorded for the matching."""
     jobs: list[_Job] = []
     for trace in batch:
         facts.add(trace)
-        if matches is None:
-            jobs.append((trace, None, []))
-            continue
-        matches.trace_ids.append(trace.trace_id)
-        found = matches.candidates(trace)
-        for case in dict.fromkeys(n for n, _ in found):
-            jobs.append((trace, matches.cases[case], [(n, r) for n, r in found if n == case]))
+        if matches is not None:
+            matches.trace_ids.append(trace.trace_id)
+        jobs += _trace_jobs(trace, matches)
     return jobs
+
+
+def _trace_jobs(trace: AgentTrace, matches: _Matches | None) -> list[_Job]:
+    """``trace`` with each case it may belong to and the (case index, rule) pairs of each
+    (no dataset: one job without a case). Records nothing."""
+    if matches is None:
+        return [(trace, None, [])]
+    found = matches.candidates(trace)
+    return [
+        (trace, matches.cases[case], [(n, r) for n, r in found if n == case])
+        for case in dict.fromkeys(n for n, _ in found)
+    ]
+
+
+def _facts_of(trace: AgentTrace) -> tuple[str | None, list[str]]:
+    """The trace's agent version (``service.version``, a resource attribute) and models."""
+    version = trace.resource_attributes.get("service.version")
+    return (str(version) if version else None), [c.model for c in trace.llm_calls if c.model]
