@@ -122,10 +122,10 @@ class _Calls:
         starve OTLP/HTTP."""
         if self.reading >= MAX_READING:
             return _throttled(f"{self.reading} calls are sending their message")
-        memory, charge = self.service.memory, self.service.max_request_bytes * READ_COPIES
-        if self.reading and (self.reading + 1) * charge > memory.limit_bytes // 2:
-            return _throttled("no memory left to receive another message")
-        if not memory.reserve(charge, footprint=admission_footprint(charge // READ_COPIES)):
+        memory, largest = self.service.memory, self.service.max_request_bytes
+        charge = largest * READ_COPIES
+        crowded = self.reading and (self.reading + 1) * charge > memory.limit_bytes // 2
+        if crowded or not memory.reserve(charge, footprint=admission_footprint(largest)):
             return _throttled("no memory left to receive another message")
         self.reading += 1
         try:

@@ -178,9 +178,10 @@ class ReadBody:
     def _reserve(self, size: int) -> None:
         if self.memory is None:
             return
+        admit = not self.reserved  # this request's first bytes: its whole footprint checked
         expected = size if self.upfront else self.limit  # a declared length, else the largest
-        footprint = admission_footprint(expected)
-        if not self.memory.reserve(size, admit=not self.reserved, footprint=footprint):
+        footprint = admission_footprint(expected) if admit else None
+        if not self.memory.reserve(size, admit=admit, footprint=footprint):
             raise BodyError(
                 "throttled", "the receiver is at its memory bound; retry later", RETRY_AFTER_S
             )
