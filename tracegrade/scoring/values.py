@@ -296,10 +296,7 @@ class Evidence:
             return value.canonical in self.dates
         if value.kind == "time":
             return value.canonical in self.times
-        return (
-            re.search(r"(?<![0-9a-z])" + re.escape(value.canonical) + r"(?![0-9a-z])", self.text)
-            is not None
-        )
+        return _mentions(self.text, value.canonical)
 
 
 _IN_VALUES = frozenset("_-$€£.,:%)*")
@@ -367,12 +364,24 @@ def _evidence(texts: tuple[str, ...]) -> Evidence:
         values.extend(group_values)
         numbers |= group_numbers
     numbers |= {v.canonical for v in values if v.kind in ("price", "percent", "number")}
-    dates = {v.canonical for v in values if v.kind == "date"}
-    dates |= {"--" + d[5:] for d in dates if not d.startswith("--")}
+    dates = _with_month_days({v.canonical for v in values if v.kind == "date"})
     times = {v.canonical for v in values if v.kind == "time"}
-    # normalize() of the newline-joined texts, text by text: "\n" is collapsed whitespace
-    text = " ".join(n for n in map(_normalized, texts) if n)
-    return Evidence(text, frozenset(numbers), frozenset(dates), frozenset(times))
+    return Evidence(_normalized_text(texts), frozenset(numbers), dates, frozenset(times))
+
+
+def _with_month_days(dates: set[str]) -> frozenset[str]:
+    """Canonical dates, each full date also as ``--MM-DD`` (a date said without its year)."""
+    return frozenset(dates | {"--" + d[5:] for d in dates if not d.startswith("--")})
+
+
+def _normalized_text(texts: tuple[str, ...]) -> str:
+    """normalize() of the newline-joined texts, text by text ("\n" is collapsed whitespace)."""
+    return " ".join(n for n in map(_normalized, texts) if n)
+
+
+def _mentions(text: str, canonical: str) -> bool:
+    """True when ``text`` (normalised) holds ``canonical`` not inside a longer word or number."""
+    return re.search(r"(?<![0-9a-z])" + re.escape(canonical) + r"(?![0-9a-z])", text) is not None
 
 
 _normalized = functools.lru_cache(maxsize=256)(normalize)
@@ -410,11 +419,8 @@ class LazyEvidence:
                 )
             return value.canonical in self._dates_times[value.kind == "time"]
         if self._text is None:
-            self._text = " ".join(n for n in map(_normalized, self.texts) if n)
-        return (
-            re.search(r"(?<![0-9a-z])" + re.escape(value.canonical) + r"(?![0-9a-z])", self._text)
-            is not None
-        )
+            self._text = _normalized_text(self.texts)
+        return _mentions(self._text, value.canonical)
 
     def _has_number(self, canonical: str) -> bool:
         if self._numbers is None:
@@ -442,9 +448,8 @@ def _value_numbers(group: str) -> frozenset[str]:
 def _group_dates_times(group: str) -> tuple[frozenset[str], frozenset[str]]:
     """The canonical dates (each full date also as ``--MM-DD``) and times of one run."""
     found = [value for _, value in _claim(group, _DATES_AND_TIMES)]
-    dates = {v.canonical for v in found if v.kind == "date"}
-    dates |= {"--" + d[5:] for d in dates if not d.startswith("--")}
-    return frozenset(dates), frozenset(v.canonical for v in found if v.kind == "time")
+    dates = _with_month_days({v.canonical for v in found if v.kind == "date"})
+    return dates, frozenset(v.canonical for v in found if v.kind == "time")
 
 
 @functools.lru_cache(maxsize=16)
