@@ -1,6 +1,6 @@
 """The regression gate shared by ``compare``, ``score --baseline`` and ``run --baseline``:
-resolve a run reference to a document, load traces for the structural diffs, print the
-comparison, write Markdown (``--markdown``, ``$GITHUB_STEP_SUMMARY``) and post the webhook."""
+resolve a run reference to a document, keep or load traces for the structural diffs, print
+the comparison, write Markdown (``--markdown``, ``$GITHUB_STEP_SUMMARY``) and post the webhook."""
 
 from __future__ import annotations
 
@@ -15,10 +15,13 @@ import click
 from tracegrade.cli.options import stacked
 from tracegrade.cli.outputs import write_text
 from tracegrade.compare import Comparison, RegressionRules, compare_runs, read_document, rules_from
+from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
 from tracegrade.config import Config
 from tracegrade.errors import StoreError
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
 from tracegrade.report.comparison import markdown, print_comparison, run_markdown
+from tracegrade.report.document import case_dict
+from tracegrade.scoring.evaluate import CaseResult
 from tracegrade.sources import from_store
 from tracegrade.store.database import is_postgres
 from tracegrade.store.runs import baselines, load_run, resolve_run
@@ -84,6 +87,51 @@ class StoredTraces(Mapping[str, AgentTrace]):
 
     def __len__(self) -> int:
         return sum(v is not None for v in self.cache.values())
+
+
+class BaselineTraces:
+    """``score --baseline``: of the traces a run scores, only those the comparison with
+    BASE may diff, so that memory stays flat in the number of traces (a
+    :class:`~tracegrade.scoring.streaming.TraceKeeper`: a trace is kept when one of its
+    results, alone for its case, would regress or improve, :class:`DiffCandidates`); after
+    the run, exactly the traces the comparison diffs (:meth:`preloaded`)."""
+
+    def __init__(self, base: Mapping[str, Any], rules: RegressionRules) -> None:
+        self.base = base
+        self.rules = rules
+        self.candidates = DiffCandidates(base, rules)
+        self.kept: dict[str, AgentTrace] = {}
+        self.seen: set[str] = set()
+        """Trace ids scored and not kept that are BASE's (a diff may want them as BASE's)."""
+
+    def wants(self, trace_id: str, results: Sequence[CaseResult]) -> bool:
+        """Whether a result of the trace, alone for its case, needs a diff (in a worker)."""
+        return any(self.candidates.wanted(case_dict(result)) for result in results)
+
+    def take(self, trace_id: str, trace: AgentTrace | None) -> None:
+        """A trace scored: kept when wanted; else its id noted when it is one of BASE's."""
+        if trace is not None:
+            self.kept[trace_id] = trace
+        elif trace_id in self.candidates.base_trace_ids:
+            self.seen.add(trace_id)
+
+    def preloaded(
+        self,
+        current: Mapping[str, Any],
+        read_again: Callable[[set[str]], Mapping[str, AgentTrace]] | None,
+    ) -> dict[str, AgentTrace]:
+        """Trace id -> trace, for the finished run document ``current``: every trace scored
+        that ``compare_runs(BASE, current, rules)`` will diff (:func:`diff_trace_ids`). Those
+        not kept (a case with several results) come from ``read_again`` (their ids; None:
+        the store the run read has them). Forgets the traces kept."""
+        base_ids, current_ids = diff_trace_ids(self.base, current, self.rules)
+        scored = current_ids | (base_ids & (self.seen | self.kept.keys()))
+        found = {t: self.kept[t] for t in scored if t in self.kept}
+        self.kept.clear()
+        missing = scored - found.keys()
+        if missing and read_again is not None:
+            found.update(read_again(missing))
+        return found
 
 
 def rules_for(config: Config, alpha: float | None) -> RegressionRules:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from typing import Any
@@ -14,11 +14,13 @@ from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, TextColumn
 
 from tracegrade.cli.gate import (
+    BaselineTraces,
     apply_min_score,
     compare_with_base,
     gate_options,
     publish_gate,
     resolve_document,
+    rules_for,
 )
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
 from tracegrade.cli.options import (
@@ -42,6 +44,7 @@ from tracegrade.config import load_config
 from tracegrade.dataset import Tier, load_dataset
 from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.normalize import normalize_trace
+from tracegrade.otlp.files import ReadOptions
 from tracegrade.parallel import default_workers
 from tracegrade.production.windows import parse_window
 from tracegrade.report.caselog import CaseLog
@@ -51,7 +54,7 @@ from tracegrade.report.running import RunningSummary
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import CaseResult, run_threshold
 from tracegrade.scoring.streaming import Prepared, stream_results
-from tracegrade.sources import LateErrors, decoded
+from tracegrade.sources import LateErrors, decoded, iter_raw_from_files
 from tracegrade.spans import TraceData
 from tracegrade.store.follow import DEFAULT_LEASE_S
 from tracegrade.store.traces import DEFAULT_QUIET_S, default_path
@@ -220,8 +223,8 @@ def command(
     filters = {"since_unix_nano": since_ns, "limit": None if sample else limit}
     errors: list[InputError] = []
     read = [0]  # traces read before --since/--sample/--limit
-    kept: list[AgentTrace] = []  # only --baseline needs the traces after scoring
-    in_workers = workers > 1 and not base  # decoded, normalised and selected there too
+    keeper = BaselineTraces(base[0], rules_for(config, alpha)) if base else None
+    in_workers = workers > 1  # decoded, normalised and selected there too
     late = LateErrors() if in_workers and limit is None else None  # workers decode lines
     loaded = load_batches(
         files, db, messages_key, errors, workers, raw=in_workers, late=late, **filters
@@ -233,7 +236,7 @@ def command(
     with CaseLog() as cases:
         with _progress_stream() as advance, judge_cache(db, judge):
             leftover, facts = stream_results(
-                _keeping(batches, kept if base else None),
+                batches,
                 dataset,
                 scorers,
                 config,
@@ -248,6 +251,7 @@ def command(
                 prepare=partial(_prepared, since_ns, sample) if in_workers else None,
                 limit=limit if in_workers else None,
                 on_notes=late.add if late else None,
+                keeper=keeper,
             )
         if late is not None:
             errors.extend(found := late.errors())
@@ -273,8 +277,14 @@ def command(
         doc = streamed_document(summary, cases, info)
         apply_min_score(doc, min_score)
         write_outputs(doc, db, json_path, junit_path, no_save)
+        read_again = partial(_read_again, files, messages_key) if files else None
         comparison = compare_with_base(
-            doc, base, dbs=[db], config=config, alpha=alpha, preloaded={t.trace_id: t for t in kept}
+            doc,
+            base,
+            dbs=[db],
+            config=config,
+            alpha=alpha,
+            preloaded=keeper.preloaded(doc, read_again) if keeper else None,
         )
         print_report(
             doc,
@@ -320,12 +330,18 @@ def _counting(batches: Iterable[list[Any]], count: list[int]) -> Iterator[list[A
         del batch  # not held while the next batch is read
 
 
-def _keeping(batches: Iterable[list[Any]], kept: list[AgentTrace] | None) -> Iterator[list[Any]]:
-    for batch in batches:
-        if kept is not None:
-            kept.extend(batch)
-        yield batch
-        del batch
+def _read_again(
+    files: Sequence[str], messages_key: str, trace_ids: set[str]
+) -> dict[str, AgentTrace]:
+    """The traces ``trace_ids`` of ``files``, read again as the run read them (only their
+    lines decoded): trace id -> trace, for ``--baseline`` diffs the run did not keep."""
+    found = {}
+    options = ReadOptions(messages_key=messages_key)
+    for batch in iter_raw_from_files(files, options, errors=[], late=LateErrors()):
+        for raw in batch:
+            if raw.trace_id in trace_ids and (data := decoded(raw)[0]).spans:
+                found[raw.trace_id] = normalize_trace(data)
+    return found
 
 
 @contextmanager

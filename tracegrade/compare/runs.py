@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import gc
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -151,20 +151,42 @@ def _unpaired(group: CaseGroup, status: CaseStatus) -> CaseComparison:
     )
 
 
+def needs_diff(status: CaseStatus) -> bool:
+    """THE rule for which cases get a structural diff (:func:`diff_traces`, with both runs'
+    traces when at hand): those that regressed or improved."""
+    return status in ("regressed", "improved")
+
+
+_Paired = tuple[CaseStatus, list[str], StatTest | None]
+"""A paired case's status, the reasons for it and its per-case test (if any)."""
+
+
+def _paired(
+    base: Mapping[str, CaseGroup], current: Mapping[str, CaseGroup], rules: RegressionRules
+) -> dict[str, _Paired]:
+    """Every case in both runs (by key): its status, reasons and test (module docstring)."""
+    pairs = [(base[k], current[k]) for k in current if k in base]
+    tests = _case_tests(pairs, rules.alpha)
+    return {
+        b.case_id: (*_status(b, c, tests.get(b.case_id), rules), tests.get(b.case_id))
+        for b, c in pairs
+    }
+
+
 def _case(
     base: CaseGroup,
     current: CaseGroup,
-    test: StatTest | None,
-    rules: RegressionRules,
+    paired: _Paired,
     traces: Mapping[str, AgentTrace],
     pricing: Pricing | None,
 ) -> CaseComparison:
-    status, reasons = _status(base, current, test, rules)
+    status, reasons, test = paired
+    reasons = list(reasons)
     old, new = base.entry, current.entry
     if status == "regressed":
         reasons += [str(r) for r in new.get("reasons") or []]
     diff = None
-    if status in ("regressed", "improved"):
+    if needs_diff(status):
         diff = diff_traces(
             old,
             new,
@@ -198,25 +220,63 @@ def compare_cases(
 ) -> list[CaseComparison]:
     """Every case of either run: CURRENT's order, then the removed ones (see the module
     docstring)."""
-    pairs = [(base[k], current[k]) for k in current if k in base]
-    tests = _case_tests(pairs, rules.alpha)
+    paired = _paired(base, current, rules)
     compared = []
     for key, group in current.items():
         if key not in base:
             compared.append(_unpaired(group, "new"))
         else:
             compared.append(
-                _case(
-                    base[key],
-                    group,
-                    tests.get(key),
-                    rules,
-                    {} if traces is None else traces,
-                    pricing,
-                )
+                _case(base[key], group, paired[key], {} if traces is None else traces, pricing)
             )
     compared += [_unpaired(g, "removed") for k, g in base.items() if k not in current]
     return compared
+
+
+def diff_trace_ids(
+    base: Mapping[str, Any], current: Mapping[str, Any], rules: RegressionRules | None = None
+) -> tuple[set[str], set[str]]:
+    """The trace ids :func:`compare_runs` (same arguments) looks up in its ``traces`` for the
+    structural diffs (the cases :func:`needs_diff` picks): (BASE's, CURRENT's), without
+    cases that have no trace.
+
+    Raises:
+        KeyError: as :func:`compare_runs`.
+    """
+    old, new = group_cases(base), group_cases(current)
+    paired = _paired(old, new, rules or RegressionRules())
+    diffed = [key for key, (status, _, _) in paired.items() if needs_diff(status)]
+    return _trace_ids(old, diffed), _trace_ids(new, diffed)
+
+
+class DiffCandidates:
+    """Which results of a run still being scored may have their trace diffed against BASE:
+    :meth:`wanted` applies :func:`needs_diff` to a result as if it were its case's only one
+    (exact then; with several results for a case, :func:`diff_trace_ids` of the finished run
+    says which are needed). Holds BASE's case groups, not BASE's document."""
+
+    def __init__(self, base: Mapping[str, Any], rules: RegressionRules | None = None) -> None:
+        self.groups = group_cases(base)
+        self.rules = rules or RegressionRules()
+        self.base_trace_ids = frozenset(_trace_ids(self.groups, self.groups))
+        """The trace ids of BASE's cases (each case's representative entry)."""
+
+    def wanted(self, entry: Mapping[str, Any]) -> bool:
+        """Whether CURRENT's case entry ``entry`` (``case_id``, ``trace_id``, ``passed``,
+        ``score``, as in the run document), alone for its case, needs a structural diff.
+
+        Raises:
+            KeyError: ``entry`` lacks ``passed``.
+        """
+        current = group_cases({"cases": [entry]})
+        base = {key: self.groups[key] for key in current if key in self.groups}
+        return any(
+            needs_diff(status) for status, _, _ in _paired(base, current, self.rules).values()
+        )
+
+
+def _trace_ids(groups: Mapping[str, CaseGroup], keys: Iterable[str]) -> set[str]:
+    return {str(t) for k in keys if (t := groups[k].entry.get("trace_id"))}
 
 
 def _ratio_reason(name: str, d: Delta, limit: float | None) -> list[str]:

@@ -24,7 +24,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
@@ -46,7 +46,7 @@ from tracegrade.scoring.evaluate import (
 from tracegrade.scoring.score import Scorer
 from tracegrade.trace import AgentTrace
 
-__all__ = ["Prepared", "TraceFacts", "evaluate_batches", "stream_results"]
+__all__ = ["Prepared", "TraceFacts", "TraceKeeper", "evaluate_batches", "stream_results"]
 
 
 @dataclass
@@ -76,6 +76,22 @@ class TraceFacts:
         for trace in traces:
             facts.add(trace)
         return facts
+
+
+class TraceKeeper(Protocol):
+    """What :func:`stream_results` tells a caller that needs a few of the traces it scores
+    (``score --baseline``: those whose case changed), without holding the others."""
+
+    def wants(self, trace_id: str, results: Sequence[CaseResult]) -> bool:
+        """Whether the caller needs the trace ``trace_id`` itself, given its ``results`` (one
+        per case it may belong to; none when it may belong to none). Runs in the process that
+        scored the trace (a worker with ``workers`` > 1): it must only read."""
+        ...
+
+    def take(self, trace_id: str, trace: AgentTrace | None) -> None:
+        """Every trace scored, in stream order, in the calling process: ``trace`` when
+        :meth:`wants` said so, else None."""
+        ...
 
 
 _Entry = tuple[int, str]
@@ -188,6 +204,7 @@ def stream_results(
     prepare: Callable[[Any], AgentTrace | Prepared | None] | None = None,
     limit: int | None = None,
     on_notes: Callable[[Sequence[Any]], None] | None = None,
+    keeper: TraceKeeper | None = None,
 ) -> tuple[int, TraceFacts]:
     """:func:`evaluate_batches` without holding the results: each result of the run goes to
     ``sink``, in :func:`~tracegrade.scoring.evaluate.evaluate`'s order, and is dropped.
@@ -202,7 +219,8 @@ def stream_results(
     traces (reading stops there). With ``workers`` > 1, each batch's items are prepared and
     scored in forked processes while the next batch is read (:func:`ordered_batches`; with a
     ``limit``, once the batch before is scored: no batch is read past the limit), and only
-    results (and notes) come back; same results, same order."""
+    results (and notes) come back; same results, same order. ``keeper``: told of every trace
+    scored, given the few it wants (from a worker, pickled, only those)."""
     run = _Run(
         scorers, config, run_weights(dataset, config), run_threshold(threshold, dataset, config)
     )
@@ -213,16 +231,18 @@ def stream_results(
 
             def score(item: Any) -> _Scored:
                 trace, notes = _unpack(item if prepare is None else prepare(item))
-                return _Scored(None, notes) if trace is None else _score(trace, notes, matches, run)
+                if trace is None:
+                    return _Scored(None, notes)
+                return _score(trace, notes, matches, run, keeper)
 
             # with a limit, a batch is read once the last is scored (no input read past it)
             outcomes = ordered_batches(score, batches, workers, ahead=int(limit is None))
             with contextlib.closing(_flat(outcomes, on_notes)) as scored:
                 for one in itertools.islice(scored, limit):  # the workers stop at the limit
-                    _take(one, matches, facts, progress, sink)
+                    _take(one, matches, facts, progress, sink, keeper)
         else:
             for batch in _prepared(batches, prepare, limit, on_notes):
-                _score_batch(batch, matches, facts, progress, sink, run)
+                _score_batch(batch, matches, facts, progress, sink, run, keeper)
                 del batch  # let this batch go before the next one is read
         if matches is None:
             return 0, facts
@@ -305,15 +325,19 @@ def _score_batch(
     progress: Progress | None,
     sink: Callable[[CaseResult], None],
     run: _Run,
+    keeper: TraceKeeper | None,
 ) -> None:
     """Score one batch in this process (the judge prefetches its pairs first)."""
     jobs = _jobs(batch, matches, facts)
-    _prefetch(run.scorers, [(trace, case) for trace, case, _ in jobs])
-    for trace, case, rules in jobs:
-        result = run.score(trace, case)
-        if progress:
-            progress(result)
-        _keep(result, rules, matches, sink)
+    _prefetch(run.scorers, [(trace, case) for _, each in jobs for trace, case, _ in each])
+    for trace, trace_jobs in jobs:
+        results = [run.score(trace, case) for _, case, _ in trace_jobs]
+        for (_, _, rules), result in zip(trace_jobs, results, strict=True):
+            if progress:
+                progress(result)
+            _keep(result, rules, matches, sink)
+        if keeper is not None:
+            keeper.take(trace.trace_id, trace if keeper.wants(trace.trace_id, results) else None)
 
 
 def _keep(
@@ -352,17 +376,28 @@ class _Scored(NamedTuple):
     jobs: list[list[tuple[int, str]]] = []
     """Per result, the (case index, rule) pairs it may count for."""
     results: list[CaseResult] = []
+    trace: AgentTrace | None = None
+    """The trace itself, when the keeper wants it."""
 
 
-def _score(trace: AgentTrace, notes: Sequence[Any], matches: _Matches | None, run: _Run) -> _Scored:
+def _score(
+    trace: AgentTrace,
+    notes: Sequence[Any],
+    matches: _Matches | None,
+    run: _Run,
+    keeper: TraceKeeper | None,
+) -> _Scored:
     """One trace scored against every case it may belong to (in a worker process)."""
     jobs = _trace_jobs(trace, matches)  # the parent records the trace's id and facts
+    results = [run.score(trace, case) for _, case, _ in jobs]
+    wanted = keeper is not None and keeper.wants(trace.trace_id, results)
     return _Scored(
         trace.trace_id,
         notes,
         *_facts_of(trace),
         [rules for _, _, rules in jobs],
-        [run.score(trace, case) for _, case, _ in jobs],
+        results,
+        trace if wanted else None,
     )
 
 
@@ -372,8 +407,10 @@ def _take(
     facts: TraceFacts,
     progress: Progress | None,
     sink: Callable[[CaseResult], None],
+    keeper: TraceKeeper | None,
 ) -> None:
-    """A worker's trace into the run: its facts, its id, each result (as :func:`_score_batch`)."""
+    """A worker's trace into the run: its facts, its id, each result, the keeper told (as
+    :func:`_score_batch`)."""
     facts.note(scored.version, scored.models)
     if matches is not None:
         matches.trace_ids.append(scored.trace_id or "")
@@ -381,6 +418,8 @@ def _take(
         if progress:
             progress(result)
         _keep(result, rules, matches, sink)
+    if keeper is not None:
+        keeper.take(scored.trace_id or "", scored.trace)
 
 
 class _Parked:
@@ -412,15 +451,17 @@ _Job = tuple[AgentTrace, Case | None, list[tuple[int, str]]]
 """A trace, a case to score it against, and the (case index, rule) pairs it may count for."""
 
 
-def _jobs(batch: Sequence[AgentTrace], matches: _Matches | None, facts: TraceFacts) -> list[_Job]:
-    """Every trace's jobs (:func:`_trace_jobs`), the trace counted in ``facts`` and its id
-    recorded for the matching."""
-    jobs: list[_Job] = []
+def _jobs(
+    batch: Sequence[AgentTrace], matches: _Matches | None, facts: TraceFacts
+) -> list[tuple[AgentTrace, list[_Job]]]:
+    """Every trace with its jobs (:func:`_trace_jobs`), the trace counted in ``facts`` and
+    its id recorded for the matching."""
+    jobs = []
     for trace in batch:
         facts.add(trace)
         if matches is not None:
             matches.trace_ids.append(trace.trace_id)
-        jobs += _trace_jobs(trace, matches)
+        jobs.append((trace, _trace_jobs(trace, matches)))
     return jobs
 
 
