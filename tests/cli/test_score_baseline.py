@@ -45,9 +45,11 @@ def tau(tmp_path_factory) -> dict[str, Any]:
     return {"dir": out, "args": args, "base": base}
 
 
-def gated(tau: dict[str, Any], monkeypatch, *extra: str) -> dict[str, Any]:
-    """``score --baseline`` of the tau traces: the run document, and what the gate compared
-    (the traces preloaded and the comparison's JSON)."""
+def gated(
+    tau: dict[str, Any], monkeypatch, *extra: str, base: Path | None = None
+) -> dict[str, Any]:
+    """``score --baseline`` of the tau traces (against ``base``, default the fixture's): the
+    run document, and what the gate compared (the traces preloaded, the comparison)."""
     seen: dict[str, Any] = {}
 
     def compare(doc, base, **kwargs):
@@ -57,8 +59,8 @@ def gated(tau: dict[str, Any], monkeypatch, *extra: str) -> dict[str, Any]:
 
     monkeypatch.setattr(score, "compare_with_base", compare)
     report = tau["dir"] / f"gated{len(extra)}.json"
-    base = str(tau["dir"] / "base.json")
-    args = [*tau["args"], "--json", str(report), "--no-save", "--baseline", base, *extra]
+    base = base or tau["dir"] / "base.json"
+    args = [*tau["args"], "--json", str(report), "--no-save", "--baseline", str(base), *extra]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1, result.output
     return {**seen, "doc": json.loads(report.read_text())}
@@ -72,6 +74,16 @@ def comparison_json(found: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def assert_compared_as_with_every_trace(tau: dict[str, Any], base: dict, found: dict) -> None:
+    """The comparison ``score --baseline`` made is the one it made when it kept every trace."""
+    every = {t.trace_id: t for t in from_files([tau["dir"] / "traces.jsonl"]).traces}
+    config = config_for(load_config(None), load_dataset(tau["dir"] / "dataset.yaml"))
+    before = compare_with_base(
+        found["doc"], (base, False), dbs=[None], config=config, alpha=None, preloaded=every
+    )
+    assert found["comparison"].to_json() == before.to_json()
+
+
 def test_only_the_changed_cases_traces_are_preloaded_and_the_comparison_is_unchanged(
     tau, monkeypatch
 ):
@@ -80,12 +92,24 @@ def test_only_the_changed_cases_traces_are_preloaded_and_the_comparison_is_uncha
     assert set(found["preloaded"]) == flipped  # of 100 traces scored
     diffed = [c for c in found["comparison"].cases if c.diff is not None]
     assert len(diffed) == 3 and all(c.diff.source == "traces" for c in diffed)
-    every = {t.trace_id: t for t in from_files([tau["dir"] / "traces.jsonl"]).traces}
-    config = config_for(load_config(None), load_dataset(tau["dir"] / "dataset.yaml"))
-    before = compare_with_base(  # what score --baseline compared when it kept every trace
-        found["doc"], (tau["base"], False), dbs=[None], config=config, alpha=None, preloaded=every
-    )
-    assert found["comparison"].to_json() == before.to_json()
+    assert_compared_as_with_every_trace(tau, tau["base"], found)
+
+
+def test_a_base_trace_the_run_scored_for_another_case_is_read_again(tau, monkeypatch):
+    """BASE diffs case 3 with the trace the run scores for case 50 (unchanged, not kept
+    while the run streams): it is read again from the file."""
+    base = json.loads(json.dumps(tau["base"]))
+    other = base["cases"][50]["trace_id"]
+    base["cases"][3]["trace_id"] = other
+    (tau["dir"] / "moved.json").write_text(json.dumps(base))
+    found = gated(tau, monkeypatch, base=tau["dir"] / "moved.json")
+    assert set(found["preloaded"]) == {base["cases"][n]["trace_id"] for n in (41, 77)} | {
+        other,
+        found["doc"]["cases"][3]["trace_id"],
+    }
+    case = next(c for c in found["comparison"].cases if c.diff and c.diff.base_trace_id == other)
+    assert case.diff.source == "traces"
+    assert_compared_as_with_every_trace(tau, base, found)
 
 
 def test_two_workers_give_the_comparison_one_gives(tau, monkeypatch):
@@ -149,8 +173,9 @@ def test_a_case_scored_twice_has_the_trace_it_is_diffed_with_read_again(tau):
     assert asked == [{low}]
 
 
-def test_traces_read_again_are_those_the_run_read(tau):
+@pytest.mark.parametrize("defer", [False, True])
+def test_traces_read_again_are_those_the_run_read(tau, defer):
     traces = from_files([tau["dir"] / "traces.jsonl"]).traces
     wanted = {traces[5].trace_id, traces[60].trace_id, "not-in-the-file"}
-    found = score._read_again([str(tau["dir"] / "traces.jsonl")], "messages", wanted)
+    found = score._read_again([str(tau["dir"] / "traces.jsonl")], "messages", defer, wanted)
     assert found == {traces[5].trace_id: traces[5], traces[60].trace_id: traces[60]}

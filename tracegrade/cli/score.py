@@ -277,7 +277,7 @@ def command(
         doc = streamed_document(summary, cases, info)
         apply_min_score(doc, min_score)
         write_outputs(doc, db, json_path, junit_path, no_save)
-        read_again = partial(_read_again, files, messages_key) if files else None
+        read_again = partial(_read_again, files, messages_key, late is not None) if files else None
         comparison = compare_with_base(
             doc,
             base,
@@ -331,13 +331,15 @@ def _counting(batches: Iterable[list[Any]], count: list[int]) -> Iterator[list[A
 
 
 def _read_again(
-    files: Sequence[str], messages_key: str, trace_ids: set[str]
+    files: Sequence[str], messages_key: str, defer: bool, trace_ids: set[str]
 ) -> dict[str, AgentTrace]:
-    """The traces ``trace_ids`` of ``files``, read again as the run read them (only their
-    lines decoded): trace id -> trace, for ``--baseline`` diffs the run did not keep."""
+    """The traces ``trace_ids`` of ``files``, read again as the run read them (``defer``: a
+    single trace's lines decoded only for those, as workers do): trace id -> trace, for the
+    ``--baseline`` diffs of traces the run did not keep. Raises as the run's read."""
     found = {}
     options = ReadOptions(messages_key=messages_key)
-    for batch in iter_raw_from_files(files, options, errors=[], late=LateErrors()):
+    late = LateErrors() if defer else None
+    for batch in iter_raw_from_files(files, options, errors=[], late=late):
         for raw in batch:
             if raw.trace_id in trace_ids and (data := decoded(raw)[0]).spans:
                 found[raw.trace_id] = normalize_trace(data)
