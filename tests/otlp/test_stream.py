@@ -239,3 +239,78 @@ def test_errors_of_deferred_and_of_decoded_lines_come_in_the_order_one_process_m
     got, errors = deferred([path])
     assert (got, errors) == streamed([path])
     assert [e.split(":")[1] for e in errors] == ["4", "5", "7"]
+
+
+def _deferred_parts(paths) -> list:
+    """The undecoded lines of ``iter_traces(paths, defer=True)``, in read order."""
+    traces = iter_traces(paths, defer=True)
+    return [
+        p
+        for t in traces
+        if isinstance(t, stream.Deferred)
+        for p in t.parts
+        if not isinstance(p, list)
+    ]
+
+
+def test_a_plain_file_s_deferred_lines_are_not_read_by_the_read_pass(tmp_path):
+    """Where each line is, from the index; decode_deferred reads it (in a worker). The
+    first line is decoded by the index (it tells the format)."""
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, _turns(3))
+    parts = _deferred_parts([path])
+    assert len(parts) == 8 and not any(isinstance(p.line, bytes) for p in parts)
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert [lines[p.line_no - 1] for p in parts] == [stream._line_bytes(p) for p in parts]
+    assert deferred([path]) == streamed([path])
+
+
+def test_a_gzip_file_s_deferred_lines_are_read_by_the_read_pass(tmp_path):
+    path = tmp_path / "traces.jsonl.gz"
+    write_jsonl(path, _turns(2))
+    parts = _deferred_parts([path])
+    assert len(parts) == 5 and all(isinstance(p.line, bytes) for p in parts)
+
+
+def test_a_file_changed_between_the_passes_has_its_deferred_lines_read_by_the_read_pass(
+    tmp_path, monkeypatch
+):
+    path = tmp_path / "traces.jsonl"
+    requests = _turns(3)
+    write_jsonl(path, requests[:6])
+    index = stream._index
+
+    def index_then_append(*args):  # as a Collector still writing the file
+        found = index(*args)
+        write_jsonl(path, requests[6:], append=True)
+        return found
+
+    monkeypatch.setattr(stream, "_index", index_then_append)
+    traces = list(iter_traces([path], defer=True))
+    parts = [p for t in traces for p in t.parts if not isinstance(p, list)]
+    assert len(parts) == 5 and all(isinstance(p.line, bytes) for p in parts)
+    assert [len(stream.decode_deferred(t)[0].spans) for t in traces] == [3, 3]  # as indexed
+
+
+def test_a_file_changed_after_the_read_pass_is_an_input_error_when_a_line_is_decoded(tmp_path):
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, _turns(2))
+    first, second = [t for t in iter_traces([path], defer=True)]
+    write_jsonl(path, _turns(2))  # other traces, the same size
+    with pytest.raises(InputError, match=f"{path}:2: the file changed while it was read"):
+        stream.decode_deferred(first)
+    path.unlink()
+    with pytest.raises(InputError, match=f"{path}:4: cannot read file"):
+        stream.decode_deferred(second)
+
+
+def test_a_line_linking_spans_of_its_own_trace_is_indexed_without_decoding(tmp_path):
+    objs = _lines(_turns(2))
+    spans = objs[1]["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    spans[0]["links"] = [{"traceId": spans[0]["traceId"], "spanId": spans[0]["spanId"]}]
+    path = tmp_path / "traces.jsonl"
+    _write(path, objs)
+    line = path.read_bytes().splitlines(keepends=True)[1]
+    assert stream._predict(line) == (False, [spans[0]["traceId"]] * 2)
+    assert streamed([path]) == reference([path])
+    assert deferred([path]) == streamed([path])

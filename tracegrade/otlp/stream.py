@@ -32,7 +32,9 @@ import gzip
 import io
 import itertools
 import json
+import os
 import re
+import stat
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -71,11 +73,30 @@ class Unit(NamedTuple):
     """Read pass with ``defer``: the undecoded line of one trace (``items`` then empty)."""
 
 
+_Identity = tuple[int, int, int, int]
+"""A plain file's device, inode, size (bytes) and modification time (ns)."""
+
+
+class _At(NamedTuple):
+    """Where a line is in a plain file the read pass found unchanged since the index pass:
+    the worker reads it there (``os.pread``)."""
+
+    path: str
+    offset: int
+    length: int
+    """Bytes, the newline included."""
+    identity: _Identity
+    """The file's at the index pass: a file that changed since is not read."""
+    print: int
+    """The fingerprint of the line's trace ids (see :data:`_DECODED`)."""
+
+
 class _Line(NamedTuple):
-    """A canonical span line of one trace, left undecoded by the read pass."""
+    """A canonical span line of one trace, left undecoded by the read pass: its bytes, or
+    where they are."""
 
     trace_id: str
-    line: bytes
+    line: bytes | _At
     line_no: int
     source: str
     options: ReadOptions
@@ -122,7 +143,9 @@ def iter_traces(
 
     ``defer``: a canonical span line of a single trace is not decoded here; its trace comes
     as a :class:`Deferred` for :func:`decode_deferred` to finish (in a worker process: the
-    decoding is most of the read pass), which also gives the line's input errors.
+    decoding is most of the read pass), which also gives the line's input errors. In a plain
+    file unchanged since the index pass (same size and modification time), such a line is
+    not even read here: the index noted where it is, and :func:`decode_deferred` reads it.
 
     Raises:
         InputError: a path does not exist (at once, not on iteration).
@@ -138,7 +161,8 @@ def decode_deferred(trace: TraceData) -> tuple[TraceData, list[LateError]]:
 
     Raises:
         InputError: a deferred line decoded to spans of another trace (a key written with
-            escapes, which the index does not see): read it with one process.
+            escapes, which the index does not see): read it with one process; or its file
+            changed since the index pass, or cannot be read any more.
     """
     if not isinstance(trace, Deferred):
         return trace, []
@@ -149,11 +173,40 @@ def decode_deferred(trace: TraceData) -> tuple[TraceData, list[LateError]]:
             spans.extend(part)
             continue
         quiet = Payloads()
-        for unit in _decoded(part.line, part.line_no, None, part.source, part.options, quiet):
+        line = _line_bytes(part)
+        for unit in _decoded(line, part.line_no, None, part.source, part.options, quiet):
             if not unit.is_logs:
                 spans.extend(_own(part, unit.items))  # type: ignore[arg-type]
         late.extend(LateError(part.slot, part.seq, error) for error in quiet.errors)
     return TraceData(trace.trace_id, spans, trace.logs), late
+
+
+def _line_bytes(part: _Line) -> bytes:
+    """The deferred line's bytes: read where the index found them, if not read already.
+
+    Raises:
+        InputError: the file changed since the index pass (another identity, or the line
+            is not the one indexed), or cannot be read.
+    """
+    at = part.line
+    if isinstance(at, bytes):
+        return at
+    try:
+        descriptor = os.open(at.path, os.O_RDONLY)
+        try:
+            same = _identity(os.fstat(descriptor)) == at.identity
+            line = os.pread(descriptor, at.length, at.offset) if same else b""
+        finally:
+            os.close(descriptor)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc}", source=part.source, line=part.line_no) from exc
+    if len(line) != at.length or _single_trace(line, at.print) != part.trace_id:
+        raise InputError(
+            "the file changed while it was read: read it again",
+            source=part.source,
+            line=part.line_no,
+        )
+    return line
 
 
 def _own(part: _Line, items: list[Span]) -> list[Span]:
@@ -168,34 +221,72 @@ def _own(part: _Line, items: list[Span]) -> list[Span]:
 
 
 @dataclass
+class _FileIndex:
+    """What the index pass keeps of a file read line by line (8 bytes a line; 24 in a
+    plain file)."""
+
+    prints: array[int] = field(default_factory=lambda: array("q"))
+    """Per line: ``hash`` of the trace ids read from its bytes, or ``_DECODED``."""
+    identity: _Identity | None = None
+    """A plain file's, as the index pass opened it (None: gzip, or not a regular file)."""
+    starts: array[int] = field(default_factory=lambda: array("q"))
+    """A plain file's: each line's byte offset, then where the last one ends."""
+    owners: array[int] = field(default_factory=lambda: array("q"))
+    """A plain file's: per line, the number (see :class:`_Index`) of the one trace of a
+    canonical span line, else -1."""
+
+    def unchanged(self, identity: _Identity | None) -> bool:
+        """Whether the read pass may take the lines where the index found them: a plain
+        file with the same identity, indexed to its end."""
+        done = len(self.starts) == len(self.prints) + 1
+        return self.identity is not None and identity == self.identity and done
+
+
+@dataclass
 class _Index:
     order: list[str] = field(default_factory=list)
-    last_span: dict[str, int] = field(default_factory=dict)
+    """The span traces in first-seen order; a trace's number is its place here."""
+    numbers: dict[str, int] = field(default_factory=dict)
+    last_span: array[int] = field(default_factory=lambda: array("q"))
+    """Per trace number, the last span request that mentions it."""
     last_log: dict[str, int] = field(default_factory=dict)
     span_files: set[int] = field(default_factory=set)
     log_files: set[int] = field(default_factory=set)
-    prints: dict[int, array[int]] = field(default_factory=dict)
-    """Per file, per line: ``hash`` of the trace ids read from its bytes, or ``_DECODED``."""
+    files: list[_FileIndex] = field(default_factory=list)
+
+    def add_spans(self, position: int, ids: list[str]) -> None:
+        """Span request number ``position`` mentions traces ``ids``."""
+        for trace_id in dict.fromkeys(ids):  # one a line, mostly, named by each span
+            number = self.numbers.setdefault(trace_id, len(self.order))
+            if number == len(self.order):
+                self.order.append(trace_id)
+                self.last_span.append(position)
+            else:
+                self.last_span[number] = position
+
+    def owner(self, ids: list[str]) -> int:
+        """The number of the one trace of ``ids`` (a span request's), else -1."""
+        distinct = set(ids)
+        distinct.discard("")
+        return self.numbers[distinct.pop()] if len(distinct) == 1 else -1
 
 
 def _index(files: list[Path], options: ReadOptions, sink: Payloads) -> _Index:
     index, counts = _Index(), [0, 0]
     for number, path in enumerate(files):
-        index.prints[number] = prints = array("q")
-        for is_logs, items, ids, *_ in _file_units(path, options, sink, prints, False):
+        index.files.append(file := _FileIndex())
+        for is_logs, items, ids, *_ in _file_units(path, options, sink, file, False):
             position = counts[is_logs]
             counts[is_logs] += 1
-            ids = _ids(is_logs, items) if ids is None else ids
             if is_logs:
                 index.log_files.add(number)
-                for trace_id in ids:
+                for trace_id in _ids(is_logs, items) if ids is None else ids:
                     index.last_log[trace_id] = position
                 continue
             index.span_files.add(number)
-            for trace_id in ids:
-                if trace_id not in index.last_span:
-                    index.order.append(trace_id)
-                index.last_span[trace_id] = position
+            index.add_spans(position, _ids(is_logs, items) if ids is None else ids)
+            if ids is not None and file.identity is not None:  # a canonical line, just indexed
+                file.owners[-1] = index.owner(ids)
     return index
 
 
@@ -214,8 +305,8 @@ def _assemble(
     pending: dict[str, TraceData] = {}
     spans = _Cursor(files, options, False, index, pending, sink, defer)
     logs = _Cursor(files, options, True, index, pending, sink)
-    for trace_id in index.order:
-        spans.read_through(index.last_span[trace_id])
+    for number, trace_id in enumerate(index.order):
+        spans.read_through(index.last_span[number])
         logs.read_through(index.last_log.get(trace_id, -1))
         trace = pending.pop(trace_id, None)
         if trace is not None and _has_spans(trace):  # None if a file changed between passes
@@ -242,15 +333,16 @@ class _Cursor:
         defer: bool = False,
     ):
         only = index.log_files if is_logs else index.span_files
+        order = index.order if defer else None
         self.units = (
             unit
             for number, path in enumerate(files)
             if number in only
-            for unit in _file_units(path, options, sink, index.prints[number], True, defer)
+            for unit in _file_units(path, options, sink, index.files[number], True, order)
             if unit.is_logs == is_logs
         )
         self.position, self.is_logs, self.pending = 0, is_logs, pending
-        self.wanted = index.last_span
+        self.wanted = index.numbers
 
     def read_through(self, last: int) -> None:
         """Read requests up to and including number ``last`` of this kind.
@@ -287,41 +379,54 @@ _BUFFER = 1 << 20
 buffer, iterating lines costs 4x more."""
 
 
-def _open(path: Path) -> IO[bytes]:
+def _open(path: Path) -> tuple[IO[bytes], _Identity | None]:
+    """The file's bytes (decompressed if gzip) and, for a plain regular file, its identity."""
     with path.open("rb") as probe:
         gzipped = probe.read(2) == GZIP_MAGIC
     if gzipped:
-        return io.BufferedReader(cast(Any, gzip.GzipFile(path, "rb")), _BUFFER)
-    return path.open("rb", buffering=_BUFFER)
+        return io.BufferedReader(cast(Any, gzip.GzipFile(path, "rb")), _BUFFER), None
+    handle = path.open("rb", buffering=_BUFFER)
+    status = os.fstat(handle.fileno())
+    return handle, _identity(status) if stat.S_ISREG(status.st_mode) else None
+
+
+def _identity(status: os.stat_result) -> _Identity:
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 
 def _file_units(
     path: Path,
     options: ReadOptions,
     sink: Payloads,
-    prints: array[int],
+    file: _FileIndex,
     reading: bool,
-    defer: bool = False,
+    order: list[str] | None = None,
 ) -> Iterator[Unit]:
     """The requests of one file, in file order; problems go to ``sink.errors``.
 
     Index pass (``reading`` False): a canonical line is not decoded, only its trace ids read
-    (:func:`_predict`), and each line's fingerprint appended to ``prints``. Read pass: every
-    request decoded, checked against ``prints``; only the lines that the index did not decode
-    report their errors (again)."""
+    (:func:`_predict`), and each line's fingerprint noted in ``file``. Read pass: every
+    request decoded, checked against ``file``; only the lines that the index did not decode
+    report their errors (again). With ``order`` (the index's), a canonical span line of one
+    trace is deferred (see :func:`iter_traces`)."""
     source = str(path)
     quiet = Payloads() if reading else sink  # the index reported these errors
     try:
-        with _open(path) as handle:
+        handle, identity = _open(path)
+        with handle:
             head, first = _head(handle)
             if first is None:
                 yield from _whole(b"".join(head) + handle.read(), source, options, quiet)
                 return
             lines = enumerate(_chain(head, handle), start=1)
-            if reading:
-                yield from _read_lines(lines, first, source, options, sink, prints, defer)
+            if not reading:
+                file.identity = identity
+                yield from _index_lines(lines, first, source, options, sink, file)
+            elif order is not None and file.unchanged(identity):
+                yield from _read_at(handle, first, source, options, sink, file, order)
             else:
-                yield from _index_lines(lines, first, source, options, sink, prints)
+                defer = order is not None
+                yield from _read_lines(lines, first, source, options, sink, file.prints, defer)
     except (OSError, EOFError) as exc:
         quiet.errors.append(InputError(f"cannot read file: {exc}", source=source))
 
@@ -377,6 +482,8 @@ def _flush(into: Payloads, sink: Payloads) -> Iterator[Unit]:
 
 _CANONICAL = re.compile(rb'\{"resource(Spans|Logs)":\[\{')
 _TRACE_ID = re.compile(rb'"traceId":"([0-9a-f]{32}|)"')
+_TRACE_ID_KEY = re.compile(rb'"traceId"(:"[0-9a-f]{32}"|:"")?')
+"""Every ``traceId`` key, with its value when canonical (else ``b""``)."""
 _DECODED = -1
 """The fingerprint of a line the index decoded (``hash`` never returns -1)."""
 
@@ -386,19 +493,28 @@ def _predict(line: bytes) -> tuple[bool, list[str]] | None:
     canonical form, read from its bytes without decoding it; None for any other line.
 
     Canonical: ``{"resourceSpans":[{`` (or ``resourceLogs``) first, ``]}`` and a newline last,
-    no links (they name other traces), and every ``traceId`` key holding lower-case hex (or
-    nothing). In JSON an unescaped ``"traceId":"`` is always a key, never inside a string.
+    every ``traceId`` key holding lower-case hex (or nothing), and no links to other traces
+    (looked for only when the line names several: a link's ``traceId`` is not a span's).
+    In JSON an unescaped ``"traceId":"`` is always a key, never inside a string.
     """
     match = _CANONICAL.match(line)
-    if match is None or line[-1:] != b"\n" or line.rstrip()[-2:] != b"]}":
+    if match is None or line[-1:] != b"\n":
         return None
-    if b'"links"' in line and line.count(b'"links"') != line.count(b'"links":[]'):
+    if not line.endswith(b"]}\n") and line.rstrip()[-2:] != b"]}":  # rstrip copies the line
         return None
-    ids = _TRACE_ID.findall(line)
-    if not ids or len(ids) != line.count(b'"traceId"'):
+    keys = _TRACE_ID_KEY.findall(line)  # the line's one full scan, when it names one trace
+    if not keys or not all(keys):
+        return None
+    if len(set(keys) - {b':""'}) > 1 and _links(line):
         return None
     is_logs = match[1] == b"Logs"
-    return is_logs, [i.decode() for i in ids if i or not is_logs]
+    ids = {key: key[2:-1].decode() for key in dict.fromkeys(keys)}  # mostly one
+    return is_logs, [ids[key] for key in keys if len(key) > 3 or not is_logs]
+
+
+def _links(line: bytes) -> bool:
+    """Whether the line has a span link (``"links"`` not holding ``[]``)."""
+    return b'"links"' in line and line.count(b'"links"') != line.count(b'"links":[]')
 
 
 def _index_lines(
@@ -407,20 +523,28 @@ def _index_lines(
     source: str,
     options: ReadOptions,
     sink: Payloads,
-    prints: array[int],
+    file: _FileIndex,
 ) -> Iterator[Unit]:
-    """Index pass: the trace ids of canonical lines (their fingerprints into ``prints``, one
-    per line), every other line decoded."""
+    """Index pass: the trace ids of canonical lines (their fingerprints into ``file``, one
+    per line; in a plain file where each line starts, its owner -1), every other line
+    decoded."""
+    offset, plain = 0, file.identity is not None
     for line_no, line in lines:
+        if plain:
+            file.starts.append(offset)
+            file.owners.append(-1)
+            offset += len(line)
         predicted = _predict(line) if line_no > 1 else None
         if predicted is None:
-            prints.append(_DECODED)
+            file.prints.append(_DECODED)
             yield from _decoded(line, line_no, first, source, options, sink)
             continue
         is_logs, ids = predicted
-        prints.append(hash(tuple(ids)))
+        file.prints.append(hash(tuple(ids)))
         sink.formats[source] = "otlp-json"
         yield Unit(is_logs, [], ids)
+    if plain:
+        file.starts.append(offset)  # the end: the file was indexed whole
 
 
 def _read_lines(
@@ -438,22 +562,77 @@ def _read_lines(
     quiet = Payloads()
     for line_no, line in lines:
         expected = prints[line_no - 1] if line_no <= len(prints) else _DECODED
-        if expected == _DECODED:
-            yield from _decoded(line, line_no, first, source, options, quiet)
+        trace_id = _single_trace(line, expected) if defer and expected != _DECODED else None
+        if trace_id is None:
+            yield from _read_line(line, line_no, first, source, options, sink, expected, quiet)
+        else:
+            yield _deferred(trace_id, line, line_no, source, options, sink)
+
+
+def _read_at(
+    handle: IO[bytes],
+    first: Any,
+    source: str,
+    options: ReadOptions,
+    sink: Payloads,
+    file: _FileIndex,
+    order: list[str],
+) -> Iterator[Unit]:
+    """Read pass of a plain file unchanged since the index pass (``handle``): a canonical
+    span line of one trace is not read here (its trace is deferred with where the line is);
+    any other line is read where it starts and taken as :func:`_read_lines` takes it."""
+    path, quiet, starts = os.path.abspath(source), Payloads(), file.starts
+    assert file.identity is not None  # file.unchanged() said so
+    for number, expected in enumerate(file.prints):
+        start, length, owner = (
+            starts[number],
+            starts[number + 1] - starts[number],
+            file.owners[number],
+        )
+        if owner >= 0:
+            at = _At(path, start, length, file.identity, expected)
+            yield _deferred(order[owner], at, number + 1, source, options, sink)
             continue
-        trace_id = _single_trace(line, expected) if defer else None
-        if trace_id is not None:
-            slot = len(sink.errors)
-            yield Unit(
-                False, [], raw=_Line(trace_id, line, line_no, source, options, slot, next(_SEQ))
-            )
-            continue
-        is_logs = line[:17] == b'{"resourceLogs":['
-        items: list[Any] = []
-        for unit in _decoded(line, line_no, first, source, options, sink):
-            if unit.is_logs == is_logs:
-                items.extend(unit.items)
-        yield Unit(is_logs, items, None, hash(tuple(_ids(is_logs, items))) != expected)
+        handle.seek(start)
+        line = handle.read(length)
+        yield from _read_line(line, number + 1, first, source, options, sink, expected, quiet)
+
+
+def _deferred(
+    trace_id: str,
+    line: bytes | _At,
+    line_no: int,
+    source: str,
+    options: ReadOptions,
+    sink: Payloads,
+) -> Unit:
+    """The unit of a deferred line: its trace id, bytes (or where they are) and place."""
+    slot = len(sink.errors)
+    return Unit(False, [], raw=_Line(trace_id, line, line_no, source, options, slot, next(_SEQ)))
+
+
+def _read_line(
+    line: bytes,
+    line_no: int,
+    first: Any,
+    source: str,
+    options: ReadOptions,
+    sink: Payloads,
+    expected: int,
+    quiet: Payloads,
+) -> Iterator[Unit]:
+    """The requests of a line the read pass decodes. The index decoded it (``expected``
+    is ``_DECODED``): its errors go to ``quiet``; else to ``sink``, and its request is
+    checked against its fingerprint."""
+    if expected == _DECODED:
+        yield from _decoded(line, line_no, first, source, options, quiet)
+        return
+    is_logs = line[:17] == b'{"resourceLogs":['
+    items: list[Any] = []
+    for unit in _decoded(line, line_no, first, source, options, sink):
+        if unit.is_logs == is_logs:
+            items.extend(unit.items)
+    yield Unit(is_logs, items, None, hash(tuple(_ids(is_logs, items))) != expected)
 
 
 def _single_trace(line: bytes, expected: int) -> str | None:
