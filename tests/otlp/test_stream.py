@@ -12,6 +12,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from tests.support.sdk import agent_turn, record
 from tracegrade.errors import InputError
+from tracegrade.otlp import lines as otlp_lines
 from tracegrade.otlp import stream
 from tracegrade.otlp.codec import ExportTraceServiceRequest, request_to_json
 from tracegrade.otlp.files import Payloads, ReadOptions, read_paths, write_jsonl
@@ -132,8 +133,8 @@ def test_the_index_reads_canonical_lines_without_decoding_them(tmp_path, monkeyp
     path = tmp_path / "traces.jsonl"
     write_jsonl(path, _turns(4))  # 12 canonical lines
     calls = []
-    decode = stream._loads
-    monkeypatch.setattr(stream, "_loads", lambda line: calls.append(line) or decode(line))
+    decode = otlp_lines.loads
+    monkeypatch.setattr(otlp_lines, "loads", lambda line: calls.append(line) or decode(line))
     assert streamed([path]) == reference([path])
     assert len(calls) == 11 + 2  # each line once; the first in each pass, to detect the format
 
@@ -157,7 +158,7 @@ def test_a_line_that_looks_canonical_but_is_not_json_is_reported_when_read(tmp_p
     lines = path.read_bytes().splitlines(keepends=True)
     lines[4] = lines[4].replace(b'"kind":', b'"kind":,', 1)  # still {"resourceSpans":[{ ... ]}
     path.write_bytes(b"".join(lines))
-    assert stream._predict(lines[4]) is not None
+    assert otlp_lines.predict(lines[4]) is not None
     got, errors = streamed([path])
     assert (got, errors) == reference([path]) and errors[0].startswith(f"{path}:5")
 
@@ -166,9 +167,8 @@ def test_a_line_whose_ids_differ_from_the_index_is_kept_whole(tmp_path, monkeypa
     """As if the file changed between the passes: no span is lost."""
     path = tmp_path / "traces.jsonl"
     write_jsonl(path, _turns(2))  # lines 1-3: trace a, 4-6: trace b
-    predict = stream._predict
-    wrong = predict(path.read_bytes().splitlines(keepends=True)[2])
-    monkeypatch.setattr(stream, "_predict", lambda line: wrong if line.endswith(b"\n") else None)
+    wrong = otlp_lines.predict(path.read_bytes().splitlines(keepends=True)[2])
+    monkeypatch.setattr(stream, "predict", lambda line: wrong if line.endswith(b"\n") else None)
     got, errors = streamed([path])
     assert sorted(s.span_id for t in got for s in t.spans) == sorted(
         s.span_id for t in reference([path])[0] for s in t.spans
@@ -311,6 +311,6 @@ def test_a_line_linking_spans_of_its_own_trace_is_indexed_without_decoding(tmp_p
     path = tmp_path / "traces.jsonl"
     _write(path, objs)
     line = path.read_bytes().splitlines(keepends=True)[1]
-    assert stream._predict(line) == (False, [spans[0]["traceId"]] * 2)
+    assert otlp_lines.predict(line) == (False, [spans[0]["traceId"]] * 2)
     assert streamed([path]) == reference([path])
     assert deferred([path]) == streamed([path])

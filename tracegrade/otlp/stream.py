@@ -7,13 +7,17 @@ a million traces does not fit. :func:`iter_traces` reads the same files twice in
    each request of a file that is read whole) are kept: for each trace, the last span request
    and the last log request that mention it, and the traces' first-seen order. A line in the
    exporters' canonical form is not decoded: its trace ids are read from its bytes with one
-   regular expression (:func:`_predict`) and a fingerprint of them kept (8 bytes a line);
-   any other line is decoded. Input errors and detected formats are recorded in this pass.
+   regular expression (:func:`~tracegrade.otlp.lines.predict`) and a fingerprint of them
+   kept (8 bytes a line; in a plain file also where the line starts and, for a span line of
+   one trace, that trace: 24 bytes); any other line is decoded. Input errors and detected
+   formats are recorded in this pass.
 2. **assemble**: two cursors re-read the span requests and the log requests (a ``traces.*``
    file and its ``logs.*`` sibling in step); each trace is yielded, in first-seen order, as
    soon as both cursors passed its last request, and forgotten. A line the index did not
    decode is checked against its fingerprint: if its trace ids differ (it was not what it
-   looked like), its error is reported then and its items kept whole.
+   looked like), its error is reported then and its items kept whole. With ``defer``, a
+   span line of one trace is left for a worker to decode and, in a plain file that did not
+   change, to read (see :func:`iter_traces`).
 
 The result equals ``group_by_trace(payloads.spans(), payloads.log_records())`` of
 :func:`~tracegrade.otlp.files.read_paths` (traces with log records but no spans are left out,
@@ -22,8 +26,7 @@ traces whose requests interleave with later ones (none when each trace is writte
 exporters write a finished trace's batch). Files that are not line-oriented (protobuf, one JSON
 document, any-agent traces) are read whole, as before.
 
-OTLP/JSON lines are decoded with ``orjson`` and :mod:`tracegrade.otlp.jsonfast`, falling
-back to the ``json_format`` path for anything outside its canonical subset.
+Lines are read and decoded by :mod:`tracegrade.otlp.lines`.
 """
 
 from __future__ import annotations
@@ -31,9 +34,7 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
-import json
 import os
-import re
 import stat
 from array import array
 from collections.abc import Iterable, Iterator
@@ -41,69 +42,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple, cast
 
-import orjson
-
-from tracegrade.errors import InputError, OtlpDecodeError
-from tracegrade.otlp import jsonfast
-from tracegrade.otlp.codec import logs_from_request, spans_from_request
+from tracegrade.errors import InputError
 from tracegrade.otlp.files import (
     GZIP_MAGIC,
     Payloads,
     ReadOptions,
-    classify_json,
     expand_paths,
     read_bytes,
-    read_json_value,
 )
-from tracegrade.spans import LogRecord, Span, TraceData
+from tracegrade.otlp.lines import (
+    DECODED,
+    At,
+    Identity,
+    Line,
+    Unit,
+    chain,
+    decoded,
+    flush,
+    head,
+    ids_of,
+    predict,
+    single_trace,
+)
+from tracegrade.spans import Span, TraceData
 
 __all__ = ["Deferred", "LateError", "decode_deferred", "iter_traces"]
-
-
-class Unit(NamedTuple):
-    """One request of a file: its spans (``is_logs`` False) or log records (True)."""
-
-    is_logs: bool
-    items: list[Span] | list[LogRecord]
-    ids: list[str] | None = None
-    """Index pass: the trace ids read from the raw line (``items`` then empty)."""
-    deviated: bool = False
-    """Read pass: the line's trace ids differ from those the index read from its bytes."""
-    raw: _Line | None = None
-    """Read pass with ``defer``: the undecoded line of one trace (``items`` then empty)."""
-
-
-_Identity = tuple[int, int, int, int]
-"""A plain file's device, inode, size (bytes) and modification time (ns)."""
-
-
-class _At(NamedTuple):
-    """Where a line is in a plain file the read pass found unchanged since the index pass:
-    the worker reads it there (``os.pread``)."""
-
-    path: str
-    offset: int
-    length: int
-    """Bytes, the newline included."""
-    identity: _Identity
-    """The file's at the index pass: a file that changed since is not read."""
-    print: int
-    """The fingerprint of the line's trace ids (see :data:`_DECODED`)."""
-
-
-class _Line(NamedTuple):
-    """A canonical span line of one trace, left undecoded by the read pass: its bytes, or
-    where they are."""
-
-    trace_id: str
-    line: bytes | _At
-    line_no: int
-    source: str
-    options: ReadOptions
-    slot: int
-    """How many input errors the read pass had met when it reached this line."""
-    seq: int
-    """The line's place among the deferred lines, in read order."""
 
 
 class LateError(NamedTuple):
@@ -121,7 +84,7 @@ class Deferred(TraceData):
     yet: ``parts`` holds, in read order, lists of spans and undecoded lines; ``spans`` is the
     last list. :func:`decode_deferred` gives the trace itself."""
 
-    parts: list[list[Span] | _Line] = field(default_factory=list)
+    parts: list[list[Span] | Line] = field(default_factory=list)
 
 
 _NOTHING = Unit(False, [])
@@ -138,7 +101,7 @@ def iter_traces(
     """Each trace of the files (spans and log records, as read), in first-seen order.
 
     Input errors and formats are added to ``sink`` (errors name file and line) before the
-    first trace is yielded, but for a line that looks canonical (see :func:`_predict`) and then
+    first trace is yielded, but for a line that looks canonical (see :func:`predict`) and then
     fails to decode: its error is added when the read pass reaches it.
 
     ``defer``: a canonical span line of a single trace is not decoded here; its trace comes
@@ -174,14 +137,14 @@ def decode_deferred(trace: TraceData) -> tuple[TraceData, list[LateError]]:
             continue
         quiet = Payloads()
         line = _line_bytes(part)
-        for unit in _decoded(line, part.line_no, None, part.source, part.options, quiet):
+        for unit in decoded(line, part.line_no, None, part.source, part.options, quiet):
             if not unit.is_logs:
                 spans.extend(_own(part, unit.items))  # type: ignore[arg-type]
         late.extend(LateError(part.slot, part.seq, error) for error in quiet.errors)
     return TraceData(trace.trace_id, spans, trace.logs), late
 
 
-def _line_bytes(part: _Line) -> bytes:
+def _line_bytes(part: Line) -> bytes:
     """The deferred line's bytes: read where the index found them, if not read already.
 
     Raises:
@@ -200,7 +163,7 @@ def _line_bytes(part: _Line) -> bytes:
             os.close(descriptor)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc}", source=part.source, line=part.line_no) from exc
-    if len(line) != at.length or _single_trace(line, at.print) != part.trace_id:
+    if len(line) != at.length or single_trace(line, at.print) != part.trace_id:
         raise InputError(
             "the file changed while it was read: read it again",
             source=part.source,
@@ -209,7 +172,7 @@ def _line_bytes(part: _Line) -> bytes:
     return line
 
 
-def _own(part: _Line, items: list[Span]) -> list[Span]:
+def _own(part: Line, items: list[Span]) -> list[Span]:
     """The spans of the line's trace (the others have none: their trace id is empty)."""
     if any(span.trace_id and span.trace_id != part.trace_id for span in items):
         raise InputError(
@@ -226,8 +189,8 @@ class _FileIndex:
     plain file)."""
 
     prints: array[int] = field(default_factory=lambda: array("q"))
-    """Per line: ``hash`` of the trace ids read from its bytes, or ``_DECODED``."""
-    identity: _Identity | None = None
+    """Per line: ``hash`` of the trace ids read from its bytes, or ``DECODED``."""
+    identity: Identity | None = None
     """A plain file's, as the index pass opened it (None: gzip, or not a regular file)."""
     starts: array[int] = field(default_factory=lambda: array("q"))
     """A plain file's: each line's byte offset, then where the last one ends."""
@@ -235,7 +198,7 @@ class _FileIndex:
     """A plain file's: per line, the number (see :class:`_Index`) of the one trace of a
     canonical span line, else -1."""
 
-    def unchanged(self, identity: _Identity | None) -> bool:
+    def unchanged(self, identity: Identity) -> bool:
         """Whether the read pass may take the lines where the index found them: a plain
         file with the same identity, indexed to its end."""
         done = len(self.starts) == len(self.prints) + 1
@@ -280,22 +243,14 @@ def _index(files: list[Path], options: ReadOptions, sink: Payloads) -> _Index:
             counts[is_logs] += 1
             if is_logs:
                 index.log_files.add(number)
-                for trace_id in _ids(is_logs, items) if ids is None else ids:
+                for trace_id in ids_of(is_logs, items) if ids is None else ids:
                     index.last_log[trace_id] = position
                 continue
             index.span_files.add(number)
-            index.add_spans(position, _ids(is_logs, items) if ids is None else ids)
+            index.add_spans(position, ids_of(is_logs, items) if ids is None else ids)
             if ids is not None and file.identity is not None:  # a canonical line, just indexed
                 file.owners[-1] = index.owner(ids)
     return index
-
-
-def _ids(is_logs: bool, items: list[Span] | list[LogRecord]) -> list[str]:
-    """The trace ids the index keeps of a request's items: every span's ('' if none), and
-    the log records' that have one."""
-    if is_logs:
-        return [record.trace_id for record in items if record.trace_id]
-    return [span.trace_id or "" for span in items]
 
 
 def _assemble(
@@ -360,7 +315,7 @@ class _Cursor:
                     (trace.logs if self.is_logs else trace.spans).append(item)  # type: ignore[arg-type]
             self.position += 1
 
-    def _defer(self, line: _Line) -> None:
+    def _defer(self, line: Line) -> None:
         """The line's trace becomes (stays) a :class:`Deferred`; spans read later go after it."""
         trace = self.pending.get(line.trace_id)
         if not isinstance(trace, Deferred):
@@ -379,7 +334,7 @@ _BUFFER = 1 << 20
 buffer, iterating lines costs 4x more."""
 
 
-def _open(path: Path) -> tuple[IO[bytes], _Identity | None]:
+def _open(path: Path) -> tuple[IO[bytes], Identity | None]:
     """The file's bytes (decompressed if gzip) and, for a plain regular file, its identity."""
     with path.open("rb") as probe:
         gzipped = probe.read(2) == GZIP_MAGIC
@@ -390,7 +345,7 @@ def _open(path: Path) -> tuple[IO[bytes], _Identity | None]:
     return handle, _identity(status) if stat.S_ISREG(status.st_mode) else None
 
 
-def _identity(status: os.stat_result) -> _Identity:
+def _identity(status: os.stat_result) -> Identity:
     return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 
@@ -405,7 +360,7 @@ def _file_units(
     """The requests of one file, in file order; problems go to ``sink.errors``.
 
     Index pass (``reading`` False): a canonical line is not decoded, only its trace ids read
-    (:func:`_predict`), and each line's fingerprint noted in ``file``. Read pass: every
+    (:func:`predict`), and each line's fingerprint noted in ``file``. Read pass: every
     request decoded, checked against ``file``; only the lines that the index did not decode
     report their errors (again). With ``order`` (the index's), a canonical span line of one
     trace is deferred (see :func:`iter_traces`)."""
@@ -414,16 +369,16 @@ def _file_units(
     try:
         handle, identity = _open(path)
         with handle:
-            head, first = _head(handle)
+            started, first = head(handle)
             if first is None:
-                yield from _whole(b"".join(head) + handle.read(), source, options, quiet)
+                yield from _whole(b"".join(started) + handle.read(), source, options, quiet)
                 return
-            lines = enumerate(_chain(head, handle), start=1)
+            lines = enumerate(chain(started, handle), start=1)
             if not reading:
                 file.identity = identity
                 yield from _index_lines(lines, first, source, options, sink, file)
-            elif order is not None and file.unchanged(identity):
-                yield from _read_at(handle, first, source, options, sink, file, order)
+            elif order is not None and identity is not None and file.unchanged(identity):
+                yield from _read_at(handle, first, source, options, sink, file, order, identity)
             else:
                 defer = order is not None
                 yield from _read_lines(lines, first, source, options, sink, file.prints, defer)
@@ -431,90 +386,13 @@ def _file_units(
         quiet.errors.append(InputError(f"cannot read file: {exc}", source=source))
 
 
-def _head(handle: IO[bytes]) -> tuple[list[bytes], Any]:
-    """The lines up to the second non-blank one, and the first's JSON value when the file is
-    line-oriented JSON (a JSON object or array on its first line, more lines after); else
-    None, and the file is read whole."""
-    head: list[bytes] = []
-    non_blank = []
-    for raw in handle:
-        head.append(raw)
-        if raw.strip():
-            non_blank.append(raw)
-            if len(non_blank) == 2:
-                break
-    if len(non_blank) < 2 or non_blank[0].lstrip()[:1] not in (b"{", b"["):
-        return head, None
-    try:
-        return head, _loads(non_blank[0])
-    except ValueError:
-        return head, None
-
-
-def _loads(line: bytes) -> Any:
-    """``json.loads`` semantics, at ``orjson`` speed where the two agree."""
-    try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return json.loads(line)
-
-
 def _whole(data: bytes, source: str, options: ReadOptions, sink: Payloads) -> Iterator[Unit]:
     into = Payloads()
     read_bytes(data, source, options, into)
-    yield from _flush(into, sink)
+    yield from flush(into, sink)
 
 
-def _flush(into: Payloads, sink: Payloads) -> Iterator[Unit]:
-    sink.errors.extend(into.errors)
-    for key, kind in into.formats.items():  # as read_file: the first kind, unless OTLP
-        if kind == "otlp-json":
-            sink.formats[key] = kind
-        else:
-            sink.formats.setdefault(key, kind)
-    for trace_request in into.traces:
-        yield Unit(False, spans_from_request(trace_request))
-    for logs_request in into.logs:
-        yield Unit(True, logs_from_request(logs_request))
-
-
-# --- line-oriented JSON: one request (or transcript) per line, numbered from 1 ---------------
-
-_CANONICAL = re.compile(rb'\{"resource(Spans|Logs)":\[\{')
-_TRACE_ID = re.compile(rb'"traceId":"([0-9a-f]{32}|)"')
-_TRACE_ID_KEY = re.compile(rb'"traceId"(:"[0-9a-f]{32}"|:"")?')
-"""Every ``traceId`` key, with its value when canonical (else ``b""``)."""
-_DECODED = -1
-"""The fingerprint of a line the index decoded (``hash`` never returns -1)."""
-
-
-def _predict(line: bytes) -> tuple[bool, list[str]] | None:
-    """(is_logs, the trace ids :func:`_ids` keeps) of a request line in the exporters'
-    canonical form, read from its bytes without decoding it; None for any other line.
-
-    Canonical: ``{"resourceSpans":[{`` (or ``resourceLogs``) first, ``]}`` and a newline last,
-    every ``traceId`` key holding lower-case hex (or nothing), and no links to other traces
-    (looked for only when the line names several: a link's ``traceId`` is not a span's).
-    In JSON an unescaped ``"traceId":"`` is always a key, never inside a string.
-    """
-    match = _CANONICAL.match(line)
-    if match is None or line[-1:] != b"\n":
-        return None
-    if not line.endswith(b"]}\n") and line.rstrip()[-2:] != b"]}":  # rstrip copies the line
-        return None
-    keys = _TRACE_ID_KEY.findall(line)  # the line's one full scan, when it names one trace
-    if not keys or not all(keys):
-        return None
-    if len(set(keys) - {b':""'}) > 1 and _links(line):
-        return None
-    is_logs = match[1] == b"Logs"
-    ids = {key: key[2:-1].decode() for key in dict.fromkeys(keys)}  # mostly one
-    return is_logs, [ids[key] for key in keys if len(key) > 3 or not is_logs]
-
-
-def _links(line: bytes) -> bool:
-    """Whether the line has a span link (``"links"`` not holding ``[]``)."""
-    return b'"links"' in line and line.count(b'"links"') != line.count(b'"links":[]')
+# --- line-oriented JSON: the passes over a file's lines (see tracegrade.otlp.lines) ----------
 
 
 def _index_lines(
@@ -534,10 +412,10 @@ def _index_lines(
             file.starts.append(offset)
             file.owners.append(-1)
             offset += len(line)
-        predicted = _predict(line) if line_no > 1 else None
+        predicted = predict(line) if line_no > 1 else None
         if predicted is None:
-            file.prints.append(_DECODED)
-            yield from _decoded(line, line_no, first, source, options, sink)
+            file.prints.append(DECODED)
+            yield from decoded(line, line_no, first, source, options, sink)
             continue
         is_logs, ids = predicted
         file.prints.append(hash(tuple(ids)))
@@ -561,8 +439,8 @@ def _read_lines(
     line of one trace is not decoded (see :func:`iter_traces`)."""
     quiet = Payloads()
     for line_no, line in lines:
-        expected = prints[line_no - 1] if line_no <= len(prints) else _DECODED
-        trace_id = _single_trace(line, expected) if defer and expected != _DECODED else None
+        expected = prints[line_no - 1] if line_no <= len(prints) else DECODED
+        trace_id = single_trace(line, expected) if defer and expected != DECODED else None
         if trace_id is None:
             yield from _read_line(line, line_no, first, source, options, sink, expected, quiet)
         else:
@@ -577,30 +455,27 @@ def _read_at(
     sink: Payloads,
     file: _FileIndex,
     order: list[str],
+    identity: Identity,
 ) -> Iterator[Unit]:
-    """Read pass of a plain file unchanged since the index pass (``handle``): a canonical
-    span line of one trace is not read here (its trace is deferred with where the line is);
-    any other line is read where it starts and taken as :func:`_read_lines` takes it."""
+    """Read pass of a plain file unchanged since the index pass (``handle``, ``identity``):
+    a canonical span line of one trace is not read here (its trace is deferred with where
+    the line is); any other line is read where it starts and taken as :func:`_read_lines`
+    takes it."""
     path, quiet, starts = os.path.abspath(source), Payloads(), file.starts
-    assert file.identity is not None  # file.unchanged() said so
     for number, expected in enumerate(file.prints):
-        start, length, owner = (
-            starts[number],
-            starts[number + 1] - starts[number],
-            file.owners[number],
-        )
-        if owner >= 0:
-            at = _At(path, start, length, file.identity, expected)
+        start, end = starts[number], starts[number + 1]
+        if (owner := file.owners[number]) >= 0:
+            at = At(path, start, end - start, identity, expected)
             yield _deferred(order[owner], at, number + 1, source, options, sink)
             continue
         handle.seek(start)
-        line = handle.read(length)
+        line = handle.read(end - start)
         yield from _read_line(line, number + 1, first, source, options, sink, expected, quiet)
 
 
 def _deferred(
     trace_id: str,
-    line: bytes | _At,
+    line: bytes | At,
     line_no: int,
     source: str,
     options: ReadOptions,
@@ -608,7 +483,7 @@ def _deferred(
 ) -> Unit:
     """The unit of a deferred line: its trace id, bytes (or where they are) and place."""
     slot = len(sink.errors)
-    return Unit(False, [], raw=_Line(trace_id, line, line_no, source, options, slot, next(_SEQ)))
+    return Unit(False, [], raw=Line(trace_id, line, line_no, source, options, slot, next(_SEQ)))
 
 
 def _read_line(
@@ -622,69 +497,14 @@ def _read_line(
     quiet: Payloads,
 ) -> Iterator[Unit]:
     """The requests of a line the read pass decodes. The index decoded it (``expected``
-    is ``_DECODED``): its errors go to ``quiet``; else to ``sink``, and its request is
+    is ``DECODED``): its errors go to ``quiet``; else to ``sink``, and its request is
     checked against its fingerprint."""
-    if expected == _DECODED:
-        yield from _decoded(line, line_no, first, source, options, quiet)
+    if expected == DECODED:
+        yield from decoded(line, line_no, first, source, options, quiet)
         return
     is_logs = line[:17] == b'{"resourceLogs":['
     items: list[Any] = []
-    for unit in _decoded(line, line_no, first, source, options, sink):
+    for unit in decoded(line, line_no, first, source, options, sink):
         if unit.is_logs == is_logs:
             items.extend(unit.items)
-    yield Unit(is_logs, items, None, hash(tuple(_ids(is_logs, items))) != expected)
-
-
-def _single_trace(line: bytes, expected: int) -> str | None:
-    """The trace id of a predicted span line whose spans all have it, else None. The index
-    checked the line's form; its fingerprint shows the ids are still those it read."""
-    if line[:18] != b'{"resourceSpans":[':
-        return None
-    ids = [i.decode() for i in _TRACE_ID.findall(line)]  # what _predict keeps of a span line
-    if hash(tuple(ids)) != expected:
-        return None
-    distinct = set(ids)
-    distinct.discard("")
-    return distinct.pop() if len(distinct) == 1 else None
-
-
-def _decoded(
-    line: bytes, line_no: int, first: Any, source: str, options: ReadOptions, sink: Payloads
-) -> Iterator[Unit]:
-    """The requests of one line (the first one's value is ``first``), decoded."""
-    if not line.strip():
-        return
-    if line_no == 1:
-        obj = first
-    else:
-        try:
-            obj = _loads(line)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            sink.errors.append(OtlpDecodeError(f"invalid JSON: {exc}", source=source, line=line_no))
-            return
-    yield from _json_units(obj, source, line_no, options, sink)
-
-
-def _chain(head: list[bytes], handle: IO[bytes]) -> Iterator[bytes]:
-    yield from head
-    yield from handle
-
-
-def _json_units(
-    obj: Any, source: str, line: int, options: ReadOptions, sink: Payloads
-) -> Iterator[Unit]:
-    kind = classify_json(obj, options.messages_key)
-    try:
-        if kind == "otlp-traces":
-            unit = Unit(False, jsonfast.spans_from_json(obj))
-        elif kind == "otlp-logs":
-            unit = Unit(True, jsonfast.logs_from_json(obj))
-        else:
-            raise jsonfast.Unsupported
-    except jsonfast.Unsupported:
-        into = Payloads()
-        read_json_value(obj, source, line, options, into)
-        yield from _flush(into, sink)
-        return
-    sink.formats[source] = "otlp-json"
-    yield unit
+    yield Unit(is_logs, items, None, hash(tuple(ids_of(is_logs, items))) != expected)
