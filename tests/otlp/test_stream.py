@@ -292,13 +292,26 @@ def test_a_file_changed_between_the_passes_has_its_deferred_lines_read_by_the_re
     assert [len(stream.decode_deferred(t)[0].spans) for t in traces] == [3, 3]  # as indexed
 
 
+def test_a_file_grown_after_the_read_pass_has_its_deferred_lines_decoded(tmp_path):
+    """A Collector appends to the file it writes: the lines indexed are still there."""
+    path = tmp_path / "traces.jsonl"
+    requests = _turns(3)
+    write_jsonl(path, requests[:6])
+    traces = list(iter_traces([path], defer=True))
+    write_jsonl(path, requests[6:], append=True)
+    assert [stream.decode_deferred(t) for t in traces] == [(t, []) for t in streamed([path])[0][:2]]
+
+
 def test_a_file_changed_after_the_read_pass_is_an_input_error_when_a_line_is_decoded(tmp_path):
     path = tmp_path / "traces.jsonl"
     write_jsonl(path, _turns(2))
     first, second = [t for t in iter_traces([path], defer=True)]
-    write_jsonl(path, _turns(2))  # other traces, the same size
+    write_jsonl(path, _turns(2))  # rewritten in place: other traces, the same size
     with pytest.raises(InputError, match=f"{path}:2: the file changed while it was read"):
         stream.decode_deferred(first)
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(InputError, match=f"{path}:4: the file changed while it was read"):
+        stream.decode_deferred(second)
     path.unlink()
     with pytest.raises(InputError, match=f"{path}:4: cannot read file"):
         stream.decode_deferred(second)

@@ -59,14 +59,15 @@ Identity = tuple[int, int, int, int]
 
 class At(NamedTuple):
     """Where a line is in a plain file the read pass found unchanged since the index pass:
-    the worker reads it there (``os.pread``)."""
+    the worker reads it there (``os.pread``), if the file is still that file (it may have
+    grown: a Collector appends) and the line still names the trace ids it named."""
 
     path: str
     offset: int
     length: int
     """Bytes, the newline included."""
-    identity: Identity
-    """The file's at the index pass: a file that changed since is not read."""
+    inode: tuple[int, int]
+    """The file's device and inode at the index pass (a file rotated since is not read)."""
     print: int
     """The fingerprint of the line's trace ids (see :data:`DECODED`)."""
 

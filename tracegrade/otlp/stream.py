@@ -148,8 +148,8 @@ def _line_bytes(part: Line) -> bytes:
     """The deferred line's bytes: read where the index found them, if not read already.
 
     Raises:
-        InputError: the file changed since the index pass (another identity, or the line
-            is not the one indexed), or cannot be read.
+        InputError: the file changed since the index pass (another file now, shorter, or
+            the line does not name the trace ids it named), or cannot be read.
     """
     at = part.line
     if isinstance(at, bytes):
@@ -157,7 +157,8 @@ def _line_bytes(part: Line) -> bytes:
     try:
         descriptor = os.open(at.path, os.O_RDONLY)
         try:
-            same = _identity(os.fstat(descriptor)) == at.identity
+            device, inode, size, _ = _identity(os.fstat(descriptor))
+            same = (device, inode) == at.inode and size >= at.offset + at.length
             line = os.pread(descriptor, at.length, at.offset) if same else b""
         finally:
             os.close(descriptor)
@@ -465,7 +466,7 @@ def _read_at(
     for number, expected in enumerate(file.prints):
         start, end = starts[number], starts[number + 1]
         if (owner := file.owners[number]) >= 0:
-            at = At(path, start, end - start, identity, expected)
+            at = At(path, start, end - start, identity[:2], expected)
             yield _deferred(order[owner], at, number + 1, source, options, sink)
             continue
         handle.seek(start)
