@@ -15,8 +15,10 @@ from tracegrade.collector.memory import (
     ResidentGuard,
     admission_footprint,
     decode_cost,
+    request_share,
     resident_bytes,
     return_large_allocations_to_the_os,
+    store_working_bytes,
 )
 
 
@@ -121,3 +123,18 @@ def test_admission_checks_the_requests_whole_footprint_against_the_resident_memo
     assert admission_footprint(25) == 25 * (2 + PROTOBUF_BYTES_PER_BYTE)
     assert not budget.reserve(25, footprint=admission_footprint(25))  # 100 + 125 > 200
     assert budget.reserve(25)  # its first bytes alone would have fitted: 100 + 25
+
+
+def test_requests_share_the_bound_with_the_stores_working_memory_and_the_spike_share():
+    """Embedded, requests may reserve the whole bound (at least two requests); bounding a
+    whole process (``collect``), the spike share and the store's working memory (its page
+    cache and copies of a row) are kept out of what requests may reserve."""
+    mib = 2**20
+    assert request_share(384 * mib, 16 * mib, False) == (384 * mib, 384 * mib)
+    assert request_share(8 * mib, 16 * mib, False) == (32 * mib, 32 * mib)
+    working = store_working_bytes(16 * mib)
+    assert working == 64 * mib
+    bound, share = request_share(384 * mib, 16 * mib, True)
+    assert bound == 384 * mib and share == int(384 * mib * (1 - SPIKE_SHARE)) - working
+    bound, share = request_share(8 * mib, 16 * mib, True)  # raised: two requests still fit
+    assert share >= 32 * mib and bound * (1 - SPIKE_SHARE) - working <= share + 1

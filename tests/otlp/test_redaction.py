@@ -54,3 +54,15 @@ def test_no_rules_redacts_nothing():
 def test_a_bad_value_pattern_is_a_config_error():
     with pytest.raises(ConfigError, match="value pattern"):
         Redactor(values=["(unclosed"])
+
+
+@pytest.mark.parametrize("offset", range(40, 70, 3))
+def test_the_prefilter_finds_a_key_wherever_it_falls_across_its_scan_windows(offset, monkeypatch):
+    """The body is lower-cased a window at a time (no copy of a whole 16 MiB body): windows
+    overlap, so a literal across a window's end is still found; filler alone is not."""
+    monkeypatch.setattr(Redactor, "SCAN_WINDOW_BYTES", 64)
+    filler = b"q" * 200
+    redactor = Redactor()
+    assert not redactor.may_apply(filler)
+    body = filler[:offset] + b"X-GOOG-API-KEY" + filler[offset:]
+    assert redactor.may_apply(body)

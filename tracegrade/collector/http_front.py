@@ -16,6 +16,7 @@ import asyncio
 import math
 import socket
 import threading
+import time
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -52,6 +53,11 @@ BODY_IDLE_TIMEOUT_S = 5.0
 BODY_TIMEOUT_S = 30.0
 """Longest time to receive a whole request body (408 beyond)."""
 RETRY_AFTER_S = 1.0
+ANSWER_WITHIN_S = 8.0
+"""A request not committed this long after its headers arrived is refused (429 +
+Retry-After) rather than stored: OTLP/HTTP carries no deadline, and the OpenTelemetry SDKs'
+export timeout is 10 s by default (``OTEL_EXPORTER_OTLP_TIMEOUT``), counted from the send,
+so the time its body took to arrive counts too (see :attr:`.admission.Admitted.answer_by`)."""
 _STATUS = {
     "ok": 200,
     "invalid": 400,
@@ -119,16 +125,16 @@ class ReadBody:
     def __init__(self, request: Request, limit: int, memory: MemoryBudget | None):
         self.request, self.limit, self.memory = request, limit, memory
         self.reserved = 0
-        self.upfront = False
-        """True when the declared Content-Length was reserved before reading."""
+        self.declared: int | None = None
+        """The Content-Length, reserved before reading (None: chunked, reserved as read)."""
 
     async def __aenter__(self) -> bytes:
         declared = self.request.headers.get("content-length")
         if declared and declared.isdigit() and int(declared) > self.limit:
             raise BodyError("too_large", f"request body of {declared} bytes exceeds {self.limit}")
         if declared and declared.isdigit():  # refuse before reading what cannot fit
-            self.upfront = True
-            self._reserve(int(declared))
+            self.declared = int(declared)
+            self._reserve(self.declared)
         try:
             async with asyncio.timeout(BODY_TIMEOUT_S):
                 body = await self._receive()
@@ -155,7 +161,10 @@ class ReadBody:
             raise
 
     async def _receive(self) -> bytes:
+        """The body's bytes. With a declared length they are copied, chunk by chunk, into
+        one buffer of that size (one body in memory, not its chunks and then their join)."""
         chunks: list[bytes] = []
+        buffer = None if self.declared is None else bytearray(self.declared)
         size = 0
         stream = aiter(self.request.stream())
         while True:
@@ -163,23 +172,28 @@ class ReadBody:
                 async with asyncio.timeout(BODY_IDLE_TIMEOUT_S):
                     chunk = await anext(stream)
             except StopAsyncIteration:
-                return b"".join(chunks)
+                return _joined(buffer, size, chunks)
             except TimeoutError:
                 raise BodyError(
                     "timeout", f"the request body paused for over {BODY_IDLE_TIMEOUT_S:g} s"
                 ) from None
+            if buffer is not None and size + len(chunk) <= len(buffer):
+                buffer[size : size + len(chunk)] = chunk
+                size += len(chunk)
+                continue
             size += len(chunk)
-            if size > self.limit:
+            if size > self.limit or buffer is not None:  # more than declared: not HTTP/1.1
                 raise BodyError("too_large", f"request body exceeds {self.limit} bytes")
-            if not self.upfront:
-                self._reserve(len(chunk))
+            self._reserve(len(chunk))
             chunks.append(chunk)
 
     def _reserve(self, size: int) -> None:
         if self.memory is None:
             return
         admit = not self.reserved  # this request's first bytes: its whole footprint checked
-        expected = size if self.upfront else self.limit  # a declared length, else the largest
+        expected = (
+            size if self.declared is not None else self.limit
+        )  # a declared length, else the largest
         footprint = admission_footprint(expected) if admit else None
         if not self.memory.reserve(size, admit=admit, footprint=footprint):
             raise BodyError(
@@ -191,6 +205,15 @@ class ReadBody:
         if self.memory is not None:
             self.memory.release(self.reserved)
         self.reserved = 0
+
+
+def _joined(buffer: bytearray | None, size: int, chunks: list[bytes]) -> bytes:
+    """The body :meth:`ReadBody._receive` collected: its buffer (cut to what arrived), or its
+    chunks joined."""
+    if buffer is None:
+        return b"".join(chunks)
+    del buffer[size:]
+    return buffer  # type: ignore[return-value]  # bytes-like: decoders take either
 
 
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
@@ -245,10 +268,16 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
             response = _error("unauthorized", "missing or wrong bearer token", encoding, 401)
             response.headers["WWW-Authenticate"] = 'Bearer realm="tracegrade"'
             return response
+        answer_by = time.monotonic() + ANSWER_WITHIN_S
         try:
             async with ReadBody(request, service.max_request_bytes, service.memory) as body:
                 started = await run_in_threadpool(
-                    service.start, signal, body, encoding, request.headers.get("authorization")
+                    service.start,
+                    signal,
+                    body,
+                    encoding,
+                    request.headers.get("authorization"),
+                    answer_by,
                 )
                 outcome = await settle(started)
         except BodyError as exc:

@@ -311,7 +311,11 @@ class Ingest:
         self, batch: list[tuple[Admitted, Future[int]]], *, stored: bool, new_items: int = 0
     ) -> None:
         """Take ``batch`` off the queue's counters; ``new_items``: the spans and log records
-        the store did not hold before (a resend adds none)."""
+        the store did not hold before (a resend adds none). Its requests' decoded data and
+        rows are dropped here: they are freed as their memory charge is given back, not once
+        the writer's next batch replaces this one (an idle writer would hold it)."""
+        for admitted, _ in batch:
+            admitted.request = admitted.prepared = None
         with self._lock:
             self.stats.queue_bytes -= sum(a.size for a, _ in batch)
             self.stats.queue_depth -= len(batch)

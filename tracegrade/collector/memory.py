@@ -34,10 +34,13 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import math
 import os
 import threading
 import time
 from collections.abc import Callable
+
+from tracegrade.store.database import PAGE_CACHE_BYTES
 
 DEFAULT_MAX_MEMORY_BYTES = 384 * 2**20
 PROTOBUF_BYTES_PER_BYTE = 3
@@ -47,6 +50,37 @@ JSON_BYTES_PER_BYTE = 10
 """Python objects of a parsed OTLP/JSON body plus its protobuf form, per byte."""
 BYTES_PER_ZERO = 96
 """Charged per zero byte of a body (each empty submessage has one; see the module docstring)."""
+SPIKE_SHARE = 0.2
+"""Share of the bound kept free for allocations still to come from requests already
+admitted and for allocator slack (the OpenTelemetry Collector's ``memory_limiter`` keeps
+20% by default)."""
+
+
+def store_working_bytes(max_request_bytes: int) -> int:
+    """What the writer holds while it commits, beyond the requests' own charges: its SQLite
+    page cache (:data:`~tracegrade.store.database.PAGE_CACHE_BYTES`) and the copies of the
+    row it inserts (a blob is copied when bound and again into its record: twice the largest
+    request). The receiver sets this much of the bound aside for its store."""
+    return PAGE_CACHE_BYTES + 2 * max_request_bytes
+
+
+def request_share(
+    max_memory_bytes: int, max_request_bytes: int, whole_process: bool
+) -> tuple[int, int]:
+    """(bound, what requests may reserve of it) for ``--max-memory-mib`` and
+    ``--max-request-mib`` in bytes. Requests may reserve the whole bound (at least two
+    requests), unless the bound is on the ``whole_process`` (``tracegrade collect``): then
+    :data:`SPIKE_SHARE` of it is kept for allocator slack and the store's working memory
+    (:func:`store_working_bytes`) is set aside, so that when requests hold their share the
+    resident set stays within the start-up footprint plus the bound (measured under 160
+    clients of 4-15 MiB requests: README, "Receiving OTLP")."""
+    if not whole_process:
+        bound = max(max_memory_bytes, 2 * max_request_bytes)
+        return bound, bound
+    working = store_working_bytes(max_request_bytes)
+    least = math.ceil((2 * max_request_bytes + working) / (1 - SPIKE_SHARE))
+    bound = max(max_memory_bytes, least)
+    return bound, int(bound * (1 - SPIKE_SHARE)) - working
 
 
 def admission_footprint(body_bytes: int) -> int:
@@ -115,9 +149,6 @@ def resident_bytes() -> int | None:
         return None
 
 
-SPIKE_SHARE = 0.2
-"""Share of the bound kept free for allocations still to come from requests already
-admitted (the OpenTelemetry Collector's ``memory_limiter`` keeps 20% by default)."""
 _PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 

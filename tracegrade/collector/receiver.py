@@ -23,7 +23,12 @@ from tracegrade.collector.admission import DEFAULT_REDACT, Redactor
 from tracegrade.collector.grpc_front import DEFAULT_WORKERS, grpc_server
 from tracegrade.collector.http_front import HttpServer, http_app
 from tracegrade.collector.ingest import DEFAULT_QUEUE_BYTES, QUEUE_DEADLINE_S, Ingest, Stats
-from tracegrade.collector.memory import DEFAULT_MAX_MEMORY_BYTES, MemoryBudget, ResidentGuard
+from tracegrade.collector.memory import (
+    DEFAULT_MAX_MEMORY_BYTES,
+    MemoryBudget,
+    ResidentGuard,
+    request_share,
+)
 from tracegrade.collector.service import DEFAULT_MAX_REQUEST_BYTES, ExportService
 from tracegrade.store.database import display
 from tracegrade.store.traces import Store, default_path
@@ -55,7 +60,8 @@ class ReceiverConfig:
     grpc_workers: int = DEFAULT_WORKERS
     max_memory_bytes: int = DEFAULT_MAX_MEMORY_BYTES
     """Bound on the memory requests hold at once (:mod:`.memory`); at least twice
-    ``max_request_bytes``."""
+    ``max_request_bytes``. With ``guard_resident``, on all the receiver holds beyond its
+    start-up footprint (:func:`~.memory.request_share`)."""
     queue_deadline_s: float | None = QUEUE_DEADLINE_S
     """Longest a request may wait in the receive queue (:data:`~.ingest.QUEUE_DEADLINE_S`)."""
     guard_resident: bool = False
@@ -76,6 +82,11 @@ class Receiver:
     def __init__(self, config: ReceiverConfig = ReceiverConfig()):
         self.config = config
         self.db = default_path(config.db)
+        self.memory_bound_bytes, share = request_share(
+            config.max_memory_bytes, config.max_request_bytes, config.guard_resident
+        )
+        """The bound (``max_memory_bytes``, raised to fit two requests; see
+        :func:`~.memory.request_share`)."""
         self.ingest = Ingest(
             lambda: Store(self.db),
             max_queue_bytes=max(config.max_queue_bytes, config.max_request_bytes),
@@ -86,7 +97,7 @@ class Receiver:
             token=config.token,
             redactor=Redactor(config.redact, config.redact_values),
             max_request_bytes=config.max_request_bytes,
-            memory=MemoryBudget(max(config.max_memory_bytes, 2 * config.max_request_bytes)),
+            memory=MemoryBudget(share),
         )
         self.grpc_port = self.http_port = 0
         self._grpc: Any = None
@@ -123,7 +134,7 @@ class Receiver:
             raise
         if self.config.guard_resident:
             memory = self.service.memory
-            memory.guard = ResidentGuard.from_now(memory.limit_bytes)
+            memory.guard = ResidentGuard.from_now(self.memory_bound_bytes)
         self.started_at = time.time()
         return self
 

@@ -187,6 +187,8 @@ class ExportService:
         if signal == "metrics" or not admitted.items:
             return Outcome("ok", _response(admitted))
         admitted.answer_by = answer_by
+        if signal == "traces":  # stored from its prepared rows: the decoded message can go
+            admitted.request = None
         return self._store(admitted)
 
     def _store(self, admitted: Admitted) -> Outcome | Pending:

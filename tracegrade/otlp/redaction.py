@@ -130,6 +130,7 @@ class Redactor:
             if literals
             else None
         )
+        self._longest = max(map(len, literals), default=1)
         unanchored = [v.pattern for v in self.values if not v.anchors]
         self._unanchored = (
             re.compile("|".join(f"(?:{p})" for p in unanchored).encode()) if unanchored else None
@@ -151,9 +152,26 @@ class Redactor:
             return False
         if encoding == "json" and b"\\u" in body:
             return True
-        if self._literals is not None and self._literals.find_matches_as_indexes(body.lower()):
+        if self._literals is not None and self._any_literal(body):
             return True
         return self._unanchored is not None and self._unanchored.search(body) is not None
+
+    SCAN_WINDOW_BYTES = 2**20
+    """:meth:`may_apply` lower-cases the body a window at a time (a copy of a window, not of
+    a 16 MiB body)."""
+
+    def _any_literal(self, body: bytes) -> bool:
+        """True when a literal occurs in lower-cased ``body``: windows overlap by the longest
+        literal less one byte, so one across a window's end is found in the next."""
+        assert self._literals is not None
+        overlap = self._longest - 1
+        step = self.SCAN_WINDOW_BYTES
+        view = memoryview(body)
+        for start in range(0, max(len(body) - overlap, 1), step):
+            window = view[start : start + step + overlap].tobytes().lower()
+            if self._literals.find_matches_as_indexes(window):
+                return True
+        return False
 
     def matches(self, key: str) -> bool:
         """True when values under ``key`` are to be redacted."""

@@ -24,6 +24,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tracegrade.errors import StoreError
 
+PAGE_CACHE_BYTES = 32 * 2**20
+"""SQLite page cache of each connection (``PRAGMA cache_size``)."""
+
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 SYNC_ENV = "TRACEGRADE_SQLITE_SYNC"
 """SQLite ``synchronous`` mode: NORMAL (default; durable across process crashes) or FULL
@@ -118,7 +121,7 @@ class Database:
             raise StoreError(f"{SYNC_ENV}={sync!r}: use NORMAL, FULL or EXTRA")
         conn.execute(f"PRAGMA synchronous={sync}")
         conn.execute("PRAGMA wal_autocheckpoint=2000")  # ~32 MB of WAL between checkpoints
-        conn.execute("PRAGMA cache_size=-32768")  # 32 MiB page cache
+        conn.execute(f"PRAGMA cache_size=-{PAGE_CACHE_BYTES // 1024}")
         return conn
 
     def _connect_postgres(self) -> Any:

@@ -81,3 +81,43 @@ def test_a_grpc_calls_deadline_reaches_the_service_as_answer_by() -> None:
         calls.pool.shutdown(wait=True)
 
     asyncio.run(call())
+
+
+def _slow_post(port: int, body: bytes, pieces: int, pause_s: float) -> bytes:
+    """POST ``body`` to ``/v1/traces`` with its Content-Length, in ``pieces`` sent
+    ``pause_s`` apart (a body that takes its time to arrive); the raw response."""
+    import socket
+
+    head = (
+        f"POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-protobuf\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode()
+    step = -(-len(body) // pieces)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head)
+        for start in range(0, len(body), step):
+            time.sleep(pause_s)
+            sock.sendall(body[start : start + step])
+        response = b""
+        while chunk := sock.recv(65536):
+            response += chunk
+    return response
+
+
+def test_an_http_request_whose_body_took_its_clients_patience_is_refused_unstored(
+    tmp_path, monkeypatch
+):
+    """OTLP/HTTP has no deadline header: the receiver answers within ANSWER_WITHIN_S of a
+    request's headers, the time its body took to arrive included (an SDK's 10 s export
+    timeout runs from the send). The same body sent quickly is stored."""
+    from tests.collector.receiver.helpers import running
+    from tracegrade.collector import http_front
+
+    monkeypatch.setattr(http_front, "ANSWER_WITHIN_S", ANSWER_MARGIN_S + 1.5)
+    slow, quick = trace_request(agent_turn), trace_request(agent_turn)
+    with running(tmp_path / "store.db") as receiver:
+        refused = _slow_post(receiver.http_port, slow.SerializeToString(), 4, 0.6)
+        stored = _slow_post(receiver.http_port, quick.SerializeToString(), 2, 0.0)
+    assert refused.startswith(b"HTTP/1.1 429 ") and b"retry-after: " in refused.lower()
+    assert stored.startswith(b"HTTP/1.1 200 ")
+    assert set(stored_spans(tmp_path / "store.db")) == set(request_spans(quick))

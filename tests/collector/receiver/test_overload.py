@@ -146,17 +146,21 @@ def test_the_memory_bound_holds_and_refusals_carry_a_retry_delay(tmp_path):
 
 def test_collect_guards_its_real_resident_memory_and_reports_refusals(tmp_path):
     """``tracegrade collect`` sets ``guard_resident``: the receiver then holds its resident set
-    within its footprint at start plus the bound (less the spike share), and ``/healthz``
-    counts refusals made for real memory. An embedding process is not guarded by default."""
-    from tracegrade.collector.memory import SPIKE_SHARE, resident_bytes
+    within its footprint at start plus the bound (less the spike share), requests reserve
+    the bound less the spike share and the store's working memory, and ``/healthz`` counts
+    refusals made for real memory. An embedding process is not guarded by default."""
+    from tracegrade.collector.memory import SPIKE_SHARE, resident_bytes, store_working_bytes
 
-    limit = 64 * 2**20
-    with running(tmp_path / "plain.db") as receiver:
+    limit = 256 * 2**20
+    with running(tmp_path / "plain.db", max_memory_bytes=limit) as receiver:
         assert receiver.service.memory.guard is None
+        assert receiver.service.memory.limit_bytes == limit
     with running(tmp_path / "guarded.db", guard_resident=True, max_memory_bytes=limit) as receiver:
         guard, now = receiver.service.memory.guard, resident_bytes()
         assert guard is not None and now is not None
         assert abs(guard.limit_bytes - (now + limit * (1 - SPIKE_SHARE))) < 32 * 2**20
+        working = store_working_bytes(receiver.config.max_request_bytes)
+        assert receiver.service.memory.limit_bytes == int(limit * (1 - SPIKE_SHARE)) - working
         guard.limit_bytes = 0  # as if the process had grown past its bound
         first = http_export(receiver, "traces", big_request("first").SerializeToString())
         assert first.status_code == 200  # nothing in flight: admitted whatever the resident set

@@ -67,3 +67,23 @@ def test_stop_without_a_backlog_writes_everything_queued(tmp_path):
     ingest.stop(10.0)
     assert [f.result(0) for f in futures] == [3] * 20
     assert len(stored_spans(db)) == 60
+
+
+def test_a_requests_rows_are_freed_once_it_is_answered_while_the_writer_idles(tmp_path):
+    """The writer drops a batch's decoded data and rows when it gives back its charge, not
+    when its next batch replaces this one: an idle writer holds nothing of what it stored."""
+    import gc
+    import weakref
+
+    ingest = Ingest(lambda: Store(tmp_path / "store.db"))
+    ingest.start()
+    admitted = admit("traces", trace_request(agent_turn).SerializeToString(), "protobuf")
+    rows = weakref.ref(admitted.prepared)
+    assert ingest.submit(admitted).result(timeout=30) == 3
+    deadline = time.monotonic() + 5
+    while rows() is not None:  # once the commit's frame returns
+        assert time.monotonic() < deadline, "the writer still holds the request it stored"
+        gc.collect()
+        time.sleep(0.01)
+    assert admitted.request is None and admitted.items == 3  # the answer needs only counts
+    ingest.stop()
