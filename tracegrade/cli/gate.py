@@ -91,10 +91,11 @@ class StoredTraces(Mapping[str, AgentTrace]):
 
 class BaselineTraces:
     """``score --baseline``: of the traces a run scores, only those the comparison with
-    BASE may diff, so that memory stays flat in the number of traces (a
-    :class:`~tracegrade.scoring.streaming.TraceKeeper`: a trace is kept when one of its
-    results, alone for its case, would regress or improve, :class:`DiffCandidates`); after
-    the run, exactly the traces the comparison diffs (:meth:`preloaded`)."""
+    BASE may diff (a :class:`~tracegrade.scoring.streaming.TraceKeeper`): a trace is kept
+    when one of its results, alone for its case, would regress or improve
+    (:class:`DiffCandidates`), so the traces held are bounded by the changed results, not by
+    the traces scored (besides them, the ids of BASE's traces the run scored); after the
+    run, exactly the traces the comparison diffs (:meth:`preloaded`)."""
 
     def __init__(self, base: Mapping[str, Any], rules: RegressionRules) -> None:
         self.base = base

@@ -40,6 +40,7 @@ from tracegrade.cli.options import (
 )
 from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.cli.selection import keeps, parse_since, select_batches
+from tracegrade.compare.runs import compared_document
 from tracegrade.config import load_config
 from tracegrade.dataset import Tier, load_dataset
 from tracegrade.errors import ConfigError, ExitCode, InputError
@@ -178,6 +179,7 @@ def command(
     config or input error, or when no case matched a trace."""
     dataset = load_dataset(dataset_path) if dataset_path else None
     base = resolve_document(baseline, db, dataset.name if dataset else None) if baseline else None
+    base = (compared_document(base[0]), base[1]) if base else None  # held while scoring
     config = config_for(load_config(config_path), dataset)
     scorers = build_scorers(config, scorer_refs)
     judge = make_judge(

@@ -44,6 +44,23 @@ EXACT_UP_TO = 25
 corrected; scipy's permutation fallback for ties takes seconds), above it from the normal
 approximation with tie correction."""
 
+_READ = (
+    "case_id",
+    "trace_id",
+    "passed",
+    "score",
+    "flaky",
+    "attempts",
+    "scores",
+    "axes",
+    "reasons",
+    "usage",
+)
+"""The keys of a case entry the comparison reads (and of ``details``, :data:`_READ_DETAILS`)."""
+
+_READ_DETAILS = (("hallucination", "forbidden_found"), ("value_grounding", "ungrounded"))
+"""(scorer, key) of the ``details`` the comparison reads (the hallucination test, the diff)."""
+
 RUN_METRICS = (
     "pass_rate",
     "score",
@@ -243,7 +260,7 @@ def diff_trace_ids(
     Raises:
         KeyError: as :func:`compare_runs`.
     """
-    old, new = group_cases(base), group_cases(current)
+    old, new = group_cases(compared_document(base)), group_cases(compared_document(current))
     paired = _paired(old, new, rules or RegressionRules())
     diffed = [key for key, (status, _, _) in paired.items() if needs_diff(status)]
     return _trace_ids(old, diffed), _trace_ids(new, diffed)
@@ -277,6 +294,24 @@ class DiffCandidates:
 
 def _trace_ids(groups: Mapping[str, CaseGroup], keys: Iterable[str]) -> set[str]:
     return {str(t) for k in keys if (t := groups[k].entry.get("trace_id"))}
+
+
+def compared_document(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """``doc`` (a run document) with only what :func:`compare_runs` reads of its cases (their
+    other details left out: a few hundred bytes a case instead of a few KB), for the same
+    comparison. The cases are read once (a :class:`~tracegrade.report.caselog.CaseLog` is
+    read through, not held)."""
+    return {**doc, "cases": [_compared(case) for case in doc.get("cases") or []]}
+
+
+def _compared(case: Mapping[str, Any]) -> dict[str, Any]:
+    details = case.get("details") or {}
+    found = {
+        scorer: {"details": {key: value}}
+        for scorer, key in _READ_DETAILS
+        if (value := ((details.get(scorer) or {}).get("details") or {}).get(key))
+    }
+    return {**{key: case[key] for key in _READ if key in case}, "details": found}
 
 
 def _ratio_reason(name: str, d: Delta, limit: float | None) -> list[str]:
@@ -372,6 +407,7 @@ def _compare(
     pricing: Pricing | None,
     base_is_baseline: bool,
 ) -> Comparison:
+    base, current = compared_document(base), compared_document(current)
     old, new = group_cases(base), group_cases(current)
     cases = compare_cases(old, new, rules, traces, pricing)
     base_view: RunOverview = overview(base, baseline=base_is_baseline, groups=old)
