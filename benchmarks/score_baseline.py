@@ -27,6 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +41,18 @@ from benchmarks.tau_bench.convert import convert  # noqa: E402
 
 TAU = ROOT / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
 _MEASURE = (
-    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    "import resource, subprocess, sys; "
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
 )
 
 
 def measure(args: list[str], source: Path) -> tuple[float, float]:
-    """``tracegrade ARGS`` of ``source`` in a child process: (wall seconds, peak RSS MB)."""
+    """``tracegrade ARGS`` of ``source`` in a child process: (wall seconds, peak RSS MB).
+
+    Raises:
+        RuntimeError: the command exited with 2 or more (0: passed, 1: failed or regressed).
+    """
     command = [sys.executable, "-m", "tracegrade", *args]
     env = {**os.environ, "PYTHONPATH": str(source)}
     started = time.perf_counter()
@@ -57,7 +64,10 @@ def measure(args: list[str], source: Path) -> tuple[float, float]:
         cwd=source,
     )
     seconds = time.perf_counter() - started
-    return seconds, int(out.stdout.strip().splitlines()[-1]) / 1024
+    code, kib = out.stdout.strip().splitlines()[-1].split()
+    if int(code) > 1:
+        raise RuntimeError(f"tracegrade {' '.join(args)} exited with {code}: {out.stderr}")
+    return seconds, int(kib) / 1024
 
 
 def flip(base: Path, changed: int) -> None:
@@ -73,7 +83,7 @@ def _span(values: list[float], digits: int) -> list[float]:
     return [round(min(values), digits), round(max(values), digits)]
 
 
-def _size(path: Path, count: int, options: argparse.Namespace) -> dict[str, Any]:
+def _size(path: Path, count: int, options: Options) -> dict[str, Any]:
     base = path.with_suffix(".base.json")
     plain_args = ["score", str(path), "--no-save"]
     plain = [measure([*plain_args, "--json", str(base)], options.source)]
@@ -96,7 +106,18 @@ def _size(path: Path, count: int, options: argparse.Namespace) -> dict[str, Any]
     return row
 
 
-def run(options: argparse.Namespace) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Options:
+    """What to measure (see the module docstring)."""
+
+    traces: Sequence[int] = (1000, 3000)
+    workers: Sequence[int] = (1, 2)
+    changed: int = 10
+    repeat: int = 2
+    source: Path = ROOT
+
+
+def run(options: Options) -> list[dict[str, Any]]:
     """One row per trace count (see the module docstring)."""
     with tempfile.TemporaryDirectory(prefix="tracegrade-baseline-") as tmp:
         work = Path(tmp)
@@ -118,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--source", type=Path, default=ROOT)
     parser.add_argument("--json", action="store_true")
-    options = parser.parse_args(argv)
-    return report(run(options), options.json, _table)
+    args = vars(parser.parse_args(argv))
+    as_json = args.pop("json")
+    return report(run(Options(**args)), as_json, _table)
 
 
 def _table(rows: list[dict[str, Any]]) -> None:
