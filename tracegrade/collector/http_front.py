@@ -53,7 +53,7 @@ BODY_IDLE_TIMEOUT_S = 5.0
 BODY_TIMEOUT_S = 30.0
 """Longest time to receive a whole request body (408 beyond)."""
 RETRY_AFTER_S = 1.0
-ANSWER_WITHIN_S = 8.0
+ANSWER_WITHIN_S = 7.0
 """A request not committed this long after its headers arrived is refused (429 +
 Retry-After) rather than stored: OTLP/HTTP carries no deadline, and the OpenTelemetry SDKs'
 export timeout is 10 s by default (``OTEL_EXPORTER_OTLP_TIMEOUT``), counted from the send,
