@@ -72,8 +72,9 @@ def iter_raw_from_files(
 
     With ``late``, the span lines of a single trace in canonical form are not decoded: their
     trace comes as a :class:`~tracegrade.otlp.stream.Deferred` that :func:`decoded` finishes
-    (in the worker), and the errors the read pass meets once the index pass is done go to
-    ``late`` (with those :func:`decoded` finds), not to ``errors``.
+    (in the worker; from a plain file unchanged between the passes, the lines are not even
+    read here: the worker reads them), and the errors the read pass meets once the index
+    pass is done go to ``late`` (with those :func:`decoded` finds), not to ``errors``.
 
     Raises:
         InputError: a path does not exist (at once, not on iteration).
@@ -108,9 +109,14 @@ class LateErrors:
 
 
 def decoded(trace: TraceData) -> tuple[TraceData, list[LateError]]:
-    """A trace of :func:`iter_raw_from_files` with its deferred lines decoded (see
+    """A trace of :func:`iter_raw_from_files` with its deferred lines read and decoded (see
     :func:`~tracegrade.otlp.stream.decode_deferred`), and their input errors for
-    :meth:`LateErrors.add`."""
+    :meth:`LateErrors.add`.
+
+    Raises:
+        InputError: as :func:`~tracegrade.otlp.stream.decode_deferred` (e.g. the file
+            changed since it was indexed).
+    """
     return decode_deferred(trace)
 
 
