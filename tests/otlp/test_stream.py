@@ -272,6 +272,15 @@ def test_a_gzip_file_s_deferred_lines_are_read_by_the_read_pass(tmp_path):
     assert len(parts) == 5 and all(isinstance(p.line, bytes) for p in parts)
 
 
+def test_without_os_pread_deferred_lines_are_read_by_the_read_pass(tmp_path, monkeypatch):
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, _turns(2))
+    monkeypatch.setattr(stream, "_CAN_PREAD", False)  # as on Windows
+    parts = _deferred_parts([path])
+    assert len(parts) == 5 and all(isinstance(p.line, bytes) for p in parts)
+    assert deferred([path]) == streamed([path])
+
+
 def test_a_file_changed_between_the_passes_has_its_deferred_lines_read_by_the_read_pass(
     tmp_path, monkeypatch
 ):

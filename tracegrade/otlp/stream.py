@@ -192,7 +192,8 @@ class _FileIndex:
     prints: array[int] = field(default_factory=lambda: array("q"))
     """Per line: ``hash`` of the trace ids read from its bytes, or ``DECODED``."""
     identity: Identity | None = None
-    """A plain file's, as the index pass opened it (None: gzip, or not a regular file)."""
+    """A plain file's, as the index pass opened it (None: gzip, not a regular file, or no
+    ``os.pread``)."""
     starts: array[int] = field(default_factory=lambda: array("q"))
     """A plain file's: each line's byte offset, then where the last one ends."""
     owners: array[int] = field(default_factory=lambda: array("q"))
@@ -334,16 +335,21 @@ _BUFFER = 1 << 20
 """Read buffer, bytes: a line of a Collector file is often 100 KB; with the default 8 KB
 buffer, iterating lines costs 4x more."""
 
+_CAN_PREAD = hasattr(os, "pread")
+"""Whether a worker can read a line where it is (not on Windows, which has no fork either)."""
+
 
 def _open(path: Path) -> tuple[IO[bytes], Identity | None]:
-    """The file's bytes (decompressed if gzip) and, for a plain regular file, its identity."""
+    """The file's bytes (decompressed if gzip) and, for a plain regular file (where
+    ``os.pread`` exists), its identity."""
     with path.open("rb") as probe:
         gzipped = probe.read(2) == GZIP_MAGIC
     if gzipped:
         return io.BufferedReader(cast(Any, gzip.GzipFile(path, "rb")), _BUFFER), None
     handle = path.open("rb", buffering=_BUFFER)
     status = os.fstat(handle.fileno())
-    return handle, _identity(status) if stat.S_ISREG(status.st_mode) else None
+    plain = _CAN_PREAD and stat.S_ISREG(status.st_mode)
+    return handle, _identity(status) if plain else None
 
 
 def _identity(status: os.stat_result) -> Identity:
