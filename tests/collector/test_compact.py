@@ -88,3 +88,49 @@ def _varint(value: int) -> bytes:
         out += bytes([byte | (0x80 if value else 0)])
         if not value:
             return out
+
+
+def _entries_decoded(request, scopes: str, items: str) -> int:
+    groups = request.resource_spans if scopes == "scope_spans" else request.resource_logs
+    return sum(
+        1 + len(getattr(g, scopes)) + sum(len(getattr(s, items)) for s in getattr(g, scopes))
+        for g in groups
+    )
+
+
+def test_items_are_counted_from_the_bytes_as_decoding_finds_them():
+    """Resources, scopes and spans / log records, counted without decoding, equal what the
+    decoded request holds; long spans (multi-byte lengths) and other fields are stepped over."""
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    request = trace_request(agent_turn)
+    request.resource_spans.add().CopyFrom(trace_request(agent_turn).resource_spans[0])
+    request.resource_spans[1].scope_spans.add().scope.name = "second scope"
+    big = request.resource_spans[1].scope_spans[0].spans[0]
+    big.attributes.add(key="long").value.string_value = "x" * 3_000_000  # a 4-byte length
+    body = request.SerializeToString()
+    assert compact.count_items(body, 10**9) == _entries_decoded(request, "scope_spans", "spans")
+    assert compact.count_items(body, 3) > 3  # stops once past the cap
+    logs = ExportLogsServiceRequest()
+    for n in range(3):
+        logs.resource_logs.add().scope_logs.add().log_records.add().body.string_value = str(n)
+    logs.resource_logs[0].scope_logs[0].log_records.add().severity_text = "WARN"
+    expected = _entries_decoded(logs, "scope_logs", "log_records")
+    assert compact.count_items(logs.SerializeToString(), 10**9) == expected == 10
+
+
+def test_tiny_items_are_counted_at_a_step_each():
+    """The amplification case: millions of 5-byte spans in one scope."""
+    spans = b"\x12\x03\x0a\x01\x41" * 100_000
+    scope = b"\x12" + _varint(len(spans)) + spans
+    body = b"\x0a" + _varint(len(scope)) + scope
+    request = ExportTraceServiceRequest.FromString(body)
+    assert compact.count_items(body, 10**9) == _entries_decoded(request, "scope_spans", "spans")
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    return bytes(out + bytes([value]))

@@ -7,16 +7,18 @@ stays near the bound whatever the load:
 - its body, while it is read (OTLP/HTTP, chunk by chunk: a slow sender holds only what it
   sent);
 - its decoding and storing, from admission until it is answered: :func:`decode_cost`, an
-  upper estimate from the body's size and its zero bytes. A protobuf message decodes to about
-  1.4x its size plus ~60-180 bytes per submessage, and every *empty* submessage (the cheap way
-  to make a small body decode to a huge one) has a zero length byte. A body whose cost alone
-  exceeds the bound is refused as too large (it could never fit).
+  upper estimate from the body's size, its zero bytes and its entries. A protobuf message
+  decodes to about 1.4x its size plus ~60-190 bytes per submessage; every *empty* submessage
+  (the cheap way to make a small body decode to a huge one) has a zero length byte, and the
+  resources, scopes and spans (log records, metrics) are counted from the bytes
+  (:func:`~.compact.count_items`), so a body of millions of tiny ones is charged for them.
+  A body whose cost alone exceeds the bound is refused as too large (it could never fit).
 
 - on gRPC, a call reading its message holds ``--max-request-mib`` of the bound (the size is
   not known before the message is in), then its real size.
 
-Known limit: a body made of millions of tiny *non-empty* submessages (5 bytes each) still
-decodes to ~15x its size.
+Known limit: deeper down, a span of millions of tiny *non-empty* attributes (5 bytes each) is
+not counted, and decodes to ~13x its size (15 MB to ~200 MB).
 
 The charges are estimates, and freed memory does not always leave the process (allocator
 arenas, Python's object pools, gRPC's buffers). So ``tracegrade collect``, a process that is
@@ -48,6 +50,10 @@ PROTOBUF_BYTES_PER_BYTE = 3
 allocator slack)."""
 JSON_BYTES_PER_BYTE = 10
 """Python objects of a parsed OTLP/JSON body plus its protobuf form, per byte."""
+BYTES_PER_ITEM = 320
+"""Charged per resource, scope and span (log record, metric) of a protobuf body when that is
+more than :data:`PROTOBUF_BYTES_PER_BYTE`: each decodes to a message of its own (~190 bytes
+for a span, measured) plus what validating and preparing it hold."""
 BYTES_PER_ZERO = 96
 """Charged per zero byte of a body (each empty submessage has one; see the module docstring)."""
 SPIKE_SHARE = 0.2
@@ -90,12 +96,15 @@ def admission_footprint(body_bytes: int) -> int:
     return body_bytes * (2 + PROTOBUF_BYTES_PER_BYTE)
 
 
-def decode_cost(body: bytes, encoding: str) -> int:
+def decode_cost(body: bytes, encoding: str, items: int = 0) -> int:
     """Upper estimate of the bytes needed to decode, validate and prepare ``body`` (see the
-    module docstring); linear in its size, one pass."""
+    module docstring); linear in its size, one pass. ``items``: the protobuf body's entries
+    (:func:`~.compact.count_items`), charged :data:`BYTES_PER_ITEM` each where that is more
+    than the per-byte estimate (tiny entries)."""
     if encoding == "json":
         return len(body) * JSON_BYTES_PER_BYTE + body.count(b"{}") * BYTES_PER_ZERO
-    return len(body) * PROTOBUF_BYTES_PER_BYTE + body.count(0) * BYTES_PER_ZERO
+    by_size = max(len(body) * PROTOBUF_BYTES_PER_BYTE, len(body) + items * BYTES_PER_ITEM)
+    return by_size + body.count(0) * BYTES_PER_ZERO
 
 
 class MemoryBudget:

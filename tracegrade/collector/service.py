@@ -34,9 +34,9 @@ from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
 from tracegrade.collector.admission import Admitted, Encoding, Redactor, Signal, admit
-from tracegrade.collector.compact import TooManyEntries, drop_empty_entries
+from tracegrade.collector.compact import TooManyEntries, count_items, drop_empty_entries
 from tracegrade.collector.ingest import Ingest, QueueFull, Stopped, Unstorable
-from tracegrade.collector.memory import MemoryBudget, decode_cost
+from tracegrade.collector.memory import BYTES_PER_ITEM, MemoryBudget, decode_cost
 from tracegrade.errors import OtlpDecodeError, StoreError
 
 DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024
@@ -137,12 +137,14 @@ class ExportService:
                 "too_large",
                 message=f"request of {len(body)} bytes exceeds {self.max_request_bytes}",
             )
+        items = 0
         if encoding == "protobuf":
             try:
                 body = drop_empty_entries(body)
             except TooManyEntries as exc:
                 return Outcome("invalid", message=str(exc))
-        cost = decode_cost(body, encoding)
+            items = count_items(body, self.memory.limit_bytes // BYTES_PER_ITEM)
+        cost = decode_cost(body, encoding, items)
         if cost > self.memory.limit_bytes:
             return Outcome(
                 "too_large",

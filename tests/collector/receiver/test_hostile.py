@@ -408,3 +408,37 @@ def test_data_the_store_refuses_is_invalid_not_retryable(tmp_path):
         stored: set = set()
         assert_served(receiver, stored)
     assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
+def _field(number: int, content: bytes) -> bytes:
+    length, size = bytearray(), len(content)
+    while size > 0x7F:
+        length.append(size & 0x7F | 0x80)
+        size >>= 7
+    return bytes([number << 3 | 2]) + bytes(length + bytes([size])) + content
+
+
+TINY_ITEMS = {
+    # one resource of 3 million scopes, each only a 1-character schema URL (decoded ~1.2 GB)
+    "scopes": _field(1, b"".join([_field(2, _field(3, b"A"))] * 3_000_000)),
+    # one scope of 3 million 5-byte spans, invalid (decoded and validated ~1 GB)
+    "spans": _field(1, _field(2, b"".join([_field(2, _field(1, b"A"))] * 3_000_000))),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TINY_ITEMS))
+def test_a_body_of_millions_of_tiny_entries_is_refused_before_it_is_decoded(tmp_path, kind):
+    """15 MB of 5-byte entries (under the 16 MiB limit) decoded to 37-83x their size: they are
+    counted from the bytes and charged per entry, so the body is refused as too large (413)
+    without being decoded, and everyone else is still served."""
+    body = TINY_ITEMS[kind]
+    assert 14_000_000 < len(body) < 16 * 2**20
+    stored: set = set()
+    with running(tmp_path / "store.db") as receiver:
+        rss_before = max_rss_mib()
+        response = http_export(receiver, "traces", body)
+        assert response.status_code == 413
+        assert b"send smaller batches" in response.content
+        assert max_rss_mib() - rss_before < 200
+        assert_served(receiver, stored)
+    assert set(stored_spans(tmp_path / "store.db")) == stored
