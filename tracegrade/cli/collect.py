@@ -109,10 +109,10 @@ def _serve(receiver: Receiver, verbose: bool, every_s: float) -> None:
     type=click.FloatRange(0, min_open=True),
     default=DEFAULT_MAX_MEMORY_BYTES / 2**20,
     show_default=True,
-    help="Memory the requests being received, decoded and stored may hold at once, MiB "
-    "(429 / RESOURCE_EXHAUSTED with a retry delay beyond; at least twice --max-request-mib). "
-    "New requests are also refused while the process's resident memory is near its start-up "
-    "footprint plus this bound; short spikes can pass it (README, 'Receiving OTLP').",
+    help="Memory the receiver may hold beyond its start-up footprint, MiB: requests being "
+    "received, decoded and stored reserve 80% of it less the store's working memory (429 / "
+    "RESOURCE_EXHAUSTED with a retry delay beyond), and new requests are refused while the "
+    "resident set is near the footprint plus 80% of it (README, 'Receiving OTLP').",
 )
 @click.option("--verbose", "-v", is_flag=True, help="A status line every --status-every seconds.")
 @click.option(
