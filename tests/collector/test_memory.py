@@ -8,7 +8,10 @@ import time
 import pytest
 
 from tracegrade.collector.memory import (
+    BYTES_PER_ITEM,
     BYTES_PER_ZERO,
+    JSON_BYTES_PER_BYTE,
+    JSON_BYTES_PER_OBJECT,
     PROTOBUF_BYTES_PER_BYTE,
     SPIKE_SHARE,
     MemoryBudget,
@@ -33,6 +36,20 @@ def test_empty_submessages_are_charged_by_their_zero_length_bytes():
     plain, empties = b"\x0a\x01a" * 10, b"\x12\x00" * 10
     assert decode_cost(plain, "protobuf") == len(plain) * PROTOBUF_BYTES_PER_BYTE
     assert decode_cost(empties, "protobuf") == 20 * PROTOBUF_BYTES_PER_BYTE + 10 * BYTES_PER_ZERO
+
+
+def test_tiny_entries_are_charged_by_their_count_and_json_by_its_objects():
+    """A protobuf body's entries (counted by the service, compact.count_items) are charged
+    BYTES_PER_ITEM each where that beats the per-byte estimate; an OTLP/JSON body its
+    objects, whatever their size."""
+    body = b"\x12\x03\x0a\x01A" * 1000
+    assert decode_cost(body, "protobuf", 10) == len(body) * PROTOBUF_BYTES_PER_BYTE
+    assert decode_cost(body, "protobuf", 1000) == len(body) + 1000 * BYTES_PER_ITEM
+    tiny = b'{"key":"a"},' * 1000
+    assert decode_cost(tiny, "json") == len(tiny) * JSON_BYTES_PER_BYTE + 1000 * (
+        JSON_BYTES_PER_OBJECT
+    )
+    assert decode_cost(tiny, "json") > 30 * len(tiny)  # as it decodes (34x, measured)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc only")

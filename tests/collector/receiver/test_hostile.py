@@ -23,6 +23,8 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 
 from tests.collector.receiver.helpers import (
     GRPC_METHODS,
+    JSON,
+    PROTOBUF,
     GrpcClient,
     WriteHook,
     hand_span,
@@ -423,20 +425,26 @@ TINY_ITEMS = {
     "scopes": _field(1, b"".join([_field(2, _field(3, b"A"))] * 3_000_000)),
     # one scope of 3 million 5-byte spans, invalid (decoded and validated ~1 GB)
     "spans": _field(1, _field(2, b"".join([_field(2, _field(1, b"A"))] * 3_000_000))),
+    # OTLP/JSON: 1.2 million spans of one name each (parsed ~490 MB)
+    "json": b'{"resourceSpans":[{"scopeSpans":[{"spans":['
+    + b",".join([b'{"name":"a"}'] * 1_200_000)
+    + b"]}]}]}",
 }
 
 
 @pytest.mark.parametrize("kind", sorted(TINY_ITEMS))
 def test_a_body_of_millions_of_tiny_entries_is_refused_before_it_is_decoded(tmp_path, kind):
-    """15 MB of 5-byte entries (under the 16 MiB limit) decoded to 37-83x their size: they are
-    counted from the bytes and charged per entry, so the body is refused as too large (413)
-    without being decoded, and everyone else is still served."""
+    """15 MB of 5-byte entries (under the 16 MiB limit) decoded to 37-83x their size (OTLP/JSON
+    objects to 31x): they are counted from the bytes and charged per entry, so the body is
+    refused as too large (413) without being decoded, and everyone else is still served."""
     body = TINY_ITEMS[kind]
     assert 14_000_000 < len(body) < 16 * 2**20
     stored: set = set()
     with running(tmp_path / "store.db") as receiver:
         rss_before = max_rss_mib()
-        response = http_export(receiver, "traces", body)
+        response = http_export(
+            receiver, "traces", body, content_type=JSON if kind == "json" else PROTOBUF
+        )
         assert response.status_code == 413
         assert b"send smaller batches" in response.content
         assert max_rss_mib() - rss_before < 200
