@@ -9,6 +9,7 @@ import pytest
 
 from tracegrade.collector.memory import (
     BYTES_PER_ITEM,
+    BYTES_PER_SMALL_LENGTH,
     BYTES_PER_ZERO,
     JSON_BYTES_PER_BYTE,
     JSON_BYTES_PER_OBJECT,
@@ -33,18 +34,28 @@ def test_the_budget_refuses_what_does_not_fit_and_keeps_its_peak():
 
 
 def test_empty_submessages_are_charged_by_their_zero_length_bytes():
-    plain, empties = b"\x0a\x01a" * 10, b"\x12\x00" * 10
+    plain, empties = b"\x0a\x10" + b"a" * 16, b"\x12\x00" * 10
     assert decode_cost(plain, "protobuf") == len(plain) * PROTOBUF_BYTES_PER_BYTE
     assert decode_cost(empties, "protobuf") == 20 * PROTOBUF_BYTES_PER_BYTE + 10 * BYTES_PER_ZERO
+
+
+def test_submessages_of_a_few_bytes_are_charged_by_their_small_length_bytes():
+    """Attributes of a 1-byte key (5 bytes each: decoded ~13x) are charged by their length
+    bytes of 1-8; a body with few such bytes by its size."""
+    tiny = b"\x4a\x03\x0a\x01A" * 1000
+    assert decode_cost(tiny, "protobuf") == len(tiny) + 2000 * BYTES_PER_SMALL_LENGTH
+    assert decode_cost(tiny, "protobuf") > 13 * len(tiny)
+    sparse = (b"\x0a\x03abc" + b"\x12\x40" + b"z" * 64) * 100  # 1 small byte in 71
+    assert decode_cost(sparse, "protobuf") == len(sparse) * PROTOBUF_BYTES_PER_BYTE
 
 
 def test_tiny_entries_are_charged_by_their_count_and_json_by_its_objects():
     """A protobuf body's entries (counted by the service, compact.count_items) are charged
     BYTES_PER_ITEM each where that beats the per-byte estimate; an OTLP/JSON body its
     objects, whatever their size."""
-    body = b"\x12\x03\x0a\x01A" * 1000
-    assert decode_cost(body, "protobuf", 10) == len(body) * PROTOBUF_BYTES_PER_BYTE
-    assert decode_cost(body, "protobuf", 1000) == len(body) + 1000 * BYTES_PER_ITEM
+    body = b"\x12\x0d\x0a\x0b" + b"A" * 11
+    assert decode_cost(body, "protobuf", 0) == len(body) * PROTOBUF_BYTES_PER_BYTE
+    assert decode_cost(body, "protobuf", 10) == len(body) + 10 * BYTES_PER_ITEM
     tiny = b'{"key":"a"},' * 1000
     assert decode_cost(tiny, "json") == len(tiny) * JSON_BYTES_PER_BYTE + 1000 * (
         JSON_BYTES_PER_OBJECT
