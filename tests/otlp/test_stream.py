@@ -326,6 +326,25 @@ def test_a_file_changed_after_the_read_pass_is_an_input_error_when_a_line_is_dec
         stream.decode_deferred(second)
 
 
+def test_a_line_changed_after_the_read_pass_to_hold_another_trace_s_spans_is_an_input_error(
+    tmp_path,
+):
+    requests = _turns(2)
+    a, b = requests[0:3], requests[3:6]
+    both = ExportTraceServiceRequest()  # two spans of trace a on one line
+    both.resource_spans.extend([*a[1].resource_spans, *a[2].resource_spans])
+    path = tmp_path / "traces.jsonl"
+    write_jsonl(path, [a[0], both, *b])
+    first = next(iter_traces([path], defer=True))
+    text = path.read_bytes()
+    a_id, b_id = (r.resource_spans[0].scope_spans[0].spans[0].trace_id.hex() for r in (a[0], b[0]))
+    start = text.index(b"\n") + 1
+    second = text.index(a_id.encode(), text.index(a_id.encode(), start) + 1)  # line 2's 2nd
+    path.write_bytes(text[:second] + b_id.encode() + text[second + 32 :])  # same size
+    with pytest.raises(InputError, match=f"{path}:2: spans of other traces"):
+        stream.decode_deferred(first)
+
+
 def test_a_line_linking_spans_of_its_own_trace_is_indexed_without_decoding(tmp_path):
     objs = _lines(_turns(2))
     spans = objs[1]["resourceSpans"][0]["scopeSpans"][0]["spans"]

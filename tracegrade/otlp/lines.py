@@ -60,7 +60,7 @@ Identity = tuple[int, int, int, int]
 class At(NamedTuple):
     """Where a line is in a plain file the read pass found unchanged since the index pass:
     the worker reads it there (``os.pread``), if the file is still that file (it may have
-    grown: a Collector appends) and the line still names the trace ids it named."""
+    grown: a Collector appends) and the line still looks like its trace's span line."""
 
     path: str
     offset: int
@@ -68,8 +68,6 @@ class At(NamedTuple):
     """Bytes, the newline included."""
     inode: tuple[int, int]
     """The file's device and inode at the index pass (a file rotated since is not read)."""
-    print: int
-    """The fingerprint of the line's trace ids (see :data:`DECODED`)."""
 
 
 class Line(NamedTuple):
