@@ -24,14 +24,17 @@ size alone, 3x, and decode to up to ~5x.
 
 The charges are estimates, and freed memory does not always leave the process (allocator
 arenas, Python's object pools, gRPC's buffers). So ``tracegrade collect``, a process that is
-the receiver only, also watches its real resident memory (:class:`ResidentGuard`, the idea of
-the OpenTelemetry Collector's ``memory_limiter``): while anything is in flight, a request is
-refused when the process's resident set plus its charge would pass its start-up footprint
-plus the bound, and freed allocator memory is handed back to the system (``malloc_trim``).
-With nothing in flight a request is always admitted, so the guard never locks the receiver
-out. Under 160 clients of 4-15 MiB requests it cut the gRPC peak resident set from ~0.8-0.9
-GB to 0.54-0.57 GB (footprint plus bound: 0.45 GB; short spikes between checks still pass
-it) and the clients that gave up from ~260 to 0 (README, "Receiving OTLP").
+the receiver only, bounds the whole process (:func:`request_share`): requests reserve the
+bound less :data:`SPIKE_SHARE` and the store's working memory, and its real resident memory
+is watched too (:class:`ResidentGuard`, the idea of the OpenTelemetry Collector's
+``memory_limiter``): while anything is in flight, a request is refused when the process's
+resident set plus its expected footprint would pass its start-up footprint plus the bound
+less the spike share, and freed allocator memory is handed back to the system
+(``malloc_trim``). With nothing in flight a request is always admitted, so the guard never
+locks the receiver out. Under 160 clients of 4-15 MiB requests the peak resident set
+(``VmHWM``) is 431-438 MiB on OTLP/HTTP and 448-472 MiB on gRPC against a start-up footprint
+plus bound of 447 MiB (0.67-0.78 GB and 0.54-0.57 GB with the guard alone, ~0.8-0.9 GB
+before it), and no client gives up (README, "Receiving OTLP").
 """
 
 from __future__ import annotations
