@@ -138,22 +138,33 @@ class _Calls:
         if self.in_flight >= self.max_in_flight or not memory.reserve(len(body), admit=False):
             return _throttled("too many export calls or no memory left")
         self.in_flight += 1
+        size = len(body)
         try:
-            metadata = dict(context.invocation_metadata() or ())
-            remaining = context.time_remaining()  # the client's deadline (grpc-timeout)
-            answer_by = None if remaining is None else time.monotonic() + remaining
-            job = self.pool.submit(
-                self.service.start,
-                signal,
-                body,
-                "protobuf",
-                metadata.get("authorization"),
-                answer_by,
-            )
+            job = self._start(signal, body, context)
+        except BaseException:
+            self.in_flight -= 1
+            memory.release(size)
+            raise
+        # Once admitted the request holds its rows, not the message (or it was refused): the
+        # message's charge goes back then, not when the commit is answered.
+        del body
+        job.add_done_callback(lambda _: memory.release(size))
+        try:
             return await _settle_job(job)
         finally:
             self.in_flight -= 1
-            memory.release(len(body))
+
+    def _start(
+        self, signal: Signal, body: bytes, context: grpc.aio.ServicerContext
+    ) -> Future[Outcome | Pending]:
+        """:meth:`ExportService.start` of the message, in a worker thread, with the call's
+        authorization and deadline."""
+        metadata = dict(context.invocation_metadata() or ())
+        remaining = context.time_remaining()  # the client's deadline (grpc-timeout)
+        answer_by = None if remaining is None else time.monotonic() + remaining
+        return self.pool.submit(
+            self.service.start, signal, body, "protobuf", metadata.get("authorization"), answer_by
+        )
 
     @staticmethod
     async def _read(context: grpc.aio.ServicerContext) -> bytes | Outcome:

@@ -202,6 +202,11 @@ class ReadBody:
         self.reserved += size
 
     async def __aexit__(self, *exc: object) -> None:
+        self.give_back()
+
+    def give_back(self) -> None:
+        """Release what the body reserved (at the end of the block, or once the body is no
+        longer held)."""
         if self.memory is not None:
             self.memory.release(self.reserved)
         self.reserved = 0
@@ -269,8 +274,9 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
             response.headers["WWW-Authenticate"] = 'Bearer realm="tracegrade"'
             return response
         answer_by = time.monotonic() + ANSWER_WITHIN_S
+        reader = ReadBody(request, service.max_request_bytes, service.memory)
         try:
-            async with ReadBody(request, service.max_request_bytes, service.memory) as body:
+            async with reader as body:
                 started = await run_in_threadpool(
                     service.start,
                     signal,
@@ -279,6 +285,10 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
                     request.headers.get("authorization"),
                     answer_by,
                 )
+                # Once admitted the request holds its rows, not its body (or it was refused):
+                # the body's charge goes back now, not when the commit is answered.
+                del body
+                reader.give_back()
                 outcome = await settle(started)
         except BodyError as exc:
             response = _error(exc.kind, str(exc), encoding, _STATUS[exc.kind], exc.retry_after_s)

@@ -114,7 +114,7 @@ class PreparedSpans:
             resource_labels = labels(group.resource.attributes)
             scopes = [
                 (
-                    scoped.scope,
+                    _detached(scoped.scope),
                     scoped.schema_url,
                     self._scope_chunks(scoped, resource_labels, None if raw is None else raw[i][j]),
                 )
@@ -122,7 +122,7 @@ class PreparedSpans:
                 if scoped.spans
             ]
             if scopes:  # an entry without spans stores nothing (not even its resource)
-                self.groups.append((group.resource, group.schema_url, scopes))
+                self.groups.append((_detached(group.resource), group.schema_url, scopes))
         return self
 
     def _scope_chunks(
@@ -219,6 +219,15 @@ class PreparedSpans:
             (tid, start, received_at, received_at, run_id, case_id, int(ended), count)
             for tid, (start, ended, count, run_id, case_id) in sorted(self.traces.items())
         ]
+
+
+def _detached(message: Any) -> Any:
+    """A copy of a decoded sub-message (a resource, a scope) that holds nothing else: the
+    sub-message itself keeps its whole decoded request, every span, in memory (upb's arena:
+    15 MiB of spans decode to ~50 MB, held while the request waits for the writer)."""
+    copy = type(message)()
+    copy.CopyFrom(message)
+    return copy
 
 
 def chunk_spans(payload: bytes, trace_id: str) -> list[trace_pb2.Span]:

@@ -101,9 +101,13 @@ def test_overload_answers_every_request_before_the_sdk_would_give_up(tmp_path):
 
 
 def test_the_memory_bound_holds_and_refusals_carry_a_retry_delay(tmp_path):
-    """One ~0.5 MB request held in the writer keeps its memory charged; with a 3 MiB bound
-    no other fits, on either protocol, until it is answered."""
-    limit = 3 * 2**20
+    """One ~0.5 MB request held in the writer keeps its decoding charged (1.6 MiB) until it is
+    answered, its body's charge going back once it is admitted; with a 2.5 MiB bound no
+    other fits, on either protocol, meanwhile."""
+    from tracegrade.collector.compact import count_items
+    from tracegrade.collector.memory import decode_cost
+
+    limit = 5 * 2**19
     held = threading.Event()
     first, *others = [big_request(f"m{n}", spans=500) for n in range(8)]
     with (
@@ -119,9 +123,12 @@ def test_the_memory_bound_holds_and_refusals_carry_a_retry_delay(tmp_path):
         try:
             waiting = pool.submit(http_export, receiver, "traces", first.SerializeToString())
             deadline = time.monotonic() + 10
-            while receiver.stats.queue_depth == 0:
+            body = first.SerializeToString()
+            decoding = decode_cost(body, "protobuf", count_items(body, 10**9))
+            while receiver.service.memory.used_bytes != decoding:  # queued, body given back
                 assert time.monotonic() < deadline, "the first request never reached the queue"
                 time.sleep(0.01)
+            assert receiver.stats.queue_depth == 1
             refused = list(
                 pool.map(lambda r: http_export(receiver, "traces", r.SerializeToString()), others)
             )
