@@ -83,6 +83,17 @@ def test_running_mean_is_the_mean_and_fmean(values):
     assert mean.fmean == statistics.fmean(values)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(-1e200, 1e200, allow_nan=False) | st.floats(-1e-300, 1e-300), min_size=1))
+def test_fmean_is_exact_across_magnitudes(values):
+    """The running exact sum (Shewchuk's partials) rounds as ``math.fsum`` does, whatever the
+    magnitudes and cancellations."""
+    mean = RunningMean()
+    for value in [*values, 1e16, 1.0, -1e16]:
+        mean.add(value)
+    assert mean.fmean == statistics.fmean([*values, 1e16, 1.0, -1e16])
+
+
 @settings(max_examples=80, deadline=None)
 @given(st.lists(results, max_size=25), st.floats(0, 1), st.integers(0, 3))
 def test_the_running_summary_is_the_summary_of_the_list(chosen, threshold, leftover):

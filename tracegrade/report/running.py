@@ -16,7 +16,6 @@ import math
 import random
 import sys
 from dataclasses import asdict
-from fractions import Fraction
 from typing import Any
 
 from tracegrade.scoring.evaluate import CaseResult, RunSummary, percentile
@@ -84,18 +83,36 @@ class RunningMean:
     """Count and sum of a stream; :attr:`value` is ``sum(values) / len(values)`` and
     :attr:`fmean` ``statistics.fmean(values)``, None for no values."""
 
-    __slots__ = ("count", "exact", "total")
+    __slots__ = ("_partials", "_special", "count", "total")
 
     def __init__(self) -> None:
         self.count = 0
         self.total = RunningSum()
-        self.exact = Fraction(0)
+        self._partials: list[float] = []
+        """The exact sum of the finite values so far, as non-overlapping floats (Shewchuk's
+        algorithm, as ``math.fsum`` keeps it; a few floats, where a ``Fraction`` grew)."""
+        self._special: float | None = None
+        """The sum of the infinities and NaNs met, if any."""
 
     def add(self, value: float) -> None:
         """Add one value."""
         self.count += 1
         self.total.add(value)
-        self.exact += Fraction(value)
+        x = float(value)
+        if not math.isfinite(x):
+            self._special = x if self._special is None else self._special + x
+            return
+        partials, kept = self._partials, 0
+        for y in partials:
+            if abs(x) < abs(y):
+                x, y = y, x
+            high = x + y
+            low = y - (high - x)
+            if low:
+                partials[kept] = low
+                kept += 1
+            x = high
+        partials[kept:] = [x]
 
     @property
     def value(self) -> float | None:
@@ -105,7 +122,10 @@ class RunningMean:
     @property
     def fmean(self) -> float | None:
         """``statistics.fmean(values)`` (the correctly rounded sum over the count)."""
-        return float(self.exact) / self.count if self.count else None
+        if not self.count:
+            return None
+        exact = math.fsum(self._partials)
+        return (exact if self._special is None else self._special) / self.count
 
 
 class Reservoir:
