@@ -185,7 +185,8 @@ def _own(part: Line, items: list[Span]) -> list[Span]:
     """The spans of the line's trace (the others have none: their trace id is empty)."""
     if any(span.trace_id and span.trace_id != part.trace_id for span in items):
         raise InputError(
-            "spans of other traces than the line's trace id says; read it with --workers 1",
+            "spans of other traces than the line's trace id says: the file changed while it "
+            "was read (read it again), or the line is not what it looks like (--workers 1)",
             source=part.source,
             line=part.line_no,
         )
