@@ -53,11 +53,12 @@ BODY_IDLE_TIMEOUT_S = 5.0
 BODY_TIMEOUT_S = 30.0
 """Longest time to receive a whole request body (408 beyond)."""
 RETRY_AFTER_S = 1.0
-ANSWER_WITHIN_S = 7.0
-"""A request not committed this long after its headers arrived is refused (429 +
-Retry-After) rather than stored: OTLP/HTTP carries no deadline, and the OpenTelemetry SDKs'
-export timeout is 10 s by default (``OTEL_EXPORTER_OTLP_TIMEOUT``), counted from the send,
-so the time its body took to arrive counts too (see :attr:`.admission.Admitted.answer_by`)."""
+ANSWER_WITHIN_S = 8.0
+"""The deadline given to a request from when its headers arrived: OTLP/HTTP carries none, and
+the OpenTelemetry SDKs' export timeout is 10 s by default (``OTEL_EXPORTER_OTLP_TIMEOUT``),
+counted from the send, so the time its body took to arrive counts too. A request that cannot
+leave the receive queue by then, less :data:`~.ingest.ANSWER_MARGIN_S` for its commit, is
+refused (429 + Retry-After) rather than stored (see :attr:`.admission.Admitted.answer_by`)."""
 _STATUS = {
     "ok": 200,
     "invalid": 400,

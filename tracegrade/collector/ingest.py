@@ -39,9 +39,10 @@ timeout, so a client never gives up on a request that is later stored. A request
 wait longer (queued bytes / measured write rate) is refused at once (429 / RESOURCE_EXHAUSTED
 with a retry delay), and one that still waited longer is refused unstored when the writer
 reaches it."""
-ANSWER_MARGIN_S = 0.5
+ANSWER_MARGIN_S = 1.5
 """Time kept, before a client's own deadline (:attr:`Admitted.answer_by`), for the commit
-and the answer to reach it."""
+and the answer to reach it: a batch is planned to commit in a quarter of the queue deadline
+(1 s) and can take longer (with 0.5 s, 6 of ~70 gRPC clients gave up in one overload run)."""
 RATE_SMOOTHING = 0.3
 """Weight of the newest batch in the writer's bytes/s estimate."""
 
