@@ -23,10 +23,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,15 +34,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.common import report  # noqa: E402
-from benchmarks.score_scale import make_file  # noqa: E402
+from benchmarks.score_scale import make_file, run_measured  # noqa: E402
 from benchmarks.tau_bench.convert import convert  # noqa: E402
 
 TAU = ROOT / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
-_MEASURE = (
-    "import resource, subprocess, sys; "
-    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
-    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
-)
 
 
 def measure(args: list[str], source: Path) -> tuple[float, float]:
@@ -55,19 +48,10 @@ def measure(args: list[str], source: Path) -> tuple[float, float]:
     """
     command = [sys.executable, "-m", "tracegrade", *args]
     env = {**os.environ, "PYTHONPATH": str(source)}
-    started = time.perf_counter()
-    out = subprocess.run(
-        [sys.executable, "-c", _MEASURE, *command],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=source,
-    )
-    seconds = time.perf_counter() - started
-    code, kib = out.stdout.strip().splitlines()[-1].split()
-    if int(code) > 1:
-        raise RuntimeError(f"tracegrade {' '.join(args)} exited with {code}: {out.stderr}")
-    return seconds, int(kib) / 1024
+    code, seconds, peak_mb, stderr = run_measured(command, env=env, cwd=source)
+    if code > 1:
+        raise RuntimeError(f"tracegrade {' '.join(args)} exited with {code}: {stderr}")
+    return seconds, peak_mb
 
 
 def flip(base: Path, changed: int) -> None:

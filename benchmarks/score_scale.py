@@ -30,9 +30,29 @@ from benchmarks.tau_bench.convert import convert  # noqa: E402
 
 TAU = ROOT / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
 _MEASURE = (
-    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
-    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    "import resource, subprocess, sys; "
+    "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
 )
+
+
+def run_measured(
+    command: list[str], *, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[int, float, float, str]:
+    """Run ``command`` in a child process: (its exit code, wall seconds, its peak RSS in MB,
+    its stderr)."""
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *command],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=cwd,
+    )
+    seconds = time.perf_counter() - started
+    code, kib = out.stdout.strip().splitlines()[-1].split()
+    return int(code), seconds, int(kib) / 1024, out.stderr
 
 
 def make_file(lines: list[str], count: int, path: Path) -> Path:
@@ -49,13 +69,8 @@ def measure(path: Path, workers: int) -> dict[str, Any]:
     """Score ``path`` in a child process; wall seconds and the child's peak RSS in MB."""
     tracegrade = Path(sys.executable).with_name("tracegrade")
     command = [str(tracegrade), "score", str(path), "--no-save", "--workers", str(workers)]
-    started = time.perf_counter()
-    out = subprocess.run(
-        [sys.executable, "-c", _MEASURE, *command], capture_output=True, text=True, check=True
-    )
-    seconds = time.perf_counter() - started
-    kib = int(out.stdout.strip().splitlines()[-1])
-    return {"seconds": round(seconds, 3), "peak_rss_mb": round(kib / 1024, 1)}
+    _, seconds, peak_mb, _ = run_measured(command)
+    return {"seconds": round(seconds, 3), "peak_rss_mb": round(peak_mb, 1)}
 
 
 def run(counts: list[int], workers: int = 1) -> list[dict[str, Any]]:
