@@ -76,7 +76,7 @@ def count_items(body: bytes, cap: int) -> int:
 
 def _entries(body: bytes, pos: int, end: int, number: int) -> Iterator[tuple[int, int]]:
     """(start, end) of the contents of the length-delimited fields ``number`` in
-    ``body[pos:end]``, one at a time; stops at anything malformed."""
+    ``body[pos:end]``, one at a time; stops at anything malformed (see :func:`_fields_ok`)."""
     wanted = (number << 3) | 2
     while pos < end:
         tag, content = _varint(body, pos)
@@ -89,9 +89,10 @@ def _entries(body: bytes, pos: int, end: int, number: int) -> Iterator[tuple[int
 
 
 def _count(body: bytes, pos: int, end: int, number: int) -> int:
-    """How many fields ``number`` ``body[pos:end]`` holds (as :func:`_entries` finds them):
-    the loop of a scope's items, so a field ``number`` with a length of up to three bytes
-    (2 MiB) is stepped over inline and anything else by :func:`_field_end`."""
+    """How many fields ``number`` ``body[pos:end]`` holds (as :func:`_entries` finds them;
+    a field running past ``end`` is counted, an overcount only malformed bytes get): the loop
+    of a scope's items, so a field ``number`` with a length of up to three bytes (2 MiB) is
+    stepped over inline and anything else by :func:`_field_end`."""
     wanted, count = (number << 3) | 2, 0
     while pos < end:
         if body[pos] == wanted and pos + 3 < end:
@@ -147,25 +148,9 @@ def scope_slices(body: bytes) -> list[list[memoryview]] | None:
     so they can be stored without serialising them again; None when ``body`` is malformed.
     One step per resource and per field of it: not per span."""
     view, out = memoryview(body), []
-    for start, end in _fields(body, 0, len(body), 1):
-        out.append([view[s:e] for s, e in _fields(body, start, end, 2)])
+    for start, end in _entries(body, 0, len(body), 1):
+        out.append([view[s:e] for s, e in _entries(body, start, end, 2)])
     return out if _fields_ok(body, 0, len(body)) else None
-
-
-def _fields(body: bytes, pos: int, end: int, number: int) -> list[tuple[int, int]]:
-    """(start, end) of the contents of the length-delimited fields ``number`` in
-    ``body[pos:end]``; stops at anything malformed (see :func:`_fields_ok`)."""
-    found = []
-    while pos < end:
-        tag, content = _varint(body, pos)
-        field_end = _field_end(body, pos)
-        if tag is None or field_end is None or field_end > end:
-            break
-        if tag == (number << 3) | 2:
-            _, content = _varint(body, content)
-            found.append((content, field_end))
-        pos = field_end
-    return found
 
 
 def _fields_ok(body: bytes, pos: int, end: int) -> bool:

@@ -192,9 +192,8 @@ class ReadBody:
         if self.memory is None:
             return
         admit = not self.reserved  # this request's first bytes: its whole footprint checked
-        expected = (
-            size if self.declared is not None else self.limit
-        )  # a declared length, else the largest
+        # the declared length, else the largest a body may be
+        expected = self.limit if self.declared is None else size
         footprint = admission_footprint(expected) if admit else None
         if not self.memory.reserve(size, admit=admit, footprint=footprint):
             raise BodyError(
