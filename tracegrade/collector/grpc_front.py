@@ -21,6 +21,7 @@ stored for a client that has gone (and resends it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -58,6 +59,11 @@ MAX_IN_FLIGHT = DEFAULT_WORKERS * 4
 MAX_READING = 256
 """Authorised calls still delivering their message (each a coroutine); beyond, the same."""
 READ_TIMEOUT_S = 5.0
+READ_ROOM_WAIT_S = 0.5
+"""How long a call waits for room to read its message before it is refused: reading a small
+message takes microseconds, so a burst of calls queues for that long instead of being refused
+(64 calls sent at once by one client had one refused on a loaded machine when every call past
+the room was refused at once)."""
 """How long an authorised call may take to deliver its request message once it started."""
 REFUSAL_RETRY_S = 1.0
 READ_COPIES = 2
@@ -97,7 +103,8 @@ class _Calls:
         self.service = service
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tracegrade-grpc")
         self.max_in_flight = max_in_flight
-        self.reading = self.in_flight = 0
+        self.reading = self.waiting = self.in_flight = 0
+        self.read_done = asyncio.Condition()
 
     async def export(self, signal: Signal, context: grpc.aio.ServicerContext) -> Any:
         """One authorised call: its response, or aborted with the :meth:`outcome`'s status.
@@ -114,18 +121,15 @@ class _Calls:
 
     async def outcome(self, signal: Signal, context: grpc.aio.ServicerContext) -> Outcome:
         """Read the message within :data:`READ_TIMEOUT_S`, export it in a worker thread;
-        refused at once when :data:`MAX_READING` calls are reading, ``max_in_flight``
-        exporting, or the memory bound has no room for :data:`READ_COPIES` messages of the
-        largest size (gRPC receives a message whole before the handler sees its size, so a
-        read holds that much of the bound until the message is in; then its real size).
-        Beyond the first, reads hold at most half the bound, so stalled gRPC calls never
-        starve OTLP/HTTP."""
-        if self.reading >= MAX_READING:
+        refused at once when :data:`MAX_READING` calls are reading or ``max_in_flight``
+        exporting, and after :data:`READ_ROOM_WAIT_S` when the memory bound has no room for
+        :data:`READ_COPIES` messages of the largest size (gRPC receives a message whole
+        before the handler sees its size, so a read holds that much of the bound until the
+        message is in; then its real size)."""
+        if self.reading + self.waiting >= MAX_READING:
             return _throttled(f"{self.reading} calls are sending their message")
-        memory, largest = self.service.memory, self.service.max_request_bytes
-        charge = largest * READ_COPIES
-        crowded = self.reading and (self.reading + 1) * charge > memory.limit_bytes // 2
-        if crowded or not memory.reserve(charge, footprint=admission_footprint(largest)):
+        memory, charge = self.service.memory, self.service.max_request_bytes * READ_COPIES
+        if not await self._room_to_read(charge):
             return _throttled("no memory left to receive another message")
         self.reading += 1
         try:
@@ -133,6 +137,8 @@ class _Calls:
         finally:
             self.reading -= 1
             memory.release(charge)
+            async with self.read_done:
+                self.read_done.notify()
         if isinstance(body, Outcome):
             return body
         if self.in_flight >= self.max_in_flight or not memory.reserve(len(body), admit=False):
@@ -153,6 +159,32 @@ class _Calls:
             return await _settle_job(job)
         finally:
             self.in_flight -= 1
+
+    def _reserve_read(self, charge: int) -> bool:
+        """Reserve ``charge`` bytes to read a message: beyond the first read, reads hold at
+        most half the bound (so stalled gRPC calls never starve OTLP/HTTP)."""
+        memory = self.service.memory
+        if self.reading and (self.reading + 1) * charge > memory.limit_bytes // 2:
+            return False
+        footprint = admission_footprint(self.service.max_request_bytes)
+        return memory.reserve(charge, footprint=footprint)
+
+    async def _room_to_read(self, charge: int) -> bool:
+        """Whether ``charge`` was reserved within :data:`READ_ROOM_WAIT_S`: tried again
+        when a read ends (or every 0.1 s, for room given back by OTLP/HTTP)."""
+        deadline = time.monotonic() + READ_ROOM_WAIT_S
+        self.waiting += 1
+        try:
+            while not self._reserve_read(charge):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                async with self.read_done:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self.read_done.wait(), min(remaining, 0.1))
+            return True
+        finally:
+            self.waiting -= 1
 
     def _start(
         self, signal: Signal, body: bytes, context: grpc.aio.ServicerContext

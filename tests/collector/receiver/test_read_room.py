@@ -1,0 +1,75 @@
+"""A burst of gRPC calls queues briefly for room to read its messages instead of being refused:
+CI once saw one of 64 tiny calls, sent at once by one client, refused with RESOURCE_EXHAUSTED
+because seven handlers had started reading before any read finished. A read that stalls past
+READ_ROOM_WAIT_S still has the calls behind it refused with RetryInfo."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from tracegrade.collector import grpc_front
+from tracegrade.collector.grpc_front import _Calls
+from tracegrade.collector.memory import MemoryBudget
+from tracegrade.collector.service import Outcome
+
+MESSAGE_BYTES = 2**20
+
+
+class Service:
+    """Room for two reads at once: reads take at most half of 8 MiB, each charged 2 MiB."""
+
+    def __init__(self) -> None:
+        self.memory = MemoryBudget(8 * 2**20)
+        self.max_request_bytes = MESSAGE_BYTES
+        self.exported = 0
+
+    def start(self, *_args: Any) -> Outcome:
+        self.exported += 1
+        return Outcome("ok")
+
+
+class SlowContext:
+    """A call whose message takes ``read_s`` to arrive."""
+
+    def __init__(self, read_s: float) -> None:
+        self.read_s = read_s
+
+    async def read(self) -> bytes:
+        await asyncio.sleep(self.read_s)
+        return b"x" * 100
+
+    def invocation_metadata(self) -> tuple[()]:
+        return ()
+
+    def time_remaining(self) -> float | None:
+        return None
+
+
+async def _burst(read_s: list[float]) -> tuple[list[Outcome], Service]:
+    service = Service()
+    calls = _Calls(service, workers=2, max_in_flight=64)  # type: ignore[arg-type]
+    outcomes = await asyncio.gather(
+        *(calls.outcome("traces", SlowContext(s)) for s in read_s)  # type: ignore[arg-type]
+    )
+    calls.pool.shutdown(wait=True)
+    assert service.memory.used_bytes == 0
+    return list(outcomes), service
+
+
+def test_a_burst_of_calls_past_the_room_to_read_waits_its_turn() -> None:
+    """20 calls at once with room for two reads: each waits for a read to end, none refused."""
+    outcomes, service = asyncio.run(_burst([0.01] * 20))
+    assert [outcome.kind for outcome in outcomes] == ["ok"] * 20
+    assert service.exported == 20
+
+
+def test_calls_behind_reads_stalled_past_the_wait_are_refused_with_retry(monkeypatch) -> None:
+    monkeypatch.setattr(grpc_front, "READ_ROOM_WAIT_S", 0.2)
+    outcomes, service = asyncio.run(_burst([1.0, 1.0, 0.0, 0.0]))
+    assert [outcome.kind for outcome in outcomes] == ["ok", "ok", "throttled", "throttled"]
+    assert all(outcome.retry_after_s == pytest.approx(1.0) for outcome in outcomes[2:])
+    assert "no memory left to receive" in outcomes[2].message
+    assert service.exported == 2
