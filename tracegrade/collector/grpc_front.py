@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -37,7 +38,7 @@ from grpc_status import rpc_status
 from tracegrade.collector.address import host_port
 from tracegrade.collector.admission import Signal
 from tracegrade.collector.memory import admission_footprint
-from tracegrade.collector.service import ExportService, Outcome, Pending, settle
+from tracegrade.collector.service import ExportService, Outcome, Pending, admits_inline, settle
 
 SERVICES: dict[Signal, str] = {
     "traces": "opentelemetry.proto.collector.trace.v1.TraceService",
@@ -189,14 +190,23 @@ class _Calls:
     def _start(
         self, signal: Signal, body: bytes, context: grpc.aio.ServicerContext
     ) -> Future[Outcome | Pending]:
-        """:meth:`ExportService.start` of the message, in a worker thread, with the call's
-        authorization and deadline."""
+        """:meth:`ExportService.start` of the message with the call's authorization and
+        deadline: in a worker thread, or done here when the message is small enough to be
+        admitted on the event loop (:func:`~.service.admits_inline`)."""
         metadata = dict(context.invocation_metadata() or ())
         remaining = context.time_remaining()  # the client's deadline (grpc-timeout)
         answer_by = None if remaining is None else time.monotonic() + remaining
-        return self.pool.submit(
+        start = functools.partial(
             self.service.start, signal, body, "protobuf", metadata.get("authorization"), answer_by
         )
+        if not admits_inline(body, "protobuf"):
+            return self.pool.submit(start)
+        job: Future[Outcome | Pending] = Future()
+        try:
+            job.set_result(start(inline=True))
+        except Exception as exc:  # as the pool would hand it over
+            job.set_exception(exc)
+        return job
 
     @staticmethod
     async def _read(context: grpc.aio.ServicerContext) -> bytes | Outcome:

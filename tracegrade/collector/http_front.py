@@ -13,6 +13,7 @@ event loop keeps serving while a request waits for its commit.
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 import socket
 import threading
@@ -35,7 +36,7 @@ from tracegrade.collector.address import bare_host
 from tracegrade.collector.admission import Encoding, Signal
 from tracegrade.collector.grpc_front import settle
 from tracegrade.collector.memory import MemoryBudget, admission_footprint
-from tracegrade.collector.service import ExportService
+from tracegrade.collector.service import ExportService, admits_inline
 
 CONTENT_TYPES: dict[str, Encoding] = {
     "application/x-protobuf": "protobuf",
@@ -277,7 +278,7 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
         reader = ReadBody(request, service.max_request_bytes, service.memory)
         try:
             async with reader as body:
-                started = await run_in_threadpool(
+                start = functools.partial(
                     service.start,
                     signal,
                     body,
@@ -285,6 +286,11 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
                     request.headers.get("authorization"),
                     answer_by,
                 )
+                if admits_inline(body, encoding):
+                    started = start(inline=True)
+                else:
+                    started = await run_in_threadpool(start)
+                del start
                 # Once admitted the request holds its rows, not its body (or it was refused):
                 # the body's charge goes back now, not when the commit is answered.
                 del body

@@ -11,7 +11,9 @@ from concurrent.futures import Future
 from typing import Any
 
 import grpc
+import pytest
 
+from tracegrade.collector import service as service_module
 from tracegrade.collector.grpc_front import _Calls
 from tracegrade.collector.memory import MemoryBudget
 from tracegrade.collector.service import Pending
@@ -28,7 +30,14 @@ class FakeService:
         self.go = threading.Event()
 
     def start(
-        self, signal: str, body: bytes, encoding: str, authorization: Any, answer_by: Any = None
+        self,
+        signal: str,
+        body: bytes,
+        encoding: str,
+        authorization: Any,
+        answer_by: Any = None,
+        *,
+        inline: bool = False,
     ) -> Pending:
         cost = 5 * len(body)
         self.memory.reserve(cost)
@@ -37,6 +46,13 @@ class FakeService:
         self.started.set()
         self.go.wait(5)
         return pending
+
+
+@pytest.fixture(autouse=True)
+def admitted_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These calls are admitted in a worker thread (as a message over INLINE_ADMISSION_BYTES
+    is), so that a call can be cancelled while its request is decoded."""
+    monkeypatch.setattr(service_module, "INLINE_ADMISSION_BYTES", 0)
 
 
 class FakeContext:

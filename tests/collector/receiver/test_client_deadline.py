@@ -66,7 +66,7 @@ def test_a_grpc_calls_deadline_reaches_the_service_as_answer_by() -> None:
     class Recording(FakeService):
         answer_by: float | None = None
 
-        def start(self, signal, body, encoding, authorization, answer_by=None):  # type: ignore[no-untyped-def]
+        def start(self, signal, body, encoding, authorization, answer_by=None, *, inline=False):  # type: ignore[no-untyped-def]
             self.answer_by = answer_by
             return Outcome("ok")
 

@@ -26,7 +26,7 @@ class Service:
         self.max_request_bytes = MESSAGE_BYTES
         self.exported = 0
 
-    def start(self, *_args: Any) -> Outcome:
+    def start(self, *_args: Any, inline: bool = False) -> Outcome:
         self.exported += 1
         return Outcome("ok")
 
