@@ -333,7 +333,12 @@ def main() -> None:
         results["grpc-decode-only"] = load(_grpc_client, port, batches, args.spans, args.seconds)
     finally:
         process.terminate()
-    for protocol in args.protocols.split(","):
+    for n, protocol in enumerate(args.protocols.split(",")):
+        if n and "--db" in args.collect_args.split():
+            # one store for every run (e.g. PostgreSQL): fresh ids, or this run's spans would
+            # be resends of the last run's, deduplicated instead of stored
+            requests = make_requests(per_client * args.clients, args.spans)
+            batches = [requests[i * per_client : (i + 1) * per_client] for i in range(args.clients)]
         results[f"collect-{protocol}"] = run_collect(
             protocol, batches, args.spans, args.seconds, args.collect_args
         )
