@@ -59,8 +59,10 @@ async def _burst(read_s: list[float]) -> tuple[list[Outcome], Service]:
     return list(outcomes), service
 
 
-def test_a_burst_of_calls_past_the_room_to_read_waits_its_turn() -> None:
-    """20 calls at once with room for two reads: each waits for a read to end, none refused."""
+def test_a_burst_of_calls_past_the_room_to_read_waits_its_turn(monkeypatch) -> None:
+    """20 calls at once with room for two reads: each waits for a read to end, none refused
+    (the wait limit raised: ten reads in a row can outlast it on a loaded machine)."""
+    monkeypatch.setattr(grpc_front, "READ_ROOM_WAIT_S", 10.0)
     outcomes, service = asyncio.run(_burst([0.01] * 20))
     assert [outcome.kind for outcome in outcomes] == ["ok"] * 20
     assert service.exported == 20
@@ -73,3 +75,44 @@ def test_calls_behind_reads_stalled_past_the_wait_are_refused_with_retry(monkeyp
     assert all(outcome.retry_after_s == pytest.approx(1.0) for outcome in outcomes[2:])
     assert "no memory left to receive" in outcomes[2].message
     assert service.exported == 2
+
+
+def test_a_call_waiting_for_room_is_charged_its_stream_window(monkeypatch) -> None:
+    """grpc core holds up to a stream window of a waiting call's message: charged meanwhile,
+    given back when it reads (so the bound covers a burst of waiting calls)."""
+    monkeypatch.setattr(grpc_front, "READ_ROOM_WAIT_S", 10.0)
+
+    async def burst() -> tuple[int, list[Outcome], Service]:
+        service = Service()
+        calls = _Calls(service, workers=2, max_in_flight=64)  # type: ignore[arg-type]
+        tasks = [
+            asyncio.ensure_future(calls.outcome("traces", SlowContext(s)))  # type: ignore[arg-type]
+            for s in (0.3, 0.3, 0.0)
+        ]
+        await asyncio.sleep(0.1)  # two reading, one waiting
+        waiting_charge = service.memory.used_bytes
+        outcomes = await asyncio.gather(*tasks)
+        calls.pool.shutdown(wait=True)
+        return waiting_charge, list(outcomes), service
+
+    charged, outcomes, service = asyncio.run(burst())
+    reads = 2 * MESSAGE_BYTES * grpc_front.READ_COPIES
+    assert charged == reads + grpc_front.STREAM_WINDOW_BYTES
+    assert [outcome.kind for outcome in outcomes] == ["ok"] * 3
+    assert service.memory.used_bytes == 0
+
+
+def test_a_call_is_refused_at_once_when_not_even_its_stream_window_fits() -> None:
+    async def refused() -> Outcome:
+        service = Service()
+        assert service.memory.reserve(service.memory.limit_bytes)  # the bound is all taken
+        calls = _Calls(service, workers=1, max_in_flight=4)  # type: ignore[arg-type]
+        outcome = await asyncio.wait_for(
+            calls.outcome("traces", SlowContext(0.0)),  # type: ignore[arg-type]
+            0.1,  # not waited for (READ_ROOM_WAIT_S is 0.25 s)
+        )
+        calls.pool.shutdown(wait=True)
+        return outcome
+
+    outcome = asyncio.run(refused())
+    assert outcome.kind == "throttled" and "no memory left" in outcome.message
