@@ -237,7 +237,9 @@ async def _settle_job(job: Future[Outcome | Pending]) -> Outcome:
     charge and the bound shrank for good (measured: 124-347 MiB of 384 still charged with no
     call left after 160 overloading clients)."""
     try:
-        return await settle(await asyncio.shield(asyncio.wrap_future(job)))
+        # admitted inline, the job is done already: no hand-off through the loop
+        started = job.result() if job.done() else await asyncio.shield(asyncio.wrap_future(job))
+        return await settle(started)
     except asyncio.CancelledError:
         job.add_done_callback(_answer_abandoned)
         raise

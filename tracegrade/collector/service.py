@@ -255,7 +255,6 @@ async def settle(started: Outcome | Pending) -> Outcome:
         return started
     with contextlib.suppress(Exception):  # the outcome says what went wrong
         # shielded: a timeout must not cancel the writer's future
-        await asyncio.wait_for(
-            asyncio.shield(asyncio.wrap_future(started.future)), COMMIT_TIMEOUT_S
-        )
+        async with asyncio.timeout(COMMIT_TIMEOUT_S):
+            await asyncio.shield(asyncio.wrap_future(started.future))
     return started.outcome()
