@@ -144,6 +144,22 @@ def start_collect(db: str, *extra: str) -> tuple[subprocess.Popen[str], int, int
     return process, int(match.group(1)), int(match.group(2))
 
 
+def rss_mb(pid: int) -> float:
+    """The resident set (``VmRSS``) of process ``pid`` now, MiB."""
+    text = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"VmRSS:\s+(\d+) kB", text).group(1)) / 1024  # type: ignore[union-attr]
+
+
+def _max_memory_mib(collect_args: str) -> float:
+    """``--max-memory-mib`` of ``collect_args``, else collect's default."""
+    from tracegrade.collector.memory import DEFAULT_MAX_MEMORY_BYTES
+
+    args = collect_args.split()
+    if "--max-memory-mib" in args:
+        return float(args[args.index("--max-memory-mib") + 1])
+    return DEFAULT_MAX_MEMORY_BYTES / 2**20
+
+
 def peak_rss_mb(pid: int) -> float:
     text = Path(f"/proc/{pid}/status").read_text()
     return int(re.search(r"VmHWM:\s+(\d+) kB", text).group(1)) / 1024  # type: ignore[union-attr]
@@ -271,10 +287,13 @@ def run_overload(args: argparse.Namespace) -> dict[str, Any]:
         with tempfile.TemporaryDirectory() as tmp:
             db = str(Path(tmp) / "bench.db")
             collect, grpc_port, http_port = start_collect(db, *args.collect_args.split())
+            start_rss = rss_mb(collect.pid)
             try:
                 port = grpc_port if protocol == "grpc" else http_port
                 result = overload(protocol, port, bodies, args.clients, args.seconds)
                 result["rss_mb"] = round(peak_rss_mb(collect.pid), 1)
+                # collect's resident bound: its footprint at start plus --max-memory-mib
+                result["bound_mb"] = round(start_rss + _max_memory_mib(args.collect_args), 1)
             finally:
                 collect.send_signal(signal.SIGTERM)
                 collect.wait(timeout=120)

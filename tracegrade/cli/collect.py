@@ -110,9 +110,9 @@ def _serve(receiver: Receiver, verbose: bool, every_s: float) -> None:
     default=DEFAULT_MAX_MEMORY_BYTES / 2**20,
     show_default=True,
     help="Memory the receiver may hold beyond its start-up footprint, MiB: requests being "
-    "received, decoded and stored reserve 80% of it less the store's working memory (429 / "
+    "received, decoded and stored reserve 75% of it less the store's working memory (429 / "
     "RESOURCE_EXHAUSTED with a retry delay beyond), and new requests are refused while the "
-    "resident set is near the footprint plus 80% of it (README, 'Receiving OTLP').",
+    "resident set is near the footprint plus 75% of it (README, 'Receiving OTLP').",
 )
 @click.option("--verbose", "-v", is_flag=True, help="A status line every --status-every seconds.")
 @click.option(

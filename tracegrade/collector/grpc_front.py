@@ -63,7 +63,7 @@ READ_TIMEOUT_S = 5.0
 STREAM_WINDOW_BYTES = 64 * 1024
 """What grpc core may hold of a call's message before its handler reads it: the HTTP/2
 stream window, fixed at its initial 64 KiB (``grpc.http2.bdp_probe`` off)."""
-READ_ROOM_WAIT_S = 0.25
+READ_ROOM_WAIT_S = 0.05
 """How long a call waits for room to read its message before it is refused: reading a small
 message takes microseconds, so a burst of calls queues for that long instead of being refused
 (64 calls sent at once by one client had one refused on a loaded machine when every call past

@@ -161,7 +161,9 @@ def test_authorised_stalled_grpc_calls_are_refused_or_cut_off_with_retry_info(tm
 def test_grpc_calls_past_the_concurrency_limit_are_refused_with_retry_info(tmp_path):
     """With the writer held, MAX_IN_FLIGHT calls wait for their commit; the next ones are
     refused at once with RetryInfo (grpcio's own limit answered without it); once the writer
-    goes on, the waiting calls are acknowledged and stored."""
+    goes on, the waiting calls are acknowledged and stored. (1 MiB requests at most: each
+    read is charged for the largest message, so with 16 MiB only six calls read at once, and
+    CI once saw one of the 64 sent together refused for room to read.)"""
     held = threading.Event()
 
     def hold(store):
@@ -169,7 +171,7 @@ def test_grpc_calls_past_the_concurrency_limit_are_refused_with_retry_info(tmp_p
 
     sent, waiting = [], []
     with (
-        running(tmp_path / "store.db", wrap_store=hold) as receiver,
+        running(tmp_path / "store.db", wrap_store=hold, max_request_bytes=2**20) as receiver,
         GrpcClient(receiver.grpc_port) as client,
     ):
         call = client.channel.unary_unary(
