@@ -60,16 +60,18 @@ MAX_IN_FLIGHT = DEFAULT_WORKERS * 4
 MAX_READING = 256
 """Authorised calls still delivering their message (each a coroutine); beyond, the same."""
 READ_TIMEOUT_S = 5.0
+"""How long an authorised call may take to deliver its request message once it started."""
 STREAM_WINDOW_BYTES = 64 * 1024
 """What grpc core may hold of a call's message before its handler reads it: the HTTP/2
 stream window, fixed at its initial 64 KiB (``grpc.http2.bdp_probe`` off)."""
 READ_ROOM_WAIT_S = 0.05
 """How long a call waits for room to read its message before it is refused: reading a small
-message takes microseconds, so a burst of calls queues for that long instead of being refused
-(64 calls sent at once by one client had one refused on a loaded machine when every call past
-the room was refused at once). Waiting calls are charged :data:`STREAM_WINDOW_BYTES` each
-(without it, 160 overloading clients took the resident set 7 MiB past the bound)."""
-"""How long an authorised call may take to deliver its request message once it started."""
+message takes well under a millisecond, so a burst of small calls queues briefly instead of
+being refused (64 calls sent at once by one client had one refused on a loaded machine when
+every call past the room was refused at once). Waiting calls are charged
+:data:`STREAM_WINDOW_BYTES` each. Short, because waiting calls hold their stream's data in
+grpc core: with 0.25 s, 160 overloading clients took the resident set 18-25 MiB past the
+bound in two of three runs."""
 REFUSAL_RETRY_S = 1.0
 READ_COPIES = 2
 """A call reading its message is charged this many messages of the largest size: gRPC holds

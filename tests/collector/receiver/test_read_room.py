@@ -102,14 +102,16 @@ def test_a_call_waiting_for_room_is_charged_its_stream_window(monkeypatch) -> No
     assert service.memory.used_bytes == 0
 
 
-def test_a_call_is_refused_at_once_when_not_even_its_stream_window_fits() -> None:
+def test_a_call_is_refused_at_once_when_not_even_its_stream_window_fits(monkeypatch) -> None:
+    monkeypatch.setattr(grpc_front, "READ_ROOM_WAIT_S", 10.0)  # not waited for even so
+
     async def refused() -> Outcome:
         service = Service()
         assert service.memory.reserve(service.memory.limit_bytes)  # the bound is all taken
         calls = _Calls(service, workers=1, max_in_flight=4)  # type: ignore[arg-type]
         outcome = await asyncio.wait_for(
             calls.outcome("traces", SlowContext(0.0)),  # type: ignore[arg-type]
-            0.1,  # not waited for (READ_ROOM_WAIT_S is 0.25 s)
+            1.0,
         )
         calls.pool.shutdown(wait=True)
         return outcome
