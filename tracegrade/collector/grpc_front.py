@@ -127,7 +127,7 @@ class _Calls:
         return outcome.response
 
     async def outcome(self, signal: Signal, context: grpc.aio.ServicerContext) -> Outcome:
-        """Read the message within :data:`READ_TIMEOUT_S`, export it in a worker thread;
+        """Read the message within :data:`READ_TIMEOUT_S`, export it (:meth:`_start`);
         refused at once when :data:`MAX_READING` calls are reading or ``max_in_flight``
         exporting, and after :data:`READ_ROOM_WAIT_S` when the memory bound has no room for
         :data:`READ_COPIES` messages of the largest size (gRPC receives a message whole
@@ -178,8 +178,9 @@ class _Calls:
 
     async def _room_to_read(self, charge: int) -> bool:
         """Whether ``charge`` was reserved within :data:`READ_ROOM_WAIT_S`: tried again
-        when a read ends (or every 0.1 s, for room given back by OTLP/HTTP). A waiting call
-        is charged :data:`STREAM_WINDOW_BYTES` meanwhile (refused at once without them)."""
+        when a read ends and once more at the end (for room given back by OTLP/HTTP). A
+        waiting call is charged :data:`STREAM_WINDOW_BYTES` meanwhile (refused at once
+        without them)."""
         if self._reserve_read(charge):
             return True
         memory = self.service.memory
@@ -194,7 +195,7 @@ class _Calls:
                     return False
                 async with self.read_done:
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self.read_done.wait(), min(remaining, 0.1))
+                        await asyncio.wait_for(self.read_done.wait(), remaining)
             return True
         finally:
             self.waiting -= 1

@@ -32,7 +32,7 @@ resident set plus its expected footprint would pass its start-up footprint plus 
 less the spike share, and freed allocator memory is handed back to the system
 (``malloc_trim``). With nothing in flight a request is always admitted, so the guard never
 locks the receiver out. Under 160 clients of 4-15 MiB requests the peak resident set
-(``VmHWM``) is 402-441 MiB on OTLP/HTTP and 414-447 MiB on gRPC against a start-up footprint
+(``VmHWM``) is 420-425 MiB on OTLP/HTTP and 412-430 MiB on gRPC against a start-up footprint
 plus bound of 447 MiB (0.67-0.78 GB and 0.54-0.57 GB with the guard alone, ~0.8-0.9 GB
 before it), and no client gives up (README, "Receiving OTLP").
 """

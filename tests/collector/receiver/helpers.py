@@ -9,6 +9,7 @@ compares exactly what was received with what was sent.
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -97,6 +98,29 @@ class WriteHook:
 
     def __exit__(self, *exc: object) -> Any:
         return self._store.__exit__(*exc)
+
+
+class FakeContext:
+    """A ``grpc.aio.ServicerContext`` stand-in for the gRPC front end's handlers: a message of
+    ``size`` bytes that takes ``read_s`` to arrive, no metadata, no deadline; an abort fails
+    the test."""
+
+    def __init__(self, size: int = 1000, read_s: float = 0.0):
+        self.size, self.read_s = size, read_s
+
+    async def read(self) -> bytes:
+        if self.read_s:
+            await asyncio.sleep(self.read_s)
+        return b"x" * self.size
+
+    def invocation_metadata(self) -> tuple[()]:
+        return ()
+
+    def time_remaining(self) -> float | None:
+        return None
+
+    async def abort(self, *args: Any) -> None:
+        raise AssertionError(f"unexpected abort {args}")
 
 
 # --- raw clients --------------------------------------------------------------------------------

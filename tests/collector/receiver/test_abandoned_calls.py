@@ -13,6 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
+from tests.collector.receiver.helpers import FakeContext
 from tracegrade.collector import service as service_module
 from tracegrade.collector.grpc_front import _Calls
 from tracegrade.collector.memory import MemoryBudget
@@ -53,20 +54,6 @@ def admitted_in_a_worker(monkeypatch: pytest.MonkeyPatch) -> None:
     """These calls are admitted in a worker thread (as a message over INLINE_ADMISSION_BYTES
     is), so that a call can be cancelled while its request is decoded."""
     monkeypatch.setattr(service_module, "INLINE_ADMISSION_BYTES", 0)
-
-
-class FakeContext:
-    async def read(self) -> bytes:
-        return b"x" * 1000
-
-    def invocation_metadata(self) -> tuple[()]:
-        return ()
-
-    def time_remaining(self) -> float | None:
-        return None
-
-    async def abort(self, *args: Any) -> None:
-        raise AssertionError(f"unexpected abort {args}")
 
 
 async def _cancel_while(service: FakeService, during_commit: bool) -> None:

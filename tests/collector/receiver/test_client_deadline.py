@@ -55,7 +55,8 @@ def test_without_a_client_deadline_only_the_receivers_queue_deadline_applies(tmp
 def test_a_grpc_calls_deadline_reaches_the_service_as_answer_by() -> None:
     import asyncio
 
-    from tests.collector.receiver.test_abandoned_calls import FakeContext, FakeService
+    from tests.collector.receiver.helpers import FakeContext
+    from tests.collector.receiver.test_abandoned_calls import FakeService
     from tracegrade.collector.grpc_front import _Calls
     from tracegrade.collector.service import Outcome
 

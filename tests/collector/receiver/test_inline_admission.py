@@ -14,6 +14,7 @@ import pytest
 
 from tests.collector.receiver.helpers import (
     PROTOBUF,
+    FakeContext,
     GrpcClient,
     hand_span,
     http_export,
@@ -52,26 +53,12 @@ class Recording:
         return Outcome("ok")
 
 
-class Context:
-    def __init__(self, size: int) -> None:
-        self.size = size
-
-    async def read(self) -> bytes:
-        return b"x" * self.size
-
-    def invocation_metadata(self) -> tuple[()]:
-        return ()
-
-    def time_remaining(self) -> float | None:
-        return None
-
-
 def test_grpc_admits_a_small_message_on_its_loop_and_a_large_one_in_a_worker() -> None:
     service = Recording()
 
     async def call(size: int) -> str:
         calls = _Calls(service, workers=1, max_in_flight=4)  # type: ignore[arg-type]
-        outcome = await calls.outcome("traces", Context(size))  # type: ignore[arg-type]
+        outcome = await calls.outcome("traces", FakeContext(size))  # type: ignore[arg-type]
         calls.pool.shutdown(wait=True)
         return outcome.kind
 

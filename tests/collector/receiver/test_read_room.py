@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.collector.receiver.helpers import FakeContext
 from tracegrade.collector import grpc_front
 from tracegrade.collector.grpc_front import _Calls
 from tracegrade.collector.memory import MemoryBudget
@@ -31,28 +32,11 @@ class Service:
         return Outcome("ok")
 
 
-class SlowContext:
-    """A call whose message takes ``read_s`` to arrive."""
-
-    def __init__(self, read_s: float) -> None:
-        self.read_s = read_s
-
-    async def read(self) -> bytes:
-        await asyncio.sleep(self.read_s)
-        return b"x" * 100
-
-    def invocation_metadata(self) -> tuple[()]:
-        return ()
-
-    def time_remaining(self) -> float | None:
-        return None
-
-
 async def _burst(read_s: list[float]) -> tuple[list[Outcome], Service]:
     service = Service()
     calls = _Calls(service, workers=2, max_in_flight=64)  # type: ignore[arg-type]
     outcomes = await asyncio.gather(
-        *(calls.outcome("traces", SlowContext(s)) for s in read_s)  # type: ignore[arg-type]
+        *(calls.outcome("traces", FakeContext(100, read_s=s)) for s in read_s)  # type: ignore[arg-type]
     )
     calls.pool.shutdown(wait=True)
     assert service.memory.used_bytes == 0
@@ -86,7 +70,7 @@ def test_a_call_waiting_for_room_is_charged_its_stream_window(monkeypatch) -> No
         service = Service()
         calls = _Calls(service, workers=2, max_in_flight=64)  # type: ignore[arg-type]
         tasks = [
-            asyncio.ensure_future(calls.outcome("traces", SlowContext(s)))  # type: ignore[arg-type]
+            asyncio.ensure_future(calls.outcome("traces", FakeContext(100, read_s=s)))  # type: ignore[arg-type]
             for s in (0.3, 0.3, 0.0)
         ]
         await asyncio.sleep(0.1)  # two reading, one waiting
@@ -110,7 +94,7 @@ def test_a_call_is_refused_at_once_when_not_even_its_stream_window_fits(monkeypa
         assert service.memory.reserve(service.memory.limit_bytes)  # the bound is all taken
         calls = _Calls(service, workers=1, max_in_flight=4)  # type: ignore[arg-type]
         outcome = await asyncio.wait_for(
-            calls.outcome("traces", SlowContext(0.0)),  # type: ignore[arg-type]
+            calls.outcome("traces", FakeContext(100)),  # type: ignore[arg-type]
             1.0,
         )
         calls.pool.shutdown(wait=True)
