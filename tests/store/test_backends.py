@@ -12,7 +12,7 @@ import pytest
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.normalize import normalize_all, normalize_trace
 from tracegrade.otlp.files import read_paths
-from tracegrade.store.runs import list_runs, load_run, save_run
+from tracegrade.store.runs import iter_run_cases, list_runs, load_run, save_run
 from tracegrade.store.traces import MIGRATIONS, Store
 
 DEFAULT_VARIANT = (
@@ -106,6 +106,22 @@ def test_runs_are_stored_and_listed(store_location):
         save_run(store, doc)
         assert load_run(store, "r1")["cases"] == doc["cases"]
         assert list_runs(store) == [{"run_id": "r1", "dataset": "d", "passed": True, "score": 0.9}]
+
+
+def test_a_runs_cases_are_read_back_in_batches_in_order(store_location):
+    """``score --baseline``'s BASE from the store: a cursor (server-side on PostgreSQL), not
+    one list, with every case in its position."""
+    cases = [
+        {"case_id": f"c{n}", "trace_id": f"t{n}", "passed": n % 3 > 0, "score": n / 1000}
+        for n in range(1203)
+    ]
+    run = {"run_id": "r1", "dataset": {"name": "d"}, "passed": True}
+    doc = {"run": run, "summary": {"score": 0.5}, "cases": cases}
+    with Store(store_location) as store:
+        save_run(store, doc)
+        batches = iter_run_cases(store, "r1", batch_size=100)
+        assert next(batches) == cases[0]  # lazily: the first batch is read, not the run
+        assert [cases[0], *batches] == cases
 
 
 def test_concurrent_writers_on_one_database_lose_nothing(store_location, payloads):

@@ -15,7 +15,9 @@ import click
 from tracegrade.cli.options import stacked
 from tracegrade.cli.outputs import write_text
 from tracegrade.compare import Comparison, RegressionRules, compare_runs, read_document, rules_from
+from tracegrade.compare.documents import DocumentStream
 from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
+from tracegrade.compare.sources import CaseSource, CaseTable, TableCases, as_source, document_head
 from tracegrade.config import Config
 from tracegrade.errors import StoreError
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
@@ -24,7 +26,13 @@ from tracegrade.report.document import case_dict
 from tracegrade.scoring.evaluate import CaseResult
 from tracegrade.sources import from_store
 from tracegrade.store.database import is_postgres
-from tracegrade.store.runs import baselines, load_run, resolve_run
+from tracegrade.store.runs import (
+    baselines,
+    iter_run_cases,
+    load_run,
+    load_run_head,
+    resolve_run,
+)
 from tracegrade.store.traces import Store, default_path
 from tracegrade.trace import AgentTrace
 
@@ -57,6 +65,41 @@ def resolve_document(
         run_id = resolve_run(store, ref, dataset=dataset)
         doc = load_run(store, run_id)
         return doc, run_id in baselines(store).values()
+
+
+Base = tuple[CaseSource, bool]
+"""BASE of ``score --baseline`` / ``run --baseline``: its cases, and whether it is its
+dataset's baseline."""
+
+
+def resolve_base(ref: str, db: str | None, dataset: str | None, table: CaseTable) -> Base:
+    """:func:`resolve_document`, streamed into ``table`` (the run's cases read once, a batch
+    at a time, from the store or the JSON file: never held whole).
+
+    Raises:
+        InputError: a file that is not a run document.
+        StoreError: no store, or nothing stored matches ``ref``.
+    """
+    if Path(ref).is_file():
+        stream = DocumentStream(ref)
+        cases = table.add(stream.cases())
+        cases.head = document_head(stream.head)
+        return cases, False
+    if not store_exists(db):
+        raise StoreError(f"{ref!r}: not a file, and no store at {default_path(db)}")
+    with Store(db) as store:
+        run_id = resolve_run(store, ref, dataset=dataset)
+        head = load_run_head(store, run_id)
+        return table.add(iter_run_cases(store, run_id), head), run_id in baselines(store).values()
+
+
+def current_source(doc: Mapping[str, Any], base: Base | None) -> Mapping[str, Any] | CaseSource:
+    """The finished run ``doc`` as the comparison with ``base`` reads it: into BASE's
+    :class:`~tracegrade.compare.sources.CaseTable` when BASE is in one (its cases, a
+    :class:`~tracegrade.report.caselog.CaseLog`, read once), else the document."""
+    if base is not None and isinstance(base[0], TableCases):
+        return base[0].table.add(doc["cases"], document_head(doc))
+    return doc
 
 
 class StoredTraces(Mapping[str, AgentTrace]):
@@ -94,16 +137,16 @@ class BaselineTraces:
     BASE may diff (a :class:`~tracegrade.scoring.streaming.TraceKeeper`): a trace is kept
     when one of its results, alone for its case, would regress or improve
     (:class:`DiffCandidates`), so the traces held are bounded by the changed results, not by
-    the traces scored (besides them, the ids of BASE's traces the run scored); after the
-    run, exactly the traces the comparison diffs (:meth:`preloaded`)."""
+    the traces scored (BASE's traces scored and not kept are noted in BASE's
+    :class:`~tracegrade.compare.sources.CaseSource`, on disk for a
+    :class:`~tracegrade.compare.sources.TableCases`); after the run, exactly the traces the
+    comparison diffs (:meth:`preloaded`)."""
 
-    def __init__(self, base: Mapping[str, Any], rules: RegressionRules) -> None:
-        self.base = base
+    def __init__(self, base: Mapping[str, Any] | CaseSource, rules: RegressionRules) -> None:
+        self.base = as_source(base)
         self.rules = rules
-        self.candidates = DiffCandidates(base, rules)
+        self.candidates = DiffCandidates(self.base, rules)
         self.kept: dict[str, AgentTrace] = {}
-        self.seen: set[str] = set()
-        """Trace ids scored and not kept that are BASE's (a diff may want them as BASE's)."""
 
     def wants(self, trace_id: str, results: Sequence[CaseResult]) -> bool:
         """Whether a result of the trace, alone for its case, needs a diff (in a worker)."""
@@ -113,20 +156,21 @@ class BaselineTraces:
         """A trace scored: kept when wanted; else its id noted when it is one of BASE's."""
         if trace is not None:
             self.kept[trace_id] = trace
-        elif trace_id in self.candidates.base_trace_ids:
-            self.seen.add(trace_id)
+        else:
+            self.base.note_scored(trace_id)
 
     def preloaded(
         self,
-        current: Mapping[str, Any],
+        current: Mapping[str, Any] | CaseSource,
         read_again: Callable[[set[str]], Mapping[str, AgentTrace]] | None,
     ) -> dict[str, AgentTrace]:
-        """Trace id -> trace, for the finished run document ``current``: every trace scored
-        that ``compare_runs(BASE, current, rules)`` will diff (:func:`diff_trace_ids`). Those
-        not kept (a case with several results) come from ``read_again`` (their ids; None:
-        the store the run read has them). Forgets the traces kept."""
+        """Trace id -> trace, for the finished run ``current`` (its document, or its
+        :func:`current_source`): every trace scored that ``compare_runs(BASE, current,
+        rules)`` will diff (:func:`diff_trace_ids`). Those not kept (a case with several
+        results) come from ``read_again`` (their ids; None: the store the run read has them).
+        Forgets the traces kept."""
         base_ids, current_ids = diff_trace_ids(self.base, current, self.rules)
-        scored = current_ids | (base_ids & (self.seen | self.kept.keys()))
+        scored = current_ids | (base_ids & self.kept.keys()) | self.base.scored_among(base_ids)
         found = {t: self.kept[t] for t in scored if t in self.kept}
         self.kept.clear()
         missing = scored - found.keys()
@@ -142,8 +186,8 @@ def rules_for(config: Config, alpha: float | None) -> RegressionRules:
 
 
 def compare_documents(
-    base: Mapping[str, Any],
-    current: Mapping[str, Any],
+    base: Mapping[str, Any] | CaseSource,
+    current: Mapping[str, Any] | CaseSource,
     rules: RegressionRules,
     dbs: Sequence[str | None],
     *,
@@ -242,16 +286,17 @@ def apply_min_score(doc: dict[str, Any], min_score: float | None) -> None:
 
 
 def compare_with_base(
-    doc: dict[str, Any],
-    base: tuple[dict[str, Any], bool] | None,
+    doc: Mapping[str, Any] | CaseSource,
+    base: tuple[Mapping[str, Any] | CaseSource, bool] | None,
     *,
     dbs: Sequence[str | None],
     config: Config,
     alpha: float | None,
     preloaded: Mapping[str, AgentTrace] | None = None,
 ) -> Comparison | None:
-    """``--baseline`` of ``score`` / ``run``: the comparison of the finished run ``doc`` with
-    ``base`` (a document and whether it is the baseline), None without one."""
+    """``--baseline`` of ``score`` / ``run``: the comparison of the finished run ``doc`` (its
+    document or :func:`current_source`) with ``base`` (a document or :func:`resolve_base`'s
+    source, and whether it is the baseline), None without one."""
     if base is None:
         return None
     return compare_documents(

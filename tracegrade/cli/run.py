@@ -11,9 +11,10 @@ import click
 from tracegrade.cli.gate import (
     apply_min_score,
     compare_with_base,
+    current_source,
     gate_options,
     publish_gate,
-    resolve_document,
+    resolve_base,
 )
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
 from tracegrade.cli.options import (
@@ -25,6 +26,7 @@ from tracegrade.cli.options import (
     tier_options,
 )
 from tracegrade.cli.outputs import verdict, write_outputs
+from tracegrade.compare.sources import CaseTable
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.errors import ConfigError, ExitCode
@@ -358,7 +360,7 @@ def command(
     score them as `tracegrade score` does and print the report. Exit 0 when the run passes, 1
     below threshold, 2 on a usage or config error, when no case produced a trace, or on Ctrl-C."""
     dataset = load_dataset(dataset_path)
-    base = resolve_document(baseline, db, dataset.name) if baseline else None
+    base = resolve_base(baseline, db, dataset.name, CaseTable()) if baseline else None
     cases = select_cases(dataset, tier, tags, case_ids)
     config = config_for(load_config(config_path), dataset)
     scorers = build_scorers(config, scorer_refs)
@@ -408,7 +410,10 @@ def command(
             doc["summary"]["clarifier"] = usage
         apply_min_score(doc, min_score)
         write_outputs(doc, location, json_path, junit_path, no_save or db is None)
-        comparison = compare_with_base(doc, base, dbs=[location, db], config=config, alpha=alpha)
+        current = current_source(doc, base)
+        comparison = compare_with_base(
+            current, base, dbs=[location, db], config=config, alpha=alpha
+        )
     print_report(doc, verbose=verbose)
     regression = publish_gate(doc, comparison, alert_webhook, markdown_path)
     code = _exit_code(doc)

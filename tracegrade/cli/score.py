@@ -17,9 +17,10 @@ from tracegrade.cli.gate import (
     BaselineTraces,
     apply_min_score,
     compare_with_base,
+    current_source,
     gate_options,
     publish_gate,
-    resolve_document,
+    resolve_base,
     rules_for,
 )
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
@@ -40,7 +41,7 @@ from tracegrade.cli.options import (
 )
 from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.cli.selection import keeps, parse_since, select_batches
-from tracegrade.compare.runs import compared_document
+from tracegrade.compare.sources import CaseTable
 from tracegrade.config import load_config
 from tracegrade.dataset import Tier, load_dataset
 from tracegrade.errors import ConfigError, ExitCode, InputError
@@ -178,8 +179,8 @@ def command(
     reference-free scorers only. Exit 0 when the run passes, 1 below threshold, 2 on a usage,
     config or input error, or when no case matched a trace."""
     dataset = load_dataset(dataset_path) if dataset_path else None
-    base = resolve_document(baseline, db, dataset.name if dataset else None) if baseline else None
-    base = (compared_document(base[0]), base[1]) if base else None  # held while scoring
+    name = dataset.name if dataset else None
+    base = resolve_base(baseline, db, name, CaseTable()) if baseline else None  # on disk
     config = config_for(load_config(config_path), dataset)
     scorers = build_scorers(config, scorer_refs)
     judge = make_judge(
@@ -280,13 +281,14 @@ def command(
         apply_min_score(doc, min_score)
         write_outputs(doc, db, json_path, junit_path, no_save)
         read_again = partial(_read_again, files, messages_key, late is not None) if files else None
+        current = current_source(doc, base)
         comparison = compare_with_base(
-            doc,
+            current,
             base,
             dbs=[db],
             config=config,
             alpha=alpha,
-            preloaded=keeper.preloaded(doc, read_again) if keeper else None,
+            preloaded=keeper.preloaded(current, read_again) if keeper else None,
         )
         print_report(
             doc,

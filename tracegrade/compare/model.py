@@ -11,7 +11,7 @@ reasons. Scores are in [0, 1]; latencies in milliseconds; costs in USD; rates ar
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -184,7 +184,9 @@ class Comparison:
 
     base: RunOverview
     current: RunOverview
-    cases: tuple[CaseComparison, ...]
+    cases: Sequence[CaseComparison]
+    """Every case: a tuple, or for a comparison of runs read from disk a
+    :class:`~tracegrade.compare.sources.ComparedCases` (read back from a temporary file)."""
     deltas: Mapping[str, Delta]
     """``pass_rate``, ``score``, ``hallucination_rate``, ``latency_p50_ms``,
     ``latency_p95_ms``, ``latency_mean_ms``, ``cost_usd``."""

@@ -10,7 +10,8 @@ entries, the median one ordered by (passed, score), as :mod:`tracegrade.runner.r
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,11 @@ from tracegrade.scoring.evaluate import hallucinated as scoring_hallucinated
 __all__ = [
     "HALLUCINATION_AXES",
     "CaseGroup",
+    "OverviewTally",
+    "case_group",
+    "case_key",
     "group_cases",
+    "group_entries",
     "hallucinated",
     "hallucination_rate",
     "overview",
@@ -54,7 +59,8 @@ class CaseGroup:
         object.__setattr__(self, "flaky", flaky)
 
 
-def _key(case: Mapping[str, Any]) -> str:
+def case_key(case: Mapping[str, Any]) -> str:
+    """The key a case entry pairs by: its case id, else its trace id (reference-free runs)."""
     return str(case["case_id"] if case.get("case_id") is not None else case.get("trace_id"))
 
 
@@ -69,28 +75,87 @@ def _num(value: float | None) -> float:
 
 def group_cases(doc: Mapping[str, Any]) -> dict[str, CaseGroup]:
     """The document's cases by case id (trace id for reference-free runs), in document order."""
+    return group_entries(doc.get("cases") or [])
+
+
+def group_entries(cases: Iterable[Mapping[str, Any]]) -> dict[str, CaseGroup]:
+    """:func:`group_cases` of a run document's case entries (any iterable, read once)."""
     entries: dict[str, list[Mapping[str, Any]]] = {}
-    for case in doc.get("cases") or []:
-        entries.setdefault(_key(case), []).append(case)
-    groups = {}
-    for key, found in entries.items():
-        if len(found) == 1 and found[0].get("attempts"):
-            attempts = tuple((bool(a["passed"]), a.get("score")) for a in found[0]["attempts"])
-            groups[key] = CaseGroup(key, found[0], attempts)
-            continue
-        entry = _median_entry(found) if len(found) > 1 else found[0]
-        if len(found) > 1:
-            scores = [c["score"] for c in found if c.get("score") is not None]
-            entry = {**entry, "score": statistics.median(scores) if scores else None}
-        groups[key] = CaseGroup(
-            key, entry, tuple((bool(c["passed"]), c.get("score")) for c in found)
-        )
-    return groups
+    for case in cases:
+        entries.setdefault(case_key(case), []).append(case)
+    return {key: case_group(key, found) for key, found in entries.items()}
+
+
+def case_group(key: str, found: Sequence[Mapping[str, Any]]) -> CaseGroup:
+    """The group of a case's entries ``found`` (document order; see the module docstring)."""
+    if len(found) == 1 and found[0].get("attempts"):
+        attempts = tuple((bool(a["passed"]), a.get("score")) for a in found[0]["attempts"])
+        return CaseGroup(key, found[0], attempts)
+    entry = _median_entry(found) if len(found) > 1 else found[0]
+    if len(found) > 1:
+        scores = [c["score"] for c in found if c.get("score") is not None]
+        entry = {**entry, "score": statistics.median(scores) if scores else None}
+    return CaseGroup(key, entry, tuple((bool(c["passed"]), c.get("score")) for c in found))
 
 
 def _duration(case: Mapping[str, Any]) -> float | None:
     usage = case.get("usage") or {}
     return usage.get("duration_ms")
+
+
+class OverviewTally:
+    """The running counts behind a :class:`RunOverview`: :meth:`add` each case group's
+    representative entry once (any order), then :meth:`overview`. Holds 8 bytes per case
+    with a duration (the latency percentiles are exact)."""
+
+    def __init__(self) -> None:
+        self.cases = self.passed = self.traced = self.hallucinated = 0
+        self.durations = array("d")
+        self.cost_usd: float | None = None
+
+    def add(self, entry: Mapping[str, Any]) -> None:
+        """Count one case (its representative entry, see :class:`CaseGroup`)."""
+        self.cases += 1
+        self.passed += bool(entry["passed"])
+        if (duration := _duration(entry)) is not None:
+            self.durations.append(duration)
+        usage = entry.get("usage")
+        if usage and usage.get("cost_usd") is not None:
+            self.cost_usd = (self.cost_usd or 0) + usage["cost_usd"]
+        if entry.get("trace_id") is not None:
+            self.traced += 1
+            self.hallucinated += hallucinated(entry)
+
+    def overview(self, doc: Mapping[str, Any], *, baseline: bool = False) -> RunOverview:
+        """The overview of the run document ``doc`` (its ``run`` and ``summary``; its cases
+        are those added)."""
+        run, summary = doc.get("run") or {}, doc.get("summary") or {}
+        durations = sorted(self.durations)
+        dataset = run.get("dataset") or {}
+        return RunOverview(
+            run_id=str(run.get("run_id", "?")),
+            created_at=run.get("created_at"),
+            dataset=dataset.get("name"),
+            dataset_digest=dataset.get("digest"),
+            label=run.get("label"),
+            git_sha=run.get("git_sha"),
+            git_branch=run.get("git_branch"),
+            agent_version=run.get("agent_version"),
+            models=tuple(run.get("models") or ()),
+            cases=self.cases,
+            repeat=int(run.get("repeat") or 1),
+            passed=self.passed,
+            pass_rate=self.passed / self.cases if self.cases else None,
+            score=summary.get("score"),
+            hallucination_rate=self.hallucinated / self.traced if self.traced else None,
+            latency_p50_ms=percentile(durations, 50),
+            latency_p95_ms=percentile(durations, 95),
+            latency_mean_ms=statistics.fmean(durations) if durations else None,
+            latency_total_ms=sum(durations) if durations else None,
+            cost_usd=self.cost_usd,
+            run_passed=run.get("passed"),
+            baseline=baseline,
+        )
 
 
 def overview(
@@ -101,35 +166,7 @@ def overview(
 ) -> RunOverview:
     """The headline numbers of a run document (see :class:`RunOverview`); ``groups`` are its
     :func:`group_cases` when already computed."""
-    run, summary = doc.get("run") or {}, doc.get("summary") or {}
-    cases = [g.entry for g in (group_cases(doc) if groups is None else groups).values()]
-    durations = sorted(d for c in cases if (d := _duration(c)) is not None)
-    costs = [
-        u["cost_usd"] for c in cases if (u := c.get("usage")) and u.get("cost_usd") is not None
-    ]
-    passed = sum(bool(c["passed"]) for c in cases)
-    dataset = run.get("dataset") or {}
-    return RunOverview(
-        run_id=str(run.get("run_id", "?")),
-        created_at=run.get("created_at"),
-        dataset=dataset.get("name"),
-        dataset_digest=dataset.get("digest"),
-        label=run.get("label"),
-        git_sha=run.get("git_sha"),
-        git_branch=run.get("git_branch"),
-        agent_version=run.get("agent_version"),
-        models=tuple(run.get("models") or ()),
-        cases=len(cases),
-        repeat=int(run.get("repeat") or 1),
-        passed=passed,
-        pass_rate=passed / len(cases) if cases else None,
-        score=summary.get("score"),
-        hallucination_rate=hallucination_rate(cases),
-        latency_p50_ms=percentile(durations, 50),
-        latency_p95_ms=percentile(durations, 95),
-        latency_mean_ms=statistics.fmean(durations) if durations else None,
-        latency_total_ms=sum(durations) if durations else None,
-        cost_usd=sum(costs) if costs else None,
-        run_passed=run.get("passed"),
-        baseline=baseline,
-    )
+    tally = OverviewTally()
+    for group in (group_cases(doc) if groups is None else groups).values():
+        tally.add(group.entry)
+    return tally.overview(doc, baseline=baseline)

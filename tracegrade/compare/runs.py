@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import warnings
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -26,16 +27,16 @@ from typing import Any
 import numpy as np
 
 from tracegrade.compare.diff import delta, diff_traces
-from tracegrade.compare.model import (
-    CaseComparison,
-    CaseStatus,
-    Comparison,
-    Delta,
-    RunOverview,
-    StatTest,
-)
-from tracegrade.compare.overview import CaseGroup, group_cases, overview
+from tracegrade.compare.model import CaseComparison, CaseStatus, Comparison, Delta, StatTest
+from tracegrade.compare.overview import CaseGroup, OverviewTally, group_entries
 from tracegrade.compare.rules import RegressionRules
+from tracegrade.compare.sources import (
+    CaseSource,
+    ComparedCases,
+    MemoryCases,
+    as_source,
+    chunks,
+)
 from tracegrade.config import Pricing
 from tracegrade.trace import AgentTrace
 
@@ -43,23 +44,6 @@ EXACT_UP_TO = 25
 """Up to this many pairs the Wilcoxon p-value comes from the exact null distribution (ties not
 corrected; scipy's permutation fallback for ties takes seconds), above it from the normal
 approximation with tie correction."""
-
-_READ = (
-    "case_id",
-    "trace_id",
-    "passed",
-    "score",
-    "flaky",
-    "attempts",
-    "scores",
-    "axes",
-    "reasons",
-    "usage",
-)
-"""The keys of a case entry the comparison reads (and of ``details``, :data:`_READ_DETAILS`)."""
-
-_READ_DETAILS = (("hallucination", "forbidden_found"), ("value_grounding", "ungrounded"))
-"""(scorer, key) of the ``details`` the comparison reads (the hallucination test, the diff)."""
 
 RUN_METRICS = (
     "pass_rate",
@@ -228,6 +212,68 @@ def _case(
     )
 
 
+class _Tally:
+    """What the run-level verdict reads of the cases, gathered while they stream: each run's
+    overview counts, the paired scores (8 bytes a case each), whether any case has repeats,
+    and the cases that passed before and fail now (the first :data:`FLIPPED_NAMED` named)."""
+
+    def __init__(self) -> None:
+        self.base, self.current = OverviewTally(), OverviewTally()
+        self.base_scores, self.current_scores = array("d"), array("d")
+        self.repeats = False
+        self.flipped = 0
+        self.flipped_named: list[str] = []
+
+    def group(self, group: CaseGroup, tally: OverviewTally) -> None:
+        tally.add(group.entry)
+        self.repeats = self.repeats or len(group.attempts) > 1
+
+    def case(self, case: CaseComparison) -> None:
+        if case.base_score is not None and case.current_score is not None:
+            self.base_scores.append(case.base_score)
+            self.current_scores.append(case.current_score)
+        if case.status == "regressed" and case.base_passed and not case.current_passed:
+            self.flipped += 1
+            if len(self.flipped_named) < FLIPPED_NAMED:
+                self.flipped_named.append(case.case_id)
+
+
+FLIPPED_NAMED = 10
+"""Cases named in the verdict's "passed before and fail now" reason."""
+
+
+def _compare_chunks(
+    base: CaseSource,
+    current: CaseSource,
+    rules: RegressionRules,
+    traces: Mapping[str, AgentTrace],
+    pricing: Pricing | None,
+    out: list[CaseComparison] | ComparedCases,
+) -> _Tally:
+    """Every case of either run into ``out``: CURRENT's order, then the removed ones (see the
+    module docstring), a chunk of case keys at a time; returns the run-level tally."""
+    tally = _Tally()
+    for keys in chunks(current.keys()):
+        new, old = current.groups(keys), base.groups(keys)
+        paired = _paired(old, new, rules)
+        for key in keys:
+            group = new[key]
+            tally.group(group, tally.current)
+            if key in old:
+                case = _case(old[key], group, paired[key], traces, pricing)
+            else:
+                case = _unpaired(group, "new")
+            tally.case(case)
+            out.append(case)
+    for keys in chunks(base.keys()):
+        old, present = base.groups(keys), current.groups(keys)
+        for key in keys:
+            tally.group(old[key], tally.base)
+            if key not in present:
+                out.append(_unpaired(old[key], "removed"))
+    return tally
+
+
 def compare_cases(
     base: Mapping[str, CaseGroup],
     current: Mapping[str, CaseGroup],
@@ -235,23 +281,38 @@ def compare_cases(
     traces: Mapping[str, AgentTrace] | None = None,
     pricing: Pricing | None = None,
 ) -> list[CaseComparison]:
-    """Every case of either run: CURRENT's order, then the removed ones (see the module
-    docstring)."""
-    paired = _paired(base, current, rules)
-    compared = []
-    for key, group in current.items():
-        if key not in base:
-            compared.append(_unpaired(group, "new"))
-        else:
-            compared.append(
-                _case(base[key], group, paired[key], {} if traces is None else traces, pricing)
-            )
-    compared += [_unpaired(g, "removed") for k, g in base.items() if k not in current]
-    return compared
+    """Every case of either run (grouped, :func:`~.overview.group_cases`): CURRENT's order,
+    then the removed ones (see the module docstring)."""
+    out: list[CaseComparison] = []
+    _compare_chunks(
+        _Groups(base), _Groups(current), rules, {} if traces is None else traces, pricing, out
+    )
+    return out
+
+
+class _Groups(MemoryCases):
+    """A :class:`~.sources.MemoryCases` of case groups already made."""
+
+    def __init__(self, groups: Mapping[str, CaseGroup]) -> None:
+        self.head, self._groups = {}, dict(groups)
+        self._trace_ids, self._scored = None, set()
+
+
+def _diffed(
+    base: CaseSource, current: CaseSource, rules: RegressionRules
+) -> Iterator[tuple[CaseGroup, CaseGroup]]:
+    """The paired groups (BASE's, CURRENT's) :func:`needs_diff` picks, in CURRENT's order."""
+    for keys in chunks(current.keys()):
+        new, old = current.groups(keys), base.groups(keys)
+        for key, (status, _, _) in _paired(old, new, rules).items():
+            if needs_diff(status):
+                yield old[key], new[key]
 
 
 def diff_trace_ids(
-    base: Mapping[str, Any], current: Mapping[str, Any], rules: RegressionRules | None = None
+    base: Mapping[str, Any] | CaseSource,
+    current: Mapping[str, Any] | CaseSource,
+    rules: RegressionRules | None = None,
 ) -> tuple[set[str], set[str]]:
     """The trace ids :func:`compare_runs` (same arguments) looks up in its ``traces`` for the
     structural diffs (the cases :func:`needs_diff` picks): (BASE's, CURRENT's), without
@@ -260,23 +321,26 @@ def diff_trace_ids(
     Raises:
         KeyError: as :func:`compare_runs`.
     """
-    old, new = group_cases(compared_document(base)), group_cases(compared_document(current))
-    paired = _paired(old, new, rules or RegressionRules())
-    diffed = [key for key, (status, _, _) in paired.items() if needs_diff(status)]
-    return _trace_ids(old, diffed), _trace_ids(new, diffed)
+    old: set[str] = set()
+    new: set[str] = set()
+    for b, c in _diffed(as_source(base), as_source(current), rules or RegressionRules()):
+        old.update(_trace_ids({b.case_id: b}, [b.case_id]))
+        new.update(_trace_ids({c.case_id: c}, [c.case_id]))
+    return old, new
 
 
 class DiffCandidates:
     """Which results of a run still being scored may have their trace diffed against BASE:
     :meth:`wanted` applies :func:`needs_diff` to a result as if it were its case's only one
     (exact then; with several results for a case, :func:`diff_trace_ids` of the finished run
-    says which are needed). Holds BASE's case groups, not BASE's document."""
+    says which are needed). Reads BASE's cases from ``base`` (a run document or a
+    :class:`~.sources.CaseSource`), a case at a time."""
 
-    def __init__(self, base: Mapping[str, Any], rules: RegressionRules | None = None) -> None:
-        self.groups = group_cases(base)
+    def __init__(
+        self, base: Mapping[str, Any] | CaseSource, rules: RegressionRules | None = None
+    ) -> None:
+        self.base = as_source(base)
         self.rules = rules or RegressionRules()
-        self.base_trace_ids = frozenset(_trace_ids(self.groups, self.groups))
-        """The trace ids of BASE's cases (each case's representative entry)."""
 
     def wanted(self, entry: Mapping[str, Any]) -> bool:
         """Whether CURRENT's case entry ``entry`` (``case_id``, ``trace_id``, ``passed``,
@@ -285,8 +349,8 @@ class DiffCandidates:
         Raises:
             KeyError: ``entry`` lacks ``passed``.
         """
-        current = group_cases({"cases": [entry]})
-        base = {key: self.groups[key] for key in current if key in self.groups}
+        current = group_entries([entry])
+        base = self.base.groups(current)
         return any(
             needs_diff(status) for status, _, _ in _paired(base, current, self.rules).values()
         )
@@ -296,24 +360,6 @@ def _trace_ids(groups: Mapping[str, CaseGroup], keys: Iterable[str]) -> set[str]
     return {str(t) for k in keys if (t := groups[k].entry.get("trace_id"))}
 
 
-def compared_document(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """``doc`` (a run document) with only what :func:`compare_runs` reads of its cases (their
-    other details left out: a few hundred bytes a case instead of a few KB), for the same
-    comparison. The cases are read once (a :class:`~tracegrade.report.caselog.CaseLog` is
-    read through, not held)."""
-    return {**doc, "cases": [_compared(case) for case in doc.get("cases") or []]}
-
-
-def _compared(case: Mapping[str, Any]) -> dict[str, Any]:
-    details = case.get("details") or {}
-    found = {
-        scorer: {"details": {key: value}}
-        for scorer, key in _READ_DETAILS
-        if (value := ((details.get(scorer) or {}).get("details") or {}).get(key))
-    }
-    return {**{key: case[key] for key in _READ if key in case}, "details": found}
-
-
 def _ratio_reason(name: str, d: Delta, limit: float | None) -> list[str]:
     if limit is None or not d.base or d.current is None or d.current / d.base <= limit:
         return []
@@ -321,23 +367,17 @@ def _ratio_reason(name: str, d: Delta, limit: float | None) -> list[str]:
 
 
 def _verdict(
-    cases: Sequence[CaseComparison],
+    tally: _Tally,
     deltas: Mapping[str, Delta],
     test: StatTest,
-    repeats: bool,
     rules: RegressionRules,
 ) -> list[str]:
     reasons = []
-    if rules.fail_on_case_regression:
-        flipped = [
-            c.case_id
-            for c in cases
-            if c.status == "regressed" and c.base_passed and not c.current_passed
-        ]
-        if flipped:
-            reasons.append(
-                f"{len(flipped)} case(s) passed before and fail now: {', '.join(flipped[:10])}"
-            )
+    if rules.fail_on_case_regression and tally.flipped:
+        reasons.append(
+            f"{tally.flipped} case(s) passed before and fail now: " + ", ".join(tally.flipped_named)
+        )
+    repeats = tally.repeats
     score = deltas["score"]
     drop = -score.delta if score.delta is not None else 0.0
     if drop > rules.max_score_drop and (not repeats or test.significant):
@@ -363,26 +403,37 @@ def _p(test: StatTest) -> str:
 
 
 def compare_runs(
-    base: Mapping[str, Any],
-    current: Mapping[str, Any],
+    base: Mapping[str, Any] | CaseSource,
+    current: Mapping[str, Any] | CaseSource,
     rules: RegressionRules | None = None,
     *,
     traces: Mapping[str, AgentTrace] | None = None,
     pricing: Pricing | None = None,
     base_is_baseline: bool = False,
 ) -> Comparison:
-    """Compare two ``tracegrade.run/1`` documents (see the module docstring).
+    """Compare two ``tracegrade.run/1`` documents, or two runs' :class:`~.sources.CaseSource`
+    (see the module docstring).
 
     ``traces``: trace id -> AgentTrace of either run, for the structural diff of changed cases
     (without them, diffs come from the case results only). ``pricing`` prices each LLM call
-    in those diffs.
+    in those diffs. With two documents the cases are a tuple; with a source (a
+    :class:`~.sources.TableCases`, a run of any size) they are written to a temporary file as
+    they are compared (:class:`~.sources.ComparedCases`), and the comparison holds ~40 bytes
+    a case (the paired scores, durations and offsets), not the cases.
 
     Raises:
         KeyError: a document lacks ``cases`` or a case lacks ``passed`` (not a run document).
     """
+    spill = not (isinstance(base, Mapping) and isinstance(current, Mapping))
     with _gc_paused():
         return _compare(
-            base, current, rules or RegressionRules(), traces, pricing, base_is_baseline
+            as_source(base),
+            as_source(current),
+            rules or RegressionRules(),
+            {} if traces is None else traces,
+            pricing,
+            base_is_baseline,
+            ComparedCases() if spill else [],
         )
 
 
@@ -400,37 +451,30 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _compare(
-    base: Mapping[str, Any],
-    current: Mapping[str, Any],
+    base: CaseSource,
+    current: CaseSource,
     rules: RegressionRules,
-    traces: Mapping[str, AgentTrace] | None,
+    traces: Mapping[str, AgentTrace],
     pricing: Pricing | None,
     base_is_baseline: bool,
+    cases: list[CaseComparison] | ComparedCases,
 ) -> Comparison:
-    base, current = compared_document(base), compared_document(current)
-    old, new = group_cases(base), group_cases(current)
-    cases = compare_cases(old, new, rules, traces, pricing)
-    base_view: RunOverview = overview(base, baseline=base_is_baseline, groups=old)
-    current_view = overview(current, groups=new)
+    tally = _compare_chunks(base, current, rules, traces, pricing, cases)
+    base_view = tally.base.overview(base.head, baseline=base_is_baseline)
+    current_view = tally.current.overview(current.head)
     deltas = {m: delta(getattr(base_view, m), getattr(current_view, m)) for m in RUN_METRICS}
-    paired = [
-        (old[c.case_id].entry["score"], new[c.case_id].entry["score"])
-        for c in cases
-        if c.base_score is not None and c.current_score is not None
-    ]
-    test = paired_test([p[0] for p in paired], [p[1] for p in paired], rules.alpha)
-    repeats = any(len(g.attempts) > 1 for g in (*old.values(), *new.values()))
-    reasons = _verdict(cases, deltas, test, repeats, rules)
+    test = paired_test(tally.base_scores, tally.current_scores, rules.alpha)
+    reasons = _verdict(tally, deltas, test, rules)
     return Comparison(
         base=base_view,
         current=current_view,
-        cases=tuple(cases),
+        cases=tuple(cases) if isinstance(cases, list) else cases,
         deltas=deltas,
         test=test,
         regression=bool(reasons),
         reasons=tuple(reasons),
         rules=rules.to_dict(),
-        axes=_axes(_summary_axes(base), _summary_axes(current)),
+        axes=_axes(_summary_axes(base.head), _summary_axes(current.head)),
     )
 
 

@@ -17,7 +17,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -210,3 +210,22 @@ class Database:
     def close(self) -> None:
         """Close the connection (an open transaction is rolled back)."""
         self.conn.close()
+
+
+def query_batches(
+    db: Database, sql: str, args: Sequence[Any], batch_size: int, cursor_name: str
+) -> Iterator[list[Any]]:
+    """The rows of the query ``sql`` (``?`` placeholders) ``batch_size`` at a time, through a
+    cursor (server-side on PostgreSQL, named ``cursor_name``, in its own transaction)."""
+    if not db.postgres:
+        cursor = db.conn.cursor()
+        cursor.execute(sql, args)
+        while rows := cursor.fetchmany(batch_size):
+            yield rows
+        return
+    conn: Any = db.conn  # psycopg.Connection
+    with conn.transaction(), conn.cursor(name=cursor_name) as cursor:
+        cursor.itersize = batch_size
+        cursor.execute(db.sql(sql), args)
+        while rows := cursor.fetchmany(batch_size):
+            yield rows

@@ -13,14 +13,15 @@ import itertools
 import json
 import re
 import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tracegrade.errors import StoreError
+from tracegrade.store.database import Database, query_batches
 
 if TYPE_CHECKING:
-    from tracegrade.store.database import Database
     from tracegrade.store.traces import Store
 
 
@@ -89,6 +90,14 @@ def load_run(store: Store, run_id: str) -> dict[str, Any]:
         )
     ]
     return doc
+
+
+def iter_run_cases(store: Store, run_id: str, batch_size: int = 500) -> Iterator[dict[str, Any]]:
+    """The case entries of a stored run in their original order, read ``batch_size`` at a
+    time through a cursor (:func:`~tracegrade.store.scan.query_batches`): never all held."""
+    sql = "SELECT result FROM case_results WHERE run_id = ? ORDER BY position"
+    for rows in query_batches(store.db, sql, (run_id,), batch_size, "tracegrade_run_cases"):
+        yield from (orjson.loads(row[0]) for row in rows)
 
 
 def list_runs(store: Store, limit: int = 20) -> list[dict[str, Any]]:

@@ -8,8 +8,8 @@ in its own transaction) so the server sends ``batch_size`` rows at a time.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Any
 
+from tracegrade.store.database import query_batches
 from tracegrade.store.traces import Store, trace_ids_query
 
 __all__ = ["trace_id_batches"]
@@ -31,16 +31,5 @@ def trace_id_batches(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     sql, args = trace_ids_query(since_unix_nano, limit, trace_ids)
-    db = store.db
-    if not db.postgres:
-        cursor = db.conn.cursor()
-        cursor.execute(sql, args)
-        while rows := cursor.fetchmany(batch_size):
-            yield [row[0] for row in rows]
-        return
-    conn: Any = db.conn  # psycopg.Connection
-    with conn.transaction(), conn.cursor(name="tracegrade_trace_ids") as cursor:
-        cursor.itersize = batch_size
-        cursor.execute(db.sql(sql), args)
-        while rows := cursor.fetchmany(batch_size):
-            yield [row[0] for row in rows]
+    for rows in query_batches(store.db, sql, args, batch_size, "tracegrade_trace_ids"):
+        yield [row[0] for row in rows]
