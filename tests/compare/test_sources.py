@@ -42,7 +42,6 @@ def _runs(count: int, seed: int = 7) -> tuple[dict[str, Any], dict[str, Any]]:
     return run("b", base_cases), run("c", current_cases, repeat=3)
 
 
-
 def test_a_comparison_from_the_table_is_the_one_from_memory() -> None:
     base, current = _runs(1_300)
     rules = RegressionRules()
