@@ -13,6 +13,12 @@ i of BASE with attempt i of CURRENT (vectorised over the cases with the same num
 attempts); per run, over the paired cases' scores. Three attempts can never reach p < 0.05, so
 with three repeats only consistent flips (every attempt passed before, every attempt fails now)
 regress a case: that is the point, one flip in three is noise.
+
+Each run's cases come from a :class:`~tracegrade.compare.sources.CaseSource` (a run document
+in memory, or a temporary SQLite file for ``score --baseline``), a chunk of case keys at a
+time (the per-case tests vectorised within a chunk); the run-level numbers (overviews, the
+paired test's scores, the verdict's flipped cases) are tallied as the chunks pass, so a
+comparison read from disk holds one chunk of cases and ~40 bytes a case.
 """
 
 from __future__ import annotations
@@ -33,7 +39,6 @@ from tracegrade.compare.rules import RegressionRules
 from tracegrade.compare.sources import (
     CaseSource,
     ComparedCases,
-    MemoryCases,
     as_source,
     chunks,
 )
@@ -274,30 +279,6 @@ def _compare_chunks(
     return tally
 
 
-def compare_cases(
-    base: Mapping[str, CaseGroup],
-    current: Mapping[str, CaseGroup],
-    rules: RegressionRules,
-    traces: Mapping[str, AgentTrace] | None = None,
-    pricing: Pricing | None = None,
-) -> list[CaseComparison]:
-    """Every case of either run (grouped, :func:`~.overview.group_cases`): CURRENT's order,
-    then the removed ones (see the module docstring)."""
-    out: list[CaseComparison] = []
-    _compare_chunks(
-        _Groups(base), _Groups(current), rules, {} if traces is None else traces, pricing, out
-    )
-    return out
-
-
-class _Groups(MemoryCases):
-    """A :class:`~.sources.MemoryCases` of case groups already made."""
-
-    def __init__(self, groups: Mapping[str, CaseGroup]) -> None:
-        self.head, self._groups = {}, dict(groups)
-        self._trace_ids, self._scored = None, set()
-
-
 def _diffed(
     base: CaseSource, current: CaseSource, rules: RegressionRules
 ) -> Iterator[tuple[CaseGroup, CaseGroup]]:
@@ -439,7 +420,7 @@ def compare_runs(
 
 @contextmanager
 def _gc_paused() -> Iterator[None]:
-    """The comparison allocates ~10 objects per case and frees none until it returns: pausing
+    """The comparison allocates ~10 objects per case, in memory held until it returns: pausing
     the cyclic garbage collector meanwhile saves ~30% of the time of a 10,000-case comparison."""
     was_enabled = gc.isenabled()
     gc.disable()
