@@ -4,7 +4,9 @@ of a run that kept every trace, with one worker or several."""
 
 from __future__ import annotations
 
+import gc
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from benchmarks.tau_bench.convert import convert
 from tracegrade.cli import cli, score
 from tracegrade.cli.gate import BaselineTraces, compare_with_base
 from tracegrade.compare import RegressionRules
+from tracegrade.compare.sources import ComparedCases
 from tracegrade.config import load_config
 from tracegrade.dataset import load_dataset
 from tracegrade.scoring import build_scorers, config_for
@@ -87,9 +90,14 @@ def assert_compared_as_with_every_trace(tau: dict[str, Any], base: dict, found: 
 def test_only_the_changed_cases_traces_are_preloaded_and_the_comparison_is_unchanged(
     tau, monkeypatch
 ):
+    tables = set(Path(tempfile.gettempdir()).glob("tracegrade-compare-*"))
     found = gated(tau, monkeypatch)
     flipped = {tau["base"]["cases"][n]["trace_id"] for n in FLIPPED}
     assert set(found["preloaded"]) == flipped  # of 100 traces scored
+    # neither run's cases held: read from a temporary file, deleted once the command is done
+    assert isinstance(found["comparison"].cases, ComparedCases)
+    gc.collect()
+    assert set(Path(tempfile.gettempdir()).glob("tracegrade-compare-*")) == tables
     diffed = [c for c in found["comparison"].cases if c.diff is not None]
     assert len(diffed) == 3 and all(c.diff.source == "traces" for c in diffed)
     assert_compared_as_with_every_trace(tau, tau["base"], found)

@@ -130,6 +130,7 @@ def test_a_streamed_document_is_the_document(document: Path) -> None:
         ('{"schema_version": "other", "run": {}, "summary": {}, "cases": []}', "not a"),
         ('{"schema_version": "tracegrade.run/1", "run": {}, "cases": []}', "'summary'"),
         ('{"schema_version": "tracegrade.run/1", "cases": [1]}', "not an object"),
+        ('{"cases": [{"passed": true}, {"score": 1}]}', "case 1: no 'passed' field"),
     ],
 )
 def test_a_bad_document_names_the_file(tmp_path: Path, text: str, message: str) -> None:

@@ -56,7 +56,8 @@ class DocumentStream:
         """The case entries, in order; then checks the head as :func:`read_document` does.
 
         Raises:
-            InputError: the file cannot be read, is not JSON, or is not a run document.
+            InputError: the file cannot be read, is not JSON, or is not a run document (a
+                case that is not an object or has no ``passed`` is named by its index).
         """
         try:
             with self.path.open("rb") as stream:
@@ -69,15 +70,17 @@ class DocumentStream:
 
     def _parse(self, stream: Any) -> Iterator[dict[str, Any]]:
         head, case = ijson.ObjectBuilder(), None
-        seen_cases = False
+        seen_cases, count = False, 0
         for prefix, event, value in ijson.parse(stream, use_float=True):
             if prefix == "cases.item" and event == "start_map":
                 case = ijson.ObjectBuilder()
             if case is not None:
                 case.event(event, value)
                 if prefix == "cases.item" and event == "end_map":
+                    if "passed" not in case.value:
+                        raise InputError(f"case {count}: no 'passed' field", source=str(self.path))
                     yield case.value
-                    case = None
+                    case, count = None, count + 1
             elif prefix == "" and event == "map_key" and value == "cases":
                 seen_cases = True
             elif prefix == "cases" or prefix.startswith("cases."):
