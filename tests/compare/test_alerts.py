@@ -3,6 +3,7 @@ GitHub step summary; a failed alert never changes the verdict."""
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from collections.abc import Iterator
@@ -15,7 +16,8 @@ import pytest
 from tests.compare.conftest import invoke
 from tests.compare.documents import case, run
 from tracegrade.compare import compare_runs
-from tracegrade.report.alerts import post_webhook
+from tracegrade.compare.sources import CaseTable, ComparedCases, document_head
+from tracegrade.report.alerts import alert_text, post_webhook
 
 REGRESSED = compare_runs(run("b", [case("a", 0.9)]), run("c", [case("a", 0.4)]))
 
@@ -68,6 +70,33 @@ def test_a_failing_webhook_is_retried_a_bounded_number_of_times() -> None:
         delivery = post_webhook(url, REGRESSED, attempts=3, pause_s=0.01)
     assert not delivery.ok and delivery.attempts == 3 and delivery.error == "HTTP 503"
     assert len(received) == 3
+    assert received[0]["comparison"]["cases"] and received == [received[0]] * 3  # read anew
+
+
+def test_a_comparison_read_from_disk_is_posted_whole_a_case_at_a_time() -> None:
+    """``score --baseline``'s comparison (cases in a temporary file): the body, written to a
+    file a case at a time and sent with its length, is the alert of the whole comparison."""
+    base = run("b", [case(f"c{n}", 0.9) for n in range(1200)])
+    current = run("c", [case(f"c{n}", 0.4 if n % 7 == 0 else 0.9) for n in range(1200)])
+    with CaseTable() as table:
+        comparison = compare_runs(
+            table.add(base["cases"], document_head(base)),
+            table.add(current["cases"], document_head(current)),
+        )
+    assert isinstance(comparison.cases, ComparedCases) and comparison.regression
+    with webhook() as (url, received):
+        assert post_webhook(url, comparison).ok
+    (body,) = received
+    expected = {
+        "text": alert_text(comparison),
+        "regression": True,
+        "reasons": list(comparison.reasons),
+        "comparison": comparison.to_json(),
+    }
+    assert body == json.loads(json.dumps(expected)) and len(body["comparison"]["cases"]) == 1200
+    written = io.BytesIO()
+    REGRESSED.write_json(written)
+    assert json.loads(written.getvalue()) == json.loads(json.dumps(REGRESSED.to_json()))
 
 
 def test_a_client_error_is_not_retried() -> None:

@@ -11,9 +11,10 @@ reasons. Scores are in [0, 1]; latencies in milliseconds; costs in USD; rates ar
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 SCHEMA_VERSION = "tracegrade.comparison/1"
 """Version of the comparison JSON shape; bumped on any incompatible change."""
@@ -219,6 +220,19 @@ class Comparison:
          "current_score", "score_delta", "axes": {axis: {"base", "current", "delta"}},
          "diff": {...} | null, ...}], "regression": bool, "reasons": [...], "rules": {...}}
         """
+        return {**self._head(), "cases": [_case_json(c) for c in self.cases]}
+
+    def write_json(self, out: IO[bytes]) -> None:
+        """:meth:`to_json`'s document as UTF-8 JSON to ``out``, one case at a time (so a
+        comparison read from disk is never built whole); ``cases`` comes last."""
+        head = json.dumps(self._head(), ensure_ascii=False)
+        out.write(head[:-1].encode() + b', "cases": [')
+        for n, case in enumerate(self.cases):
+            out.write((", " if n else "").encode() + json.dumps(_case_json(case)).encode())
+        out.write(b"]}")
+
+    def _head(self) -> dict[str, Any]:
+        """:meth:`to_json` without ``cases``."""
         return {
             "schema_version": SCHEMA_VERSION,
             "base": dataclasses.asdict(self.base),
@@ -227,7 +241,6 @@ class Comparison:
             "axes": {k: dataclasses.asdict(v) for k, v in self.axes.items()},
             "test": dataclasses.asdict(self.test),
             "counts": self.counts(),
-            "cases": [_case_json(c) for c in self.cases],
             "regression": self.regression,
             "reasons": list(self.reasons),
             "rules": dict(self.rules),

@@ -10,11 +10,13 @@ must not change a run's verdict.
 
 from __future__ import annotations
 
+import json
 import os
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import httpx
 
@@ -55,30 +57,36 @@ def post_webhook(
     attempts: int = 3,
     pause_s: float = 0.5,
 ) -> Delivery:
-    """POST the alert to ``url`` (see the module docstring); never raises."""
-    body = {
+    """POST the alert to ``url`` (see the module docstring); never raises. The body is
+    written to a temporary file a case at a time (:meth:`Comparison.write_json`) and sent
+    from it with its ``Content-Length``, so a comparison of any size is never held whole."""
+    head = {
         "text": alert_text(comparison),
         "regression": comparison.regression,
         "reasons": list(comparison.reasons),
-        "comparison": comparison.to_json(),
     }
-    return deliver(url, body, timeout_s=timeout_s, attempts=attempts, pause_s=pause_s)
+    with tempfile.TemporaryFile() as body:
+        body.write(json.dumps(head, ensure_ascii=False)[:-1].encode() + b', "comparison": ')
+        comparison.write_json(body)
+        body.write(b"}")
+        return deliver(url, body, timeout_s=timeout_s, attempts=attempts, pause_s=pause_s)
 
 
 def deliver(
     url: str,
-    body: dict[str, Any],
+    body: dict[str, Any] | BinaryIO,
     *,
     timeout_s: float = 5.0,
     attempts: int = 3,
     pause_s: float = 0.5,
 ) -> Delivery:
-    """POST ``body`` as JSON with the bounded retries of the module docstring; never raises.
-    Shared by run regressions and ``score --follow --window`` threshold alerts."""
+    """POST ``body`` (a JSON-able dict, or a file of JSON read from its start on each
+    attempt) with the bounded retries of the module docstring; never raises. Shared by run
+    regressions and ``score --follow --window`` threshold alerts."""
     error = "no attempt"
     for attempt in range(1, attempts + 1):
         try:
-            response = httpx.post(url, json=body, timeout=timeout_s)
+            response = _post(url, body, timeout_s)
             if response.is_success:
                 return Delivery(True, attempt)
             error = f"HTTP {response.status_code}"
@@ -89,6 +97,21 @@ def deliver(
         if attempt < attempts:
             time.sleep(pause_s * 2 ** (attempt - 1))
     return Delivery(False, attempts, error)
+
+
+def _post(url: str, body: dict[str, Any] | BinaryIO, timeout_s: float) -> httpx.Response:
+    """One POST of ``body``: a dict as JSON, a file streamed in 64 KiB reads with its length."""
+    if isinstance(body, dict):
+        return httpx.post(url, json=body, timeout=timeout_s)
+    size = body.seek(0, os.SEEK_END)
+    body.seek(0)
+    headers = {"content-type": "application/json", "content-length": str(size)}
+    chunks = iter(lambda: body.read(READ_BYTES), b"")
+    return httpx.post(url, content=chunks, headers=headers, timeout=timeout_s)
+
+
+READ_BYTES = 64 * 1024
+"""Bytes read from a webhook body's file at a time."""
 
 
 def append_step_summary(markdown: str) -> Path | None:
