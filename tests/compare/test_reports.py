@@ -13,6 +13,7 @@ from tracegrade.cli.gate import publish_gate
 from tracegrade.compare import compare_runs
 from tracegrade.report.breakdown import summary_additions
 from tracegrade.report.comparison import (
+    CHANGED_LISTED,
     FAILED_LISTED,
     markdown,
     print_comparison,
@@ -35,6 +36,25 @@ def test_markdown_lists_the_metrics_and_the_cases() -> None:
     text = markdown(comparison)
     assert text.startswith("### tracegrade: ✅ no regression")
     assert "| mean score | 0.900 | 0.950 | +0.050 🟢 |" in text
+
+
+def test_the_changed_cases_listed_are_bounded_and_the_rest_counted() -> None:
+    """150 of 400 cases regress: the console and the Markdown list the first 100 (comparison
+    order) and count the other 50, between the unchanged ones."""
+    base = run("b", [case(f"c{n}", 0.9) for n in range(400)])
+    current = run("c", [case(f"c{n}", 0.4 if n % 8 < 3 else 0.9) for n in range(400)])
+    comparison = compare_runs(base, current)
+    regressed = [c.case_id for c in comparison.cases if c.status == "regressed"]
+    assert len(regressed) == 150 and CHANGED_LISTED == 100
+    text = markdown(comparison)
+    assert f"| {regressed[99]} | regressed |" in text
+    assert f"| {regressed[100]} | regressed |" not in text
+    assert "and 50 more changed cases" in text
+    console = Console(record=True, width=200)
+    print_comparison(comparison, console)
+    printed = console.export_text()
+    assert f" {regressed[99]} " in printed and f" {regressed[100]} " not in printed
+    assert "and 50 more changed cases" in printed
 
 
 def test_a_run_without_baseline_writes_its_own_step_summary(

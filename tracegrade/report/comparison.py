@@ -26,6 +26,29 @@ METRIC_NAMES = {
     "cost_usd": "cost",
 }
 SHOWN = ("regressed", "improved", "flaky", "new", "removed")
+CHANGED_LISTED = 100
+"""Changed cases (:data:`SHOWN`) the console and the Markdown list at most; the rest are
+counted (every case is in ``--json``): a large run's step summary stays within GitHub's 1 MiB."""
+
+
+def changed_cases(comparison: Comparison) -> tuple[list[CaseComparison], int]:
+    """The first :data:`CHANGED_LISTED` changed cases, in comparison order, and how many more
+    changed (read once: a comparison read from disk is not held)."""
+    listed: list[CaseComparison] = []
+    more = 0
+    for case in comparison.cases:
+        if case.status not in SHOWN:
+            continue
+        if len(listed) < CHANGED_LISTED:
+            listed.append(case)
+        else:
+            more += 1
+    return listed, more
+
+
+def _more_changed(more: int) -> str:
+    every = "tracegrade compare BASE CURRENT --json FILE"
+    return f"and {more:,} more changed cases (every case: {every})"
 
 
 def value(metric: str, number: float | None) -> str:
@@ -181,9 +204,11 @@ def print_comparison(comparison: Comparison, console: Console | None = None) -> 
             f"paired {test.name} over {test.n} cases' scores: p={test.p_value:.3g} "
             f"(alpha {test.alpha:g})"
         )
-    changed = [c for c in comparison.cases if c.status in SHOWN]
+    changed, more = changed_cases(comparison)
     if changed:
         out.print(_cases_table(changed))
+    if more:
+        out.print(_more_changed(more))
     if comparison.regression:
         out.print("[red bold]regression[/]")
         for reason in comparison.reasons:
@@ -218,7 +243,7 @@ def markdown(comparison: Comparison) -> str:
         )
     counts = comparison.counts()
     lines += ["", " · ".join(f"{n} {status}" for status, n in counts.items()), ""]
-    changed = [c for c in comparison.cases if c.status in SHOWN]
+    changed, more = changed_cases(comparison)
     if changed:
         lines += ["| case | status | base | current | what changed |", "|---|---|---:|---:|---|"]
         lines += [
@@ -226,6 +251,8 @@ def markdown(comparison: Comparison) -> str:
             f"{value('score', c.current_score)} | {_md(chr(10).join(_case_reasons(c)))} |"
             for c in changed
         ]
+    if more:
+        lines += ["", _more_changed(more)]
     return "\n".join(lines) + "\n"
 
 
