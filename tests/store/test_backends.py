@@ -53,6 +53,26 @@ def test_reopening_keeps_everything_and_migrates_once(store_location, payloads):
         assert sorted(applied) == sorted(name for name, _ in MIGRATIONS)
 
 
+def test_large_values_are_compressed_with_lz4_on_postgresql(store_location, payloads):
+    """Migration 011: a chunk of spans over PostgreSQL's 2 KB TOAST threshold is stored lz4
+    compressed (when the server has lz4), and reads back as written."""
+    with Store(store_location) as store:
+        store.write(payloads.traces)
+        from_store = {
+            t.trace_id: normalize_trace(t).to_dict() for t in store.load(store.trace_ids())
+        }
+        if store.db.postgres:
+            (has_lz4,) = store.db.execute(
+                "SELECT 'lz4' = ANY(enumvals) FROM pg_settings"
+                " WHERE name = 'default_toast_compression'"
+            ).fetchone()
+            rows = store.db.execute(
+                "SELECT pg_column_compression(spans) FROM span_chunks WHERE length(spans) > 4000"
+            )
+            assert {row[0] for row in rows} == ({"lz4"} if has_lz4 else {"pglz"})
+    assert from_store == {t.trace_id: t.to_dict() for t in normalize_all(payloads.spans())}
+
+
 def test_a_trace_settles_once_its_agent_span_arrived_and_it_went_quiet(store_location):
     request = trace_request(
         lambda t: agent_turn(t, attributes={"tracegrade.case_id": "c1"}),
