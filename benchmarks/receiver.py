@@ -144,10 +144,15 @@ def start_collect(db: str, *extra: str) -> tuple[subprocess.Popen[str], int, int
     return process, int(match.group(1)), int(match.group(2))
 
 
+def _status_mb(pid: int, field: str) -> float:
+    """A ``/proc/PID/status`` field of process ``pid`` (``VmRSS``, ``VmHWM``), MiB."""
+    text = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(rf"{field}:\s+(\d+) kB", text).group(1)) / 1024  # type: ignore[union-attr]
+
+
 def rss_mb(pid: int) -> float:
     """The resident set (``VmRSS``) of process ``pid`` now, MiB."""
-    text = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(r"VmRSS:\s+(\d+) kB", text).group(1)) / 1024  # type: ignore[union-attr]
+    return _status_mb(pid, "VmRSS")
 
 
 def _max_memory_mib(collect_args: str) -> float:
@@ -161,8 +166,8 @@ def _max_memory_mib(collect_args: str) -> float:
 
 
 def peak_rss_mb(pid: int) -> float:
-    text = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(r"VmHWM:\s+(\d+) kB", text).group(1)) / 1024  # type: ignore[union-attr]
+    """The peak resident set (``VmHWM``) of process ``pid``, MiB."""
+    return _status_mb(pid, "VmHWM")
 
 
 # --- clients ------------------------------------------------------------------------------------

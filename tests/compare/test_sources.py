@@ -67,6 +67,8 @@ def test_groups_and_keys_match_the_document() -> None:
         keys = list(stored.keys())
         assert keys == list(memory.keys())
         assert stored.groups(keys[::3] + ["absent"]) == memory.groups(keys[::3] + ["absent"])
+        probe = keys[::3] + ["absent"]
+        assert stored.among(probe) == memory.among(probe) == set(keys[::3])
 
 
 def test_diff_candidates_read_base_from_the_table() -> None:

@@ -144,8 +144,9 @@ class _Calls:
         finally:
             self.reading -= 1
             memory.release(charge)
-            async with self.read_done:
-                self.read_done.notify()
+            if self.waiting:  # a call waits for room to read (:meth:`_room_to_read`)
+                async with self.read_done:
+                    self.read_done.notify()
         if isinstance(body, Outcome):
             return body
         if self.in_flight >= self.max_in_flight or not memory.reserve(len(body), admit=False):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import gc
 import warnings
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -258,9 +258,7 @@ def _compare_chunks(
     """Every case of either run into ``out``: CURRENT's order, then the removed ones (see the
     module docstring), a chunk of case keys at a time; returns the run-level tally."""
     tally = _Tally()
-    for keys in chunks(current.keys()):
-        new, old = current.groups(keys), base.groups(keys)
-        paired = _paired(old, new, rules)
+    for keys, old, new, paired in _chunked(base, current, rules):
         for key in keys:
             group = new[key]
             tally.group(group, tally.current)
@@ -271,7 +269,7 @@ def _compare_chunks(
             tally.case(case)
             out.append(case)
     for keys in chunks(base.keys()):
-        old, present = base.groups(keys), current.groups(keys)
+        old, present = base.groups(keys), current.among(keys)
         for key in keys:
             tally.group(old[key], tally.base)
             if key not in present:
@@ -279,15 +277,14 @@ def _compare_chunks(
     return tally
 
 
-def _diffed(
+def _chunked(
     base: CaseSource, current: CaseSource, rules: RegressionRules
-) -> Iterator[tuple[CaseGroup, CaseGroup]]:
-    """The paired groups (BASE's, CURRENT's) :func:`needs_diff` picks, in CURRENT's order."""
+) -> Iterator[tuple[Sequence[str], dict[str, CaseGroup], dict[str, CaseGroup], dict[str, _Paired]]]:
+    """CURRENT's case keys a chunk at a time, with both runs' groups of them (BASE's, then
+    CURRENT's) and the paired ones' status (:func:`_paired`)."""
     for keys in chunks(current.keys()):
-        new, old = current.groups(keys), base.groups(keys)
-        for key, (status, _, _) in _paired(old, new, rules).items():
-            if needs_diff(status):
-                yield old[key], new[key]
+        old, new = base.groups(keys), current.groups(keys)
+        yield keys, old, new, _paired(old, new, rules)
 
 
 def diff_trace_ids(
@@ -302,12 +299,15 @@ def diff_trace_ids(
     Raises:
         KeyError: as :func:`compare_runs`.
     """
-    old: set[str] = set()
-    new: set[str] = set()
-    for b, c in _diffed(as_source(base), as_source(current), rules or RegressionRules()):
-        old.update(_trace_ids({b.case_id: b}, [b.case_id]))
-        new.update(_trace_ids({c.case_id: c}, [c.case_id]))
-    return old, new
+    base_ids: set[str] = set()
+    current_ids: set[str] = set()
+    chunked = _chunked(as_source(base), as_source(current), rules or RegressionRules())
+    for _, old, new, paired in chunked:
+        for key, (status, _, _) in paired.items():
+            if needs_diff(status):
+                base_ids.update(_trace_id(old[key]))
+                current_ids.update(_trace_id(new[key]))
+    return base_ids, current_ids
 
 
 class DiffCandidates:
@@ -337,8 +337,10 @@ class DiffCandidates:
         )
 
 
-def _trace_ids(groups: Mapping[str, CaseGroup], keys: Iterable[str]) -> set[str]:
-    return {str(t) for k in keys if (t := groups[k].entry.get("trace_id"))}
+def _trace_id(group: CaseGroup) -> list[str]:
+    """The trace id of a case's representative entry, none when it has no trace."""
+    trace_id = group.entry.get("trace_id")
+    return [str(trace_id)] if trace_id else []
 
 
 def _ratio_reason(name: str, d: Delta, limit: float | None) -> list[str]:

@@ -11,6 +11,7 @@ runs' sizes.
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import shutil
@@ -98,6 +99,10 @@ class CaseSource(Protocol):
         """The groups of those of ``keys`` this run has (the others are left out)."""
         ...
 
+    def among(self, keys: Iterable[str]) -> set[str]:
+        """Those of ``keys`` this run has (without reading their cases)."""
+        ...
+
     def note_scored(self, trace_id: str) -> None:
         """Remember that another run scored ``trace_id``, when it is one of this run's."""
         ...
@@ -121,6 +126,9 @@ class MemoryCases:
 
     def groups(self, keys: Iterable[str]) -> dict[str, CaseGroup]:
         return {key: self._groups[key] for key in keys if key in self._groups}
+
+    def among(self, keys: Iterable[str]) -> set[str]:
+        return {key for key in keys if key in self._groups}
 
     def note_scored(self, trace_id: str) -> None:
         if self._trace_ids is None:
@@ -240,7 +248,7 @@ class TableCases:
 
     def groups(self, keys: Iterable[str]) -> dict[str, CaseGroup]:
         found: dict[str, list[Mapping[str, Any]]] = {}
-        for chunk in chunks(list(keys), CHUNK_KEYS):
+        for chunk in chunks(keys):
             marks = ",".join("?" * len(chunk))
             rows = self.table.connection().execute(
                 f"SELECT key, entry FROM cases WHERE run = ? AND key IN ({marks})"
@@ -251,6 +259,9 @@ class TableCases:
                 found.setdefault(key, []).append(orjson.loads(entry))
         return {key: case_group(key, entries) for key, entries in found.items()}
 
+    def among(self, keys: Iterable[str]) -> set[str]:
+        return self._found("SELECT DISTINCT key FROM cases WHERE run = ? AND key", keys)
+
     def note_scored(self, trace_id: str) -> None:
         self.table.connection().execute(
             "INSERT OR IGNORE INTO scored SELECT run, trace_id FROM cases"
@@ -259,26 +270,23 @@ class TableCases:
         )
 
     def scored_among(self, trace_ids: Iterable[str]) -> set[str]:
+        return self._found("SELECT trace_id FROM scored WHERE run = ? AND trace_id", trace_ids)
+
+    def _found(self, select: str, values: Iterable[str]) -> set[str]:
+        """The first column of ``select ... IN (values)`` (``run = ?`` this run), a chunk of
+        values at a time."""
         found: set[str] = set()
-        for chunk in chunks(trace_ids, CHUNK_KEYS):
+        for chunk in chunks(values):
             marks = ",".join("?" * len(chunk))
-            rows = self.table.connection().execute(
-                f"SELECT trace_id FROM scored WHERE run = ? AND trace_id IN ({marks})",
-                (self.run, *chunk),
-            )
+            rows = self.table.connection().execute(f"{select} IN ({marks})", (self.run, *chunk))
             found.update(row[0] for row in rows)
         return found
 
 
 def chunks(items: Iterable[str], size: int = CHUNK_KEYS) -> Iterator[Sequence[str]]:
     """``items`` in lists of ``size`` (the last one shorter)."""
-    chunk: list[str] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
         yield chunk
 
 
