@@ -73,6 +73,9 @@ class ToolCall:
     result_unavailable: str | None = None
     """Why something was recorded as the result but is not one (e.g. a Python object repr
     in place of the content); ``result`` is None then."""
+    arguments_mismatch: str | None = None
+    """Set when the tool span's record of the arguments disagrees with the model's request
+    (``arguments`` is then the request); says what each recorded."""
 
     @property
     def performed(self) -> bool:
@@ -105,13 +108,19 @@ class AgentTrace:
 
     trace_id: str
     user_inputs: tuple[str, ...]
-    """The user's messages, in order."""
+    """The user messages new in this trace, in order: from the last user message of its first
+    LLM call on, plus any added by later calls. A conversation recorded as one trace keeps all
+    its turns here; a conversation whose turns are separate traces (most frameworks) has one
+    turn's input here and the earlier turns in :attr:`history`."""
     final_output: str | None
     """The agent's final answer; None when the run ended without one (e.g. on a tool call)."""
     llm_calls: tuple[LlmCall, ...]
     tool_calls: tuple[ToolCall, ...]
     agents: tuple[AgentInfo, ...] = ()
     conversation_id: str | None = None
+    history: tuple[str, ...] = ()
+    """The user messages of earlier turns that this trace's first LLM call replays (its
+    history), in order; empty for a conversation's first turn."""
     system_instructions: str | None = None
     """The system prompt (``gen_ai.system_instructions`` or the system message), if recorded."""
     start_unix_nano: int = 0

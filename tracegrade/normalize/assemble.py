@@ -135,20 +135,48 @@ def _user_turns(history: Sequence[Message], walks: Resumable[_Users]) -> _Users:
     return users, texts
 
 
-def _user_inputs(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> list[str]:
-    from_llm = merge_user_inputs([v.input_messages for v in scoped_llm if v.input_messages])
-    explicit: list[str] = []
+def split_history(
+    merged: Sequence[str], first: Sequence[Message] | None
+) -> tuple[list[str], list[str]]:
+    """``(new user inputs, history)`` of a trace: the user turns its first LLM call replays
+    before its last user message are history (earlier turns, earlier traces); the rest,
+    from that message on, are new in this trace (module docstring)."""
+    earlier = _user_texts(first)[:-1]
+    if earlier and list(merged[: len(earlier)]) == earlier:
+        return list(merged[len(earlier) :]), earlier
+    return list(merged), []
+
+
+def _explicit_input(top: Sequence[SpanView]) -> str | None:
+    """The user input the outermost agent/workflow span records (envelopes already
+    unwrapped by the convention readers: :mod:`.envelopes`)."""
     for agent in top:
-        explicit = _user_texts(agent.input_messages) or (
-            [agent.input_text] if agent.input_text else []
-        )
-        if explicit:
-            break
-    if explicit and not (
-        from_llm and from_llm[0] == explicit[0] and len(from_llm) >= len(explicit)
-    ):
-        return explicit
-    return from_llm
+        texts = _user_texts(agent.input_messages)
+        if texts:
+            return texts[-1]
+        if agent.input_text:
+            return agent.input_text
+    return None
+
+
+def _user_inputs(
+    top: Sequence[SpanView], scoped_llm: Sequence[SpanView]
+) -> tuple[list[str], list[str]]:
+    """``(user inputs, history)``: from the LLM calls' histories (:func:`split_history`);
+    the agent span's own input when the LLM calls record none, or when the model saw it
+    wrapped in a framework's prompt template (one new input that contains it)."""
+    histories = [v.input_messages for v in scoped_llm if v.input_messages]
+    inputs, history = split_history(
+        merge_user_inputs(histories), histories[0] if histories else None
+    )
+    explicit = _explicit_input(top)
+    if explicit is None:
+        return inputs, history
+    if not inputs:
+        return [explicit], history
+    if len(inputs) == 1 and explicit != inputs[0] and explicit in inputs[0]:
+        return [explicit], history
+    return inputs, history
 
 
 def _final_output(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> str | None:
@@ -258,7 +286,7 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
     tool_calls, answer_calls = split_answer_calls(
         join_tool_calls(tree, calls, _histories(tree, calls))
     )
-    user_inputs = _user_inputs(top, scoped)
+    user_inputs, history = _user_inputs(top, scoped)
     final_output = _final_output(top, scoped) or answer_of(answer_calls)
     input_tokens, output_tokens, cached, aggregated_only = _tokens(calls, top)
     conventions = tuple(sorted({c for v in tree.views for c in v.conventions}))
@@ -285,6 +313,7 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
         tool_calls=tuple(tool_calls),
         agents=_agents(tree),
         conversation_id=_conversation_id(tree, top),
+        history=tuple(history),
         system_instructions=_system_instructions(top, scoped),
         start_unix_nano=start,
         duration_ms=duration_ms,

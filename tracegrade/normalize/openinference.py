@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tracegrade.normalize import envelopes
 from tracegrade.normalize.messages import (
     Message,
     as_int,
-    as_text,
     indexed_items,
     loads_maybe,
     parse_arguments,
@@ -94,7 +94,7 @@ def _read_tool(span: Span, view: SpanView) -> None:
     view.fill(
         tool_name=attr_str(span, "tool.name") or span.name,
         tool_call_id=attr_str(span, "tool.id"),
-        tool_result=as_text(attrs.get("output.value")),
+        tool_result=envelopes.unwrap_result(attrs.get("output.value")),
     )
     if "input.value" in attrs:
         view.fill(tool_arguments=parse_arguments(attrs["input.value"]))
@@ -119,7 +119,7 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
     elif role in ("agent", "workflow"):
         view.fill(
             agent_name=attr_str(span, "agent.name") or (span.name if role == "agent" else None),
-            input_text=as_text(span.attributes.get("input.value")),
-            output_text=as_text(span.attributes.get("output.value")),
+            input_text=envelopes.input_text(span.attributes.get("input.value")),
+            output_text=envelopes.output_text(span.attributes.get("output.value")),
         )
     return True

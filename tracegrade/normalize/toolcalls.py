@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracegrade.normalize.arguments import agrees, reconcile
 from tracegrade.normalize.messages import Message, as_int
 from tracegrade.normalize.prefixes import Resumable
 from tracegrade.normalize.results import LooseResult, choose_result, pair_loose_results
@@ -257,7 +258,7 @@ class Joiner:
             same_arguments = (
                 view.has_arguments
                 and request.arguments_recorded
-                and request.arguments == view.arguments
+                and agrees(view.arguments, request.arguments)
             )
             return (bool(name) and request.name != name, not same_arguments)
 
@@ -280,9 +281,11 @@ class Joiner:
     def _from_span(self, view: SpanView, request: Request | None, results: Mapping) -> ToolCall:
         history_result = results.get(request.occurrence) if request and request.occurrence else None
         result, unavailable = choose_result(view.tool_result, history_result)
-        has_arguments = view.has_arguments or (request is not None and request.arguments_recorded)
-        arguments = (
-            view.arguments if view.has_arguments else (request.arguments if request else None)
+        arguments, has_arguments, mismatch = reconcile(
+            view.arguments,
+            view.has_arguments,
+            request.arguments if request else None,
+            request is not None and request.arguments_recorded,
         )
         span = view.span
         agent = self._agent(view, *([request.llm] if request else []))
@@ -303,6 +306,7 @@ class Joiner:
             agent_span_id=agent.span.span_id if agent else None,
             source="span+message" if request else "span",
             result_unavailable=unavailable,
+            arguments_mismatch=mismatch,
         )
 
     def _from_request(self, request: Request, results: Mapping) -> ToolCall:

@@ -23,7 +23,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from tracegrade.normalize.messages import Message, as_int, as_text, indexed_items, parse_message
+from tracegrade.normalize import envelopes
+from tracegrade.normalize.messages import Message, as_int, indexed_items, parse_message
 from tracegrade.normalize.view import Context, Role, SpanView, attr_str
 from tracegrade.spans import Span
 
@@ -56,31 +57,6 @@ def tool_arguments(raw_input: Any) -> Any:
     if kwargs or not args:
         return dict(kwargs)
     return args[0] if len(args) == 1 and isinstance(args[0], Mapping) else list(args)
-
-
-def entity_text(raw: Any) -> str | None:
-    """The text of an entity output/input: a decoded string, LangChain's ``output``, or the
-    raw JSON for structured values. ``None`` for a JSON ``null``."""
-    value = decode_entity(raw)
-    if isinstance(value, Mapping) and "output" in value and set(value) <= {"output", "kwargs"}:
-        value = value["output"]
-    if value is None:
-        return None
-    return value if isinstance(value, str) else as_text(raw)
-
-
-def _single_text(raw_input: Any) -> str | None:
-    value = decode_entity(raw_input)
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping):
-        strings = [
-            v
-            for v in [*(value.get("args") or []), *(value.get("kwargs") or {}).values()]
-            if isinstance(v, str)
-        ]
-        return strings[0] if len(strings) == 1 else None
-    return None
 
 
 def _flat_message(
@@ -143,14 +119,14 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
     if role == "tool":
         view.fill(
             tool_name=attr_str(span, "gen_ai.tool.name", "gen_ai.completion.tool.name") or entity,
-            tool_result=entity_text(attrs.get("traceloop.entity.output")),
+            tool_result=envelopes.unwrap_result(attrs.get("traceloop.entity.output")),
         )
         if "traceloop.entity.input" in attrs:
             view.fill(tool_arguments=tool_arguments(attrs["traceloop.entity.input"]))
     elif role in ("agent", "workflow"):
         view.fill(
             agent_name=entity if role == "agent" else None,
-            input_text=_single_text(attrs.get("traceloop.entity.input")),
-            output_text=entity_text(attrs.get("traceloop.entity.output")),
+            input_text=envelopes.input_text(attrs.get("traceloop.entity.input")),
+            output_text=envelopes.output_text(attrs.get("traceloop.entity.output")),
         )
     return True

@@ -1,0 +1,45 @@
+"""Issue 23: real agent frameworks, read exactly.
+
+Each recording in ``tests/data/frameworks/<setup>/`` was made by running a real, current
+framework (``tests/frameworks/record.py``) against the scripted model; its ``truth.json`` says
+what the model and the tools really did. Every field tracegrade derives (tool calls and
+arguments in order, results, final answer, user inputs, history, tokens, LLM calls,
+conversation grouping) must be exact on every turn where the framework's spans carry it
+(``benchmarks/frameworks.py`` prints the same comparison as a table).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchmarks.frameworks import FIELDS, recordings, score_recording
+
+SETUPS = recordings(())
+
+
+@pytest.fixture(scope="module", params=SETUPS, ids=[p.name for p in SETUPS])
+def scored(request: pytest.FixtureRequest):
+    return score_recording(request.param)
+
+
+def test_every_setup_was_recorded_with_every_scenario():
+    assert len(SETUPS) >= 2
+    for path in SETUPS:
+        assert (path / "truth.json").exists(), path
+
+
+@pytest.mark.parametrize("field", FIELDS)
+def test_field_is_exact_on_every_turn(scored, field):
+    score = scored.fields[field]
+    assert score.failures == [], f"{scored.setup}: {field} inexact on {score.failures}"
+
+
+def test_every_turn_has_its_trace(scored):
+    assert scored.traces >= scored.turns, (scored.setup, scored.traces, scored.turns)
+
+
+def test_recordings_are_not_empty():
+    for path in SETUPS:
+        assert any(Path(path).glob("traces.*")), path

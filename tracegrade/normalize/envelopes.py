@@ -1,0 +1,261 @@
+"""Framework envelopes: the call objects and states that frameworks record in place of a message.
+
+An agent or chain span's generic input/output value (OpenInference ``input.value`` /
+``output.value``, OpenLLMetry ``traceloop.entity.input`` / ``.output``) holds whatever the
+framework passed around, which is a message only sometimes. Seen in real frameworks:
+
+- LangGraph's graph state ``{"messages": [...]}``, its messages serialised the LangChain way
+  (``{"type": "human", "data": {"content": ...}}``, or ``{"lc": 1, "type": "constructor",
+  "id": [..., "AIMessage"], "kwargs": {"content": ...}}``);
+- OpenLLMetry's callback envelopes ``{"inputs": {...}, "tags", "metadata", "kwargs": {"name":
+  "LangGraph"}}`` and ``{"outputs": {...}, "kwargs": {...}}``, and the decorators'
+  ``{"args": [...], "kwargs": {...}}``; LangChain's tool ``{"output": <ToolMessage>}``;
+- CrewAI's ``CrewOutput`` / ``TaskOutput`` (``{"raw": "...", "pydantic": ..., ...}``),
+  smolagents' run arguments (``{"task": "...", ...}``), message lists with the system prompt;
+- content blocks ``[{"text": ...}]`` / ``[{"type": "text", "text": ...}]`` (Bedrock, MCP).
+
+**Rule.** :func:`message_list` unwraps the recognised envelopes down to a list of messages
+(the whole value being one message, a list of them, or a state holding them);
+:func:`input_text` and :func:`output_text` give the user input / the answer the value holds:
+plain text as it is, a recognised message or envelope as the text it holds, and ``None`` for
+anything else (an unrecognised JSON object, a Python repr, a placeholder). ``None`` means "no
+evidence here": the LLM spans decide. :func:`unwrap_result` does the same for a tool's result.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tracegrade.normalize.messages import Message, Part, as_text, parse_message
+
+_MAX_DEPTH = 8
+"""Envelopes nest a few levels at most; deeper structures are not unwrapped further."""
+
+_LANGCHAIN_ROLES = {
+    "human": "user",
+    "humanmessage": "user",
+    "humanmessagechunk": "user",
+    "ai": "assistant",
+    "aimessage": "assistant",
+    "aimessagechunk": "assistant",
+    "system": "system",
+    "systemmessage": "system",
+    "tool": "tool",
+    "toolmessage": "tool",
+    "function": "tool",
+    "functionmessage": "tool",
+    "chat": "user",
+}
+
+PLACEHOLDERS = frozenset({"<elided>", "<redacted>", "[redacted]", "readacted", "<hidden>"})
+"""Texts instrumentations write in place of content they did not capture (ADK's legacy log
+events ``<elided>``, the openai-agents bridge's ``readacted``)."""
+
+_REPR = re.compile(r"[A-Za-z_][\w.]{0,200}\(")
+"""The head of a Python repr such as ``AIMessage(content=...)`` or ``CrewOutput(raw=...)``."""
+
+_OBJECT_AT = re.compile(r"<[A-Za-z_][\w.]{0,200} object at 0x[0-9A-Fa-f]{1,32}>")
+
+
+def is_placeholder(text: str | None) -> bool:
+    """True when ``text`` is a content placeholder (see :data:`PLACEHOLDERS`)."""
+    return text is not None and text.strip().lower() in PLACEHOLDERS
+
+
+def looks_like_repr(text: str) -> bool:
+    """True when ``text`` is a Python object's repr rather than content: ``Name(...)`` as a
+    whole, or holding a default ``<... object at 0x...>`` repr."""
+    stripped = text.strip()
+    if _OBJECT_AT.search(stripped[:4096]):
+        return True
+    head = _REPR.match(stripped)
+    return head is not None and stripped.endswith(")") and "=" in stripped[: head.end() + 200]
+
+
+def _decode(value: Any) -> Any:
+    """A JSON string decoded (twice at most: OpenLLMetry encodes string outputs again)."""
+    for _ in range(2):
+        if not isinstance(value, str):
+            return value
+        stripped = value.strip()
+        if stripped == "null":  # the JSON of a None return value (OpenLLMetry)
+            return None
+        if not stripped or stripped[0] not in '{["':
+            return value
+        try:
+            value = json.loads(stripped)
+        except ValueError:
+            return value
+    return value
+
+
+def _langchain_message(raw: Mapping[str, Any]) -> Message | None:
+    """A LangChain message serialised by ``dumpd`` (``lc`` constructor) or as
+    ``{"type": ..., "data": {...}}``; ``None`` for anything else."""
+    if raw.get("lc") == 1 and isinstance(raw.get("kwargs"), Mapping) and raw.get("id"):
+        kind = str(raw["id"][-1]).lower() if isinstance(raw["id"], list) else ""
+        data = raw["kwargs"]
+    elif isinstance(raw.get("data"), Mapping) and isinstance(raw.get("type"), str):
+        kind, data = raw["type"].lower(), raw["data"]
+    else:
+        return None
+    role = _LANGCHAIN_ROLES.get(kind)
+    if role is None:
+        return None
+    body: dict[str, Any] = {"role": role, "content": data.get("content")}
+    if role == "tool":
+        body["tool_call_id"] = data.get("tool_call_id")
+        body["name"] = data.get("name")
+    calls = data.get("tool_calls")
+    if isinstance(calls, list):
+        body["tool_calls"] = [
+            {"id": c.get("id"), "name": c.get("name"), "arguments": c.get("args")}
+            for c in calls
+            if isinstance(c, Mapping)
+        ]
+    return parse_message(body)
+
+
+def _as_message(raw: Any) -> Message | None:
+    if not isinstance(raw, Mapping):
+        return None
+    message = _langchain_message(raw)
+    if message is not None:
+        return message
+    if "role" in raw and ("content" in raw or "parts" in raw or "tool_calls" in raw):
+        return parse_message(raw)
+    return None
+
+
+_CALLBACK_KEYS = frozenset({"kwargs", "tags", "metadata", "run_id", "name"})
+"""Keys OpenLLMetry's LangChain callbacks put beside ``inputs``/``outputs``."""
+_ANSWER_KEYS = ("raw", "task", "final_output", "answer")
+"""String fields that carry the text of a framework's run object (CrewAI ``raw``,
+smolagents ``task``)."""
+
+
+def _unwrap(value: Any, *, run_object: bool = True, depth: int = 0) -> Any:
+    """Peel the envelopes of the module docstring off ``value`` (decoded JSON). With
+    ``run_object`` False (tool results) only pure wrappers are peeled: ``{"output": x}``
+    (with ``kwargs`` at most), ``{"result": x}``, ``{"args": [...], "kwargs": {...}}``."""
+    value = _decode(value)
+    if depth >= _MAX_DEPTH or not isinstance(value, Mapping):
+        return value
+    keys = set(value)
+    extra = _CALLBACK_KEYS if run_object else frozenset({"kwargs"})
+    for key in ("inputs", "outputs", "output", "input", "result"):
+        if key in keys and keys - {key} <= extra:
+            return _unwrap(value[key], run_object=run_object, depth=depth + 1)
+    if keys and keys <= {"args", "kwargs"}:
+        args = value.get("args") or []
+        kwargs = value.get("kwargs") or {}
+        items = [*args, *kwargs.values()] if isinstance(kwargs, Mapping) else list(args)
+        if len(items) == 1:
+            return _unwrap(items[0], run_object=run_object, depth=depth + 1)
+        return value
+    if run_object:
+        for key in _ANSWER_KEYS:
+            if isinstance(value.get(key), str):
+                return value[key]
+    return value
+
+
+def message_list(value: Any) -> list[Message] | None:
+    """The messages a value holds (one message, a list, or a state with ``messages``) once
+    its envelopes are unwrapped; ``None`` when it holds none."""
+    value = _unwrap(value)
+    if isinstance(value, Mapping) and isinstance(value.get("messages"), list):
+        value = value["messages"]
+    if isinstance(value, Mapping):
+        message = _as_message(value)
+        return [message] if message is not None else None
+    if isinstance(value, list) and value:
+        messages = [m for m in (_as_message(_decode(item)) for item in value) if m is not None]
+        return messages if len(messages) == len(value) else None
+    return None
+
+
+def _plain_text(value: Any) -> str | None:
+    """``value`` as text when it is text (not JSON structure, a repr, or a placeholder)."""
+    value = _unwrap(value)
+    if isinstance(value, list) and value and all(isinstance(i, Mapping) for i in value):
+        texts = [i.get("text") for i in value]
+        if all(isinstance(t, str) for t in texts):  # content blocks
+            return "".join(texts)  # type: ignore[arg-type]
+        return None
+    if not isinstance(value, str):
+        return None
+    if not value.strip() or is_placeholder(value) or looks_like_repr(value):
+        return None
+    return value
+
+
+def input_text(value: Any) -> str | None:
+    """The user input an agent/chain input value holds: its last user message, or plain
+    text; ``None`` when it is not recognisably either (module docstring)."""
+    messages = message_list(value)
+    if messages is not None:
+        users = [m.text for m in messages if m.role == "user" and m.text]
+        return users[-1] if users else None
+    return _plain_text(value)
+
+
+def input_messages(value: Any) -> list[Message] | None:
+    """The messages of an agent/chain input value when it holds a list of them (for the
+    history it carries), else ``None``."""
+    return message_list(value)
+
+
+def output_text(value: Any) -> str | None:
+    """The answer an agent/chain output value holds: its last assistant message's text (a
+    message with tool calls and no text is no answer), or plain text; else ``None``."""
+    messages = message_list(value)
+    if messages is not None:
+        last = next((m for m in reversed(messages) if m.role == "assistant"), None)
+        return last.text if last is not None and last.text else None
+    return _plain_text(value)
+
+
+def unwrap_result(value: Any) -> str | None:
+    """A tool result's text with the framework's envelope removed: a serialised tool message
+    gives its content; ``{"output": ...}`` / ``{"result": ...}`` their value; content blocks
+    their text; a JSON string encoded twice (OpenLLMetry) the string it encodes. Anything else
+    is the recorded text unchanged (structured values as JSON)."""
+    if value is None:
+        return None
+    text = as_text(value)
+    once = _decode_once(text)
+    if isinstance(once, str):
+        text = once  # a string result JSON-encoded again
+    decoded = _decode(text)
+    inner = _unwrap(decoded, run_object=False)
+    messages = message_list(inner) if isinstance(inner, (Mapping, list)) else None
+    if messages and len(messages) == 1 and messages[0].role == "tool":
+        responses = messages[0].tool_responses
+        if responses and responses[0].response is not None:
+            return responses[0].response
+    if isinstance(inner, list) and inner and all(isinstance(i, Mapping) for i in inner):
+        texts = [i.get("text") for i in inner]
+        if all(isinstance(t, str) for t in texts):
+            return "".join(texts)  # type: ignore[arg-type]
+    if inner is decoded:
+        return text
+    return inner if isinstance(inner, str) else as_text(inner)
+
+
+def _decode_once(text: str | None) -> Any:
+    if not text or text.lstrip()[:1] != '"':
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def tool_part_text(parts: Sequence[Part]) -> str | None:
+    """The text of ``text`` parts, joined; ``None`` when there are none."""
+    texts = [p.content for p in parts if p.type == "text" and p.content]
+    return "".join(texts) if texts else None
