@@ -20,7 +20,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-_EMPTY = (None, "", {}, [], ())
+_EMPTY: tuple[Any, ...] = (None, "", {}, [], ())
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -184,7 +184,7 @@ def _plain_text(value: Any) -> str | None:
     if isinstance(value, list) and value and all(isinstance(i, Mapping) for i in value):
         texts = [i.get("text") for i in value]
         if all(isinstance(t, str) for t in texts):  # content blocks
-            return "".join(texts)  # type: ignore[arg-type]
+            return "".join(texts)
         return None
     if not isinstance(value, str):
         return None
@@ -240,7 +240,7 @@ def unwrap_result(value: Any) -> str | None:
     if isinstance(inner, list) and inner and all(isinstance(i, Mapping) for i in inner):
         texts = [i.get("text") for i in inner]
         if all(isinstance(t, str) for t in texts):
-            return "".join(texts)  # type: ignore[arg-type]
+            return "".join(texts)
     if inner is decoded:
         return text
     return inner if isinstance(inner, str) else as_text(inner)
