@@ -82,9 +82,24 @@ class CaptureServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
+            def _read_chunked(self) -> bytes:
+                """A ``Transfer-Encoding: chunked`` body (Node's OTLP exporters stream theirs)."""
+                parts = []
+                while True:
+                    size = int(self.rfile.readline().split(b";", 1)[0].strip() or b"0", 16)
+                    if size == 0:
+                        while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                            pass  # trailer fields
+                        return b"".join(parts)
+                    parts.append(self.rfile.read(size))
+                    self.rfile.readline()  # the CRLF after the chunk
+
             def do_POST(self) -> None:  # noqa: N802
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
+                if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
+                    body = self._read_chunked()
+                else:
+                    length = int(self.headers.get("Content-Length") or 0)
+                    body = self.rfile.read(length) if length else b""
                 if "gzip" in (self.headers.get("Content-Encoding") or ""):
                     body = gzip.decompress(body)
                 signal = _SIGNALS.get(self.path.split("?", 1)[0].rstrip("/"))

@@ -147,35 +147,38 @@ def split_history(
     return list(merged), []
 
 
-def _explicit_input(top: Sequence[SpanView]) -> str | None:
-    """The user input the outermost agent/workflow span records (envelopes already
+def _explicit_inputs(top: Sequence[SpanView]) -> list[str]:
+    """The user inputs the outermost agent/workflow span records (envelopes already
     unwrapped by the convention readers: :mod:`.envelopes`)."""
     for agent in top:
         texts = _user_texts(agent.input_messages)
         if texts:
-            return texts[-1]
+            return texts
         if agent.input_text:
-            return agent.input_text
-    return None
+            return [agent.input_text]
+    return []
 
 
 def _user_inputs(
     top: Sequence[SpanView], scoped_llm: Sequence[SpanView]
 ) -> tuple[list[str], list[str]]:
-    """``(user inputs, history)``: from the LLM calls' histories (:func:`split_history`);
-    the agent span's own input when the LLM calls record none, or when the model saw it
-    wrapped in a framework's prompt template (one new input that contains it)."""
+    """``(user inputs, history)`` from the LLM calls' histories (:func:`split_history`). The
+    agent span's own inputs count where the LLM calls record none; where they extend what
+    the calls saw (a last user turn no LLM call answered); and where the model saw the one
+    input wrapped in a framework's prompt template (one new input that contains it)."""
     histories = [v.input_messages for v in scoped_llm if v.input_messages]
-    inputs, history = split_history(
-        merge_user_inputs(histories), histories[0] if histories else None
-    )
-    explicit = _explicit_input(top)
-    if explicit is None:
+    first = histories[0] if histories else None
+    inputs, history = split_history(merge_user_inputs(histories), first)
+    explicit = _explicit_inputs(top)
+    if not explicit:
         return inputs, history
     if not inputs:
-        return [explicit], history
-    if len(inputs) == 1 and explicit != inputs[0] and explicit in inputs[0]:
-        return [explicit], history
+        return explicit, history
+    if len(explicit) == len(inputs) == 1 and explicit[0] != inputs[0] and explicit[0] in inputs[0]:
+        return explicit, history
+    for seen in (history + inputs, inputs):
+        if len(explicit) > len(seen) and explicit[: len(seen)] == seen:
+            return inputs + explicit[len(seen) :], history
     return inputs, history
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tracegrade.normalize.envelopes import unwrap_result
 from tracegrade.normalize.messages import (
     as_int,
     as_str_list,
@@ -70,6 +71,7 @@ def _role(span: Span) -> Role | None:
 
 
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_DETAILS = frozenset({DETAILS_EVENT})
 
 
 def _read_content(source: Mapping[str, Any], view: SpanView) -> None:
@@ -90,9 +92,8 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
     attrs = span.attributes
     view.recognise(NAME, _role(span))
     _read_content(attrs, view)
-    for record in context.logs_for(span):
-        if record.event_name == DETAILS_EVENT:
-            _read_content(record.attributes, view)
+    for event in context.events_for(span, _DETAILS):
+        _read_content(event.attributes, view)
     if view.model is None:
         view.model = attr_str(span, "gen_ai.response.model", "gen_ai.request.model")
     if view.provider is None:
@@ -146,7 +147,7 @@ def _read_tool(span: Span, view: SpanView) -> None:
     view.fill(
         tool_name=attr_str(span, "gen_ai.tool.name"),
         tool_call_id=attr_str(span, "gen_ai.tool.call.id"),
-        tool_result=as_text(attrs.get("gen_ai.tool.call.result")),
+        tool_result=unwrap_result(attrs.get("gen_ai.tool.call.result")),
     )
     if "gen_ai.tool.call.arguments" in attrs:
         view.fill(tool_arguments=parse_arguments(attrs["gen_ai.tool.call.arguments"]))

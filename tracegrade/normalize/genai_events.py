@@ -23,7 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from tracegrade.normalize.messages import Message, loads_maybe, parse_message
+from tracegrade.normalize.messages import (
+    TOOL_MESSAGE_EVENT,
+    Message,
+    block_text,
+    loads_maybe,
+    parse_arguments,
+    parse_message,
+)
 from tracegrade.normalize.view import Context, SpanView
 from tracegrade.spans import Span
 
@@ -72,15 +79,9 @@ def _empty_results_are_empty(messages: list[Message]) -> None:
                 part.response = ""
 
 
-def _from_logs(span: Span, context: Context) -> list[tuple[str, Any]]:
-    logs = context.logs_for(span)
-    if not logs:
-        return []
-    return [
-        (record.event_name, record.body)
-        for record in sorted(logs, key=lambda r: r.sort_time)
-        if record.event_name in EVENT_NAMES
-    ]
+def _from_context(span: Span, context: Context) -> list[tuple[str, Any]]:
+    """The span's legacy events, from its log records or else its span events."""
+    return [(e.name, e.body) for e in context.events_for(span, EVENT_NAMES)]
 
 
 def _from_attribute(span: Span) -> list[tuple[str, Any]]:
@@ -94,15 +95,51 @@ def _from_attribute(span: Span) -> list[tuple[str, Any]]:
     ]
 
 
+_LLM_OPERATIONS = frozenset(
+    {"chat", "text_completion", "generate_content", "completion", "responses"}
+)
+
+
+def _operation(span: Span) -> str | None:
+    operation = span.attributes.get("gen_ai.operation.name")
+    return None if operation is None else str(operation)
+
+
+def _read_tool_events(events: list[tuple[str, Any]], view: SpanView) -> bool:
+    """Events on a tool span (Strands Agents): ``gen_ai.tool.message`` holds the call's
+    input and ``gen_ai.choice`` its result, when a choice is there; without one, the tool
+    message is the result (Agent Framework logs it so)."""
+    choices = [body for name, body in events if name == "gen_ai.choice"]
+    if not choices:
+        return False
+    body = choices[-1]
+    result = body.get("message") if isinstance(body, Mapping) else body
+    view.fill(tool_result=block_text(result))
+    for name, body in events:
+        if name == TOOL_MESSAGE_EVENT and isinstance(body, Mapping) and "content" in body:
+            view.fill(tool_arguments=parse_arguments(body["content"]))
+            view.fill(tool_call_id=body.get("id") or None)
+    return True
+
+
 def read(span: Span, view: SpanView, context: Context) -> bool:
-    """Fill the view's messages from the span's log events (or ``events`` attribute)."""
-    events = _from_logs(span, context) or _from_attribute(span)
+    """Fill the view's messages from the span's events (log records, span events, or the
+    ``events`` attribute). A ``gen_ai.choice`` makes the span an LLM call unless its
+    ``gen_ai.operation.name`` says it is something else (an agent, a tool, an event loop)."""
+    events = _from_context(span, context) or _from_attribute(span)
     if not events:
         return False
+    operation = _operation(span)
+    if operation == "execute_tool" and _read_tool_events(events, view):
+        view.recognise(NAME)
+        return True
     inputs, outputs = split_events(events)
     if any(isinstance(body, Mapping) and "content" in body for _, body in events):
         _empty_results_are_empty(inputs)
-    view.recognise(NAME, "llm" if any(name == "gen_ai.choice" for name, _ in events) else None)
+    is_call = any(name == "gen_ai.choice" for name, _ in events) and (
+        operation is None or operation in _LLM_OPERATIONS
+    )
+    view.recognise(NAME, "llm" if is_call else None)
     view.fill(input_messages=inputs, output_messages=outputs or None)
     if outputs and outputs[-1].finish_reason:
         view.fill(finish_reasons=tuple(m.finish_reason for m in outputs if m.finish_reason))

@@ -12,7 +12,11 @@ Shapes understood by :func:`parse_message`:
   message: {...}, tool_calls?}``, ``gen_ai.tool.message`` ``{content, id}`` (always a tool
   result, whatever ``role`` the body names; a body that is not an object is the content);
   the role comes from the event name;
-- pydantic-ai v1 / Logfire event dicts carrying their own ``event.name``.
+- pydantic-ai v1 / Logfire event dicts carrying their own ``event.name``;
+- Bedrock Converse content blocks (Strands Agents), as a list or its JSON string:
+  ``{"text"}``, ``{"toolUse": {toolUseId, name, input}}``, ``{"toolResult": {toolUseId,
+  status, content: [blocks]}}``, ``{"reasoningContent"}``; a ``gen_ai.choice`` whose
+  ``message`` is such a string or plain text.
 
 Flattened attribute lists (OpenInference ``llm.input_messages.N.*``, Traceloop
 ``gen_ai.prompt.N.*``) are regrouped by :func:`indexed` and then parsed like dicts.
@@ -29,9 +33,9 @@ from typing import Any
 from tracegrade.normalize.histories import HistoryCache
 from tracegrade.spans import loads_maybe
 
-TOOL_CALLS_FINISH = frozenset({"tool_calls", "tool_call", "function_call"})
+TOOL_CALLS_FINISH = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"})
 """Finish reasons meaning "the model asked for tools" (semconv ``tool_call``, OpenAI
-``tool_calls``)."""
+``tool_calls``, Bedrock/Anthropic ``tool_use``)."""
 
 _EVENT_ROLES = {
     "gen_ai.system.message": "system",
@@ -194,6 +198,48 @@ def _listify(node: Any) -> Any:
 # --- message parsing -------------------------------------------------------------------------
 
 
+_BLOCK_KEYS = frozenset(
+    {"type", "text", "toolUse", "toolResult", "reasoningContent", "image", "document", "json"}
+)
+"""Keys that mark a content block (OpenAI/semconv ``type``; Bedrock Converse block names)."""
+
+
+def block_text(value: Any) -> str | None:
+    """A value as text, content blocks (``[{"text": ...}, ...]``, or their JSON string) as
+    their text joined; anything else as :func:`as_text` gives it."""
+    decoded = loads_maybe(value) if isinstance(value, str) and value[:2] == "[{" else value
+    if isinstance(decoded, (list, tuple)) and decoded:
+        texts = [i.get("text") if isinstance(i, Mapping) else None for i in decoded]
+        if all(isinstance(t, str) for t in texts):
+            return "".join(t for t in texts if isinstance(t, str))
+        jsons = [i.get("json") if isinstance(i, Mapping) else None for i in decoded]
+        if all(j is not None for j in jsons) and len(jsons) == 1:
+            return as_text(jsons[0])
+    return as_text(value)
+
+
+def _block_part(item: Mapping[str, Any]) -> Part | None:
+    """One Bedrock Converse content block as a part; ``None`` when it is not one."""
+    use = item.get("toolUse")
+    if isinstance(use, Mapping):
+        return Part(
+            "tool_call",
+            id=_opt_str(use.get("toolUseId")),
+            name=_opt_str(use.get("name")),
+            arguments=parse_arguments(use.get("input")),
+            arguments_recorded="input" in use,
+        )
+    result = item.get("toolResult")
+    if isinstance(result, Mapping):
+        text = block_text(result.get("content"))
+        if result.get("status") == "error" and text and not text.lower().startswith("error"):
+            text = f"Error: {text}"
+        return Part("tool_call_response", id=_opt_str(result.get("toolUseId")), response=text)
+    if "reasoningContent" in item:
+        return Part("reasoning", content=as_text(item["reasoningContent"]))
+    return None
+
+
 def _semconv_part(raw: Mapping[str, Any]) -> Part:
     kind = str(raw.get("type") or "")
     if kind in _TEXT_PART_TYPES:
@@ -212,7 +258,7 @@ def _semconv_part(raw: Mapping[str, Any]) -> Part:
             "tool_call_response",
             id=_opt_str(raw.get("id")),
             name=_opt_str(raw.get("name")),
-            response=as_text(response),
+            response=block_text(response),
         )
     if kind in _REASONING_PART_TYPES:
         return Part("reasoning", content=as_text(raw.get("content")))
@@ -248,9 +294,9 @@ def _openai_tool_calls(raw: Any) -> list[Part]:
 
 def _content_parts(content: Any) -> list[Part]:
     if isinstance(content, str) and content.startswith("[{"):
-        decoded = loads_maybe(content)  # Traceloop records list content as a JSON string
+        decoded = loads_maybe(content)  # Traceloop and Strands record list content as JSON
         if isinstance(decoded, list) and all(
-            isinstance(i, Mapping) and "type" in i for i in decoded
+            isinstance(i, Mapping) and not _BLOCK_KEYS.isdisjoint(i) for i in decoded
         ):
             content = decoded
     if content is None or content == "":
@@ -259,8 +305,11 @@ def _content_parts(content: Any) -> list[Part]:
         parts = []
         for item in content:
             if isinstance(item, Mapping):
+                block = _block_part(item)
                 text = item.get("text", item.get("content"))
-                if isinstance(text, str):
+                if block is not None:
+                    parts.append(block)
+                elif isinstance(text, str):
                     parts.append(Part("text", content=text))
             elif isinstance(item, str):
                 parts.append(Part("text", content=item))
@@ -283,6 +332,9 @@ def _tool_content(content: Any) -> str | None:
 def _openai_message(raw: Mapping[str, Any], role: str) -> Message:
     finish = _opt_str(raw.get("finish_reason"))
     if role in ("tool", "function"):
+        blocks = [p for p in _content_parts(raw.get("content")) if p.type == "tool_call_response"]
+        if blocks:  # Bedrock toolResult blocks carry their own ids
+            return Message("tool", blocks, finish)
         call_id = raw.get("tool_call_id", raw.get("id"))
         response = _tool_content(raw.get("content"))
         return Message(
@@ -342,7 +394,12 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
     if event_name == "gen_ai.choice" or (
         isinstance(raw.get("message"), Mapping) and "parts" not in raw
     ):
-        inner = dict(raw.get("message") or {})
+        message = raw.get("message")
+        inner = (
+            {"role": "assistant", "content": message}
+            if isinstance(message, str)  # Strands: the content (blocks as JSON, or text)
+            else dict(message or {})
+        )
         inner.setdefault("tool_calls", raw.get("tool_calls"))
         inner.setdefault("finish_reason", raw.get("finish_reason"))
         return _openai_message(inner, str(inner.get("role") or "assistant"))

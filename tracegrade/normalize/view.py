@@ -98,6 +98,19 @@ class SpanView:
         return self.input_tokens is not None or self.output_tokens is not None
 
 
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One GenAI event about a span, from a log record or a span event: ``body`` is the
+    log record's body, or the span event's attributes (a span event has no body: Strands
+    Agents puts the legacy events' fields there); ``attributes`` are the record's or event's
+    attributes (``gen_ai.client.inference.operation.details`` carries its content there)."""
+
+    name: str
+    time_unix_nano: int
+    body: Any
+    attributes: Mapping[str, Any]
+
+
 @dataclass
 class Context:
     """What a convention may consult besides the span: the trace's log records by span id."""
@@ -107,6 +120,21 @@ class Context:
     def logs_for(self, span: Span) -> Sequence[LogRecord]:
         """Log records emitted inside ``span`` (same span id), in time order."""
         return self.logs_by_span.get(span.span_id, ())
+
+    def events_for(self, span: Span, names: frozenset[str]) -> list[Event]:
+        """The span's events named in ``names``, in time order: from its log records when any
+        has one of those names, else from its span events. OpenTelemetry moves events to the
+        logs API, but current frameworks emit either (Strands Agents: span events) or both;
+        reading one source never counts a message twice."""
+        logs = [r for r in self.logs_for(span) if r.event_name in names]
+        if logs:
+            logs.sort(key=lambda r: r.sort_time)
+            return [Event(r.event_name, r.sort_time, r.body, r.attributes) for r in logs]
+        return [
+            Event(e.name, e.time_unix_nano, dict(e.attributes), e.attributes)
+            for e in span.events
+            if e.name in names
+        ]
 
 
 class Convention(Protocol):
