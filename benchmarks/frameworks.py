@@ -6,7 +6,8 @@ Each recording (``tests/data/frameworks/<setup>/``, made by ``tests/frameworks/r
 holds the traces a real framework exported while it ran the scripted scenarios, and
 ``truth.json``: what the scripted model and the tools really did, turn by turn. Every trace
 is normalised as ``tracegrade inspect`` does it and assigned to the turn whose time window
-holds its start; then, per turn, each field is *exact* or not:
+overlaps it most (a trace with neither LLM nor tool calls, such as LangGraph's
+``create_agent``, is no turn's); then, per turn, each field is *exact* or not:
 
 - ``tool_calls``: the executed tool calls, names and arguments, in order (calls the model
   requested in one message compare as a set: a framework may run them in any order);
@@ -182,12 +183,28 @@ def check_turn(turn: dict[str, Any], trace: AgentTrace) -> dict[str, tuple[bool 
 # --- loading ---------------------------------------------------------------------------------
 
 
+SKEW_NS = 50_000_000
+"""How far a trace may lie outside its turn's window: JavaScript SDKs take span times from
+``performance.timeOrigin`` (ms precision), the driver from ``Date.now``; the two drift by a
+few milliseconds."""
+
+
 def assign(turns: list[dict[str, Any]], traces: list[AgentTrace]) -> list[list[AgentTrace]]:
-    """The traces of each turn: those whose start lies in the turn's time window."""
-    return [
-        [t for t in traces if turn["start_ns"] <= t.start_unix_nano <= turn["end_ns"]]
-        for turn in turns
-    ]
+    """The traces of each turn: each trace goes to the turn whose time window overlaps it
+    most (within :data:`SKEW_NS` of clock skew)."""
+    found: list[list[AgentTrace]] = [[] for _ in turns]
+    for trace in traces:
+        start = trace.start_unix_nano
+        end = start + int(trace.duration_ms * 1e6)
+
+        def fit(turn: dict[str, Any]) -> tuple[int, int]:
+            overlap = min(end, turn["end_ns"]) - max(start, turn["start_ns"])
+            return overlap, -abs(start - turn["start_ns"])
+
+        best = max(range(len(turns)), key=lambda i: fit(turns[i]), default=None)
+        if best is not None and fit(turns[best])[0] >= -SKEW_NS:
+            found[best].append(trace)
+    return found
 
 
 def _conversation_checks(
@@ -215,7 +232,7 @@ def score_recording(path: Path) -> SetupScore:
     files = sorted(p for p in path.iterdir() if p.name.startswith("traces."))
     traces = from_files(files).traces
     turns = truth["turns"]
-    by_turn = assign(turns, traces)
+    by_turn = [[t for t in found if t.llm_calls or t.tool_calls] for found in assign(turns, traces)]
     chosen = [max(found, key=lambda t: t.span_count) if found else None for found in by_turn]
     not_recorded = truth.get("not_recorded") or {}
     fields = {name: FieldScore() for name in FIELDS}

@@ -7,10 +7,14 @@ from the request alone, so it works whatever extra calls, prompts or retries a f
    texts anchors the request to that scenario turn (frameworks wrap the text in templates;
    the text itself survives). No anchor: a plain fallback text, logged as unmatched.
 2. **Which step.** The number of tool-call rounds after the anchor (assistant messages with
-   tool calls; consecutive ``function_call`` items in the Responses API) is the step: step
+   tool calls, or whose text holds smolagents' ``Calling tools:``, plus smolagents' error notes
+   for a failed round it does not replay; consecutive ``function_call`` items in the Responses
+   API) is the step: step
    ``k < len(steps)`` answers with the tool calls of ``steps[k]`` (several calls = one message
    with parallel calls), after that with the turn's answer. When the request offers a
    ``final_answer`` tool (smolagents' tool-calling agents) the answer is a call of it.
+   A scripted tool that the request offers only under a prefixed name (Semantic Kernel's
+   ``ShopPlugin-get_order``) is called by that name; the log keeps the scripted name.
 3. **Usage.** Deterministic: input tokens = request body bytes // 4, output tokens = reply
    bytes // 4 + 1. Streamed chat completions send usage only when the request asks for it
    (``stream_options.include_usage``), as OpenAI does.
@@ -37,6 +41,9 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 FALLBACK_TEXT = "I can only help with orders and shipments."
 ANSWER_TOOL = "final_answer"
+TEXT_TOOL_CALLS = "Calling tools:"  # how smolagents writes past tool calls into its prompt
+# smolagents' note after a failed step (see _unreplayed_rounds)
+SMOLAGENTS_RETRY = "Now let's retry: take care not to repeat previous errors!"
 
 
 @dataclass(frozen=True)
@@ -48,12 +55,26 @@ class Decision:
     step: int | None
     text: str | None = None
     calls: tuple[tuple[str, str, dict[str, Any]], ...] = ()
+    offered_as: tuple[tuple[str, str], ...] = ()  # (scripted name, the name the request offers)
+
+    @property
+    def wire_calls(self) -> tuple[tuple[str, str, dict[str, Any]], ...]:
+        """``calls`` with each tool named as the request offers it (see :func:`offered_name`)."""
+        names = dict(self.offered_as)
+        return tuple((i, names.get(n, n), a) for i, n, a in self.calls)
 
     def to_log(self) -> dict[str, Any]:
+        names = dict(self.offered_as)
         reply: dict[str, Any] = (
             {"text": self.text}
             if self.text is not None
-            else {"tool_calls": [{"id": i, "name": n, "arguments": a} for i, n, a in self.calls]}
+            else {
+                "tool_calls": [
+                    {"id": i, "name": n, "arguments": a}
+                    | ({"offered_as": names[n]} if n in names else {})
+                    for i, n, a in self.calls
+                ]
+            }
         )
         return {"scenario": self.scenario, "turn": self.turn, "step": self.step, "reply": reply}
 
@@ -83,9 +104,24 @@ def chat_messages(body: dict[str, Any]) -> list[tuple[str, str, bool]]:
     for message in body.get("messages") or []:
         if not isinstance(message, dict):
             continue
+        role, text = str(message.get("role") or ""), _text_of(message.get("content"))
         calls = bool(message.get("tool_calls") or message.get("function_call"))
-        out.append((str(message.get("role") or ""), _text_of(message.get("content")), calls))
+        # smolagents replays its earlier tool calls as assistant text "Calling tools:\n[...]"
+        calls = calls or (role == "assistant" and TEXT_TOOL_CALLS in text)
+        out.append((role, text, calls))
+        if role != "assistant":
+            out.extend([("assistant", "", True)] * _unreplayed_rounds(text))
     return out
+
+
+def _unreplayed_rounds(text: str) -> int:
+    """Failed smolagents steps whose tool calls the prompt does not replay: error notes (ending
+    in ``SMOLAGENTS_RETRY``, merged into the user message) without a ``Call id:`` line."""
+    count = 0
+    for block in text.split(SMOLAGENTS_RETRY)[:-1]:
+        head = block[: block.rfind("Error:\n")] if "Error:\n" in block else block
+        count += not head.rstrip("\n").rsplit("\n", 1)[-1].startswith("Call id:")
+    return count
 
 
 def responses_messages(body: dict[str, Any]) -> list[tuple[str, str, bool]]:
@@ -120,6 +156,19 @@ def offered_tools(body: dict[str, Any]) -> set[str]:
             if function.get("name"):
                 names.add(str(function["name"]))
     return names
+
+
+def offered_name(name: str, tools: set[str]) -> str:
+    """The name the request offers tool ``name`` under: ``name`` itself, or else the one offered
+    name ending in ``name`` after a separator (Semantic Kernel offers ``ShopPlugin-get_order``)."""
+    if name in tools:
+        return name
+    found = [
+        t
+        for t in tools
+        if t.endswith(name) and len(t) > len(name) and not t[-len(name) - 1].isalnum()
+    ]
+    return found[0] if len(found) == 1 else name
 
 
 # --- deciding ------------------------------------------------------------------------------
@@ -160,7 +209,9 @@ class Script:
                 (f"call_{scenario}_{turn_index}_{step}_{i}", name, arguments)
                 for i, (name, arguments) in enumerate(steps[step])
             )
-            return Decision(scenario, turn_index, step, calls=calls)
+            offered = {n: offered_name(n, tools) for _, n, _ in calls}
+            aliases = tuple((n, o) for n, o in offered.items() if o != n)
+            return Decision(scenario, turn_index, step, calls=calls, offered_as=aliases)
         if ANSWER_TOOL in tools:
             call_id = f"call_{scenario}_{turn_index}_{step}_answer"
             return Decision(
@@ -185,7 +236,7 @@ def chat_completion(decision: Decision, model: str, usage: tuple[int, int]) -> d
     if decision.calls:
         message["tool_calls"] = [
             {"id": i, "type": "function", "function": {"name": n, "arguments": json.dumps(a)}}
-            for i, n, a in decision.calls
+            for i, n, a in decision.wire_calls
         ]
     return {
         "id": f"chatcmpl-{time.time_ns()}",
@@ -231,7 +282,7 @@ def chat_chunks(decision: Decision, model: str, usage: tuple[int, int] | None) -
     chunks = [chunk({"role": "assistant", "content": "" if decision.text is not None else None})]
     if decision.text is not None:
         chunks += [chunk({"content": piece}) for piece in _pieces(decision.text)]
-    for index, (call_id, name, arguments) in enumerate(decision.calls):
+    for index, (call_id, name, arguments) in enumerate(decision.wire_calls):
         chunks.append(
             chunk(
                 {
@@ -287,7 +338,7 @@ def response_items(decision: Decision) -> list[dict[str, Any]]:
             "arguments": json.dumps(arguments),
             "status": "completed",
         }
-        for call_id, name, arguments in decision.calls
+        for call_id, name, arguments in decision.wire_calls
     ]
 
 
