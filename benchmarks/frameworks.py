@@ -194,17 +194,19 @@ def assign(turns: list[dict[str, Any]], traces: list[AgentTrace]) -> list[list[A
     most (within :data:`SKEW_NS` of clock skew)."""
     found: list[list[AgentTrace]] = [[] for _ in turns]
     for trace in traces:
-        start = trace.start_unix_nano
-        end = start + int(trace.duration_ms * 1e6)
-
-        def fit(turn: dict[str, Any]) -> tuple[int, int]:
-            overlap = min(end, turn["end_ns"]) - max(start, turn["start_ns"])
-            return overlap, -abs(start - turn["start_ns"])
-
-        best = max(range(len(turns)), key=lambda i: fit(turns[i]), default=None)
-        if best is not None and fit(turns[best])[0] >= -SKEW_NS:
+        fits = [_fit(trace, turn) for turn in turns]
+        best = max(range(len(turns)), key=fits.__getitem__, default=None)
+        if best is not None and fits[best][0] >= -SKEW_NS:
             found[best].append(trace)
     return found
+
+
+def _fit(trace: AgentTrace, turn: dict[str, Any]) -> tuple[int, int]:
+    """(overlap of the trace with the turn's window, minus the distance of their starts)."""
+    start = trace.start_unix_nano
+    end = start + int(trace.duration_ms * 1e6)
+    overlap = min(end, turn["end_ns"]) - max(start, turn["start_ns"])
+    return overlap, -abs(start - turn["start_ns"])
 
 
 def _conversation_checks(
