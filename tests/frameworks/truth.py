@@ -75,7 +75,8 @@ def _ordered_tools(requests: list[dict], tools: list[dict]) -> tuple[list[dict],
                 continue
             remaining.remove(match)
             round_indexes.append(len(ordered))
-            ordered.append(match)
+            # the name the model called it by (Semantic Kernel: ``ShopPlugin-get_order``)
+            ordered.append({**match, "name": call.get("offered_as", match["name"])})
         if round_indexes:
             rounds.append(round_indexes)
     for extra in remaining:  # executed without a matching request (should not happen)

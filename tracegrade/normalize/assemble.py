@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from tracegrade.normalize.answers import answer_of, split_answer_calls
 from tracegrade.normalize.gaps import Facts, find_gaps
+from tracegrade.normalize.llmcalls import llm_views
 from tracegrade.normalize.messages import TOOL_CALLS_FINISH, Message
 from tracegrade.normalize.order import causal_order
 from tracegrade.normalize.prefixes import Resumable
@@ -31,28 +32,6 @@ from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.view import SpanView
 from tracegrade.spans import TraceData
 from tracegrade.trace import AgentInfo, AgentTrace, LlmCall
-
-_MERGED_FIELDS = (
-    "model",
-    "provider",
-    "input_tokens",
-    "output_tokens",
-    "cached_input_tokens",
-    "finish_reasons",
-    "input_messages",
-    "output_messages",
-)
-
-
-def llm_views(tree: SpanTree) -> list[SpanView]:
-    """LLM-call views in start order, wrappers merged into the call they wrap."""
-    wrappers = tree.llm_wrappers()
-    calls = [v for v in tree.views if v.role == "llm" and v.span.span_id not in wrappers]
-    for view in calls:
-        for ancestor in tree.lineage(view):
-            if ancestor.span.span_id in wrappers:
-                view.fill(**{f: getattr(ancestor, f) for f in _MERGED_FIELDS})
-    return calls
 
 
 def _finish(view: SpanView) -> str | None:
@@ -159,6 +138,18 @@ def _explicit_inputs(top: Sequence[SpanView]) -> list[str]:
     return []
 
 
+def _strip_template(history: list[str], wrapped: str, text: str) -> list[str]:
+    """Earlier turns with the framework's prompt template removed, as learned from the current
+    turn (``wrapped`` is ``text`` inside it: smolagents' ``New task:\n...``)."""
+    prefix, _, suffix = wrapped.partition(text)
+    return [
+        h[len(prefix) : len(h) - len(suffix)]
+        if h.startswith(prefix) and h.endswith(suffix) and len(h) >= len(prefix) + len(suffix)
+        else h
+        for h in history
+    ]
+
+
 def _user_inputs(
     top: Sequence[SpanView], scoped_llm: Sequence[SpanView]
 ) -> tuple[list[str], list[str]]:
@@ -175,7 +166,7 @@ def _user_inputs(
     if not inputs:
         return explicit, history
     if len(explicit) == len(inputs) == 1 and explicit[0] != inputs[0] and explicit[0] in inputs[0]:
-        return explicit, history
+        return explicit, _strip_template(history, inputs[0], explicit[0])
     for seen in (history + inputs, inputs):
         if len(explicit) > len(seen) and explicit[: len(seen)] == seen:
             return inputs + explicit[len(seen) :], history

@@ -194,12 +194,17 @@ def _plain_text(value: Any) -> str | None:
 
 
 def input_text(value: Any) -> str | None:
-    """The user input an agent/chain input value holds: its last user message, or plain
-    text; ``None`` when it is not recognisably either (module docstring)."""
+    """The user input an agent/chain input value holds: its last user message, the one
+    string of a one-field input object (CrewAI's ``kickoff(inputs={"question": ...})``), or
+    plain text; ``None`` when it is not recognisably any (module docstring)."""
     messages = message_list(value)
     if messages is not None:
         users = [m.text for m in messages if m.role == "user" and m.text]
         return users[-1] if users else None
+    unwrapped = _unwrap(value)
+    if isinstance(unwrapped, Mapping) and len(unwrapped) == 1:
+        only = next(iter(unwrapped.values()))
+        return _plain_text(only) if isinstance(only, str) else None
     return _plain_text(value)
 
 

@@ -28,6 +28,7 @@ from tracegrade.normalize.messages import (
     as_int,
     as_str_list,
     as_text,
+    completed,
     loads_maybe,
     parse_arguments,
     parse_messages,
@@ -80,7 +81,7 @@ def _read_content(source: Mapping[str, Any], view: SpanView) -> None:
     if view.input_messages is None:
         view.input_messages = parse_messages(source.get("gen_ai.input.messages"))
     if view.output_messages is None:
-        view.output_messages = parse_messages(source.get("gen_ai.output.messages"))
+        view.output_messages = completed(parse_messages(source.get("gen_ai.output.messages")))
     if view.system_instructions is None:
         view.system_instructions = system_text(source.get("gen_ai.system_instructions"))
 

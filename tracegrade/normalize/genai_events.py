@@ -27,6 +27,7 @@ from tracegrade.normalize.messages import (
     TOOL_MESSAGE_EVENT,
     Message,
     block_text,
+    completed,
     loads_maybe,
     parse_arguments,
     parse_message,
@@ -65,7 +66,7 @@ def split_events(events: Iterable[tuple[str, Any]]) -> tuple[list[Message], list
         else:
             inputs.append(message)
     if choices:
-        return inputs, [m for _, m in sorted(choices, key=lambda c: c[0])]
+        return inputs, completed([m for _, m in sorted(choices, key=lambda c: c[0])]) or []
     cut = len(inputs)
     while cut > 0 and inputs[cut - 1].role == "assistant":
         cut -= 1

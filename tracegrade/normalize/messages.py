@@ -44,6 +44,8 @@ _EVENT_ROLES = {
     "gen_ai.tool.message": "tool",
     "gen_ai.choice": "assistant",
 }
+ROLE_ALIASES = {"model": "assistant"}
+"""Roles other conventions spell differently (Gemini ``Content``: ``model``)."""
 TOOL_MESSAGE_EVENT = "gen_ai.tool.message"
 """The legacy event carrying one tool result (body ``{content, id}``)."""
 _TEXT_PART_TYPES = frozenset({"text", "output_text", "input_text"})
@@ -262,9 +264,43 @@ def _semconv_part(raw: Mapping[str, Any]) -> Part:
         )
     if kind in _REASONING_PART_TYPES:
         return Part("reasoning", content=as_text(raw.get("content")))
+    if not kind:
+        gemini = _gemini_part(raw)
+        if gemini is not None:
+            return gemini
     if not kind and "content" in raw:
         return Part("text", content=as_text(raw.get("content")))
     return Part(kind or "unknown", content=as_text(raw.get("content")))
+
+
+def _gemini_part(raw: Mapping[str, Any]) -> Part | None:
+    """A Gemini ``Part`` (Google ADK, Vertex AI): ``text``, ``function_call {id, name,
+    args}``, ``function_response {id, name, response}`` (ADK wraps a non-dict return value as
+    ``{"result": value}``: the value is the result); ``None`` when it is none of them."""
+    call = raw.get("function_call")
+    if isinstance(call, Mapping):
+        return Part(
+            "tool_call",
+            id=_opt_str(call.get("id")),
+            name=_opt_str(call.get("name")),
+            arguments=parse_arguments(call.get("args")),
+            arguments_recorded=call.get("args") is not None or "partial_args" not in call,
+        )
+    response = raw.get("function_response")
+    if isinstance(response, Mapping):
+        value = response.get("response")
+        if isinstance(value, Mapping) and set(value) == {"result"}:
+            value = value["result"]
+        return Part(
+            "tool_call_response",
+            id=_opt_str(response.get("id")),
+            name=_opt_str(response.get("name")),
+            response=block_text(value),
+        )
+    if isinstance(raw.get("text"), str):
+        kind = "reasoning" if raw.get("thought") is True else "text"
+        return Part(kind, content=raw["text"])
+    return None
 
 
 def _opt_str(value: Any) -> str | None:
@@ -331,6 +367,13 @@ def _tool_content(content: Any) -> str | None:
 
 def _openai_message(raw: Mapping[str, Any], role: str) -> Message:
     finish = _opt_str(raw.get("finish_reason"))
+    content = raw.get("content")
+    if isinstance(content, str) and content[:1] == "{":
+        content = loads_maybe(content)  # Google ADK: the Content as JSON
+    if isinstance(content, Mapping) and isinstance(content.get("parts"), (list, tuple)):
+        inner = str(content.get("role") or role)  # a Gemini Content (Google ADK's events)
+        parts = [_semconv_part(p) for p in content["parts"] if isinstance(p, Mapping)]
+        return Message(ROLE_ALIASES.get(inner, inner), parts, finish)
     if role in ("tool", "function"):
         blocks = [p for p in _content_parts(raw.get("content")) if p.type == "tool_call_response"]
         if blocks:  # Bedrock toolResult blocks carry their own ids
@@ -371,7 +414,7 @@ def _plain_semconv_message(raw: dict[str, Any]) -> Message | None:
     if type(role) is not str or not role or type(raw_parts) is not list or "event.name" in raw:
         return None
     parts = [_semconv_part(p) for p in raw_parts if type(p) is dict or isinstance(p, Mapping)]
-    return Message(role, parts, _opt_str(raw.get("finish_reason")))
+    return Message(ROLE_ALIASES.get(role, role), parts, _opt_str(raw.get("finish_reason")))
 
 
 def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
@@ -395,6 +438,8 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
         isinstance(raw.get("message"), Mapping) and "parts" not in raw
     ):
         message = raw.get("message")
+        if message is None and "content" in raw:  # Vertex AI / Google ADK: a Content
+            message = {"role": "assistant", "content": raw["content"]}
         inner = (
             {"role": "assistant", "content": message}
             if isinstance(message, str)  # Strands: the content (blocks as JSON, or text)
@@ -408,11 +453,24 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
         role = "tool"  # Vertex AI writes the Content's role ("user") into the body
     if not role:
         return None
+    role = ROLE_ALIASES.get(role, role)
     raw_parts = raw.get("parts")
     if isinstance(raw_parts, (list, tuple)):
         parts = [_semconv_part(p) for p in raw_parts if type(p) is dict or isinstance(p, Mapping)]
         return Message(role, parts, _opt_str(raw.get("finish_reason")))
     return _openai_message(raw, role)
+
+
+def completed(messages: list[Message] | None) -> list[Message] | None:
+    """A streamed response recorded as its chunks and then the whole (Google ADK, in span
+    attributes and events: assistant messages without a finish reason, then the one with
+    it): the whole only."""
+    if not messages or len(messages) < 2 or not messages[-1].finish_reason:
+        return messages
+    partial = messages[:-1]
+    if all(m.role == "assistant" and not m.finish_reason for m in partial):
+        return messages[-1:]
+    return messages
 
 
 def parse_messages(value: Any) -> list[Message] | None:

@@ -28,6 +28,7 @@ reports an error (``Error: ...``, a JSON object with a non-empty ``error``, MCP'
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -198,6 +199,19 @@ def result_error(result: str | None) -> str | None:
     return None
 
 
+_TOOL_NAME = re.compile(r"[\w.:/-]{1,128}")
+"""What a tool's name looks like: function names are identifiers (OpenAI: ``[A-Za-z0-9_-]``,
+MCP adds ``.``, ``/``)."""
+
+
+def is_aggregate(view: SpanView) -> bool:
+    """True for a tool span that stands for several calls, not one: its name is no tool's
+    name (Google ADK's ``execute_tool (merged)`` span, ``gen_ai.tool.name = "(merged
+    tools)"``, around parallel calls). Only spans no request matched are asked."""
+    name = view.tool_name or view.span.name
+    return _TOOL_NAME.fullmatch(name) is None
+
+
 # --- joining -----------------------------------------------------------------------------------
 
 
@@ -220,6 +234,8 @@ class Joiner:
         tool_views = [v for v in self.tree.views if v.role == "tool"]
         for sequence, view in enumerate(tool_views):
             request = self._match(view, unmatched)
+            if request is None and is_aggregate(view):
+                continue
             if request is not None:
                 unmatched.remove(request)
                 executed[(request.llm_index, request.position)] = view.span.start_unix_nano
