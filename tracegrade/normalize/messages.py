@@ -437,13 +437,13 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
     if event_name == "gen_ai.choice" or (
         isinstance(raw.get("message"), Mapping) and "parts" not in raw
     ):
-        message = raw.get("message")
-        if message is None and "content" in raw:  # Vertex AI / Google ADK: a Content
-            message = {"role": "assistant", "content": raw["content"]}
+        choice: Any = raw.get("message")
+        if choice is None and "content" in raw:  # Vertex AI / Google ADK: a Content
+            choice = {"role": "assistant", "content": raw["content"]}
         inner = (
-            {"role": "assistant", "content": message}
-            if isinstance(message, str)  # Strands: the content (blocks as JSON, or text)
-            else dict(message or {})
+            {"role": "assistant", "content": choice}
+            if isinstance(choice, str)  # Strands: the content (blocks as JSON, or text)
+            else dict(choice or {})
         )
         inner.setdefault("tool_calls", raw.get("tool_calls"))
         inner.setdefault("finish_reason", raw.get("finish_reason"))
