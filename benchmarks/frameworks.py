@@ -19,7 +19,8 @@ overlaps it most (a trace with neither LLM nor tool calls, such as LangGraph's
   conversation (:func:`tracegrade.normalize.conversations.group_conversations`).
 
 A field is not applicable where the truth has nothing to compare (no tool calls; no usage
-sent) or the setup declares its spans cannot carry it (``not_recorded``). A turn whose
+sent) or the setup declares its spans cannot carry it (``not_recorded`` in its setup file,
+for the whole setup or some scenarios). A turn whose
 traces are missing fails every field. ``--min`` makes the exit status 1 when some applicable
 field of some setup is exact on fewer than that share of turns.
 """
@@ -42,6 +43,7 @@ from tracegrade.sources import from_files  # noqa: E402
 from tracegrade.trace import AgentTrace  # noqa: E402
 
 RECORDINGS = ROOT / "tests" / "data" / "frameworks"
+SETUPS = ROOT / "tests" / "frameworks" / "setups"
 FIELDS = (
     "tool_calls",
     "tool_results",
@@ -236,7 +238,7 @@ def score_recording(path: Path) -> SetupScore:
     turns = truth["turns"]
     by_turn = [[t for t in found if t.llm_calls or t.tool_calls] for found in assign(turns, traces)]
     chosen = [max(found, key=lambda t: t.span_count) if found else None for found in by_turn]
-    not_recorded = truth.get("not_recorded") or {}
+    not_recorded = declared_gaps(truth["setup"])
     fields = {name: FieldScore() for name in FIELDS}
     conversations = _conversation_checks(turns, chosen, traces)
     for turn, found, trace, conversation in zip(turns, by_turn, chosen, conversations, strict=True):
@@ -250,7 +252,7 @@ def score_recording(path: Path) -> SetupScore:
             if len(found) > 1:
                 checks = {name: (False, f"turn split over {len(found)} traces") for name in FIELDS}
         for name, (exact, why) in checks.items():
-            if exact is None or name in not_recorded:
+            if exact is None or _declared(not_recorded, name, turn["scenario"]):
                 continue
             score = fields[name]
             score.applicable += 1
@@ -265,8 +267,27 @@ def score_recording(path: Path) -> SetupScore:
         len(turns),
         len(traces),
         fields,
-        not_recorded,
+        _whole_setup(not_recorded),
     )
+
+
+def declared_gaps(setup: str) -> dict[str, Any]:
+    """The setup's ``not_recorded`` fields (``tests/frameworks/setups/<setup>.json``): a
+    field name -> why (the whole setup), or -> ``{"scenarios": [...], "why": ...}``."""
+    path = SETUPS / f"{setup}.json"
+    declared = json.loads(path.read_text()).get("not_recorded", {}) if path.exists() else {}
+    return {k: v for k, v in declared.items() if k in FIELDS}
+
+
+def _declared(not_recorded: dict[str, Any], field_name: str, scenario: str) -> bool:
+    entry = not_recorded.get(field_name)
+    if isinstance(entry, dict):
+        return scenario in entry.get("scenarios", ())
+    return entry is not None
+
+
+def _whole_setup(not_recorded: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in not_recorded.items() if not isinstance(v, dict)}
 
 
 # --- reporting -------------------------------------------------------------------------------

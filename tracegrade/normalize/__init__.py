@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from tracegrade.normalize import (
+    adk,
     agent_framework,
     anyagent,
     genai,
@@ -26,6 +27,7 @@ from tracegrade.spans import LogRecord, Span, TraceData, group_by_trace
 from tracegrade.trace import AgentTrace
 
 CONVENTIONS: tuple[Convention, ...] = (
+    adk,
     agent_framework,
     pydantic_ai,
     openai_agents,

@@ -29,7 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tracegrade.normalize.messages import Message, Part, as_text, parse_message
+from tracegrade.normalize.messages import Message, Part, as_text, is_placeholder, parse_message
 
 _MAX_DEPTH = 8
 """Envelopes nest a few levels at most; deeper structures are not unwrapped further."""
@@ -50,19 +50,10 @@ _LANGCHAIN_ROLES = {
     "chat": "user",
 }
 
-PLACEHOLDERS = frozenset({"<elided>", "<redacted>", "[redacted]", "readacted", "<hidden>"})
-"""Texts instrumentations write in place of content they did not capture (ADK's legacy log
-events ``<elided>``, the openai-agents bridge's ``readacted``)."""
-
 _REPR = re.compile(r"[A-Za-z_][\w.]{0,200}\(")
 """The head of a Python repr such as ``AIMessage(content=...)`` or ``CrewOutput(raw=...)``."""
 
 _OBJECT_AT = re.compile(r"<[A-Za-z_][\w.]{0,200} object at 0x[0-9A-Fa-f]{1,32}>")
-
-
-def is_placeholder(text: str | None) -> bool:
-    """True when ``text`` is a content placeholder (see :data:`PLACEHOLDERS`)."""
-    return text is not None and text.strip().lower() in PLACEHOLDERS
 
 
 def looks_like_repr(text: str) -> bool:

@@ -123,6 +123,15 @@ def _read_tool_events(events: list[tuple[str, Any]], view: SpanView) -> bool:
     return True
 
 
+def _placeholder_only(messages: list[Message]) -> str | None:
+    """The placeholder, when every part of every message is one (or carries nothing)."""
+    parts = [p for m in messages for p in m.parts]
+    found = [p.content for p in parts if p.type == "placeholder"]
+    if found and all(p.type == "placeholder" or not (p.content or p.name) for p in parts):
+        return found[0]
+    return None
+
+
 def read(span: Span, view: SpanView, context: Context) -> bool:
     """Fill the view's messages from the span's events (log records, span events, or the
     ``events`` attribute). A ``gen_ai.choice`` makes the span an LLM call unless its
@@ -135,13 +144,17 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
         view.recognise(NAME)
         return True
     inputs, outputs = split_events(events)
+    placeholder = _placeholder_only([*inputs, *outputs])
+    if placeholder is not None:  # content not captured: the messages are no record
+        view.content_placeholder = placeholder
+        inputs, outputs = [], []
     if any(isinstance(body, Mapping) and "content" in body for _, body in events):
         _empty_results_are_empty(inputs)
     is_call = any(name == "gen_ai.choice" for name, _ in events) and (
         operation is None or operation in _LLM_OPERATIONS
     )
     view.recognise(NAME, "llm" if is_call else None)
-    view.fill(input_messages=inputs, output_messages=outputs or None)
+    view.fill(input_messages=inputs or None, output_messages=outputs or None)
     if outputs and outputs[-1].finish_reason:
         view.fill(finish_reasons=tuple(m.finish_reason for m in outputs if m.finish_reason))
     return True

@@ -200,6 +200,21 @@ def _listify(node: Any) -> Any:
 # --- message parsing -------------------------------------------------------------------------
 
 
+PLACEHOLDERS = frozenset({"<elided>", "<redacted>", "[redacted]", "readacted", "<hidden>"})
+"""Texts instrumentations write in place of content they did not capture (Google ADK's log
+events ``<elided>``, the openai-agents bridge's ``readacted``): not content. A text part
+holding one is a ``placeholder`` part, so it is never taken for a message's text."""
+
+
+def is_placeholder(text: object) -> bool:
+    """True when ``text`` is a content placeholder (see :data:`PLACEHOLDERS`)."""
+    return isinstance(text, str) and text.strip().lower() in PLACEHOLDERS
+
+
+def _text_part(text: str | None) -> Part:
+    return Part("placeholder" if is_placeholder(text) else "text", content=text)
+
+
 _BLOCK_KEYS = frozenset(
     {"type", "text", "toolUse", "toolResult", "reasoningContent", "image", "document", "json"}
 )
@@ -245,7 +260,7 @@ def _block_part(item: Mapping[str, Any]) -> Part | None:
 def _semconv_part(raw: Mapping[str, Any]) -> Part:
     kind = str(raw.get("type") or "")
     if kind in _TEXT_PART_TYPES:
-        return Part("text", content=as_text(raw.get("content", raw.get("text"))))
+        return _text_part(as_text(raw.get("content", raw.get("text"))))
     if kind == "tool_call":
         return Part(
             "tool_call",
@@ -269,7 +284,7 @@ def _semconv_part(raw: Mapping[str, Any]) -> Part:
         if gemini is not None:
             return gemini
     if not kind and "content" in raw:
-        return Part("text", content=as_text(raw.get("content")))
+        return _text_part(as_text(raw.get("content")))
     return Part(kind or "unknown", content=as_text(raw.get("content")))
 
 
@@ -346,11 +361,11 @@ def _content_parts(content: Any) -> list[Part]:
                 if block is not None:
                     parts.append(block)
                 elif isinstance(text, str):
-                    parts.append(Part("text", content=text))
+                    parts.append(_text_part(text))
             elif isinstance(item, str):
-                parts.append(Part("text", content=item))
+                parts.append(_text_part(item))
         return parts
-    return [Part("text", content=as_text(content))]
+    return [_text_part(as_text(content))]
 
 
 def _tool_content(content: Any) -> str | None:

@@ -51,6 +51,8 @@ class SpanView:
     tool_result: str | None = None
     tool_error: str | None = None
     conversation_id: str | None = None
+    content_placeholder: str | None = None
+    """A placeholder recorded in place of the messages (``<elided>``): content not captured."""
     _keys: str | None = field(default=None, repr=False, compare=False)
     _keys_exact: bool = field(default=True, repr=False, compare=False)
 
