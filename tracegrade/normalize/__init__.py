@@ -20,6 +20,7 @@ from tracegrade.normalize import (
     openinference,
     pydantic_ai,
     traceloop,
+    vercel_ai,
 )
 from tracegrade.normalize.assemble import assemble
 from tracegrade.normalize.view import Context, Convention, SpanView
@@ -32,6 +33,7 @@ CONVENTIONS: tuple[Convention, ...] = (
     pydantic_ai,
     openai_agents,
     anyagent,
+    vercel_ai,
     traceloop,
     openinference,
     genai_events,

@@ -13,6 +13,7 @@ Shapes understood by :func:`parse_message`:
   result, whatever ``role`` the body names; a body that is not an object is the content);
   the role comes from the event name;
 - pydantic-ai v1 / Logfire event dicts carrying their own ``event.name``;
+- Vercel AI SDK prompt parts ``tool-call`` / ``tool-result`` in a message's content list;
 - Bedrock Converse content blocks (Strands Agents), as a list or its JSON string:
   ``{"text"}``, ``{"toolUse": {toolUseId, name, input}}``, ``{"toolResult": {toolUseId,
   status, content: [blocks]}}``, ``{"reasoningContent"}``; a ``gen_ai.choice`` whose
@@ -235,8 +236,43 @@ def block_text(value: Any) -> str | None:
     return as_text(value)
 
 
+def _ai_sdk_part(item: Mapping[str, Any]) -> Part | None:
+    """A Vercel AI SDK prompt part: ``tool-call {toolCallId, toolName, input}`` (``args``
+    before v5) or ``tool-result {toolCallId, toolName, output: {type, value}}`` (``result``
+    before v5; output types ``error-text``/``error-json`` report an error)."""
+    kind = item.get("type")
+    if kind == "tool-call":
+        arguments = item.get("input", item.get("args"))
+        return Part(
+            "tool_call",
+            id=_opt_str(item.get("toolCallId")),
+            name=_opt_str(item.get("toolName")),
+            arguments=parse_arguments(arguments),
+            arguments_recorded="input" in item or "args" in item,
+        )
+    if kind == "tool-result":
+        output = item.get("output", item.get("result"))
+        error = False
+        if isinstance(output, Mapping) and "type" in output and "value" in output:
+            error = str(output["type"]).startswith("error")
+            output = output["value"]
+        text = block_text(output)
+        if error and text is not None and not text.lower().startswith("error"):
+            text = f"Error: {text}"
+        return Part(
+            "tool_call_response",
+            id=_opt_str(item.get("toolCallId")),
+            name=_opt_str(item.get("toolName")),
+            response=text,
+        )
+    return None
+
+
 def _block_part(item: Mapping[str, Any]) -> Part | None:
-    """One Bedrock Converse content block as a part; ``None`` when it is not one."""
+    """One Bedrock Converse content block or Vercel AI SDK tool part as a part; ``None``
+    when it is not one."""
+    if item.get("type") in ("tool-call", "tool-result"):
+        return _ai_sdk_part(item)
     use = item.get("toolUse")
     if isinstance(use, Mapping):
         return Part(
