@@ -14,7 +14,7 @@ from rich.tree import Tree
 from tracegrade.normalize.lint import LintReport
 from tracegrade.trace import AgentTrace, LlmCall, ToolCall
 
-_STATUS_STYLE = {"ok": "green", "partial": "yellow", "missing": "red"}
+_STATUS_STYLE = {"ok": "green", "partial": "yellow", "missing": "red", "implausible": "red"}
 
 
 def console() -> Console:

@@ -34,6 +34,7 @@ def _same(a: Any, b: Any) -> bool:
 def agrees(span_arguments: Any, requested: Any) -> bool:
     """True when the span's record of the arguments is consistent with the request
     (module docstring)."""
+    span_arguments = unwrap_arguments(span_arguments)
     if _same(span_arguments, requested) or span_arguments in _EMPTY:
         return True
     if not isinstance(requested, Mapping):
@@ -46,6 +47,22 @@ def agrees(span_arguments: Any, requested: Any) -> bool:
     )
 
 
+def unwrap_arguments(value: Any) -> Any:
+    """Arguments with a call envelope removed: ``{"args": [...], "kwargs": {...}, ...}``
+    (Traceloop decorators; smolagents adds ``sanitize_inputs_outputs``) gives its keyword
+    arguments, or its one positional object; anything else is returned as it is."""
+    if not (isinstance(value, Mapping) and "kwargs" in value and "args" in value):
+        return value
+    kwargs, args = value.get("kwargs"), value.get("args")
+    if not isinstance(kwargs, Mapping) or not isinstance(args, (list, tuple)):
+        return value
+    if not args:
+        return dict(kwargs)
+    if not kwargs and len(args) == 1 and isinstance(args[0], Mapping):
+        return dict(args[0])
+    return value
+
+
 def reconcile(
     span_arguments: Any, span_recorded: bool, requested: Any, request_recorded: bool
 ) -> tuple[Any, bool, str | None]:
@@ -53,6 +70,7 @@ def reconcile(
 
     ``mismatch`` names both records when they disagree (module docstring), else is None.
     """
+    span_arguments = unwrap_arguments(span_arguments)
     if not request_recorded or (requested in _EMPTY and span_recorded):
         return span_arguments, span_recorded, None
     if not span_recorded or agrees(span_arguments, requested):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from tracegrade.attributes import TIMING_ATTR
 from tracegrade.normalize.answers import is_answer_tool
+from tracegrade.normalize.frameworks import Framework, detect
 from tracegrade.normalize.toolcalls import span_error
 from tracegrade.normalize.view import SpanView
 from tracegrade.trace import Gap, ToolCall
@@ -53,8 +54,11 @@ class Facts:
     """Groups of LLM calls with one start time and nothing to order them (:mod:`.order`)."""
 
 
-def content_hint(conventions: Sequence[str]) -> str:
-    """The setting that turns message content on, for the conventions seen."""
+def content_hint(conventions: Sequence[str], framework: Framework | None = None) -> str:
+    """The setting that turns message content on: the framework's own when it is known
+    (:mod:`.frameworks`), else the one of the conventions seen."""
+    if framework is not None:
+        return framework.content
     hints = [
         CONTENT_HINTS[c]
         for c in ("agent-framework", "pydantic-ai", "openinference", "traceloop", "genai")
@@ -63,27 +67,54 @@ def content_hint(conventions: Sequence[str]) -> str:
     return hints[0] if hints else CONTENT_HINTS["genai"]
 
 
+def _hint(facts: Facts) -> str:
+    return content_hint(facts.conventions, detect(v.span.scope_name for v in facts.views))
+
+
 def _content_captured(facts: Facts) -> bool:
     return any(v.input_messages or v.output_messages for v in facts.llm_views)
 
 
+def _not_captured(facts: Facts) -> str:
+    """Why content is missing: placeholders in its place, or nothing recorded."""
+    placeholder = next((v.content_placeholder for v in facts.views if v.content_placeholder), None)
+    if placeholder is not None:
+        return f"message content recorded as the placeholder {placeholder!r} (not captured)"
+    return "message content not captured"
+
+
+NO_LLM_SPANS = (
+    "no LLM spans: instrument the model client (e.g. opentelemetry-instrumentation-openai-v2 "
+    "or openinference-instrumentation-openai)"
+)
+
+
+NO_RUN = (
+    "no agent run: the trace has no LLM, agent or tool span (e.g. an agent's construction, "
+    "or a run whose spans went to another trace)"
+)
+
+
+def _without_llm_spans(facts: Facts) -> list[Gap]:
+    if not any(v.role in ("agent", "workflow", "tool") for v in facts.views):
+        return [Gap("llm_calls", NO_RUN)]
+    framework = detect(v.span.scope_name for v in facts.views)
+    gaps = [
+        Gap("llm_calls", framework.llm_spans if framework and framework.llm_spans else NO_LLM_SPANS)
+    ]
+    if not any(v.input_messages or v.output_messages or v.output_text for v in facts.views):
+        gaps.append(Gap("message_content", f"{_not_captured(facts)}: {_hint(facts)}"))
+    if not facts.tokens_recorded:
+        gaps.append(Gap("tokens", "no token usage (gen_ai.usage.*, llm.token_count.*) on any span"))
+    return gaps
+
+
 def _llm_gaps(facts: Facts) -> list[Gap]:
     if not facts.llm_views:
-        return [
-            Gap(
-                "llm_calls",
-                "no LLM spans: instrument the model client (e.g. "
-                "opentelemetry-instrumentation-openai-v2 or openinference-instrumentation-openai)",
-            )
-        ]
+        return _without_llm_spans(facts)
     gaps = []
     if not _content_captured(facts):
-        gaps.append(
-            Gap(
-                "message_content",
-                f"message content not captured: {content_hint(facts.conventions)}",
-            )
-        )
+        gaps.append(Gap("message_content", f"{_not_captured(facts)}: {_hint(facts)}"))
     if not facts.tokens_recorded:
         gaps.append(Gap("tokens", "no token usage (gen_ai.usage.*, llm.token_count.*) on any span"))
     elif facts.tokens_aggregated_only:
@@ -109,8 +140,8 @@ def _io_gaps(facts: Facts) -> list[Gap]:
     content_missing = facts.llm_views and not _content_captured(facts)
     if not facts.user_inputs:
         why = (
-            "message content not captured"
-            if content_missing
+            _not_captured(facts)
+            if content_missing or not facts.llm_views
             else "no user message in any LLM input or agent input"
         )
         gaps.append(Gap("user_inputs", why))
@@ -140,7 +171,7 @@ def _final_output_gap(facts: Facts) -> Gap | None:
         return Gap(
             "final_output",
             f"the answer tool {answer_tools[-1]} was called but no answer argument was "
-            f"recorded (tool arguments not captured: {content_hint(facts.conventions)})",
+            f"recorded (tool arguments not captured: {_hint(facts)})",
         )
     if not facts.llm_views:
         return Gap(
@@ -149,9 +180,7 @@ def _final_output_gap(facts: Facts) -> Gap | None:
             "records an output",
         )
     if not _content_captured(facts):
-        return Gap(
-            "final_output", f"message content not captured: {content_hint(facts.conventions)}"
-        )
+        return Gap("final_output", f"{_not_captured(facts)}: {_hint(facts)}")
     last = facts.llm_views[-1]
     error = span_error(last)
     if error:
@@ -251,5 +280,9 @@ def _span_gaps(facts: Facts) -> list[Gap]:
 
 
 def find_gaps(facts: Facts) -> list[Gap]:
-    """Every gap of one trace (see the module docstring)."""
-    return _span_gaps(facts) + _llm_gaps(facts) + _io_gaps(facts) + _tool_gaps(facts)
+    """Every gap of one trace (see the module docstring); a trace with no agent run at all
+    has that one gap."""
+    llm = _llm_gaps(facts)
+    if llm and llm[0].reason == NO_RUN:
+        return _span_gaps(facts) + llm
+    return _span_gaps(facts) + llm + _io_gaps(facts) + _tool_gaps(facts)

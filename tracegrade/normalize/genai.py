@@ -7,7 +7,8 @@ else the older ``gen_ai.system``), usage (``gen_ai.usage.input_tokens`` /
 ``gen_ai.usage.output_tokens``; cached input from ``gen_ai.usage.cache_read.input_tokens``),
 ``gen_ai.response.finish_reasons``, the content attributes ``gen_ai.input.messages`` /
 ``gen_ai.output.messages`` (JSON strings or structured), ``gen_ai.agent.name``,
-``gen_ai.conversation.id`` and the tool attributes ``gen_ai.tool.name``,
+``gen_ai.conversation.id`` (else ``session.id``, the session semconv Strands Agents
+uses) and the tool attributes ``gen_ai.tool.name``,
 ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``.
 
 With capture mode ``event_only`` (or ``span_and_event``) the content goes to the log event
@@ -102,7 +103,7 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
     if view.agent_name is None:
         view.agent_name = attr_str(span, "gen_ai.agent.name")
     if view.conversation_id is None:
-        view.conversation_id = attr_str(span, "gen_ai.conversation.id")
+        view.conversation_id = attr_str(span, "gen_ai.conversation.id", "session.id")
     if view.finish_reasons == ():
         view.finish_reasons = as_str_list(attrs.get("gen_ai.response.finish_reasons"))
     _read_usage(span, view, aggregated=view.role in ("agent", "workflow"))

@@ -10,14 +10,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from tracegrade.normalize import plausibility
 from tracegrade.trace import AgentTrace
 
-Status = Literal["ok", "partial", "missing"]
+Status = Literal["ok", "partial", "missing", "implausible"]
+"""``implausible``: present, but not the kind of value it should be (:mod:`.plausibility`);
+like ``missing``, it makes the trace not ok."""
 
 
 @dataclass(frozen=True)
 class Check:
-    """One scoring input: ``status`` ok/partial/missing, ``detail`` what was found or why not,
+    """One scoring input: ``status`` ok/partial/missing/implausible, ``detail`` what was found
+    or why not,
     ``used_by`` the scorers that need it."""
 
     input: str
@@ -36,8 +40,8 @@ class LintReport:
 
     @property
     def ok(self) -> bool:
-        """True when no check is missing (partial checks are allowed)."""
-        return all(c.status != "missing" for c in self.checks)
+        """True when no check is missing or implausible (partial checks are allowed)."""
+        return all(c.status not in ("missing", "implausible") for c in self.checks)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form:
@@ -152,4 +156,25 @@ def lint(trace: AgentTrace) -> LintReport:
         )
     if trace.gap("attributes"):
         checks.append(Check("attributes", "partial", trace.gap("attributes").reason, "all"))  # type: ignore[union-attr]
-    return LintReport(trace.trace_id, trace.conventions, tuple(checks))
+    return LintReport(trace.trace_id, trace.conventions, tuple(_plausible(checks, trace)))
+
+
+def _judged(check: Check, problems: list[tuple[bool, str]]) -> Check:
+    """``check`` downgraded by plausibility problems: implausible when one is certain,
+    partial when all are doubts; unchanged without problems or when already missing."""
+    if not problems or check.status == "missing":
+        return check
+    status: Status = "implausible" if any(c for c, _ in problems) else "partial"
+    reasons = "; ".join(reason for _, reason in problems)
+    return Check(check.input, status, f"{reasons} ({check.detail})", check.used_by)
+
+
+def _plausible(checks: list[Check], trace: AgentTrace) -> list[Check]:
+    """The checks with :mod:`.plausibility`'s findings applied: lint checks that a present
+    value is plausible, not only that it is present."""
+    found = {
+        **plausibility.texts(trace),
+        "tool_arguments": plausibility.argument_problems(trace.tool_calls),
+        "tool_results": [(True, r) for r in plausibility.result_problems(trace.tool_calls)],
+    }
+    return [_judged(c, found.get(c.input, [])) for c in checks]

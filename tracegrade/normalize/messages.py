@@ -479,6 +479,7 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
         if message is not None:
             return message
     elif type(raw) is not dict:  # a decoded JSON object skips the general checks
+        raw = loads_maybe(raw)
         if event_name == TOOL_MESSAGE_EVENT and raw is not None and not isinstance(raw, Mapping):
             raw = {"content": raw}  # the body is the content itself
         raw = loads_maybe(raw)

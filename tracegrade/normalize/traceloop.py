@@ -107,7 +107,11 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
     attrs = span.attributes
     found = _read_legacy_llm(span, view)
     kind = attrs.get(KIND_ATTR)
-    session = attr_str(span, "traceloop.association.properties.session_id")
+    session = attr_str(
+        span,
+        "traceloop.association.properties.session_id",
+        "traceloop.association.properties.thread_id",
+    )
     if kind is None:
         if session:
             view.fill(conversation_id=session)
