@@ -65,8 +65,13 @@ def trace_tree(trace: AgentTrace) -> Tree:
         f"{_tokens(trace.input_tokens, trace.output_tokens)}"
     )
     tree = Tree(header)
-    if trace.conversation_id:
-        tree.add(f"conversation {escape(trace.conversation_id)}")
+    if trace.conversation_id or trace.history:
+        name = escape(trace.conversation_id) if trace.conversation_id else "(no id)"
+        node = tree.add(f"conversation {name} · turn {len(trace.history) + 1}")
+        if trace.history:
+            earlier = node.add(f"[dim]history[/] ({len(trace.history)})")
+            for text in trace.history:
+                earlier.add(f"[dim]{escape(short(text))}[/]")
     users = tree.add(f"[magenta]user inputs[/] ({len(trace.user_inputs)})")
     for text in trace.user_inputs:
         users.add(escape(short(text)))

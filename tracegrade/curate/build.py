@@ -26,6 +26,7 @@ from tracegrade.curate.derive import Conversation, DeriveOptions, derive_case, m
 from tracegrade.curate.redact import Redactor, is_redacted
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import ConfigError, DatasetError
+from tracegrade.normalize.conversations import group_conversations
 from tracegrade.sampling import lowest, sampled
 from tracegrade.scoring.text import normalize
 from tracegrade.trace import AgentTrace
@@ -74,11 +75,13 @@ def parse_where(items: Sequence[str]) -> dict[str, str]:
 def conversations(
     traces: Sequence[AgentTrace], verdicts: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[tuple[Conversation, list[AgentTrace]]]:
-    """Traces grouped by conversation id (else one per trace), oldest conversation first,
-    each with the judge verdict of its last judged trace."""
+    """Traces grouped into conversations (by conversation id, else by history continuity:
+    :func:`~tracegrade.normalize.conversations.group_conversations`), oldest conversation
+    first, each with the judge verdict of its last judged trace."""
+    keys = group_conversations(traces)
     groups: dict[str, list[AgentTrace]] = {}
     for trace in traces:
-        groups.setdefault(trace.conversation_id or f"trace:{trace.trace_id}", []).append(trace)
+        groups.setdefault(keys[trace.trace_id], []).append(trace)
     out = []
     for members in groups.values():
         conversation = merge(members)

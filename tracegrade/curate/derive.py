@@ -26,11 +26,12 @@ import hashlib
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
 from tracegrade.attributes import CASE_ID_ATTR
+from tracegrade.normalize.conversations import merge_traces
 from tracegrade.scoring.text import normalize
 from tracegrade.scoring.values import Evidence, extract
 from tracegrade.trace import AgentTrace, ToolCall
@@ -66,34 +67,11 @@ class Conversation:
 
 
 def merge(traces: Sequence[AgentTrace]) -> Conversation:
-    """One conversation from its traces: inputs, calls and usage concatenated in time order,
-    the last trace's answer; a single trace stays as it is."""
+    """One conversation from its traces (:func:`~tracegrade.normalize.conversations.merge_traces`:
+    inputs, calls and usage in time order, the last trace's answer); a single trace stays as
+    it is."""
     ordered = sorted(traces, key=lambda t: (t.start_unix_nano, t.trace_id))
-    first, last = ordered[0], ordered[-1]
-    if len(ordered) == 1:
-        return Conversation(first, (first.trace_id,))
-    inputs: list[str] = []
-    for trace in ordered:  # each turn's trace may replay the history: keep new inputs only
-        inputs += [u for u in trace.user_inputs if u not in inputs]
-    end = max(t.start_unix_nano + t.duration_ms * 1e6 for t in ordered)
-    merged = replace(
-        last,
-        user_inputs=tuple(inputs),
-        llm_calls=tuple(c for t in ordered for c in t.llm_calls),
-        tool_calls=tuple(c for t in ordered for c in t.tool_calls),
-        start_unix_nano=first.start_unix_nano,
-        duration_ms=(end - first.start_unix_nano) / 1e6,
-        input_tokens=_sum([t.input_tokens for t in ordered]),
-        output_tokens=_sum([t.output_tokens for t in ordered]),
-        root_attributes={**last.root_attributes, **first.root_attributes},
-        resource_attributes={**last.resource_attributes, **first.resource_attributes},
-    )
-    return Conversation(merged, tuple(t.trace_id for t in ordered))
-
-
-def _sum(values: list[int | None]) -> int | None:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
+    return Conversation(merge_traces(ordered), tuple(t.trace_id for t in ordered))
 
 
 def case_id(trace: AgentTrace) -> str:
