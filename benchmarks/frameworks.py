@@ -1,6 +1,6 @@
 """How exactly tracegrade reads real agent frameworks: a framework x field table.
 
-    python benchmarks/frameworks.py [RECORDING...] [--json] [--failures] [--min 0.99]
+    python benchmarks/frameworks.py [RECORDING...] [--json | --markdown] [--failures] [--min 0.99]
 
 Each recording (``tests/data/frameworks/<setup>/``, made by ``tests/frameworks/record.py``)
 holds the traces a real framework exported while it ran the scripted scenarios, and
@@ -326,6 +326,56 @@ def table(results: list[dict[str, Any]], failures: bool = False) -> None:
                     print(f"  {result['setup']} {name}: {failure}")
 
 
+_GENERIC = (
+    "opentelemetry-sdk",
+    "opentelemetry-api",
+    "opentelemetry-exporter",
+    "@opentelemetry/sdk",
+    "@opentelemetry/api",
+    "@opentelemetry/exporter",
+    "@opentelemetry/instrumentation ",
+    "openinference-semantic",
+    "@arizeai/openinference-semantic",
+    "@arizeai/openinference-core",
+    "@traceloop/ai-semantic",
+    "@langchain/langgraph-checkpoint",
+    "@ai-sdk/provider-utils",
+    "@openai/agents-",
+    "zod",
+    "google-genai",
+)
+"""Packages every setup has (the OpenTelemetry SDK, shared conventions): not listed."""
+
+
+def _versions(setup: str) -> str:
+    """The recorded versions of the setup's own packages (not the SDK's), and the runtime."""
+    path = RECORDINGS / setup / "versions.json"
+    versions = json.loads(path.read_text()) if path.exists() else {}
+    runtime = {k: versions.pop(k) for k in ("python", "node") if k in versions}
+    own = [
+        f"{k} {v}"
+        for k, v in versions.items()
+        if not k.startswith(_GENERIC) and k != "openinference-instrumentation"
+    ]
+    return ", ".join(own + [f"{k} {v.lstrip('v')}" for k, v in runtime.items()])
+
+
+def markdown(results: list[dict[str, Any]]) -> None:
+    """The verified frameworks as a Markdown table (for the README and the docs)."""
+    print("| framework | instrumentation (mode) | versions recorded | exact | not in its spans |")
+    print("|---|---|---|---|---|")
+    for r in results:
+        exact = sum(f["exact"] for f in r["fields"].values())
+        applicable = sum(f["applicable"] for f in r["fields"].values())
+        setup = json.loads((SETUPS / f"{r['setup']}.json").read_text())
+        mode = f" ({setup['mode']})" if setup.get("mode") else ""
+        missing = ", ".join(sorted(declared_gaps(r["setup"]))) or "-"
+        print(
+            f"| {r['framework']} | {r['instrumentation']}{mode} | {_versions(r['setup'])} "
+            f"| {exact}/{applicable} | {missing} |"
+        )
+
+
 def below(results: list[dict[str, Any]], minimum: float) -> list[str]:
     """``setup.field`` entries exact on fewer than ``minimum`` of their applicable turns."""
     return [
@@ -347,11 +397,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("recordings", nargs="*")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--failures", action="store_true", help="list every inexact turn")
+    parser.add_argument("--markdown", action="store_true", help="the frameworks as a table")
     parser.add_argument("--min", type=float, default=None, help="exit 1 below this share")
     args = parser.parse_args(argv)
     results = [score_recording(p).to_json() for p in recordings(args.recordings)]
     if args.json:
         print(json.dumps(results, indent=2))
+    elif args.markdown:
+        markdown(results)
     else:
         table(results, args.failures)
     if args.min is not None and (low := below(results, args.min)):
