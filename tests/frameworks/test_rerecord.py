@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -43,9 +42,7 @@ def _ready(name: str) -> str | None:
 def test_a_fresh_recording_is_read_exactly(name, tmp_path):
     why = _ready(name)
     if why is not None:
-        message = (
-            f"{why}: make it with python3 tests/frameworks/record.py --prepare-only {name}"
-        )
+        message = f"{why}: make it with python3 tests/frameworks/record.py --prepare-only {name}"
         if os.environ.get("TRACEGRADE_REQUIRE_FRAMEWORKS") == "1":
             pytest.fail(message)
         pytest.skip(message)

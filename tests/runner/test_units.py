@@ -12,8 +12,7 @@ import pytest
 from opentelemetry.sdk.resources import OTELResourceDetector
 
 from tests.runner.conftest import CASES, run_cli, write_dataset
-from tracegrade.cli.run import select_cases
-from tracegrade.dataset import Case, load_dataset
+from tracegrade.dataset import Case, load_dataset, select_cases
 from tracegrade.errors import ConfigError
 from tracegrade.runner.agents import (
     AgentFailure,

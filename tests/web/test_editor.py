@@ -14,9 +14,9 @@ from starlette.testclient import TestClient
 from tests.web.conftest import csrf_token
 from tests.web.shop import ShopStore
 from tracegrade.dataset import load_dataset
+from tracegrade.dataset.editing import Document, apply_form, form_values, validate
 from tracegrade.errors import DatasetError
 from tracegrade.web import UiConfig, create_app
-from tracegrade.web.casefile import Document, apply_form, form_values, validate
 
 
 def _form(client: TestClient, url: str) -> dict[str, str]:

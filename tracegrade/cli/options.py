@@ -11,8 +11,9 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
-from tracegrade import mapping, sources
+from tracegrade import sources
 from tracegrade.config import CONFIG_ENV
+from tracegrade.dataset import mapping
 from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.otlp.files import ReadOptions
 from tracegrade.store.database import display, is_postgres

@@ -28,7 +28,7 @@ from tracegrade.cli.options import (
 from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.compare.sources import CaseTable
 from tracegrade.config import Config, load_config
-from tracegrade.dataset import Case, Dataset, load_dataset
+from tracegrade.dataset import Tier, load_dataset, select_cases
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.judge import Clarifier, resolve_settings
 from tracegrade.report.console import print_report
@@ -212,35 +212,6 @@ def make_agent(
     )
 
 
-def select_cases(
-    dataset: Dataset, tier: str | None, tags: Sequence[str], case_ids: Sequence[str]
-) -> list[Case]:
-    """The cases of the tier that carry any of ``tags`` (comma-separated allowed) and, when
-    ``case_ids`` are given, only those.
-
-    Raises:
-        ConfigError: an unknown case id, or nothing selected.
-    """
-    cases = dataset.tier(tier)  # type: ignore[arg-type]
-    wanted = {t.strip() for value in tags for t in value.split(",") if t.strip()}
-    if wanted:
-        cases = [c for c in cases if wanted & set(c.tags)]
-    if case_ids:
-        known = {c.id for c in dataset.cases}
-        unknown = [i for i in case_ids if i not in known]
-        if unknown:
-            sample = ", ".join(sorted(str(k) for k in known)[:10])
-            raise ConfigError(
-                f"--case {', '.join(unknown)}: no such case in {dataset.source} (ids: {sample}"
-                + (", ..." if len(known) > 10 else "")
-                + ")"
-            )
-        cases = [c for c in cases if c.id in set(case_ids)]
-    if not cases:
-        raise ConfigError("no case selected (check --smoke, --tags and --case)")
-    return cases
-
-
 def follow_up_hook(
     config: Config, judge_mode: bool | None, judge_model: str | None
 ) -> FollowUpHook:
@@ -325,7 +296,7 @@ def command(
     body: str,
     headers: tuple[str, ...],
     reply_field: str | None,
-    tier: str | None,
+    tier: Tier | None,
     tags: tuple[str, ...],
     case_ids: tuple[str, ...],
     concurrency: int,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case, ExpectedToolCall
-from tracegrade.predicates import ArgumentCheck, check_arguments
+from tracegrade.dataset.predicates import ArgumentCheck, check_arguments
 from tracegrade.scoring.grounding import Counting, counted_calls, tool_calls_unrecorded
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped

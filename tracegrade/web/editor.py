@@ -26,11 +26,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from tracegrade.errors import StoreError
-from tracegrade.normalize import normalize_trace
-from tracegrade.store import datasets as stored
-from tracegrade.web.app import Ui, not_found, render, twin, ui_of
-from tracegrade.web.casefile import (
+from tracegrade.dataset.editing import (
     FIELDS,
     CaseError,
     Document,
@@ -39,6 +35,10 @@ from tracegrade.web.casefile import (
     form_values,
     validate,
 )
+from tracegrade.errors import StoreError
+from tracegrade.normalize import normalize_trace
+from tracegrade.store import datasets as stored
+from tracegrade.web.app import Ui, not_found, render, twin, ui_of
 from tracegrade.web.security import state_changing
 
 _STORE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

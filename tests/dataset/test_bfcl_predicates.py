@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from tracegrade.dataset import Case
-from tracegrade.predicates import MISSING, check_arguments
+from tracegrade.dataset.predicates import MISSING, check_arguments
 from tracegrade.scoring.tools import ToolArguments
 from tracegrade.trace import AgentTrace, ToolCall
 

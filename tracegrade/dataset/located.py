@@ -2,7 +2,7 @@
 once, and the closest field name for an unknown one.
 
 A dataset's problems come from pydantic's validation (all of them at once) and from the
-mapping of the design documents' shapes (:mod:`tracegrade.dataset_shapes`). Each becomes one
+mapping of the design documents' shapes (:mod:`tracegrade.dataset.shapes`). Each becomes one
 line ``FILE:LINE: case N (id 'x'): field 'a.b': message``; the line is found by walking the
 YAML node tree (JSON is YAML too) along the error's path, down to the deepest node that
 exists: the unknown key itself, the bad value, else the case. JSONL cases are one per line.

@@ -1,10 +1,10 @@
-"""Argument predicates (tracegrade.predicates): parsing at load time and pure checks."""
+"""Argument predicates (tracegrade.dataset.predicates): parsing at load time and pure checks."""
 
 from __future__ import annotations
 
 import pytest
 
-from tracegrade.predicates import (
+from tracegrade.dataset.predicates import (
     MISSING,
     PredicateError,
     check_arguments,

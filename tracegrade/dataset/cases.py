@@ -5,10 +5,10 @@ documents use, ``{"input", "expected_tools", "expected_fields", "criteria", "tie
 unchanged) or an object ``{name, description, threshold, weights, field_aliases, cases}``.
 Case fields are documented on :class:`Case`; the case shapes of the other design documents
 (the case editor's ``prompt``/``judge_prompt``, the regression alerts' ``EvalCase``) are mapped
-onto them (:mod:`tracegrade.dataset_shapes`). Unknown keys are errors with the closest field
+onto them (:mod:`tracegrade.dataset.shapes`). Unknown keys are errors with the closest field
 name suggested; every error of the file is reported at once, each naming the file, the line
 of the field itself (YAML/JSON; the case's line in JSONL), the case and the field
-(:mod:`tracegrade.dataset_errors`).
+(:mod:`tracegrade.dataset.located`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from pydantic import (
     model_validator,
 )
 
-from tracegrade.dataset_errors import Located, locate, messages, validation_problems
-from tracegrade.dataset_shapes import CASE_KEYS, to_case_fields
+from tracegrade.dataset.located import Located, locate, messages, validation_problems
+from tracegrade.dataset.predicates import Predicate, PredicateError, parse_predicate
+from tracegrade.dataset.shapes import CASE_KEYS, to_case_fields
 from tracegrade.errors import DatasetError
-from tracegrade.predicates import Predicate, PredicateError, parse_predicate
 
 Tier = Literal["smoke", "full"]
 
@@ -43,7 +43,7 @@ class _Strict(BaseModel):
 
 class ExpectedToolCall(_Strict):
     """A tool call the agent should make, with predicates on its arguments
-    (see :mod:`tracegrade.predicates`)."""
+    (see :mod:`tracegrade.dataset.predicates`)."""
 
     name: str
     arguments: dict[str, Any] = {}
@@ -219,7 +219,7 @@ def _parse(path: Path, text: str) -> tuple[Any, list[int] | None]:
 
 def _map_shapes(data: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str, bool]]:
     """Map each case of a design-document shape onto the case fields, in place (see
-    :mod:`tracegrade.dataset_shapes`); the problems found, as paths from the file's top."""
+    :mod:`tracegrade.dataset.shapes`); the problems found, as paths from the file's top."""
     problems: list[tuple[tuple[str | int, ...], str, bool]] = []
     cases = data.get("cases")
     if not isinstance(cases, list):

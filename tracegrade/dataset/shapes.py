@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from tracegrade.dataset_errors import suggestion
+from tracegrade.dataset.located import suggestion
 
 Problem = tuple[tuple[str | int, ...], str]
 
