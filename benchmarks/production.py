@@ -36,10 +36,10 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.common import report  # noqa: E402
 from benchmarks.tau_bench.convert import trace_request  # noqa: E402
 from tracegrade.cli import cli  # noqa: E402
-from tracegrade.cli.follow import Follower  # noqa: E402
 from tracegrade.config import load_config  # noqa: E402
+from tracegrade.pipeline.follow import Follower  # noqa: E402
+from tracegrade.pipeline.sources import from_store  # noqa: E402
 from tracegrade.scoring import build_scorers, evaluate  # noqa: E402
-from tracegrade.sources import from_store  # noqa: E402
 from tracegrade.store import follow as shared  # noqa: E402
 from tracegrade.store.traces import Store  # noqa: E402
 

@@ -22,11 +22,11 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     # reading traces: files of any supported format, or the store (SQLite path or PostgreSQL URL)
-    "from_files": "tracegrade.sources",
-    "from_store": "tracegrade.sources",
-    "iter_from_files": "tracegrade.sources",
-    "iter_from_store": "tracegrade.sources",
-    "Loaded": "tracegrade.sources",
+    "from_files": "tracegrade.pipeline.sources",
+    "from_store": "tracegrade.pipeline.sources",
+    "iter_from_files": "tracegrade.pipeline.sources",
+    "iter_from_store": "tracegrade.pipeline.sources",
+    "Loaded": "tracegrade.pipeline.sources",
     "Store": "tracegrade.store.traces",
     # normalising decoded spans and log records
     "normalize_trace": "tracegrade.normalize",
@@ -76,16 +76,16 @@ if TYPE_CHECKING:
     from tracegrade.config import Config, load_config
     from tracegrade.dataset import Case, Dataset, load_dataset
     from tracegrade.normalize import normalize_all, normalize_trace
-    from tracegrade.scoring import evaluate_dataset
-    from tracegrade.scoring.evaluate import CaseResult, RunResult, RunSummary
-    from tracegrade.scoring.score import Score
-    from tracegrade.sources import (
+    from tracegrade.pipeline.sources import (
         Loaded,
         from_files,
         from_store,
         iter_from_files,
         iter_from_store,
     )
+    from tracegrade.scoring import evaluate_dataset
+    from tracegrade.scoring.evaluate import CaseResult, RunResult, RunSummary
+    from tracegrade.scoring.score import Score
     from tracegrade.store.traces import Store
     from tracegrade.trace import AgentTrace, LlmCall, ToolCall
 

@@ -6,9 +6,10 @@ import threading
 import time
 
 from tests.support.sdk import agent_turn, trace_request
-from tracegrade.cli.follow import Follower, line
+from tracegrade.cli.follow import line
 from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset
+from tracegrade.pipeline.follow import Follower
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.store.traces import Store
 
@@ -78,7 +79,15 @@ def test_follow_matches_cases_and_prints_one_line_per_trace(tmp_path):
     follower = _follower(db, dataset)
     lines: list[str] = []
     stop = threading.Event()
-    thread = threading.Thread(target=follower.run, args=(stop, lines.append, 0.02))
+    thread = threading.Thread(
+        target=follower.run,
+        args=(
+            stop,
+            lambda result, updated: lines.append(line(result, updated)),
+            lines.append,
+            0.02,
+        ),
+    )
     thread.start()
     with Store(db) as store:
         store.write([trace_request(lambda t: agent_turn(t, "find shoes", "Found shoes"))])

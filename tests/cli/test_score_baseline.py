@@ -15,15 +15,15 @@ from click.testing import CliRunner
 
 from benchmarks.tau_bench.convert import convert
 from tracegrade.cli import cli, score
-from tracegrade.cli.gate import BaselineTraces, compare_with_base
 from tracegrade.compare import RegressionRules
 from tracegrade.compare.sources import ComparedCases
 from tracegrade.config import load_config
 from tracegrade.dataset import load_dataset
+from tracegrade.pipeline.gate import BaselineTraces, compare_with_base
+from tracegrade.pipeline.sources import from_files, iter_from_files
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import CaseResult
 from tracegrade.scoring.streaming import stream_results
-from tracegrade.sources import from_files, iter_from_files
 
 ROOT = Path(__file__).parents[2]
 TAU = ROOT / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"

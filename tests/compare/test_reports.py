@@ -9,8 +9,8 @@ import pytest
 from rich.console import Console
 
 from tests.compare.documents import case, run
-from tracegrade.cli.gate import publish_gate
 from tracegrade.compare import compare_runs
+from tracegrade.pipeline.gate import publish_gate
 from tracegrade.report.breakdown import summary_additions
 from tracegrade.report.comparison import (
     CHANGED_LISTED,

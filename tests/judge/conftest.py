@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.openai_server import ScriptedOpenAI
-from tracegrade import sources
 from tracegrade.judge.settings import JudgeSettings
+from tracegrade.pipeline import sources
 from tracegrade.trace import AgentTrace
 
 TAU_TRACES = (

@@ -178,7 +178,7 @@ def test_a_line_whose_ids_differ_from_the_index_is_kept_whole(tmp_path, monkeypa
 def deferred(paths, options=None):
     """As :func:`streamed`, with the span lines of one trace left undecoded and decoded
     afterwards, trace by trace, as ``score --workers`` does in its worker processes."""
-    from tracegrade import sources
+    from tracegrade.pipeline import sources
 
     errors: list = []
     late = sources.LateErrors()

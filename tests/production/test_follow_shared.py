@@ -15,8 +15,8 @@ from tests.support.postgres import fresh_database
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.cli import cli
 from tracegrade.cli import follow as follow_cli
-from tracegrade.cli.follow import Follower
 from tracegrade.config import load_config
+from tracegrade.pipeline.follow import Follower
 from tracegrade.production.windows import aggregate, breaches, parse_window
 from tracegrade.sampling import sampled
 from tracegrade.scoring import build_scorers
@@ -192,7 +192,7 @@ def test_a_stopping_follower_prints_its_open_window_as_partial_without_storing_i
     with Store(db) as store:
         assert len(follower.poll(store)) == 3
     printed: list[str] = []
-    follower.run(stop, echo=printed.append, poll_s=0.0)
+    follower.run(stop, lambda *_: None, printed.append, poll_s=0.0)
     (window,) = [text for text in printed if text.startswith("WINDOW")]
     assert "(partial, until " in window and "service=shop traces=3" in window
     assert "failure_rate=1.000" in window

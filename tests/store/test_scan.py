@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.postgres import fresh_database
-from tracegrade import sources
 from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.files import read_paths
+from tracegrade.pipeline import sources
 from tracegrade.store.scan import trace_id_batches
 from tracegrade.store.traces import Store
 

@@ -7,7 +7,10 @@ from functools import partial
 
 import click
 
-from tracegrade.cli.gate import (
+from tracegrade.cli.options import config_option
+from tracegrade.config import load_config
+from tracegrade.errors import ExitCode
+from tracegrade.pipeline.gate import (
     alpha_option,
     compare_documents,
     dataset_name,
@@ -17,10 +20,7 @@ from tracegrade.cli.gate import (
     rules_for,
     webhook_option,
 )
-from tracegrade.cli.options import config_option
-from tracegrade.cli.outputs import write_json
-from tracegrade.config import load_config
-from tracegrade.errors import ExitCode
+from tracegrade.pipeline.outputs import write_json
 from tracegrade.store.traces import DB_ENV
 
 

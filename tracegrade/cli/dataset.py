@@ -7,9 +7,7 @@ from typing import Any
 
 import click
 
-from tracegrade import sources
 from tracegrade.cli.options import db_option, files_argument, messages_key_option, report_errors
-from tracegrade.cli.selection import parse_since
 from tracegrade.curate.build import (
     BuildOptions,
     build_dataset,
@@ -20,6 +18,8 @@ from tracegrade.curate.build import (
 from tracegrade.curate.derive import DeriveOptions
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.otlp.files import ReadOptions
+from tracegrade.pipeline import sources
+from tracegrade.pipeline.selection import parse_since
 from tracegrade.store.traces import Store, default_path
 from tracegrade.store.verdicts import judge_verdicts
 

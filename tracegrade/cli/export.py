@@ -7,9 +7,9 @@ from pathlib import Path
 import click
 
 from tracegrade.cli.options import db_option
-from tracegrade.cli.selection import parse_since
 from tracegrade.otlp.codec import ExportTraceServiceRequest
 from tracegrade.otlp.files import write_jsonl, write_protobuf
+from tracegrade.pipeline.selection import parse_since
 from tracegrade.store.scan import trace_id_batches
 from tracegrade.store.traces import Store
 

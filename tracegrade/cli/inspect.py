@@ -12,11 +12,11 @@ from tracegrade.cli.options import (
     db_option,
     emit,
     files_argument,
-    load_batches,
     messages_key_option,
-    no_traces_error,
+    report_errors,
 )
 from tracegrade.errors import InputError
+from tracegrade.pipeline.reading import load_batches, no_traces_error
 from tracegrade.trace import json_schema
 
 
@@ -54,7 +54,9 @@ def command(
         click.echo(json.dumps(json_schema(), indent=2))
         return
     errors: list[InputError] = []
-    batches = load_batches(files, db, messages_key, errors, trace_ids=trace_ids, limit=limit)
+    batches = load_batches(
+        files, db, messages_key, errors, trace_ids=trace_ids, limit=limit, on_errors=report_errors
+    )
     wanted = set(trace_ids)
     count = llm_calls = tool_calls = 0
     for batch in batches:  # printed batch by batch: memory stays flat

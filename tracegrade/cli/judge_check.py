@@ -15,14 +15,11 @@ from tracegrade.cli.options import (
     config_option,
     db_option,
     files_argument,
-    load,
-    load_mapping,
     mapping_option,
     messages_key_option,
     report_errors,
     stacked,
 )
-from tracegrade.cli.outputs import write_json
 from tracegrade.cli.render import console
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, load_dataset
@@ -30,6 +27,8 @@ from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.judge.calibrate import Agreement, judge_check
 from tracegrade.judge.scorer import JudgeScorer
 from tracegrade.judge.settings import JUDGE_MODEL_ENV, resolve_settings
+from tracegrade.pipeline.outputs import write_json
+from tracegrade.pipeline.reading import load, load_mapping
 from tracegrade.scoring import config_for
 from tracegrade.store.judge_cache import JudgeCache
 from tracegrade.store.traces import Store

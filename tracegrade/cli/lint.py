@@ -12,12 +12,12 @@ from tracegrade.cli.options import (
     db_option,
     emit,
     files_argument,
-    load_batches,
     messages_key_option,
-    no_traces_error,
+    report_errors,
 )
 from tracegrade.errors import ExitCode, InputError
 from tracegrade.normalize.lint import lint
+from tracegrade.pipeline.reading import load_batches, no_traces_error
 
 
 @click.command("lint")
@@ -34,7 +34,9 @@ def command(
     trace misses an input."""
     errors: list[InputError] = []
     count = missing = 0
-    for batch in load_batches(files, db, messages_key, errors, limit=limit):
+    for batch in load_batches(
+        files, db, messages_key, errors, limit=limit, on_errors=report_errors
+    ):
         reports = [lint(t) for t in batch[: None if limit is None else limit - count]]
         count += len(reports)
         missing += sum(1 for r in reports if not r.ok)

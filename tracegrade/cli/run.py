@@ -8,14 +8,6 @@ from typing import Any
 
 import click
 
-from tracegrade.cli.gate import (
-    apply_min_score,
-    compare_with_base,
-    current_source,
-    gate_options,
-    publish_gate,
-    resolve_base,
-)
 from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
 from tracegrade.cli.options import (
     config_option,
@@ -25,12 +17,20 @@ from tracegrade.cli.options import (
     stacked,
     tier_options,
 )
-from tracegrade.cli.outputs import verdict, write_outputs
 from tracegrade.compare.sources import CaseTable
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Tier, load_dataset, select_cases
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.judge import Clarifier, resolve_settings
+from tracegrade.pipeline.gate import (
+    apply_min_score,
+    compare_with_base,
+    current_source,
+    gate_options,
+    publish_gate,
+    resolve_base,
+)
+from tracegrade.pipeline.outputs import verdict, write_outputs
 from tracegrade.report.console import print_report
 from tracegrade.runner.agents import (
     DEFAULT_BODY,

@@ -13,7 +13,26 @@ import click
 from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, TextColumn
 
-from tracegrade.cli.gate import (
+from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
+from tracegrade.cli.options import (
+    config_option,
+    db_option,
+    files_argument,
+    mapping_option,
+    messages_key_option,
+    pass_options,
+    report_errors,
+    report_options,
+    scorer_option,
+    tier_options,
+)
+from tracegrade.compare.sources import CaseTable
+from tracegrade.config import load_config
+from tracegrade.dataset import Tier, load_dataset
+from tracegrade.errors import ConfigError, ExitCode, InputError
+from tracegrade.normalize import normalize_trace
+from tracegrade.otlp.files import ReadOptions
+from tracegrade.pipeline.gate import (
     BaselineTraces,
     apply_min_score,
     compare_with_base,
@@ -23,31 +42,10 @@ from tracegrade.cli.gate import (
     resolve_base,
     rules_for,
 )
-from tracegrade.cli.judge_check import judge_cache, judge_options, make_judge
-from tracegrade.cli.options import (
-    config_option,
-    db_option,
-    files_argument,
-    load_batches,
-    load_mapping,
-    mapping_option,
-    messages_key_option,
-    no_traces_error,
-    pass_options,
-    report_errors,
-    report_options,
-    scorer_option,
-    tier_options,
-)
-from tracegrade.cli.outputs import verdict, write_outputs
-from tracegrade.cli.selection import keeps, parse_since, select_batches
-from tracegrade.compare.sources import CaseTable
-from tracegrade.config import load_config
-from tracegrade.dataset import Tier, load_dataset
-from tracegrade.errors import ConfigError, ExitCode, InputError
-from tracegrade.normalize import normalize_trace
-from tracegrade.otlp.files import ReadOptions
-from tracegrade.parallel import default_workers
+from tracegrade.pipeline.outputs import verdict, write_outputs
+from tracegrade.pipeline.reading import load_batches, load_mapping, no_traces_error
+from tracegrade.pipeline.selection import keeps, parse_since, select_batches
+from tracegrade.pipeline.sources import LateErrors, decoded, iter_raw_from_files
 from tracegrade.production.windows import parse_window
 from tracegrade.report.caselog import CaseLog
 from tracegrade.report.console import print_report
@@ -55,8 +53,8 @@ from tracegrade.report.document import case_dict, run_info, streamed_document
 from tracegrade.report.running import RunningSummary
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import CaseResult, run_threshold
+from tracegrade.scoring.parallel import default_workers
 from tracegrade.scoring.streaming import Prepared, stream_results
-from tracegrade.sources import LateErrors, decoded, iter_raw_from_files
 from tracegrade.spans import TraceData
 from tracegrade.store.follow import DEFAULT_LEASE_S
 from tracegrade.store.traces import DEFAULT_QUIET_S, default_path
@@ -201,7 +199,8 @@ def command(
         )
     since_ns = parse_since(since)
     if follow:
-        from tracegrade.cli.follow import Follower, follow_until_stopped  # scipy: only here
+        from tracegrade.cli.follow import follow_until_stopped  # scipy: only here
+        from tracegrade.pipeline.follow import Follower
 
         if files:
             raise ConfigError("--follow reads the store; give no files")
@@ -230,7 +229,15 @@ def command(
     in_workers = workers > 1  # decoded, normalised and selected there too
     late = LateErrors() if in_workers and limit is None else None  # workers decode lines
     loaded = load_batches(
-        files, db, messages_key, errors, workers, raw=in_workers, late=late, **filters
+        files,
+        db,
+        messages_key,
+        errors,
+        workers,
+        raw=in_workers,
+        late=late,
+        on_errors=report_errors,
+        **filters,
     )
     batches: Iterable[list[Any]] = _counting(loaded, read)
     if not in_workers:

@@ -26,8 +26,8 @@ from typing import Any
 from tracegrade.attributes import CASE_ID_ATTR
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
-from tracegrade.parallel import ordered_map
 from tracegrade.scoring.overall import combine
+from tracegrade.scoring.parallel import ordered_map
 from tracegrade.scoring.score import Score, Scorer
 from tracegrade.scoring.usage import Usage, measure
 from tracegrade.trace import AgentTrace
@@ -415,7 +415,7 @@ def evaluate(
 
     Threshold precedence: argument, then the dataset's, then the config's. Weights: the
     dataset's, else the config's (reference-free weights without a dataset). ``workers``:
-    processes that run the scorers (see :mod:`tracegrade.parallel`); the results are
+    processes that run the scorers (see :mod:`tracegrade.scoring.parallel`); the results are
     the same, in the same order.
     """
     threshold = run_threshold(threshold, dataset, config)

@@ -28,7 +28,6 @@ from typing import Any, NamedTuple, Protocol
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
-from tracegrade.parallel import ordered_batches
 from tracegrade.scoring.evaluate import (
     CaseResult,
     Progress,
@@ -43,6 +42,7 @@ from tracegrade.scoring.evaluate import (
     summarize,
     unmatched,
 )
+from tracegrade.scoring.parallel import ordered_batches
 from tracegrade.scoring.score import Scorer
 from tracegrade.trace import AgentTrace
 

@@ -13,18 +13,18 @@ from typing import Any
 import click
 
 from tracegrade.cli.options import stacked
-from tracegrade.cli.outputs import write_text
 from tracegrade.compare import Comparison, RegressionRules, compare_runs, read_document, rules_from
 from tracegrade.compare.documents import DocumentStream
 from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
 from tracegrade.compare.sources import CaseSource, CaseTable, TableCases, as_source, document_head
 from tracegrade.config import Config
 from tracegrade.errors import StoreError
+from tracegrade.pipeline.outputs import write_text
+from tracegrade.pipeline.sources import from_store
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
 from tracegrade.report.comparison import markdown, print_comparison, run_markdown
 from tracegrade.report.document import case_dict
 from tracegrade.scoring.evaluate import CaseResult
-from tracegrade.sources import from_store
 from tracegrade.store.database import is_postgres
 from tracegrade.store.runs import (
     baselines,

@@ -19,7 +19,7 @@ from tracegrade.errors import InputError
 from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.files import Payloads, ReadOptions
 from tracegrade.otlp.stream import Deferred, LateError, decode_deferred, iter_traces
-from tracegrade.parallel import ordered_map
+from tracegrade.scoring.parallel import ordered_map
 from tracegrade.spans import TraceData
 from tracegrade.store.scan import trace_id_batches
 from tracegrade.store.traces import Store
@@ -50,7 +50,7 @@ def iter_from_files(
     """Normalised traces of trace files (see :mod:`tracegrade.otlp.files` for the formats),
     in first-seen order, ``batch_size`` at a time. The input errors met (each naming file
     and line) are appended to ``errors`` before the first batch is yielded. ``workers``:
-    processes that normalise each batch (:mod:`tracegrade.parallel`; same result).
+    processes that normalise each batch (:mod:`tracegrade.scoring.parallel`; same result).
 
     Raises:
         InputError: a path does not exist (at once, not on iteration).

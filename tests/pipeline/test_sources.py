@@ -1,4 +1,4 @@
-"""tracegrade.sources: the streaming entry points give what reading everything gives."""
+"""tracegrade.pipeline.sources: the streaming entry points give what reading everything gives."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade import sources
 from tracegrade.normalize import normalize_all
 from tracegrade.otlp.files import read_paths
+from tracegrade.pipeline import sources
 
-CORPUS = Path(__file__).parents[1] / "datasets" / "tau-bench-otlp" / "otel_genai_default"
+CORPUS = Path(__file__).parents[2] / "datasets" / "tau-bench-otlp" / "otel_genai_default"
 
 
 def test_batches_normalised_in_two_processes_equal_normalising_everything_at_once():
@@ -39,14 +39,17 @@ def test_an_error_met_only_by_the_read_pass_is_added_when_the_batches_end(tmp_pa
 
 
 def test_the_cli_prints_an_error_met_only_by_the_read_pass(tmp_path, capsys):
-    from tracegrade.cli.options import _reporting
+    from tracegrade.cli.options import report_errors
+    from tracegrade.pipeline.reading import _reporting
 
     text = gzip.decompress((CORPUS / "traces.jsonl.gz").read_bytes()).splitlines(keepends=True)
     text[3] = text[3].replace(b'"kind":', b'"kind":,', 1)  # looks canonical, is not JSON
     path = tmp_path / "traces.jsonl"
     path.write_bytes(b"".join(text))
     errors: list = []
-    batches = _reporting(sources.iter_from_files([path], batch_size=10, errors=errors), errors)
+    batches = _reporting(
+        sources.iter_from_files([path], batch_size=10, errors=errors), errors, report_errors
+    )
     assert next(batches) and "error:" not in capsys.readouterr().err  # not known yet
     list(batches)
     assert f"error: {path}:4: invalid JSON" in capsys.readouterr().err

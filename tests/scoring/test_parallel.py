@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tracegrade.parallel import ordered_batches, ordered_map
+from tracegrade.scoring.parallel import ordered_batches, ordered_map
 
 
 def test_forked_workers_return_results_in_order_and_report_each_in_order():
