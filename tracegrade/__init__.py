@@ -41,9 +41,9 @@ _EXPORTS: dict[str, str] = {
     "load_config": "tracegrade.config",
     "Config": "tracegrade.config",
     "evaluate_dataset": "tracegrade.scoring",
-    "CaseResult": "tracegrade.scoring.evaluate",
-    "RunResult": "tracegrade.scoring.evaluate",
-    "RunSummary": "tracegrade.scoring.evaluate",
+    "CaseResult": "tracegrade.scoring.results",
+    "RunResult": "tracegrade.scoring.results",
+    "RunSummary": "tracegrade.scoring.results",
     "Score": "tracegrade.scoring.score",
 }
 
@@ -84,7 +84,7 @@ if TYPE_CHECKING:
         iter_from_store,
     )
     from tracegrade.scoring import evaluate_dataset
-    from tracegrade.scoring.evaluate import CaseResult, RunResult, RunSummary
+    from tracegrade.scoring.results import CaseResult, RunResult, RunSummary
     from tracegrade.scoring.score import Score
     from tracegrade.store.traces import Store
     from tracegrade.trace import AgentTrace, LlmCall, ToolCall

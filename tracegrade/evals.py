@@ -31,14 +31,8 @@ from tracegrade.otlp.codec import logs_from_request, spans_from_request
 from tracegrade.report.document import case_dict, document, run_info
 from tracegrade.runner import telemetry
 from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.evaluate import (
-    CaseResult,
-    RunResult,
-    run_threshold,
-    run_weights,
-    score_trace,
-    summarize,
-)
+from tracegrade.scoring.evaluate import run_threshold, run_weights, score_trace, summarize
+from tracegrade.scoring.results import CaseResult, RunResult
 from tracegrade.scoring.score import Scorer
 from tracegrade.trace import AgentTrace
 

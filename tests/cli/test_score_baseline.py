@@ -22,7 +22,7 @@ from tracegrade.dataset import load_dataset
 from tracegrade.pipeline.gate import BaselineTraces, compare_with_base
 from tracegrade.pipeline.sources import from_files, iter_from_files
 from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.evaluate import CaseResult
+from tracegrade.scoring.results import CaseResult
 from tracegrade.scoring.streaming import stream_results
 
 ROOT = Path(__file__).parents[2]

@@ -11,7 +11,6 @@ from rich.console import Console
 from tests.compare.documents import case, run
 from tracegrade.compare import compare_runs
 from tracegrade.pipeline.gate import publish_gate
-from tracegrade.report.breakdown import summary_additions
 from tracegrade.report.comparison import (
     CHANGED_LISTED,
     FAILED_LISTED,
@@ -85,24 +84,6 @@ def test_a_runs_markdown_lists_fifty_failed_cases_and_counts_the_rest_in_one_pas
     assert listed[0].startswith("| c1 |") and listed[-1].startswith("| c99 |")
     assert len(listed) == FAILED_LISTED
     assert "and 100 more failed cases" in text
-
-
-def test_summary_additions_latency_and_tags() -> None:
-    cases = [
-        case("a", 1.0, duration_ms=100, tags=["orders"]),
-        case("b", 0.4, duration_ms=300, tags=["orders", "price"], scores={"value_grounding": 0.5}),
-    ]
-    added = summary_additions(cases)
-    assert added["latency_mean_ms"] == 200 and added["latency_total_ms"] == 400
-    assert added["hallucination_rate"] == 0.5
-    assert added["by_tag"]["orders"] == {
-        "cases": 2,
-        "passed": 1,
-        "pass_rate": 0.5,
-        "score": 0.7,
-        "hallucination_rate": 0.5,
-    }
-    assert added["by_tag"]["price"]["cases"] == 1
 
 
 def test_a_changed_dataset_is_pointed_out() -> None:

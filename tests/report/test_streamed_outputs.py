@@ -16,11 +16,11 @@ from tracegrade.cli import cli
 from tracegrade.cli import score as score_cli
 from tracegrade.config import load_config
 from tracegrade.pipeline.outputs import write_document
-from tracegrade.report import running
 from tracegrade.report.caselog import CaseLog
 from tracegrade.report.console import print_report
 from tracegrade.report.junit import to_junit, write_junit
 from tracegrade.scoring import build_scorers, config_for
+from tracegrade.scoring import summary as running
 from tracegrade.scoring.streaming import stream_results
 from tracegrade.store import runs as stored
 from tracegrade.store.traces import Store

@@ -26,7 +26,7 @@ from tracegrade.runner.execute import Outcome, merge_traces
 from tracegrade.runner.results import combine
 from tracegrade.runner.settle import SettleRule, is_settled
 from tracegrade.runner.telemetry import resource_attributes_env
-from tracegrade.scoring.evaluate import CaseResult
+from tracegrade.scoring.results import CaseResult
 from tracegrade.spans import Span, TraceData
 from tracegrade.store.traces import TraceState
 

@@ -9,7 +9,8 @@ import pytest
 from tests.scoring.conftest import TEST_PRICES, gap, llm, make_case, make_dataset, make_trace, tool
 from tracegrade.config import Pricing
 from tracegrade.scoring import build_scorers, evaluate
-from tracegrade.scoring.evaluate import CASE_ID_ATTR, case_id_of, match_cases, percentile
+from tracegrade.scoring.evaluate import CASE_ID_ATTR, case_id_of, match_cases
+from tracegrade.scoring.results import percentile
 from tracegrade.scoring.score import Score
 
 ORDERS = "Show me my recent orders"

@@ -50,11 +50,12 @@ from tracegrade.production.windows import parse_window
 from tracegrade.report.caselog import CaseLog
 from tracegrade.report.console import print_report
 from tracegrade.report.document import case_dict, run_info, streamed_document
-from tracegrade.report.running import RunningSummary
 from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.evaluate import CaseResult, run_threshold
+from tracegrade.scoring.evaluate import run_threshold
 from tracegrade.scoring.parallel import default_workers
+from tracegrade.scoring.results import CaseResult
 from tracegrade.scoring.streaming import Prepared, stream_results
+from tracegrade.scoring.summary import RunningSummary
 from tracegrade.spans import TraceData
 from tracegrade.store.follow import DEFAULT_LEASE_S
 from tracegrade.store.traces import DEFAULT_QUIET_S, default_path

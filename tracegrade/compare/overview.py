@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.compare.model import RunOverview
-from tracegrade.scoring.evaluate import HALLUCINATION_AXES, percentile
-from tracegrade.scoring.evaluate import hallucinated as scoring_hallucinated
+from tracegrade.scoring.results import HALLUCINATION_AXES, percentile
+from tracegrade.scoring.results import hallucinated as scoring_hallucinated
 
 __all__ = [
     "HALLUCINATION_AXES",

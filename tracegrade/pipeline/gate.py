@@ -24,7 +24,7 @@ from tracegrade.pipeline.sources import from_store
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
 from tracegrade.report.comparison import markdown, print_comparison, run_markdown
 from tracegrade.report.document import case_dict
-from tracegrade.scoring.evaluate import CaseResult
+from tracegrade.scoring.results import CaseResult
 from tracegrade.store.database import is_postgres
 from tracegrade.store.runs import (
     baselines,

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracegrade.errors import ConfigError
-from tracegrade.scoring.evaluate import percentile
+from tracegrade.scoring.results import percentile
 from tracegrade.store.follow import ResultRow
 
 UNKNOWN_SERVICE = "unknown_service"

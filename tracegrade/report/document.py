@@ -23,7 +23,7 @@ Schema ``tracegrade.run/1``::
                   "latency_sample": {"method", "size", "values": {kind: count}} (only when a
                   run had more latency values of a kind than the sample size: its percentiles
                   are then estimated from a uniform sample of ``size`` values;
-                  :mod:`tracegrade.report.running`)},
+                  :mod:`tracegrade.scoring.summary`)},
       "cases": [{"case_id", "trace_id", "passed", "score", "scores": {scorer: value|null},
                  "reasons": [...], "notes": [...] (axes not scored, never a failure),
                  "hard_failures": [...], "axes": {...}, "excluded": {...},
@@ -62,9 +62,9 @@ from typing import Any
 
 from tracegrade import __version__
 from tracegrade.dataset import Dataset
-from tracegrade.report.breakdown import summary_additions
-from tracegrade.scoring.evaluate import CaseResult, RunResult
+from tracegrade.scoring.results import CaseResult, RunResult
 from tracegrade.scoring.streaming import TraceFacts
+from tracegrade.scoring.summary import RunningSummary
 from tracegrade.trace import AgentTrace
 
 SCHEMA_VERSION = "tracegrade.run/1"
@@ -149,7 +149,7 @@ def run_info(
     """Metadata for a run: ids, dataset version, code version, agent version and models
     (from the traces, or the :class:`TraceFacts` a streamed run kept of them). ``result``:
     the run's results, or the document summary of a streamed run
-    (:class:`~tracegrade.report.running.RunningSummary`)."""
+    (:class:`~tracegrade.scoring.summary.RunningSummary`)."""
     facts = traces if isinstance(traces, TraceFacts) else TraceFacts.of(traces)
     versions = facts.versions
     models = sorted(facts.models)
@@ -216,10 +216,14 @@ def case_dict(result: CaseResult) -> dict[str, Any]:
 
 
 def document(result: RunResult, info: RunInfo) -> dict[str, Any]:
-    """The whole run document (see the module docstring)."""
-    cases = [case_dict(r) for r in result.results]
-    summary = {**dataclasses.asdict(result.summary), **summary_additions(cases)}
-    return streamed_document(summary, cases, info)
+    """The whole run document (see the module docstring); its summary from a
+    :class:`~tracegrade.scoring.summary.RunningSummary` over the results, as a streamed
+    run's."""
+    running = RunningSummary(result.summary.threshold)
+    for case in result.results:
+        running.add(case)
+    summary = running.summary(result.summary.unmatched_traces)
+    return streamed_document(summary, [case_dict(r) for r in result.results], info)
 
 
 def streamed_document(
@@ -227,7 +231,7 @@ def streamed_document(
 ) -> dict[str, Any]:
     """The run document of a summary and case entries (:func:`case_dict`) built apart: by
     :func:`document`, or while a run streams (a
-    :class:`~tracegrade.report.running.RunningSummary` and a
+    :class:`~tracegrade.scoring.summary.RunningSummary` and a
     :class:`~tracegrade.report.caselog.CaseLog`, kept as the document's ``cases``)."""
     return {
         "schema_version": SCHEMA_VERSION,

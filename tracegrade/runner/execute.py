@@ -29,7 +29,8 @@ from tracegrade.normalize import normalize_trace
 from tracegrade.runner.agents import Agent, AgentFailure, Attempt, Session
 from tracegrade.runner.conversation import Conversation, FollowUpHook, converse
 from tracegrade.runner.settle import StoreWorker, wait_settled
-from tracegrade.scoring.evaluate import CaseResult, score_trace
+from tracegrade.scoring.evaluate import score_trace
+from tracegrade.scoring.results import CaseResult
 from tracegrade.scoring.score import Scorer
 from tracegrade.spans import TraceData
 from tracegrade.trace import AgentTrace

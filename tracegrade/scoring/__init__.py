@@ -22,8 +22,9 @@ from tracegrade.scoring import (  # noqa: F401  (registers the built-in scorers)
     production,
     tools,
 )
-from tracegrade.scoring.evaluate import CaseResult, RunResult, RunSummary, evaluate
+from tracegrade.scoring.evaluate import evaluate
 from tracegrade.scoring.registry import builtin_names, builtins, load_reference, plugins
+from tracegrade.scoring.results import CaseResult, RunResult, RunSummary
 from tracegrade.scoring.score import Score, Scorer
 from tracegrade.trace import AgentTrace
 

@@ -17,111 +17,22 @@ the run.
 
 from __future__ import annotations
 
-import statistics
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
 from tracegrade.attributes import CASE_ID_ATTR
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
 from tracegrade.scoring.overall import combine
 from tracegrade.scoring.parallel import ordered_map
+from tracegrade.scoring.results import (
+    CaseResult,
+    RunResult,
+)
 from tracegrade.scoring.score import Score, Scorer
-from tracegrade.scoring.usage import Usage, measure
+from tracegrade.scoring.summary import summarize
+from tracegrade.scoring.usage import measure
 from tracegrade.trace import AgentTrace
-
-
-@dataclass(frozen=True)
-class CaseResult:
-    """One case scored against one trace (``case_id`` None without a dataset; ``trace_id``
-    None when no trace matched the case). ``reasons`` say why the case failed or lost score;
-    ``notes`` what was not scored and why ("groundedness not scored: ..."), never a failure
-    reason by itself."""
-
-    case_id: str | None
-    trace_id: str | None
-    passed: bool
-    score: float | None
-    scores: Mapping[str, float | None]
-    reasons: tuple[str, ...]
-    hard_failures: tuple[str, ...] = ()
-    excluded: Mapping[str, str] = field(default_factory=dict)
-    axes: Mapping[str, float] = field(default_factory=dict)
-    details: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    usage: Usage | None = None
-    weight: float = 1.0
-    tags: tuple[str, ...] = ()
-    tier: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    notes: tuple[str, ...] = ()
-    category: str | None = None
-    """The case's ``category`` (for per-category breakdowns in reports)."""
-
-    @property
-    def hallucinated(self) -> bool:
-        """See :func:`hallucinated` (the one definition every hallucination rate uses)."""
-        return hallucinated(self.scores, self.details)
-
-
-HALLUCINATION_AXES = ("hallucination", "value_grounding")
-
-
-def hallucinated(
-    scores: Mapping[str, float | None], details: Mapping[str, Mapping[str, Any]]
-) -> bool:
-    """THE hallucination test behind every hallucination rate tracegrade reports (run summary,
-    comparison, history, dashboard): the ``hallucination`` or ``value_grounding`` score is
-    below 1, or the answer hit a ``must_not_contain`` phrase. ``scores`` maps scorer names to
-    values in [0, 1] (None when not scored); ``details`` scorer names to their Score documents."""
-    if any((v := scores.get(axis)) is not None and v < 1.0 for axis in HALLUCINATION_AXES):
-        return True
-    found = ((details.get("hallucination") or {}).get("details") or {}).get("forbidden_found")
-    return bool(found)
-
-
-@dataclass(frozen=True)
-class RunSummary:
-    """Totals of a run. Latency percentiles are in ms over trace durations, and over single
-    LLM and tool calls; cost sums the traces whose cost is known."""
-
-    results: int
-    passed: int
-    failed: int
-    pass_rate: float
-    score: float | None
-    threshold: float
-    unmatched_cases: int
-    unmatched_traces: int
-    axes: Mapping[str, float]
-    scorers: Mapping[str, float]
-    excluded: Mapping[str, int]
-    latency_p50_ms: float | None
-    latency_p95_ms: float | None
-    llm_latency_p50_ms: float | None
-    llm_latency_p95_ms: float | None
-    tool_latency_p50_ms: float | None
-    tool_latency_p95_ms: float | None
-    input_tokens: int | None
-    output_tokens: int | None
-    cost_usd: float | None
-    hallucination_rate: float | None
-    judge: Mapping[str, Any] | None = None
-    """The LLM judge's own usage, apart from the agent's: ``{"calls", "cached", "input_tokens",
-    "output_tokens", "cost_usd", "errors", "models"}``; None when no case was judged."""
-    categories: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-    """Per case ``category``: ``{"results", "passed", "pass_rate", "score"}`` (weighted mean
-    score, None when none was scored); empty when no case has a category."""
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """Every case result and the summary."""
-
-    results: tuple[CaseResult, ...]
-    summary: RunSummary
-
 
 # --- matching ---------------------------------------------------------------------------------
 
@@ -259,119 +170,6 @@ def unmatched(case: Case) -> CaseResult:
 
 
 # --- the run ------------------------------------------------------------------------------------
-
-
-def percentile(values: Sequence[float], q: float) -> float | None:
-    """The q-th percentile (0-100) by linear interpolation; None for no values."""
-    if not values:
-        return None
-    if len(values) == 1:
-        return values[0]
-    return (
-        statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
-        if 1 <= q <= 99
-        else max(values)
-    )
-
-
-def _total(values: list[int | None]) -> int | None:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
-
-
-def _mean(values: list[float]) -> float | None:
-    return sum(values) / len(values) if values else None
-
-
-def _judge_usage(results: Sequence[CaseResult]) -> dict[str, Any] | None:
-    """Totals of the judge's usage over the cases it judged (see ``RunSummary.judge``)."""
-    judged = [
-        d["details"] for r in results if (d := r.details.get("judge")) and d["details"].get("usage")
-    ]
-    if not judged:
-        return None
-    usages = [d["usage"] for d in judged]
-    costs = [u.get("cost_usd") for u in usages]
-    return {
-        **{
-            k: sum(u.get(k, 0) for u in usages)
-            for k in ("calls", "cached", "input_tokens", "output_tokens")
-        },
-        "cost_usd": None if any(c is None for c in costs) else sum(costs),
-        "errors": sum(1 for d in judged if d.get("error")),
-        "models": sorted({d["model"] for d in judged}),
-    }
-
-
-def _weighted_score(results: Sequence[CaseResult]) -> float | None:
-    """The weight-weighted mean score of the scored results (None when none carries weight)."""
-    scored = [(r.score, r.weight) for r in results if r.score is not None]
-    weight = sum(w for _, w in scored)
-    return sum(score * w for score, w in scored) / weight if weight else None
-
-
-def _by_category(results: Sequence[CaseResult]) -> dict[str, dict[str, Any]]:
-    """Totals per case category (see ``RunSummary.categories``)."""
-    out: dict[str, dict[str, Any]] = {}
-    for category in sorted({r.category for r in results if r.category is not None}):
-        group = [r for r in results if r.category == category]
-        passed = sum(r.passed for r in group)
-        out[category] = {
-            "results": len(group),
-            "passed": passed,
-            "pass_rate": passed / len(group),
-            "score": _weighted_score(group),
-        }
-    return out
-
-
-def summarize(results: Sequence[CaseResult], threshold: float, unmatched_traces: int) -> RunSummary:
-    """Totals over the results (see :class:`RunSummary`)."""
-    durations = [
-        r.usage.duration_ms for r in results if r.usage and r.usage.duration_ms is not None
-    ]
-    llm = [d for r in results if r.usage for d in r.usage.llm_durations_ms]
-    tools = [d for r in results if r.usage for d in r.usage.tool_durations_ms]
-    costs = [r.usage.cost_usd for r in results if r.usage and r.usage.cost_usd is not None]
-    axes = {a for r in results for a in r.axes}
-    names = {n for r in results for n in r.scores}
-    excluded: dict[str, int] = {}
-    for result in results:
-        for axis in result.excluded:
-            excluded[axis] = excluded.get(axis, 0) + 1
-    with_trace = [r for r in results if r.trace_id is not None]
-    passed = sum(r.passed for r in results)
-    return RunSummary(
-        results=len(results),
-        passed=passed,
-        failed=len(results) - passed,
-        pass_rate=passed / len(results) if results else 0.0,
-        score=_weighted_score(results),
-        threshold=threshold,
-        unmatched_cases=sum(1 for r in results if r.trace_id is None),
-        unmatched_traces=unmatched_traces,
-        axes={a: _mean([r.axes[a] for r in results if a in r.axes]) for a in sorted(axes)},  # type: ignore[misc]
-        scorers={
-            n: m
-            for n in sorted(names)
-            if (m := _mean([v for r in results if (v := r.scores.get(n)) is not None])) is not None
-        },
-        excluded=excluded,
-        latency_p50_ms=percentile(durations, 50),
-        latency_p95_ms=percentile(durations, 95),
-        llm_latency_p50_ms=percentile(llm, 50),
-        llm_latency_p95_ms=percentile(llm, 95),
-        tool_latency_p50_ms=percentile(tools, 50),
-        tool_latency_p95_ms=percentile(tools, 95),
-        input_tokens=_total([r.usage.input_tokens for r in results if r.usage]),
-        output_tokens=_total([r.usage.output_tokens for r in results if r.usage]),
-        cost_usd=sum(costs) if costs else None,
-        hallucination_rate=(sum(r.hallucinated for r in with_trace) / len(with_trace))
-        if with_trace
-        else None,
-        judge=_judge_usage(results),
-        categories=_by_category(results),
-    )
 
 
 Progress = Callable[[CaseResult], None]

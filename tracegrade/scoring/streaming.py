@@ -29,9 +29,7 @@ from typing import Any, NamedTuple, Protocol
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
 from tracegrade.scoring.evaluate import (
-    CaseResult,
     Progress,
-    RunResult,
     _follows_turns,
     _normalized,
     _prefetch,
@@ -43,6 +41,7 @@ from tracegrade.scoring.evaluate import (
     unmatched,
 )
 from tracegrade.scoring.parallel import ordered_batches
+from tracegrade.scoring.results import CaseResult, RunResult
 from tracegrade.scoring.score import Scorer
 from tracegrade.trace import AgentTrace
 

@@ -1,10 +1,12 @@
-"""The run summary from running aggregates: each case result is added once and dropped.
+"""The run summary, the one way it is computed: each case result is added once and dropped.
 
-:class:`RunningSummary` gives the document's ``summary`` (the fields of
-:func:`tracegrade.scoring.evaluate.summarize` and of
-:func:`tracegrade.report.breakdown.summary_additions`) without holding the results: counts,
-sums and means are updated per result, value for value what the list-based functions give
-(sums follow the builtin ``sum``, means ``statistics.fmean``). The latency percentiles come
+:class:`RunningSummary` gives the document's ``summary`` (:class:`RunSummary`'s fields, the
+mean and total latency, the hallucination rate and the breakdown by tag) without holding the
+results: counts, sums and means are updated per result (sums exact as the builtin ``sum``,
+means as ``statistics.fmean``); :func:`summarize` is the same over a list. Every face uses it:
+``score``, ``run``, the Python API, the pytest plugin. A case that failed without a score (an
+agent that crashed, a case no trace matched) counts as 0 in the mean score: a run whose agent
+crashed on some cases does not report the mean of the others. The latency percentiles come
 from a :class:`Reservoir`: exact while a run has at most :data:`SAMPLE_SIZE` values of a
 kind, above that estimated from a uniform sample of that size (the summary's
 ``latency_sample`` then says so).
@@ -15,12 +17,13 @@ from __future__ import annotations
 import math
 import random
 import sys
+from collections.abc import Iterable
 from dataclasses import asdict
 from typing import Any
 
-from tracegrade.scoring.evaluate import CaseResult, RunSummary, percentile
+from tracegrade.scoring.results import CaseResult, RunSummary, percentile
 
-__all__ = ["SAMPLE_SIZE", "Reservoir", "RunningMean", "RunningSum", "RunningSummary"]
+__all__ = ["SAMPLE_SIZE", "Reservoir", "RunningMean", "RunningSum", "RunningSummary", "summarize"]
 
 SAMPLE_SIZE = 100_000
 """Values each latency percentile is computed from: every value up to this many, a uniform
@@ -159,6 +162,15 @@ class Reservoir:
         return percentile(self.values, q)
 
 
+def unscored_as_zero(result: CaseResult) -> float | None:
+    """The score a result contributes to a mean: its score; 0 for a failed result without
+    one (the agent crashed, no trace matched the case, nothing could be scored); None (no
+    contribution) for a passed result without one."""
+    if result.score is not None:
+        return result.score
+    return None if result.passed else 0.0
+
+
 class _Weighted:
     """``_weighted_score`` of :mod:`tracegrade.scoring.evaluate` with running sums: the
     weight-weighted mean of the scored results, None when none carries weight."""
@@ -170,8 +182,9 @@ class _Weighted:
         self.weight = RunningSum()
 
     def add(self, result: CaseResult) -> None:
-        if result.score is not None:
-            self.product.add(result.score * result.weight)
+        score = unscored_as_zero(result)
+        if score is not None:
+            self.product.add(score * result.weight)
             self.weight.add(result.weight)
 
     @property
@@ -195,8 +208,8 @@ class _Group:
         self.results += 1
         self.passed += bool(result.passed)
         self.weighted.add(result)
-        if result.score is not None:
-            self.score.add(result.score)
+        if (score := unscored_as_zero(result)) is not None:
+            self.score.add(score)
         if result.trace_id is not None:
             self.traced += 1
             self.hallucinated += result.hallucinated
@@ -345,8 +358,8 @@ class RunningSummary:
         self.judge.add(result)
         if result.category is not None:
             self.categories.setdefault(result.category, _Group()).add(result)
-        for tag in result.tags:
-            self.tags.setdefault(str(tag), _Group()).add(result)
+        for tag in dict.fromkeys(str(t) for t in result.tags):
+            self.tags.setdefault(tag, _Group()).add(result)
 
     def _usage(self, result: CaseResult) -> None:
         if (usage := result.usage) is None:
@@ -383,8 +396,8 @@ class RunningSummary:
         )
 
     def summary(self, unmatched_traces: int) -> dict[str, Any]:
-        """The document's ``summary``: :meth:`run_summary` and the additions of
-        :func:`tracegrade.report.breakdown.summary_additions`; with ``latency_sample``
+        """The document's ``summary``: :meth:`run_summary`, the mean and total latency, the
+        hallucination rate and the breakdown by tag; with ``latency_sample``
         (:meth:`_Latencies.sample`) when a percentile was estimated from a sample."""
         latencies = self.latencies
         summary = {
@@ -402,3 +415,11 @@ class RunningSummary:
 def _total(values: RunningMean) -> Any:
     """The sum of the values, None for none."""
     return values.total.value if values.count else None
+
+
+def summarize(results: Iterable[CaseResult], threshold: float, unmatched_traces: int) -> RunSummary:
+    """The :class:`RunSummary` of ``results`` (a :class:`RunningSummary` over them)."""
+    running = RunningSummary(threshold)
+    for result in results:
+        running.add(result)
+    return running.run_summary(unmatched_traces)

@@ -1,0 +1,114 @@
+"""What scoring produces: one :class:`CaseResult` per case and trace, the run's
+:class:`RunSummary`, both in a :class:`RunResult`."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegrade.scoring.usage import Usage
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One case scored against one trace (``case_id`` None without a dataset; ``trace_id``
+    None when no trace matched the case). ``reasons`` say why the case failed or lost score;
+    ``notes`` what was not scored and why ("groundedness not scored: ..."), never a failure
+    reason by itself."""
+
+    case_id: str | None
+    trace_id: str | None
+    passed: bool
+    score: float | None
+    scores: Mapping[str, float | None]
+    reasons: tuple[str, ...]
+    hard_failures: tuple[str, ...] = ()
+    excluded: Mapping[str, str] = field(default_factory=dict)
+    axes: Mapping[str, float] = field(default_factory=dict)
+    details: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    usage: Usage | None = None
+    weight: float = 1.0
+    tags: tuple[str, ...] = ()
+    tier: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    category: str | None = None
+    """The case's ``category`` (for per-category breakdowns in reports)."""
+
+    @property
+    def hallucinated(self) -> bool:
+        """See :func:`hallucinated` (the one definition every hallucination rate uses)."""
+        return hallucinated(self.scores, self.details)
+
+
+HALLUCINATION_AXES = ("hallucination", "value_grounding")
+
+
+def hallucinated(
+    scores: Mapping[str, float | None], details: Mapping[str, Mapping[str, Any]]
+) -> bool:
+    """THE hallucination test behind every hallucination rate tracegrade reports (run summary,
+    comparison, history, dashboard): the ``hallucination`` or ``value_grounding`` score is
+    below 1, or the answer hit a ``must_not_contain`` phrase. ``scores`` maps scorer names to
+    values in [0, 1] (None when not scored); ``details`` scorer names to their Score documents."""
+    if any((v := scores.get(axis)) is not None and v < 1.0 for axis in HALLUCINATION_AXES):
+        return True
+    found = ((details.get("hallucination") or {}).get("details") or {}).get("forbidden_found")
+    return bool(found)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """Totals of a run. Latency percentiles are in ms over trace durations, and over single
+    LLM and tool calls; cost sums the traces whose cost is known."""
+
+    results: int
+    passed: int
+    failed: int
+    pass_rate: float
+    score: float | None
+    threshold: float
+    unmatched_cases: int
+    unmatched_traces: int
+    axes: Mapping[str, float]
+    scorers: Mapping[str, float]
+    excluded: Mapping[str, int]
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+    llm_latency_p50_ms: float | None
+    llm_latency_p95_ms: float | None
+    tool_latency_p50_ms: float | None
+    tool_latency_p95_ms: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    cost_usd: float | None
+    hallucination_rate: float | None
+    judge: Mapping[str, Any] | None = None
+    """The LLM judge's own usage, apart from the agent's: ``{"calls", "cached", "input_tokens",
+    "output_tokens", "cost_usd", "errors", "models"}``; None when no case was judged."""
+    categories: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per case ``category``: ``{"results", "passed", "pass_rate", "score"}`` (weighted mean
+    score, None when none was scored); empty when no case has a category."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Every case result and the summary."""
+
+    results: tuple[CaseResult, ...]
+    summary: RunSummary
+
+
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """The q-th percentile (0-100) by linear interpolation; None for no values."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return (
+        statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+        if 1 <= q <= 99
+        else max(values)
+    )
