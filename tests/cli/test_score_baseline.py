@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from benchmarks.tau_bench.convert import convert
-from tracegrade.cli import cli, score
+from tracegrade.cli import cli
+from tracegrade.pipeline import score
 from tracegrade.compare import RegressionRules
 from tracegrade.compare.sources import ComparedCases
 from tracegrade.config import load_config

@@ -62,7 +62,7 @@ def test_a_run_without_baseline_writes_its_own_step_summary(
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     doc = run("r1", [case("a", 0.9), case("b", 0.4)], passed=False)
-    assert publish_gate(doc, None, None, str(tmp_path / "run.md")) is False
+    assert publish_gate(doc, None, None, str(tmp_path / "run.md")) == []
     text = summary.read_text()
     assert text.startswith("### tracegrade: ❌ run failed")
     assert "| 1/2 | 50.0% | 0.650 |" in text and "| b | 0.400 | b is below threshold |" in text

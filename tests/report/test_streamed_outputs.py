@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from tests.scoring.conftest import make_trace
 from tracegrade.cli import cli
 from tracegrade.cli import score as score_cli
+from tracegrade.pipeline import score as score_pipeline
 from tracegrade.config import load_config
 from tracegrade.pipeline.outputs import write_document
 from tracegrade.report.caselog import CaseLog
@@ -152,9 +153,9 @@ def test_score_keeps_no_result_and_bounds_its_report(tmp_path, monkeypatch):
 
     monkeypatch.setattr(running.RunningSummary, "add", add)
     monkeypatch.setattr(score_cli, "CASES_SHOWN", 2)
-    read = score_cli.load_batches
+    read = score_pipeline.load_batches
     monkeypatch.setattr(  # batches of 5 traces
-        score_cli,
+        score_pipeline,
         "load_batches",
         lambda *a, **k: (b[i : i + 5] for b in read(*a, **k) for i in range(0, len(b), 5)),
     )

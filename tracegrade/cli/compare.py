@@ -7,20 +7,11 @@ from functools import partial
 
 import click
 
-from tracegrade.cli.options import config_option
-from tracegrade.config import load_config
+from tracegrade.cli.gate_options import alpha_option, markdown_option, webhook_option
+from tracegrade.cli.options import config_option, warn
 from tracegrade.errors import ExitCode
-from tracegrade.pipeline.gate import (
-    alpha_option,
-    compare_documents,
-    dataset_name,
-    markdown_option,
-    publish,
-    resolve_document,
-    rules_for,
-    webhook_option,
-)
-from tracegrade.pipeline.outputs import write_json
+from tracegrade.pipeline.compare import CompareOptions, compare
+from tracegrade.report.comparison import print_comparison
 from tracegrade.store.traces import DB_ENV
 
 
@@ -48,13 +39,10 @@ def command(
     """Compare run BASE with run CURRENT (default latest). Each is a run id (or prefix),
     latest, latest~N, baseline, or a run-document JSON file (--json of score/run). Exit 0 when
     CURRENT did not regress, 1 on a regression, 2 on a usage or input error."""
-    config = load_config(config_path)
-    current, _ = resolve_document(current_ref, db)
-    base, is_baseline = resolve_document(base_ref, db, dataset_name(current))
-    comparison = compare_documents(
-        base, current, rules_for(config, alpha), [db], base_is_baseline=is_baseline, config=config
+    options = CompareOptions(
+        base_ref, current_ref, db, config_path, alpha, json_path, markdown_path, alert_webhook
     )
-    if json_path:
-        write_json(json_path, comparison.to_json())
-    publish(comparison, alert_webhook, markdown_path)
-    sys.exit(int(ExitCode.FAILED if comparison.regression else ExitCode.OK))
+    compared = compare(options)
+    print_comparison(compared.comparison)
+    warn(compared.warnings)
+    sys.exit(int(ExitCode.FAILED if compared.comparison.regression else ExitCode.OK))

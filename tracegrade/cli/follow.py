@@ -8,7 +8,9 @@ import threading
 import click
 
 from tracegrade.errors import ExitCode
-from tracegrade.pipeline.follow import Follower
+from tracegrade.pipeline.follow import Follower, make_follower
+from tracegrade.pipeline.judging import judge_cache
+from tracegrade.pipeline.score import ScoreOptions
 from tracegrade.scoring import CaseResult
 
 
@@ -40,3 +42,13 @@ def follow_until_stopped(follower: Follower) -> ExitCode:
         f"tracegrade score --follow: {len(results)} traces scored, {failed} failed", err=True
     )
     return ExitCode.FAILED if failed else ExitCode.OK
+
+
+def follow_command(
+    options: ScoreOptions, quiet_s: float, window: str | None, lease_s: float
+) -> ExitCode:
+    """``score --follow``: the follower of ``options``, run until stopped (judge verdicts
+    cached in the store)."""
+    follower, judge = make_follower(options, quiet_s=quiet_s, window=window, lease_s=lease_s)
+    with judge_cache(options.db, judge):
+        return follow_until_stopped(follower)

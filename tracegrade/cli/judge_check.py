@@ -4,8 +4,6 @@ options and set-up that ``score`` shares."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 
 import click
 from rich.markup import escape
@@ -21,17 +19,10 @@ from tracegrade.cli.options import (
     stacked,
 )
 from tracegrade.cli.render import console
-from tracegrade.config import Config, load_config
-from tracegrade.dataset import Case, Dataset, load_dataset
-from tracegrade.errors import ConfigError, ExitCode
-from tracegrade.judge.calibrate import Agreement, judge_check
-from tracegrade.judge.scorer import JudgeScorer
-from tracegrade.judge.settings import JUDGE_MODEL_ENV, resolve_settings
-from tracegrade.pipeline.outputs import write_json
-from tracegrade.pipeline.reading import load, load_mapping
-from tracegrade.scoring import config_for
-from tracegrade.store.judge_cache import JudgeCache
-from tracegrade.store.traces import Store
+from tracegrade.errors import ExitCode
+from tracegrade.judge.calibrate import Agreement
+from tracegrade.judge.settings import JUDGE_MODEL_ENV
+from tracegrade.pipeline.judging import JudgeCheckOptions, check_judge
 
 judge_options = stacked(
     [
@@ -59,54 +50,6 @@ judge_options = stacked(
     ]
 )
 """``--judge-model``, ``--judge-concurrency``, ``--judge-repeat``."""
-
-
-def make_judge(
-    config: Config,
-    dataset: Dataset | None,
-    cases: Sequence[Case | None],
-    *,
-    mode: bool | None,
-    model: str | None,
-    concurrency: int,
-    repeat: int,
-) -> JudgeScorer | None:
-    """The judge scorer for a run over ``cases`` (None: a trace without a case), or None when
-    no case is judged. ``mode``: None judges cases with a rubric, True every case and trace
-    (``--judge``), False none (``--no-judge``: cases with a rubric show the judge skipped).
-
-    Raises:
-        ConfigError: a case needs the judge and no API key is configured (checked here, once,
-            before any trace is scored).
-    """
-    settings = resolve_settings(
-        model, pricing=config.pricing, config=config.judge, concurrency=concurrency, repeat=repeat
-    )
-    scorer = JudgeScorer(
-        settings,
-        default=dataset.judge if dataset else None,
-        judge_all=bool(mode),
-        enabled=mode is not False,
-    )
-    if not any(scorer.spec(case) is not None for case in cases):
-        return None
-    if scorer.needs_judge(cases):
-        settings.require_credentials()
-    return scorer
-
-
-@contextmanager
-def judge_cache(db: str | None, scorer: JudgeScorer | None) -> Iterator[None]:
-    """Keep the judge's verdicts in the store at ``db`` while the block runs."""
-    if scorer is None or not scorer.enabled:
-        yield
-        return
-    with Store(db) as store:
-        scorer.cache = JudgeCache(store)
-        try:
-            yield
-        finally:
-            scorer.cache = JudgeCache()
 
 
 def _rows_table(agreement: Agreement) -> Table:
@@ -178,30 +121,21 @@ def command(
     """Run the LLM judge on the DATASET cases that carry a human ``label: pass|fail`` (traces
     from FILEs, or the store) and report agreement: accuracy and Cohen's kappa. A case without
     a rubric is judged with the dataset's default rubric, else faithfulness."""
-    dataset = load_dataset(dataset_path)
-    config = config_for(load_config(config_path), dataset)
-    labelled = [c for c in dataset.cases if c.label is not None]
-    scorer = make_judge(
-        config,
-        dataset,
-        labelled,
-        mode=True,
-        model=judge_model,
-        concurrency=judge_concurrency,
-        repeat=judge_repeat,
+    options = JudgeCheckOptions(
+        dataset_path,
+        files,
+        db,
+        messages_key,
+        judge_model,
+        judge_concurrency,
+        judge_repeat,
+        mapping,
+        config_path,
+        json_path,
     )
-    if scorer is None:  # no labelled case: judge_check names the problem
-        scorer = JudgeScorer(resolve_settings(judge_model), judge_all=True)
-    loaded = load(files, db, messages_key)
-    report_errors(loaded.errors)
-    if not loaded.traces:
-        raise ConfigError("no traces to judge")
-    with judge_cache(db, scorer):
-        agreement = judge_check(loaded.traces, dataset, scorer, load_mapping(mapping))
-    if json_path:
-        write_json(json_path, agreement.to_dict())
+    agreement, errors = check_judge(options, report_errors)
     out = console()
     out.print(_rows_table(agreement))
     out.print(_summary(agreement))
     below = min_kappa is not None and (agreement.kappa is None or agreement.kappa < min_kappa)
-    sys.exit(int(ExitCode.FAILED if below else ExitCode.USAGE if loaded.errors else ExitCode.OK))
+    sys.exit(int(ExitCode.FAILED if below else ExitCode.USAGE if errors else ExitCode.OK))

@@ -69,6 +69,12 @@ def files_argument(function: F) -> F:
     return click.argument("files", nargs=-1, type=click.Path(exists=True))(function)
 
 
+def warn(warnings: Sequence[str]) -> None:
+    """Print warnings (``warning: ...``) to stderr."""
+    for text in warnings:
+        click.echo(f"warning: {text}", err=True)
+
+
 def report_errors(errors: Sequence[InputError]) -> None:
     """Print input errors (``file:line: message``) to stderr."""
     for error in errors:

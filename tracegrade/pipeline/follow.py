@@ -23,10 +23,12 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from tracegrade.config import Config
 from tracegrade.dataset import Dataset, Tier
 from tracegrade.normalize import normalize_trace
+from tracegrade.pipeline.score import ScoreOptions, plan_run
 from tracegrade.production import windows
 from tracegrade.production.alert import post_alert
 from tracegrade.sampling import sampled
@@ -207,3 +209,32 @@ def _row(result: CaseResult, trace: AgentTrace) -> shared.ResultRow:
         cost_usd=result.usage.cost_usd if result.usage else None,
         result=case_dict(result),
     )
+
+
+def make_follower(
+    options: ScoreOptions, *, quiet_s: float, window: str | None, lease_s: float
+) -> tuple[Follower, Any]:
+    """The follower of ``score --follow`` for ``options`` (its dataset, config, scorers and
+    judge as a scoring run resolves them: :func:`tracegrade.pipeline.score.plan_run`), and its
+    judge (None without one), whose cache the caller keeps open while following.
+
+    Raises:
+        ConfigError: as :func:`tracegrade.pipeline.score.plan_run`; a bad ``window``.
+    """
+    resolved = plan_run(options)
+    since_s = resolved.since_ns / 1e9 if resolved.since_ns is not None else time.time()
+    follower = Follower(
+        options.db,
+        resolved.dataset,
+        resolved.scorers,
+        resolved.config,
+        quiet_s=quiet_s,
+        threshold=options.threshold,
+        tier=options.tier,
+        since=since_s,
+        sample=options.sample,
+        window_s=windows.parse_window(window) if window else None,
+        alert_webhook=options.alert_webhook,
+        lease_s=lease_s,
+    )
+    return follower, resolved.judge

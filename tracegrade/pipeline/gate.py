@@ -10,9 +10,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-import click
-
-from tracegrade.cli.options import stacked
 from tracegrade.compare import Comparison, RegressionRules, compare_runs, read_document, rules_from
 from tracegrade.compare.documents import DocumentStream
 from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
@@ -22,7 +19,7 @@ from tracegrade.errors import StoreError
 from tracegrade.pipeline.outputs import write_text
 from tracegrade.pipeline.sources import from_store
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
-from tracegrade.report.comparison import markdown, print_comparison, run_markdown
+from tracegrade.report.comparison import markdown, run_markdown
 from tracegrade.report.document import case_dict
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store.database import is_postgres
@@ -35,8 +32,6 @@ from tracegrade.store.runs import (
 )
 from tracegrade.store.traces import Store, default_path
 from tracegrade.trace import AgentTrace
-
-F = Callable[..., Any]
 
 
 def store_exists(db: str | None) -> bool:
@@ -209,69 +204,18 @@ def compare_documents(
         )
 
 
-def publish(comparison: Comparison, webhook: str | None, markdown_path: str | None) -> None:
-    """Print the comparison, write ``--markdown`` and the GitHub step summary, and post the
-    webhook on a regression (a failed delivery is reported on stderr, nothing more)."""
-    print_comparison(comparison)
+def publish(comparison: Comparison, webhook: str | None, markdown_path: str | None) -> list[str]:
+    """Write ``--markdown`` and the GitHub step summary of the comparison, and post the
+    webhook on a regression; returns warnings (a failed delivery: reported, nothing more)."""
     _summary(markdown(comparison), markdown_path)
     if webhook and comparison.regression:
         delivery = post_webhook(webhook, comparison)
         if not delivery.ok:
-            click.echo(
-                f"warning: alert webhook failed after {delivery.attempts} attempt(s): "
-                f"{delivery.error} (the verdict is unchanged)",
-                err=True,
-            )
-
-
-webhook_option = click.option(
-    "--alert-webhook",
-    metavar="URL",
-    envvar="TRACEGRADE_ALERT_WEBHOOK",
-    help="POST a JSON alert (Slack-compatible 'text') here on a regression.",
-)
-"""``--alert-webhook URL`` (default ``$TRACEGRADE_ALERT_WEBHOOK``)."""
-
-alpha_option = click.option(
-    "--alpha",
-    type=click.FloatRange(0, 1, min_open=True, max_open=True),
-    default=None,
-    help="Significance level of the paired tests (default 0.05 or tracegrade.yaml).",
-)
-"""``--alpha X``: significance level of the paired tests (0-1, open), None: the config's."""
-
-markdown_option = click.option(
-    "--markdown",
-    "markdown_path",
-    type=click.Path(dir_okay=False),
-    help="Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY when set).",
-)
-"""``--markdown FILE`` (parameter ``markdown_path``)."""
-
-
-def gate_options(function: F, *, webhook: bool = True) -> F:
-    """``--baseline``, ``--alpha``, ``--alert-webhook`` (unless the command has its own),
-    ``--markdown`` and ``--min-score`` for ``score`` and ``run``."""
-    options = [
-        click.option(
-            "--baseline",
-            metavar="BASE",
-            help="Compare with a run: baseline, latest, latest~N, a run id or a run-document "
-            "JSON file; exit 1 on a regression.",
-        ),
-        alpha_option,
-        webhook_option,
-        markdown_option,
-        click.option(
-            "--min-score",
-            type=click.FloatRange(0, 1),
-            default=None,
-            help="Fail the run (exit 1) when the mean overall score is below this.",
-        ),
-    ]
-    if not webhook:
-        options = [o for o in options if o is not webhook_option]
-    return stacked(options)(function)
+            return [
+                f"alert webhook failed after {delivery.attempts} attempt(s): "
+                f"{delivery.error} (the verdict is unchanged)"
+            ]
+    return []
 
 
 def apply_min_score(doc: dict[str, Any], min_score: float | None) -> None:
@@ -315,15 +259,14 @@ def publish_gate(
     comparison: Comparison | None,
     webhook: str | None,
     markdown_path: str | None,
-) -> bool:
-    """After the report of ``score`` / ``run``: publish the comparison (:func:`publish`) and
-    return True on a regression; without one, write the run's Markdown summary where asked."""
+) -> list[str]:
+    """After a run of ``score`` / ``run``: publish the comparison (:func:`publish`); without
+    one, write the run's Markdown summary where asked. Returns warnings."""
     if comparison is not None:
-        publish(comparison, webhook, markdown_path)
-        return comparison.regression
+        return publish(comparison, webhook, markdown_path)
     if markdown_path or os.environ.get(STEP_SUMMARY_ENV):  # else the cases need no reading
         _summary(run_markdown(doc), markdown_path)
-    return False
+    return []
 
 
 def _summary(text: str, markdown_path: str | None) -> None:

@@ -1,0 +1,270 @@
+"""``run``: drive an instrumented agent through a golden dataset's cases, score the traces it
+sends, and gate the run as ``score`` does.
+
+The agent is one of three kinds (:mod:`tracegrade.runner.agents`): an in-process Python
+function, a command (any language), or a running service over HTTP. Each case's traces come
+to an in-process OTLP receiver; a case is scored once they settle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegrade.compare import Comparison
+from tracegrade.compare.sources import CaseTable
+from tracegrade.config import Config, load_config
+from tracegrade.dataset import Tier, load_dataset, select_cases
+from tracegrade.errors import ConfigError, ExitCode
+from tracegrade.judge import Clarifier, resolve_settings
+from tracegrade.pipeline.gate import (
+    apply_min_score,
+    compare_with_base,
+    current_source,
+    publish_gate,
+    resolve_base,
+)
+from tracegrade.pipeline.judging import judge_cache, make_judge
+from tracegrade.pipeline.outputs import verdict, write_outputs
+from tracegrade.runner.agents import (
+    DEFAULT_BODY,
+    Agent,
+    CommandAgent,
+    HttpAgent,
+    InputFormat,
+    OtlpProtocol,
+    PythonAgent,
+)
+from tracegrade.runner.conversation import (
+    FollowUpHook,
+    FollowUps,
+    JudgeClarifications,
+    ScriptedClarifications,
+)
+from tracegrade.runner.execute import RunPlan, Scoring
+from tracegrade.runner.session import EvalRun, new_run_id, run_eval, store_location
+from tracegrade.scoring import build_scorers, config_for
+from tracegrade.scoring.evaluate import run_threshold, run_weights
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """Which agent (exactly one of ``ref`` ``module:function``, ``command``, ``url``) and how
+    it is reached; seconds for the settle times."""
+
+    ref: str | None = None
+    command: str | None = None
+    url: str | None = None
+    input_format: InputFormat = "text"
+    otlp_protocol: OtlpProtocol = "http/protobuf"
+    body: str = DEFAULT_BODY
+    headers: Sequence[str] = ()
+    reply_field: str | None = None
+    settle_quiet: float | None = None
+    settle_timeout: float = 10.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What ``tracegrade run`` takes: the dataset (a path) and its selection, the agent, how
+    the run goes (concurrency, seconds per case, repeats), scoring and the gate as
+    :class:`~tracegrade.pipeline.score.ScoreOptions` name them."""
+
+    dataset: str
+    agent: AgentOptions
+    tier: Tier | None = None
+    tags: Sequence[str] = ()
+    case_ids: Sequence[str] = ()
+    concurrency: int = 4
+    timeout: float = 120.0
+    repeat: int = 1
+    label: str | None = None
+    threshold: float | None = None
+    min_pass_rate: float = 1.0
+    scorer_refs: Sequence[str] = ()
+    config: str | None = None
+    db: str | None = None
+    otlp_grpc_port: int = 0
+    otlp_http_port: int = 0
+    json_path: str | None = None
+    junit_path: str | None = None
+    verbose: bool = False
+    save: bool = True
+    judge: bool | None = None
+    judge_model: str | None = None
+    judge_concurrency: int = 4
+    judge_repeat: int = 1
+    baseline: str | None = None
+    alpha: float | None = None
+    alert_webhook: str | None = None
+    markdown_path: str | None = None
+    min_score: float | None = None
+
+
+@dataclass
+class RunOutcome:
+    """A finished ``run``: its document, the comparison with the baseline, warnings."""
+
+    document: dict[str, Any]
+    comparison: Comparison | None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def problem(self) -> str | None:
+        """Why the run is a usage error (exit 2): interrupted, or no case produced a trace."""
+        summary, run = self.document["summary"], self.document["run"]
+        if run["interrupted"]:
+            return f"interrupted: {summary['results']} case(s) finished and reported"
+        if summary["unmatched_cases"] == summary["results"]:
+            return "error: no case produced a trace to score (see the reasons above)"
+        return None
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """0 pass, 1 below threshold or a regression, 2 interrupted or no trace."""
+        if self.problem:
+            return ExitCode.USAGE
+        code = verdict(self.document)
+        regression = self.comparison is not None and self.comparison.regression
+        return ExitCode.FAILED if regression and code == ExitCode.OK else code
+
+
+def _headers(values: Sequence[str]) -> dict[str, str]:
+    headers = {}
+    for value in values:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            raise ConfigError(f"--header {value!r}: expected 'Name: value'")
+        headers[name.strip()] = content.strip()
+    return headers
+
+
+def make_agent(options: AgentOptions) -> Agent:
+    """The agent named by exactly one of ``--agent``, ``--agent-cmd``, ``--agent-url``.
+
+    Raises:
+        ConfigError: none or several given, or a bad spec (see each agent kind).
+    """
+    given = [
+        name
+        for name, value in (
+            ("--agent", options.ref),
+            ("--agent-cmd", options.command),
+            ("--agent-url", options.url),
+        )
+        if value
+    ]
+    if len(given) != 1:
+        raise ConfigError(
+            "give exactly one of --agent MODULE:FUNCTION, --agent-cmd COMMAND, --agent-url URL"
+            + (f" (got {', '.join(given)})" if given else "")
+        )
+    quiet = options.settle_quiet
+    if options.ref:
+        return PythonAgent(options.ref)
+    if options.command:
+        return CommandAgent(
+            options.command,
+            input_format=options.input_format,
+            protocol=options.otlp_protocol,
+            quiet_s=0.2 if quiet is None else quiet,
+            settle_timeout_s=options.settle_timeout,
+        )
+    return HttpAgent(
+        options.url or "",
+        body=options.body,
+        headers=_headers(options.headers),
+        reply_field=options.reply_field,
+        quiet_s=1.0 if quiet is None else quiet,
+        settle_timeout_s=options.settle_timeout,
+    )
+
+
+def follow_up_hook(
+    config: Config, judge_mode: bool | None, judge_model: str | None
+) -> FollowUpHook:
+    """Scripted clarifications, then the judge clarifier when a judge model is configured
+    (``--judge-model`` or ``TRACEGRADE_JUDGE_MODEL``) and ``--no-judge`` is not given.
+
+    Raises:
+        ConfigError: a judge model is configured but no judge API key.
+    """
+    hooks: list[FollowUpHook] = [ScriptedClarifications()]
+    if judge_model and judge_mode is not False:
+        settings = resolve_settings(judge_model, pricing=config.pricing)
+        settings.require_credentials()
+        hooks.append(JudgeClarifications(Clarifier(settings)))
+    return FollowUps(hooks)
+
+
+def _clarifier_usage(hook: FollowUpHook) -> dict[str, Any] | None:
+    for item in getattr(hook, "hooks", []):
+        if isinstance(item, JudgeClarifications):
+            usage = item.clarifier.usage.to_dict()  # type: ignore[attr-defined]
+            return {**usage, "errors": list(item.errors)} if usage["calls"] or item.errors else None
+    return None
+
+
+def run(options: RunOptions) -> RunOutcome:
+    """Run the selected cases against the agent, score, write, store, compare and gate.
+
+    Raises:
+        ConfigError: bad options (the agent, a case id, the judge's credentials).
+        DatasetError: a bad dataset.
+    """
+    dataset = load_dataset(options.dataset)
+    base = (
+        resolve_base(options.baseline, options.db, dataset.name, CaseTable())
+        if options.baseline
+        else None
+    )
+    cases = select_cases(dataset, options.tier, options.tags, options.case_ids)
+    config = config_for(load_config(options.config), dataset)
+    judge = make_judge(
+        config,
+        dataset,
+        cases,
+        mode=options.judge,
+        model=options.judge_model,
+        concurrency=options.judge_concurrency,
+        repeat=options.judge_repeat,
+    )
+    scorers = [*build_scorers(config, options.scorer_refs), *([judge] if judge else [])]
+    hook = follow_up_hook(config, options.judge, options.judge_model)
+    threshold = run_threshold(options.threshold, dataset, config)
+    plan = RunPlan(
+        new_run_id(),
+        cases,
+        repeat=options.repeat,
+        concurrency=options.concurrency,
+        timeout_s=options.timeout,
+    )
+    session = EvalRun(
+        dataset,
+        plan,
+        make_agent(options.agent),
+        Scoring(scorers, config, run_weights(dataset, config), threshold),
+        hook,
+        db=options.db,
+        grpc_port=options.otlp_grpc_port,
+        http_port=options.otlp_http_port,
+        tier=options.tier,
+        min_pass_rate=options.min_pass_rate,
+        label=options.label,
+        config_sources=config.sources,
+        verbose=options.verbose,
+    )
+    with store_location(options.db) as location, judge_cache(location, judge):
+        doc = run_eval(session, location)
+        if (usage := _clarifier_usage(hook)) is not None:
+            doc["summary"]["clarifier"] = usage
+        apply_min_score(doc, options.min_score)
+        no_save = not options.save or options.db is None
+        write_outputs(doc, location, options.json_path, options.junit_path, no_save)
+        current = current_source(doc, base)
+        comparison = compare_with_base(
+            current, base, dbs=[location, options.db], config=config, alpha=options.alpha
+        )
+    warnings = publish_gate(doc, comparison, options.alert_webhook, options.markdown_path)
+    return RunOutcome(doc, comparison, warnings)

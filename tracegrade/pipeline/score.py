@@ -1,0 +1,395 @@
+"""``score``: traces (files, the store, or traces already read) scored against a golden
+dataset or reference-free, summarised, stored, compared with a baseline and gated.
+
+Every face that scores calls :func:`score`: ``tracegrade score``, the Python API
+(:func:`tracegrade.evaluate_dataset`), the pytest plugin. The run streams: traces are read,
+normalised and scored a batch at a time, each result goes into the running summary and a
+case log on disk (:class:`~tracegrade.report.caselog.CaseLog`), so memory stays flat in the
+number of traces. :func:`score` is a context manager because the finished run's cases stay
+in that log until the face has rendered them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from tracegrade.compare import Comparison
+from tracegrade.compare.sources import CaseTable
+from tracegrade.config import Config, load_config
+from tracegrade.dataset import Dataset, Tier, load_dataset
+from tracegrade.errors import ConfigError, ExitCode, InputError
+from tracegrade.normalize import normalize_trace
+from tracegrade.otlp.files import ReadOptions
+from tracegrade.pipeline.gate import (
+    Base,
+    BaselineTraces,
+    apply_min_score,
+    compare_with_base,
+    current_source,
+    publish_gate,
+    resolve_base,
+    rules_for,
+)
+from tracegrade.pipeline.judging import judge_cache, make_judge
+from tracegrade.pipeline.outputs import verdict, write_outputs
+from tracegrade.pipeline.reading import ErrorSink, load_batches, load_mapping, no_traces_error
+from tracegrade.pipeline.selection import keeps, parse_since, select_batches
+from tracegrade.pipeline.sources import LateErrors, decoded, iter_raw_from_files
+from tracegrade.report.caselog import CaseLog
+from tracegrade.report.document import case_dict, run_info, streamed_document
+from tracegrade.scoring import build_scorers, config_for
+from tracegrade.scoring.evaluate import run_threshold
+from tracegrade.scoring.parallel import default_workers
+from tracegrade.scoring.results import CaseResult, RunResult, RunSummary
+from tracegrade.scoring.score import Scorer
+from tracegrade.scoring.streaming import Prepared, stream_results
+from tracegrade.scoring.summary import RunningSummary
+from tracegrade.spans import TraceData
+from tracegrade.store.traces import default_path
+from tracegrade.trace import AgentTrace
+
+NO_CASE_MATCHED = "no case matched a trace (by tracegrade.case_id, mapping, or first user input)"
+
+
+@dataclass(frozen=True)
+class ScoreOptions:
+    """What a scoring run takes. Traces come from ``traces`` (already read), else ``files``,
+    else the store at ``db``; ``dataset`` is a loaded :class:`Dataset` or a path (None: the
+    reference-free scorers); ``config`` a loaded :class:`Config` or a path. Thresholds are
+    scores in [0, 1]; ``since`` is ``30m``/``12h``/``7d`` or an ISO date; ``sample`` a
+    fraction of traces kept by trace id; ``workers`` processes (0: one per CPU)."""
+
+    files: Sequence[str] = ()
+    db: str | None = None
+    messages_key: str = "messages"
+    traces: Sequence[AgentTrace] | None = None
+    dataset: Dataset | str | Path | None = None
+    mapping: str | None = None
+    tier: Tier | None = None
+    threshold: float | None = None
+    min_pass_rate: float = 1.0
+    since: str | None = None
+    limit: int | None = None
+    sample: float | None = None
+    scorer_refs: Sequence[str] = ()
+    config: Config | str | None = None
+    json_path: str | None = None
+    junit_path: str | None = None
+    markdown_path: str | None = None
+    save: bool = True
+    workers: int = 1
+    judge: bool | None = None
+    """None: judge cases with a rubric; True: every case and trace; False: none."""
+    judge_model: str | None = None
+    judge_concurrency: int = 4
+    judge_repeat: int = 1
+    baseline: str | None = None
+    alpha: float | None = None
+    alert_webhook: str | None = None
+    min_score: float | None = None
+    keep_results: bool = False
+    """Keep every :class:`CaseResult` in memory (the Python API) besides the case log."""
+
+
+@dataclass
+class ScoredRun:
+    """A finished scoring run: its ``tracegrade.run/1`` document (``cases`` readable while
+    the :func:`score` block runs), the comparison with the baseline, the input errors met,
+    warnings for the face to show, and the results when kept."""
+
+    document: dict[str, Any]
+    summary: RunSummary
+    dataset: Dataset | None
+    comparison: Comparison | None
+    input_errors: list[InputError]
+    warnings: list[str] = field(default_factory=list)
+    results: list[CaseResult] | None = None
+
+    @property
+    def regression(self) -> bool:
+        """True when the comparison with the baseline found a regression."""
+        return self.comparison is not None and self.comparison.regression
+
+    @property
+    def problem(self) -> str | None:
+        """Why the run is a usage error (exit 2) although it finished: no case matched."""
+        summary = self.document["summary"]
+        if self.dataset is not None and summary["unmatched_cases"] == summary["results"]:
+            return NO_CASE_MATCHED
+        return None
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """0 pass, 1 below threshold or a regression, 2 no case matched or input errors."""
+        if self.problem or self.input_errors:
+            return ExitCode.USAGE
+        return ExitCode.FAILED if self.regression else verdict(self.document)
+
+    def run_result(self) -> RunResult:
+        """The kept results (``keep_results``) and the run's summary."""
+        return RunResult(tuple(self.results or ()), self.summary)
+
+
+@dataclass
+class Plan:
+    """What the options resolve to before any trace is read."""
+
+    dataset: Dataset | None
+    config: Config
+    scorers: list[Scorer]
+    judge: Any
+    workers: int
+    since_ns: int | None
+    base: Base | None
+
+
+def _dataset(value: Dataset | str | Path | None) -> Dataset | None:
+    if value is None or isinstance(value, Dataset):
+        return value
+    return load_dataset(value)
+
+
+def plan_run(options: ScoreOptions) -> Plan:
+    """Load the dataset, config, scorers and judge; check the options fit together.
+
+    Raises:
+        ConfigError: the judge with several workers; a bad option value.
+        DatasetError: a bad dataset (named with its file and line).
+    """
+    dataset = _dataset(options.dataset)
+    config = options.config if isinstance(options.config, Config) else load_config(options.config)
+    config = config_for(config, dataset)
+    scorers = build_scorers(config, options.scorer_refs)
+    judge = make_judge(
+        config,
+        dataset,
+        dataset.tier(options.tier) if dataset else [None],
+        mode=options.judge,
+        model=options.judge_model,
+        concurrency=options.judge_concurrency,
+        repeat=options.judge_repeat,
+    )
+    workers = options.workers or default_workers()
+    if workers > 1 and judge:
+        raise ConfigError(
+            "--workers runs the scorers in several processes, the LLM judge in one: "
+            "add --no-judge, or drop --workers"
+        )
+    name = dataset.name if dataset else None
+    base = (
+        resolve_base(options.baseline, options.db, name, CaseTable()) if options.baseline else None
+    )
+    return Plan(
+        dataset,
+        config,
+        [*scorers, *([judge] if judge else [])],
+        judge,
+        workers,
+        parse_since(options.since),
+        base,
+    )
+
+
+def _batches(
+    options: ScoreOptions,
+    plan: Plan,
+    errors: list[InputError],
+    read: list[int],
+    late: LateErrors | None,
+    on_errors: ErrorSink,
+) -> Iterable[list[Any]]:
+    """The traces to score, in batches (decoded only, in workers: ``plan.workers`` > 1)."""
+    if options.traces is not None:
+        batches: Iterable[list[Any]] = [list(options.traces)]
+    else:
+        filters = {
+            "since_unix_nano": plan.since_ns,
+            "limit": None if options.sample else options.limit,
+        }
+        batches = load_batches(
+            options.files,
+            options.db,
+            options.messages_key,
+            errors,
+            plan.workers,
+            raw=plan.workers > 1,
+            late=late,
+            on_errors=on_errors,
+            **filters,
+        )
+    batches = _counting(batches, read)
+    if plan.workers > 1:
+        return batches
+    return select_batches(
+        batches, since_unix_nano=plan.since_ns, sample=options.sample, limit=options.limit
+    )
+
+
+def _prepared(since_ns: int | None, sample: float | None, raw: TraceData) -> Prepared:
+    """A trace read (its deferred lines decoded) and normalised, if ``since``/``sample``
+    keep it, with the input errors of those lines (in a worker)."""
+    data, late = decoded(raw)
+    if not data.spans:  # its lines did not decode: one process would not have yielded it
+        return Prepared(None, late)
+    trace = normalize_trace(data)
+    return Prepared(trace if keeps(trace, since_unix_nano=since_ns, sample=sample) else None, late)
+
+
+def _counting(batches: Iterable[list[Any]], count: list[int]) -> Iterator[list[Any]]:
+    for batch in batches:
+        count[0] += len(batch)
+        yield batch
+        del batch  # not held while the next batch is read
+
+
+def _read_again(
+    files: Sequence[str], messages_key: str, defer: bool, trace_ids: set[str]
+) -> dict[str, AgentTrace]:
+    """The traces ``trace_ids`` of ``files``, read again as the run read them (``defer``: a
+    single trace's lines decoded only for those, as workers do): trace id -> trace, for the
+    baseline diffs of traces the run did not keep. Raises as the run's read."""
+    found = {}
+    late = LateErrors() if defer else None
+    options = ReadOptions(messages_key=messages_key)
+    for batch in iter_raw_from_files(files, options, errors=[], late=late):
+        for raw in batch:
+            if raw.trace_id in trace_ids and (data := decoded(raw)[0]).spans:
+                found[raw.trace_id] = normalize_trace(data)
+    return found
+
+
+def _collector(
+    running: RunningSummary, cases: CaseLog, kept: list[CaseResult] | None
+) -> Callable[[CaseResult], None]:
+    """Each result into the running summary, the case log (as its document entry) and,
+    when kept, the list."""
+
+    def collect(result: CaseResult) -> None:
+        running.add(result)
+        cases.add(case_dict(result))
+        if kept is not None:
+            kept.append(result)
+
+    return collect
+
+
+def _stored(options: ScoreOptions) -> bool:
+    """Whether the run touches the store (traces in memory, not saved: never)."""
+    return options.traces is None or options.save or options.db is not None
+
+
+def _no_traces(options: ScoreOptions, read: int) -> ConfigError:
+    if options.traces is None and not options.files and not read:
+        filters = {"since_unix_nano": options.since, "limit": options.limit}
+        return no_traces_error(options.files, options.db, **filters)
+    hint = " (check --since/--sample/--limit)" if options.since or options.sample else ""
+    return ConfigError("no traces to score" + hint)
+
+
+@contextmanager
+def score(
+    options: ScoreOptions,
+    *,
+    progress: Callable[[CaseResult], None] | None = None,
+    on_errors: ErrorSink = lambda errors: None,
+) -> Iterator[ScoredRun]:
+    """Score, summarise, write the outputs, store and compare (module docstring); the run is
+    yielded while its case log is open. ``progress`` is told of each result; ``on_errors``
+    of input errors as they are met (each names the file and line; the rest still loads).
+
+    Raises:
+        ConfigError: bad options, no traces to score (the message says why).
+        DatasetError, InputError, StoreError: as the dataset, the files or the store raise.
+    """
+    plan = plan_run(options)
+    errors: list[InputError] = []
+    read = [0]  # traces read before --since/--sample/--limit
+    keeper = (
+        BaselineTraces(plan.base[0], rules_for(plan.config, options.alpha)) if plan.base else None
+    )
+    in_workers = plan.workers > 1 and options.traces is None
+    late = LateErrors() if in_workers and options.limit is None else None  # workers decode
+    batches = _batches(options, plan, errors, read, late, on_errors)
+    running = RunningSummary(run_threshold(options.threshold, plan.dataset, plan.config))
+    kept: list[CaseResult] | None = [] if options.keep_results else None
+    with CaseLog() as cases:
+        cache = judge_cache(options.db, plan.judge) if _stored(options) else nullcontext()
+        with cache:
+            leftover, facts = stream_results(
+                batches,
+                plan.dataset,
+                plan.scorers,
+                plan.config,
+                _collector(running, cases, kept),
+                tier=options.tier,
+                threshold=options.threshold,
+                mapping=load_mapping(
+                    options.mapping,
+                    [c.id for c in plan.dataset.cases if c.id] if plan.dataset else None,
+                ),
+                progress=progress,
+                workers=plan.workers if options.traces is None else 1,
+                prepare=partial(_prepared, plan.since_ns, options.sample) if in_workers else None,
+                limit=options.limit if in_workers else None,
+                on_notes=late.add if late else None,
+                keeper=keeper,
+            )
+        if late is not None:
+            errors.extend(found := late.errors())
+            on_errors(found)
+        if not facts.count:
+            raise _no_traces(options, read[0])
+        yield _finish(options, plan, running, cases, facts, leftover, errors, keeper, kept)
+
+
+def _finish(
+    options: ScoreOptions,
+    plan: Plan,
+    running: RunningSummary,
+    cases: CaseLog,
+    facts: Any,
+    leftover: int,
+    errors: list[InputError],
+    keeper: BaselineTraces | None,
+    kept: list[CaseResult] | None,
+) -> ScoredRun:
+    """The document of the finished run, written, stored, compared and gated."""
+    summary = running.summary(leftover)
+    if options.traces is not None:
+        source = "traces in memory"
+    else:
+        source = ", ".join(options.files) if options.files else str(default_path(options.db))
+    info = run_info(
+        summary,
+        facts,
+        plan.dataset,
+        tier=options.tier,
+        min_pass_rate=options.min_pass_rate,
+        trace_source=source,
+        config_sources=plan.config.sources,
+    )
+    doc = streamed_document(summary, cases, info)
+    apply_min_score(doc, options.min_score)
+    write_outputs(doc, options.db, options.json_path, options.junit_path, not options.save)
+    read_again = (
+        partial(_read_again, options.files, options.messages_key, plan.workers > 1)
+        if options.files
+        else None
+    )
+    current = current_source(doc, plan.base)
+    comparison = compare_with_base(
+        current,
+        plan.base,
+        dbs=[options.db],
+        config=plan.config,
+        alpha=options.alpha,
+        preloaded=keeper.preloaded(current, read_again) if keeper else None,
+    )
+    warnings = publish_gate(doc, comparison, options.alert_webhook, options.markdown_path)
+    run_summary = running.run_summary(leftover)
+    return ScoredRun(doc, run_summary, plan.dataset, comparison, errors, warnings, kept)
