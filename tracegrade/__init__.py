@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     "Case": "tracegrade.dataset",
     "load_config": "tracegrade.config",
     "Config": "tracegrade.config",
-    "evaluate_dataset": "tracegrade.scoring",
+    "evaluate_dataset": "tracegrade.pipeline.evaluate",
     "CaseResult": "tracegrade.scoring.results",
     "RunResult": "tracegrade.scoring.results",
     "RunSummary": "tracegrade.scoring.results",
@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from tracegrade.config import Config, load_config
     from tracegrade.dataset import Case, Dataset, load_dataset
     from tracegrade.normalize import normalize_all, normalize_trace
+    from tracegrade.pipeline.evaluate import evaluate_dataset
     from tracegrade.pipeline.sources import (
         Loaded,
         from_files,
@@ -83,7 +84,6 @@ if TYPE_CHECKING:
         iter_from_files,
         iter_from_store,
     )
-    from tracegrade.scoring import evaluate_dataset
     from tracegrade.scoring.results import CaseResult, RunResult, RunSummary
     from tracegrade.scoring.score import Score
     from tracegrade.store.traces import Store

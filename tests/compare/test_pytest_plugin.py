@@ -18,7 +18,7 @@ from tests.support.openai_server import ScriptedOpenAI
 
 # Imported here so pytester's in-process runs find numpy and scipy already loaded (it drops the
 # modules an inner run imported, and numpy cannot be loaded twice in one process).
-import tracegrade.evals  # noqa: F401,E402  isort: skip
+import tracegrade.pytest_plugin.evals  # noqa: F401,E402  isort: skip
 
 pytest_plugins = ["pytester"]
 

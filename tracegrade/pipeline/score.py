@@ -11,7 +11,7 @@ in that log until the face has rendered them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
@@ -69,7 +69,8 @@ class ScoreOptions:
     messages_key: str = "messages"
     traces: Sequence[AgentTrace] | None = None
     dataset: Dataset | str | Path | None = None
-    mapping: str | None = None
+    mapping: str | Mapping[str, Sequence[str]] | None = None
+    """A mapping file (case id -> trace ids), or the mapping itself."""
     tier: Tier | None = None
     threshold: float | None = None
     min_pass_rate: float = 1.0
@@ -278,6 +279,12 @@ def _collector(
     return collect
 
 
+def _mapping(options: ScoreOptions, dataset: Dataset | None) -> Mapping[str, Sequence[str]]:
+    if options.mapping is None or isinstance(options.mapping, Mapping):
+        return options.mapping or {}
+    return load_mapping(options.mapping, [c.id for c in dataset.cases if c.id] if dataset else None)
+
+
 def _stored(options: ScoreOptions) -> bool:
     """Whether the run touches the store (traces in memory, not saved: never)."""
     return options.traces is None or options.save or options.db is not None
@@ -328,10 +335,7 @@ def score(
                 _collector(running, cases, kept),
                 tier=options.tier,
                 threshold=options.threshold,
-                mapping=load_mapping(
-                    options.mapping,
-                    [c.id for c in plan.dataset.cases if c.id] if plan.dataset else None,
-                ),
+                mapping=_mapping(options, plan.dataset),
                 progress=progress,
                 workers=plan.workers if options.traces is None else 1,
                 prepare=partial(_prepared, plan.since_ns, options.sample) if in_workers else None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from tracegrade.config import Config, load_config
+from tracegrade.config import Config
 from tracegrade.dataset import Dataset
 from tracegrade.scoring import (  # noqa: F401  (registers the built-in scorers)
     budgets,
@@ -26,7 +26,6 @@ from tracegrade.scoring.evaluate import evaluate
 from tracegrade.scoring.registry import builtin_names, builtins, load_reference, plugins
 from tracegrade.scoring.results import CaseResult, RunResult, RunSummary
 from tracegrade.scoring.score import Score, Scorer
-from tracegrade.trace import AgentTrace
 
 __all__ = [
     "CaseResult",
@@ -38,7 +37,6 @@ __all__ = [
     "builtin_names",
     "config_for",
     "evaluate",
-    "evaluate_dataset",
 ]
 
 
@@ -67,23 +65,3 @@ def build_scorers(
         scorers.extend(plugins(config))
     scorers.extend(load_reference(ref, config) for ref in references)
     return scorers
-
-
-def evaluate_dataset(
-    traces: Sequence[AgentTrace],
-    dataset: Dataset | None = None,
-    *,
-    config: Config | None = None,
-    threshold: float | None = None,
-) -> RunResult:
-    """Score normalised traces against a golden dataset's cases (reference-free without one)
-    with every built-in and plugin scorer: what ``tracegrade score`` does, as one call.
-
-    ``config`` defaults to :func:`~tracegrade.config.load_config` (defaults, then
-    ``./tracegrade.yaml``); ``threshold`` (0-1) overrides the pass threshold.
-
-    Raises:
-        ConfigError: the config names an unknown scorer or a plugin cannot be loaded.
-    """
-    config = config_for(config or load_config(), dataset)
-    return evaluate(traces, dataset, build_scorers(config), config, threshold=threshold)

@@ -16,8 +16,8 @@ file; stored runs are read from ``--tracegrade-db``): a case that regressed agai
 baseline fails, and at the end of the session the whole run is compared (mean score,
 hallucination rate, ...); a regression fails the session (exit 1).
 ``--tracegrade-json PATH`` writes the session's run document (one per dataset; the dataset
-name joins the file name when there are several). The implementation (:mod:`tracegrade.evals`)
-is imported only when a test uses it.
+name joins the file name when there are several). The implementation
+(:mod:`tracegrade.pytest_plugin.evals`) is imported only when a test uses it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ except ImportError as exc:  # only pytest loads this module, and it brings pytes
 
 if TYPE_CHECKING:
     from tracegrade.dataset import Case
-    from tracegrade.evals import Evaluator, Session
+    from tracegrade.pytest_plugin.evals import Evaluator, Session
 
 MARKER = "tracegrade"
 _SESSION = pytest.StashKey["Session"]()
@@ -58,7 +58,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _session(config: pytest.Config) -> Session:
-    from tracegrade.evals import Session
+    from tracegrade.pytest_plugin.evals import Session
 
     if _SESSION not in config.stash:
         config.stash[_SESSION] = Session(config)
@@ -69,7 +69,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker(MARKER)
     if marker is None or "tracegrade_case" not in metafunc.fixturenames:
         return
-    from tracegrade.evals import cases_of
+    from tracegrade.pytest_plugin.evals import cases_of
 
     cases = cases_of(marker)
     metafunc.parametrize("tracegrade_case", cases, ids=[str(c.id) for c in cases])
@@ -78,7 +78,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture
 def tracegrade(request: pytest.FixtureRequest) -> Evaluator:
     """Capture an agent's telemetry and check a golden case (see the module docstring)."""
-    from tracegrade.evals import Evaluator
+    from tracegrade.pytest_plugin.evals import Evaluator
 
     return Evaluator(_session(request.config), request)
 
@@ -94,7 +94,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(_SESSION, None)
     if state is None or not state.suites:
         return
-    from tracegrade.evals import finish
+    from tracegrade.pytest_plugin.evals import finish
 
     regression = finish(state, session.config.getoption("tracegrade_json"))
     if regression and session.exitstatus == 0:

@@ -28,10 +28,11 @@ from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.normalize import normalize_all
 from tracegrade.otlp.codec import logs_from_request, spans_from_request
+from tracegrade.pipeline.score import ScoreOptions, score
 from tracegrade.report.document import case_dict, document, run_info
 from tracegrade.runner import telemetry
 from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.evaluate import run_threshold, run_weights, score_trace, summarize
+from tracegrade.scoring.evaluate import run_threshold, summarize
 from tracegrade.scoring.results import CaseResult, RunResult
 from tracegrade.scoring.score import Scorer
 from tracegrade.trace import AgentTrace
@@ -176,8 +177,7 @@ class Evaluator:
         found = list(traces if traces is not None else (self.captured or Captured()).traces)
         if not found:
             pytest.fail(f"tracegrade: no trace captured for case {case.id}", pytrace=False)
-        weights = run_weights(suite.dataset, suite.config)
-        result = score_trace(found[0], case, suite.scorers, suite.config, weights, suite.threshold)
+        result = _score_case(suite, case, found[0])
         suite.results.append(result)
         suite.traces.extend(found)
         problems = [] if result.passed else [f"score {result.score}", *result.reasons]
@@ -204,6 +204,23 @@ class Evaluator:
             return []
         reasons = ", ".join(compared[0].reasons)
         return [f"regressed against baseline {base['run']['run_id']}: {reasons}"]
+
+
+def _score_case(suite: Suite, case: Case, trace: AgentTrace) -> CaseResult:
+    """``case`` scored against ``trace`` as ``tracegrade score`` scores it
+    (:func:`tracegrade.pipeline.score.score`: the same scorers and judge, the suite's config),
+    the trace given to the case whatever its input (an explicit mapping)."""
+    options = ScoreOptions(
+        traces=[trace],
+        dataset=suite.dataset.model_copy(update={"cases": [case]}),
+        config=suite.config,
+        mapping={str(case.id): [trace.trace_id]},
+        save=False,
+        keep_results=True,
+    )
+    with score(options) as run:
+        results = run.results or []
+    return results[0]  # one case, its one trace: one result
 
 
 def _normalise(spans: InMemorySpanExporter, logs: InMemoryLogExporter) -> list[AgentTrace]:
