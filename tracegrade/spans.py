@@ -141,3 +141,15 @@ def loads_maybe(value: Any) -> Any:
             except json.JSONDecodeError:
                 return value
     return value
+
+
+def parse_arguments(value: Any) -> Any:
+    """Tool-call arguments as parsed JSON where they parse (any JSON value), else as given."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    if isinstance(value, tuple):
+        return [parse_arguments(v) for v in value]
+    return value

@@ -89,7 +89,12 @@ def test_13_2_category_is_on_every_result_and_summarised():
     assert by_id["return-laptop"].category == "returns"  # unmatched, still categorised
     assert result.summary.categories == {
         "order-management": {"results": 1, "passed": 1, "pass_rate": 1.0, "score": 1.0},
-        "returns": {"results": 1, "passed": 0, "pass_rate": 0.0, "score": None},
+        "returns": {
+            "results": 1,
+            "passed": 0,
+            "pass_rate": 0.0,
+            "score": 0.0,
+        },  # unmatched: counts 0 (issue 24),
     }
 
 

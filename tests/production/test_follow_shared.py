@@ -17,7 +17,7 @@ from tracegrade.cli import cli
 from tracegrade.cli import follow as follow_cli
 from tracegrade.config import load_config
 from tracegrade.pipeline.follow import Follower
-from tracegrade.production.windows import aggregate, breaches, parse_window
+from tracegrade.report.windows import aggregate, breaches, parse_window
 from tracegrade.sampling import sampled
 from tracegrade.scoring import build_scorers
 from tracegrade.store import follow as shared

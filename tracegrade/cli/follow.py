@@ -10,8 +10,7 @@ import click
 from tracegrade.errors import ExitCode
 from tracegrade.pipeline.follow import Follower, make_follower
 from tracegrade.pipeline.judging import judge_cache
-from tracegrade.pipeline.score import ScoreOptions
-from tracegrade.scoring import CaseResult
+from tracegrade.pipeline.score import CaseResult, ScoreOptions
 
 
 def line(result: CaseResult, updated: bool = False) -> str:

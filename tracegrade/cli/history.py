@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tracegrade.cli.runs import db_option, stored_overviews
-from tracegrade.compare import RunOverview
+from tracegrade.cli.runs import db_option
+from tracegrade.pipeline.views import RunOverview, stored_overviews
 from tracegrade.report.comparison import value
 from tracegrade.report.trend import COLUMNS, sparkline, write_png
 from tracegrade.store.traces import Store

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
 import click
 from rich import box
@@ -13,32 +12,15 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tracegrade.compare import RunOverview, overview
-from tracegrade.dataset import load_dataset
+from tracegrade.pipeline.views import RunOverview, stored_overviews
 from tracegrade.report.comparison import value
 from tracegrade.report.console import print_report
-from tracegrade.store.runs import baselines, load_run, recent_runs, resolve_run, set_baseline
+from tracegrade.store.runs import load_run, resolve_run, set_baseline
 from tracegrade.store.traces import DB_ENV, Store
 
 db_option = click.option(
     "--db", default=None, envvar=DB_ENV, metavar="PATH|URL", help="Trace store."
 )
-
-
-def dataset_filter(value_: str | None) -> str | None:
-    """``--dataset NAME|PATH``: a path to a dataset file is replaced by its name."""
-    if value_ and Path(value_).is_file():
-        return load_dataset(value_).name
-    return value_
-
-
-def stored_overviews(
-    store: Store, dataset: str | None, label: str | None, limit: int
-) -> list[RunOverview]:
-    """The overviews of the newest runs (dataset name or file, label filters)."""
-    marked = set(baselines(store).values())
-    docs = recent_runs(store, dataset=dataset_filter(dataset), label=label, limit=limit)
-    return [overview(d, baseline=d["run"]["run_id"] in marked) for d in docs]
 
 
 def _seconds(ms: float | None) -> str:

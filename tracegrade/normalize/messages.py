@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.normalize.histories import HistoryCache
-from tracegrade.spans import loads_maybe
+from tracegrade.spans import loads_maybe, parse_arguments
 
 TOOL_CALLS_FINISH = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"})
 """Finish reasons meaning "the model asked for tools" (semconv ``tool_call``, OpenAI
@@ -109,18 +109,6 @@ class Message:
 
 
 # --- JSON helpers ----------------------------------------------------------------------------
-
-
-def parse_arguments(value: Any) -> Any:
-    """Tool-call arguments as parsed JSON where they parse (any JSON value), else as given."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except json.JSONDecodeError:
-            return value
-    if isinstance(value, tuple):
-        return [parse_arguments(v) for v in value]
-    return value
 
 
 def as_text(value: Any) -> str | None:
@@ -479,9 +467,12 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
         if message is not None:
             return message
     elif type(raw) is not dict:  # a decoded JSON object skips the general checks
-        raw = loads_maybe(raw)
         if event_name == TOOL_MESSAGE_EVENT and raw is not None and not isinstance(raw, Mapping):
-            raw = {"content": raw}  # the body is the content itself
+            decoded = loads_maybe(raw)  # Semantic Kernel: the message as JSON
+            is_message = isinstance(decoded, Mapping) and not {"role", "tool_call_id"}.isdisjoint(
+                decoded
+            )
+            raw = decoded if is_message else {"content": raw}  # else the body is the content
         raw = loads_maybe(raw)
         if not isinstance(raw, Mapping):
             return None

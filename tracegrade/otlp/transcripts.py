@@ -31,10 +31,9 @@ from typing import Any
 
 from tracegrade.attributes import TIMING_ATTR
 from tracegrade.errors import TranscriptError
-from tracegrade.normalize.messages import parse_arguments
 from tracegrade.otlp.build import RequestBuilder, stable_hex
 from tracegrade.otlp.codec import ExportTraceServiceRequest
-from tracegrade.spans import SpanKind
+from tracegrade.spans import SpanKind, parse_arguments
 
 SYNTHETIC_EPOCH_NS = 946_684_800 * 10**9
 """2000-01-01T00:00:00Z: the start of every transcript trace (transcripts have no times)."""

@@ -12,7 +12,7 @@ result is stored with the claim, so no trace is scored twice or missed, even whe
 dies. ``sample`` keeps a fraction of traces by trace id (:mod:`tracegrade.sampling`): every
 worker makes the same choice. With ``window_s``, each closed window's aggregates per
 ``service.name`` are stored, printed, and checked against the config's thresholds
-(:mod:`tracegrade.production.windows`).
+(:mod:`tracegrade.report.windows`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from tracegrade.config import Config
 from tracegrade.dataset import Dataset, Tier
 from tracegrade.normalize import normalize_trace
 from tracegrade.pipeline.score import ScoreOptions, plan_run
-from tracegrade.production import windows
-from tracegrade.production.alert import post_alert
+from tracegrade.report import windows
+from tracegrade.report.alerts import post_alert
 from tracegrade.sampling import sampled
 from tracegrade.scoring import CaseResult, evaluate
 from tracegrade.scoring.score import Scorer
@@ -124,7 +124,7 @@ class Follower:
 
     def close_windows(self, store: Store, now: float | None = None) -> list[str]:
         """Aggregate every window that closed since the last call (see
-        :mod:`tracegrade.production.windows`); store each, and return the lines to print
+        :mod:`tracegrade.report.windows`); store each, and return the lines to print
         (aggregates, then alerts). Only the worker that first stores a window alerts."""
         if self.window_s is None:
             return []

@@ -9,10 +9,12 @@ from typing import Any
 
 from tracegrade.dataset import mapping
 from tracegrade.errors import ConfigError, InputError
+from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.files import ReadOptions
 from tracegrade.pipeline import sources
 from tracegrade.store.database import display, is_postgres
 from tracegrade.store.traces import Store, default_path
+from tracegrade.trace import AgentTrace
 
 ErrorSink = Callable[[Sequence[InputError]], None]
 """Told of input errors as they are found (the CLI prints them on stderr)."""
@@ -137,3 +139,9 @@ def load_mapping(path: str | None, case_ids: Collection[str] | None = None) -> d
         ConfigError: a bad mapping file (the message names it).
     """
     return {} if path is None else mapping.load_mapping(path, case_ids)
+
+
+def traces_by_id(store: Store, trace_ids: Sequence[str]) -> dict[str, AgentTrace]:
+    """The stored traces ``trace_ids`` (those with spans), normalised, by trace id: the one
+    way the dashboard, the follower and the comparisons read traces by id."""
+    return {t.trace_id: normalize_trace(t) for t in store.load(list(trace_ids)) if t.spans}

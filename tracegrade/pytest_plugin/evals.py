@@ -23,18 +23,11 @@ from opentelemetry.sdk._logs.export import InMemoryLogExporter, SimpleLogRecordP
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from tracegrade.compare import Comparison, compare_runs, read_document, rules_from
-from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.normalize import normalize_all
 from tracegrade.otlp.codec import logs_from_request, spans_from_request
-from tracegrade.pipeline.score import ScoreOptions, score
-from tracegrade.report.document import case_dict, document, run_info
+from tracegrade.pipeline.suite import CaseResult, Comparison, Suite, resolve_baseline
 from tracegrade.runner import telemetry
-from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.evaluate import run_threshold, summarize
-from tracegrade.scoring.results import CaseResult, RunResult
-from tracegrade.scoring.score import Scorer
 from tracegrade.trace import AgentTrace
 
 MARKER = "tracegrade"
@@ -57,35 +50,6 @@ def cases_of(marker: pytest.Mark) -> list[Case]:
     return dataset_of(marker).tier(marker.kwargs.get("tier"))
 
 
-@dataclass
-class Suite:
-    """The scored cases of one dataset in this session."""
-
-    dataset: Dataset
-    config: Config
-    scorers: list[Scorer]
-    results: list[CaseResult] = field(default_factory=list)
-    traces: list[AgentTrace] = field(default_factory=list)
-
-    @property
-    def threshold(self) -> float:
-        return run_threshold(None, self.dataset, self.config)
-
-    def run_document(self) -> dict[str, Any]:
-        """The session's ``tracegrade.run/1`` document for this dataset."""
-        result = RunResult(tuple(self.results), summarize(self.results, self.threshold, 0))
-        info = run_info(
-            result,
-            self.traces,
-            self.dataset,
-            tier=None,
-            min_pass_rate=1.0,
-            trace_source="pytest",
-            config_sources=self.config.sources,
-        )
-        return document(result, info)
-
-
 class Session:
     """Per pytest session: the suites, the baseline, and the final comparison."""
 
@@ -97,8 +61,7 @@ class Session:
 
     def suite(self, dataset: Dataset) -> Suite:
         if _key(dataset) not in self.suites:
-            config = config_for(load_config(), dataset)
-            self.suites[_key(dataset)] = Suite(dataset, config, build_scorers(config, ()))
+            self.suites[_key(dataset)] = Suite(dataset)
         return self.suites[_key(dataset)]
 
     def baseline(self, dataset: Dataset) -> dict[str, Any] | None:
@@ -107,20 +70,10 @@ class Session:
         if not ref:
             return None
         if _key(dataset) not in self.baselines:
-            self.baselines[_key(dataset)] = _resolve(
+            self.baselines[_key(dataset)] = resolve_baseline(
                 ref, self.pytest_config.getoption("tracegrade_db"), dataset.name
             )
         return self.baselines[_key(dataset)]
-
-
-def _resolve(ref: str, db: str | None, dataset: str | None) -> dict[str, Any]:
-    if Path(ref).is_file():
-        return read_document(ref)
-    from tracegrade.store.runs import load_run, resolve_run
-    from tracegrade.store.traces import Store
-
-    with Store(db) as store:
-        return load_run(store, resolve_run(store, ref, dataset=dataset))
 
 
 @dataclass
@@ -177,9 +130,7 @@ class Evaluator:
         found = list(traces if traces is not None else (self.captured or Captured()).traces)
         if not found:
             pytest.fail(f"tracegrade: no trace captured for case {case.id}", pytrace=False)
-        result = _score_case(suite, case, found[0])
-        suite.results.append(result)
-        suite.traces.extend(found)
+        result = suite.score(case, found)
         problems = [] if result.passed else [f"score {result.score}", *result.reasons]
         problems += self._regressed(suite, result)
         if problems:
@@ -196,31 +147,8 @@ class Evaluator:
         base = self.session.baseline(suite.dataset)
         if base is None:
             return []
-        current = {"run": {"run_id": "pytest"}, "summary": {}, "cases": [case_dict(result)]}
-        base_case = {**base, "cases": [c for c in base["cases"] if c["case_id"] == result.case_id]}
-        rules = rules_from(suite.config.regression)
-        compared = compare_runs(base_case, current, rules).cases
-        if not compared or compared[0].status != "regressed":
-            return []
-        reasons = ", ".join(compared[0].reasons)
-        return [f"regressed against baseline {base['run']['run_id']}: {reasons}"]
-
-
-def _score_case(suite: Suite, case: Case, trace: AgentTrace) -> CaseResult:
-    """``case`` scored against ``trace`` as ``tracegrade score`` scores it
-    (:func:`tracegrade.pipeline.score.score`: the same scorers and judge, the suite's config),
-    the trace given to the case whatever its input (an explicit mapping)."""
-    options = ScoreOptions(
-        traces=[trace],
-        dataset=suite.dataset.model_copy(update={"cases": [case]}),
-        config=suite.config,
-        mapping={str(case.id): [trace.trace_id]},
-        save=False,
-        keep_results=True,
-    )
-    with score(options) as run:
-        results = run.results or []
-    return results[0]  # one case, its one trace: one result
+        regression = suite.regression_of(result, base)
+        return [] if regression is None else [regression]
 
 
 def _normalise(spans: InMemorySpanExporter, logs: InMemoryLogExporter) -> list[AgentTrace]:
@@ -245,8 +173,7 @@ def finish(state: Session, json_path: str | None) -> bool:
             _write(doc, json_path, suite.dataset.name, several=len(state.suites) > 1)
         base = state.baseline(suite.dataset)
         if base is not None:
-            rules = rules_from(suite.config.regression)
-            state.comparisons.append(compare_runs(base, doc, rules, pricing=suite.config.pricing))
+            state.comparisons.append(suite.compare(base))
     return any(c.regression for c in state.comparisons)
 
 

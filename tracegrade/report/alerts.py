@@ -122,3 +122,11 @@ def append_step_summary(markdown: str) -> Path | None:
     with open(target, "a", encoding="utf-8") as out:
         out.write(markdown + "\n")
     return Path(target)
+
+
+def post_alert(url: str, text: str, alert: dict[str, Any]) -> str | None:
+    """POST a window threshold alert (``score --follow --window``) with the same delivery as
+    run regressions (:func:`deliver`): ``{"text": ..., "alert": {...}}``, ``text`` making it a
+    Slack-compatible message; returns None when delivered, else why not."""
+    delivery = deliver(url, {"text": f":rotating_light: {text}", "alert": alert})
+    return None if delivery.ok else f"alert webhook {url}: {delivery.error}"

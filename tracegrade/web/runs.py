@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tracegrade.normalize import normalize_trace
+from tracegrade.pipeline.views import trace_ids_of
 from tracegrade.store import browse
 from tracegrade.store.runs import load_run
 from tracegrade.web import waterfall
@@ -111,14 +112,6 @@ async def run_page(request: Request) -> Response:
         "sort": sort if sort in SORTS else "failed",
     }
     return render(request, "run.html", data)
-
-
-def trace_ids_of(case: dict[str, Any]) -> list[str]:
-    """The trace ids of a case result: every attempt's, else the case's ``trace_id``."""
-    ids = [t for a in case.get("attempts") or () for t in a.get("trace_ids") or ()]
-    if not ids and case.get("trace_id"):
-        ids = [case["trace_id"]]
-    return list(dict.fromkeys(ids))
 
 
 async def case_page(request: Request) -> Response:

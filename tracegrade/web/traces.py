@@ -4,17 +4,13 @@ golden case from it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tracegrade.config import Config
 from tracegrade.normalize import normalize_trace
 from tracegrade.normalize.lint import lint
-from tracegrade.scoring import build_scorers, evaluate
+from tracegrade.pipeline.views import reference_free
 from tracegrade.store import browse
-from tracegrade.trace import AgentTrace
 from tracegrade.web import waterfall
 from tracegrade.web.app import not_found, render, twin, ui_of
 from tracegrade.web.editor import dataset_choices
@@ -26,21 +22,6 @@ async def traces_page(request: Request) -> Response:
         ui_of(request).store, before=request.query_params.get("before") or None
     )
     return render(request, "traces.html", {"traces": page.rows, "next_before": page.next_before})
-
-
-def reference_free(trace: AgentTrace, config: Config) -> dict[str, Any]:
-    """The reference-free scores of one trace: ``score``, ``passed`` and per scorer
-    ``{value, reason}`` (the scorers ``tracegrade score`` runs without a dataset)."""
-    scorers = build_scorers(config, (), with_plugins=False)
-    result = evaluate([trace], None, scorers, config).results[0]
-    return {
-        "score": result.score,
-        "passed": result.passed,
-        "scorers": {
-            name: {"value": d.get("value"), "reason": d.get("reason")}
-            for name, d in result.details.items()
-        },
-    }
 
 
 async def trace_page(request: Request) -> Response:

@@ -1,0 +1,102 @@
+"""What the dashboard and the ``runs`` / ``history`` commands read: stored runs' overviews,
+two stored runs compared, one trace's reference-free scores, traces by id."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tracegrade.compare import Comparison, RunOverview, compare_runs, overview
+from tracegrade.config import Config, Pricing
+from tracegrade.dataset import load_dataset
+from tracegrade.pipeline.evaluate import evaluate_dataset
+from tracegrade.pipeline.reading import traces_by_id
+from tracegrade.store.runs import baselines, load_run, recent_runs
+from tracegrade.store.traces import Store
+from tracegrade.trace import AgentTrace
+
+__all__ = [
+    "Comparison",
+    "RunOverview",
+    "compare_stored",
+    "dataset_filter",
+    "reference_free",
+    "stored_overviews",
+]
+
+
+def dataset_filter(value_: str | None) -> str | None:
+    """``--dataset NAME|PATH``: a path to a dataset file is replaced by its name."""
+    if value_ and Path(value_).is_file():
+        return load_dataset(value_).name
+    return value_
+
+
+def stored_overviews(
+    store: Store, dataset: str | None, label: str | None, limit: int
+) -> list[RunOverview]:
+    """The overviews of the newest runs (dataset name or file, label filters)."""
+    marked = set(baselines(store).values())
+    docs = recent_runs(store, dataset=dataset_filter(dataset), label=label, limit=limit)
+    return [overview(d, baseline=d["run"]["run_id"] in marked) for d in docs]
+
+
+def trace_ids_of(case: dict[str, Any]) -> list[str]:
+    """The trace ids of a case result: every attempt's, else the case's ``trace_id``."""
+    ids = [t for a in case.get("attempts") or () for t in a.get("trace_ids") or ()]
+    if not ids and case.get("trace_id"):
+        ids = [case["trace_id"]]
+    return list(dict.fromkeys(ids))
+
+
+CHANGED = ("regressed", "improved")
+"""Statuses of the cases whose traces a stored comparison diffs."""
+
+
+def _changed_traces(
+    store: Store, docs: tuple[dict[str, Any], dict[str, Any]], comparison: Comparison
+) -> dict[str, AgentTrace]:
+    """The normalised traces of the cases whose status changed, by trace id."""
+    changed = {c.case_id for c in comparison.cases if c.status in CHANGED}
+    ids = [
+        trace_id
+        for doc in docs
+        for case in doc["cases"]
+        if str(case.get("case_id")) in changed
+        for trace_id in trace_ids_of(case)
+    ]
+    return traces_by_id(store, ids)
+
+
+def compare_stored(
+    store: Store, base_id: str, current_id: str, pricing: Pricing
+) -> tuple[Comparison, dict[str, Any]]:
+    """The comparison of two stored runs (structural diffs from their traces when stored),
+    and per side the case id -> position map for links.
+
+    Raises:
+        StoreError: either run is not stored.
+    """
+    base, current = load_run(store, base_id), load_run(store, current_id)
+    first = compare_runs(base, current)
+    traces = _changed_traces(store, (base, current), first)
+    comparison = compare_runs(base, current, traces=traces, pricing=pricing) if traces else first
+    positions = {
+        side: {str(c.get("case_id")): i for i, c in enumerate(doc["cases"])}
+        for side, doc in (("base", base), ("current", current))
+    }
+    return comparison, positions
+
+
+def reference_free(trace: AgentTrace, config: Config) -> dict[str, Any]:
+    """The reference-free scores of one trace, as ``tracegrade score`` gives them without a
+    dataset: ``score``, ``passed`` and per scorer ``{value, reason}``."""
+    result = evaluate_dataset([trace], None, config=config, judge=False).results[0]
+    return {
+        "score": result.score,
+        "passed": result.passed,
+        "scorers": {
+            name: {"value": d.get("value"), "reason": d.get("reason")}
+            for name, d in result.details.items()
+        },
+    }
