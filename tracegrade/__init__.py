@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from tracegrade.version import __version__
 
 _EXPORTS: dict[str, str] = {
     # reading traces: files of any supported format, or the store (SQLite path or PostgreSQL URL)

@@ -20,9 +20,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tracegrade import environment
 from tracegrade.errors import ConfigError
 
-CONFIG_ENV = "TRACEGRADE_CONFIG"
+CONFIG_ENV = environment.TRACEGRADE_CONFIG
 """Environment variable naming the user config file (overridden by ``--config``)."""
 USER_CONFIG = "tracegrade.yaml"
 

@@ -12,8 +12,8 @@ import sys
 
 import click
 
-from tracegrade import __version__
 from tracegrade.errors import TracegradeError
+from tracegrade.version import __version__
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("tracegrade.cli.import_", "Store spans and log records from trace files."),

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from tracegrade import environment
 from tracegrade.cli.options import stacked
 
 F = Callable[..., Any]
@@ -15,7 +16,7 @@ F = Callable[..., Any]
 webhook_option = click.option(
     "--alert-webhook",
     metavar="URL",
-    envvar="TRACEGRADE_ALERT_WEBHOOK",
+    envvar=environment.TRACEGRADE_ALERT_WEBHOOK,
     help="POST a JSON alert (Slack-compatible 'text') here on a regression.",
 )
 """``--alert-webhook URL`` (default ``$TRACEGRADE_ALERT_WEBHOOK``)."""

@@ -11,6 +11,7 @@ import click
 from rich.console import Console
 from rich.progress import MofNCompleteColumn, Progress, TextColumn
 
+from tracegrade import environment
 from tracegrade.cli.gate_options import gate_options
 from tracegrade.cli.judge_check import judge_options
 from tracegrade.cli.options import (
@@ -86,7 +87,7 @@ how many more and where to see them: the report stays bounded however many trace
 )
 @click.option(
     "--alert-webhook",
-    envvar="TRACEGRADE_ALERT_WEBHOOK",
+    envvar=environment.TRACEGRADE_ALERT_WEBHOOK,
     help="POST alerts (JSON, Slack-compatible 'text') to this URL: on a regression against "
     "--baseline; with --follow --window, on window thresholds.",
 )

@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from tracegrade import environment
 from tracegrade.collector.address import host_port
 from tracegrade.collector.admission import DEFAULT_REDACT, Redactor
 from tracegrade.collector.grpc_front import DEFAULT_WORKERS, grpc_server
@@ -35,7 +36,7 @@ from tracegrade.store.traces import Store, default_path
 
 DEFAULT_GRPC_PORT = 4317
 DEFAULT_HTTP_PORT = 4318
-TOKEN_ENV = "TRACEGRADE_TOKEN"
+TOKEN_ENV = environment.TRACEGRADE_TOKEN
 SHUTDOWN_TIMEOUT_S = 10.0
 """How long stopping may take (s), under any load: shorter than an orchestrator's kill delay."""
 DRAIN_SHARE = 0.7

@@ -15,14 +15,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tracegrade import environment
 from tracegrade.config import Pricing
 from tracegrade.errors import ConfigError
 
-JUDGE_MODEL_ENV = "TRACEGRADE_JUDGE_MODEL"
+JUDGE_MODEL_ENV = environment.TRACEGRADE_JUDGE_MODEL
 """Environment variable naming the default judge model (overridden by ``--judge-model``)."""
-JUDGE_BASE_URL_ENV = "TRACEGRADE_JUDGE_BASE_URL"
+JUDGE_BASE_URL_ENV = environment.TRACEGRADE_JUDGE_BASE_URL
 """Base URL of the judge's OpenAI-compatible endpoint (falls back to ``OPENAI_BASE_URL``)."""
-JUDGE_API_KEY_ENV = "TRACEGRADE_JUDGE_API_KEY"
+JUDGE_API_KEY_ENV = environment.TRACEGRADE_JUDGE_API_KEY
 """API key of the judge endpoint (falls back to ``OPENAI_API_KEY``)."""
 DEFAULT_MODEL = "gpt-4o"
 """The judge model when nothing else names one: a stronger model than the agents it grades,
@@ -100,8 +101,8 @@ def resolve_settings(
             raise ConfigError(f"judge setting {name} must be positive, got {values[name]!r}")
     return JudgeSettings(
         model=model or env.get(JUDGE_MODEL_ENV) or config.get("model") or DEFAULT_MODEL,
-        base_url=env.get(JUDGE_BASE_URL_ENV) or env.get("OPENAI_BASE_URL") or None,
-        api_key=env.get(JUDGE_API_KEY_ENV) or env.get("OPENAI_API_KEY") or None,
+        base_url=env.get(JUDGE_BASE_URL_ENV) or env.get(environment.OPENAI_BASE_URL) or None,
+        api_key=env.get(JUDGE_API_KEY_ENV) or env.get(environment.OPENAI_API_KEY) or None,
         pricing=pricing or Pricing(),
         **values,
     )

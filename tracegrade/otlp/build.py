@@ -16,9 +16,9 @@ from opentelemetry.proto.common.v1.common_pb2 import InstrumentationScope
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1 import trace_pb2
 
-from tracegrade import __version__
 from tracegrade.otlp.codec import ExportTraceServiceRequest, key_values
 from tracegrade.spans import SpanKind, StatusCode
+from tracegrade.version import __version__
 
 SCOPE_NAME = "tracegrade.import"
 

@@ -20,9 +20,10 @@ from typing import Any, BinaryIO
 
 import httpx
 
+from tracegrade import environment
 from tracegrade.compare import Comparison
 
-STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+STEP_SUMMARY_ENV = environment.GITHUB_STEP_SUMMARY
 """GitHub Actions sets it to a file; Markdown appended to it shows on the run's page."""
 
 

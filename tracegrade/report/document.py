@@ -60,12 +60,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tracegrade import __version__
+from tracegrade import environment
 from tracegrade.dataset import Dataset
 from tracegrade.scoring.results import CaseResult, RunResult
 from tracegrade.scoring.streaming import TraceFacts
 from tracegrade.scoring.summary import RunningSummary
 from tracegrade.trace import AgentTrace
+from tracegrade.version import __version__
 
 SCHEMA_VERSION = "tracegrade.run/1"
 
@@ -126,7 +127,11 @@ def git_branch() -> str | None:
         branch = ""
     if branch and branch != "HEAD":
         return branch
-    return os.environ.get("GITHUB_HEAD_REF") or os.environ.get("GITHUB_REF_NAME") or None
+    return (
+        os.environ.get(environment.GITHUB_HEAD_REF)
+        or os.environ.get(environment.GITHUB_REF_NAME)
+        or None
+    )
 
 
 def run_passed(result: RunResult | Mapping[str, Any], min_pass_rate: float) -> bool:

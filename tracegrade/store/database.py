@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from tracegrade import environment
 from tracegrade.errors import StoreError
 
 PAGE_CACHE_BYTES = 32 * 2**20
 """SQLite page cache of each connection (``PRAGMA cache_size``)."""
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-SYNC_ENV = "TRACEGRADE_SQLITE_SYNC"
+SYNC_ENV = environment.TRACEGRADE_SQLITE_SYNC
 """SQLite ``synchronous`` mode: NORMAL (default; durable across process crashes) or FULL
 (also across power loss, at the cost of an fsync per commit)."""
 

@@ -28,33 +28,6 @@ DEFAULT_LEASE_S = 60.0
 """How long a claim lasts before another worker may take it over (s)."""
 
 
-def migrate_follow(db: Database) -> None:
-    """Migration 007: the claims, results and windows tables."""
-    db.script(
-        """
-        CREATE TABLE score_claims (
-            trace_id TEXT PRIMARY KEY, version REAL NOT NULL, state TEXT NOT NULL,
-            claimed_by TEXT, lease_until REAL NOT NULL DEFAULT 0, done_version REAL
-        );
-        CREATE INDEX score_claims_by_state ON score_claims(state, lease_until);
-        CREATE TABLE follow_results (
-            trace_id TEXT NOT NULL, version REAL NOT NULL, scored_at REAL NOT NULL,
-            worker TEXT NOT NULL, service TEXT, passed INTEGER NOT NULL, score REAL,
-            hallucinated INTEGER NOT NULL, tool_calls INTEGER NOT NULL,
-            failed_tool_calls INTEGER NOT NULL, duration_ms REAL, cost_usd REAL,
-            result TEXT NOT NULL,
-            PRIMARY KEY (trace_id, version)
-        );
-        CREATE INDEX follow_results_by_time ON follow_results(scored_at);
-        CREATE TABLE score_windows (
-            start_s REAL NOT NULL, window_s REAL NOT NULL, service TEXT NOT NULL,
-            aggregates TEXT NOT NULL, alerted INTEGER NOT NULL DEFAULT 0,
-            PRIMARY KEY (start_s, window_s, service)
-        )
-        """
-    )
-
-
 @dataclass(frozen=True)
 class Claim:
     """One trace claimed by this worker: ``version`` is its ``last_received_at`` (Unix s);

@@ -13,9 +13,7 @@ from opentelemetry.proto.trace.v1 import trace_pb2
 
 from tracegrade.errors import StoreError
 from tracegrade.store.database import Database
-from tracegrade.store.follow import migrate_follow
 from tracegrade.store.rows import CHUNK_COLUMNS, digest
-from tracegrade.store.runs import migrate_baselines
 
 
 def _m001_raw_telemetry(db: Database) -> None:
@@ -170,6 +168,45 @@ def _m011_lz4_values(db: Database) -> None:
         db.execute("ALTER TABLE log_records ALTER COLUMN record SET COMPRESSION lz4")
 
 
+def _m007_follow(db: Database) -> None:
+    """Migration 007: the claims, results and windows tables."""
+    db.script(
+        """
+        CREATE TABLE score_claims (
+            trace_id TEXT PRIMARY KEY, version REAL NOT NULL, state TEXT NOT NULL,
+            claimed_by TEXT, lease_until REAL NOT NULL DEFAULT 0, done_version REAL
+        );
+        CREATE INDEX score_claims_by_state ON score_claims(state, lease_until);
+        CREATE TABLE follow_results (
+            trace_id TEXT NOT NULL, version REAL NOT NULL, scored_at REAL NOT NULL,
+            worker TEXT NOT NULL, service TEXT, passed INTEGER NOT NULL, score REAL,
+            hallucinated INTEGER NOT NULL, tool_calls INTEGER NOT NULL,
+            failed_tool_calls INTEGER NOT NULL, duration_ms REAL, cost_usd REAL,
+            result TEXT NOT NULL,
+            PRIMARY KEY (trace_id, version)
+        );
+        CREATE INDEX follow_results_by_time ON follow_results(scored_at);
+        CREATE TABLE score_windows (
+            start_s REAL NOT NULL, window_s REAL NOT NULL, service TEXT NOT NULL,
+            aggregates TEXT NOT NULL, alerted INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (start_s, window_s, service)
+        )
+        """
+    )
+
+
+def _m009_run_baselines(db: Database) -> None:
+    """Migration ``009_run_baselines``: one baseline run per dataset name."""
+    db.script(
+        """
+        CREATE TABLE run_baselines (
+            dataset_name TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, set_at REAL NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
@@ -177,8 +214,8 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("003_judge_cache", _m003_judge_cache),
     ("005_drop_spans_by_start", _m005_drop_spans_by_start),
     ("006_span_chunks", _m006_span_chunks),
-    ("007_follow_claims", migrate_follow),
-    ("009_run_baselines", migrate_baselines),
+    ("007_follow_claims", _m007_follow),
+    ("009_run_baselines", _m009_run_baselines),
     ("010_datasets_and_listings", _m010_datasets_and_listings),
     ("011_lz4_values", _m011_lz4_values),
 ]

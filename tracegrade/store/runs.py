@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tracegrade.errors import StoreError
-from tracegrade.store.database import Database, query_batches
+from tracegrade.store.database import query_batches
 
 if TYPE_CHECKING:
     from tracegrade.store.traces import Store
@@ -108,18 +108,6 @@ def list_runs(store: Store, limit: int = 20) -> list[dict[str, Any]]:
         (limit,),
     )
     return [{"run_id": r[0], "dataset": r[1], "passed": bool(r[2]), "score": r[3]} for r in rows]
-
-
-def migrate_baselines(db: Database) -> None:
-    """Migration ``009_run_baselines``: one baseline run per dataset name."""
-    db.script(
-        """
-        CREATE TABLE run_baselines (
-            dataset_name TEXT PRIMARY KEY,
-            run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE, set_at REAL NOT NULL
-        )
-        """
-    )
 
 
 def set_baseline(store: Store, run_id: str) -> str:

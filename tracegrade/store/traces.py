@@ -27,6 +27,7 @@ from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1 import trace_pb2
 
+from tracegrade import environment
 from tracegrade.errors import StoreError
 from tracegrade.otlp.codec import (
     ExportLogsServiceRequest,
@@ -50,7 +51,7 @@ from tracegrade.store.rows import (
 )
 from tracegrade.store.span_ids import SpanIds
 
-DB_ENV = "TRACEGRADE_DB"
+DB_ENV = environment.TRACEGRADE_DB
 """Environment variable naming the store file (overridden by ``--db``)."""
 DEFAULT_DB = Path(".tracegrade") / "tracegrade.db"
 

@@ -31,10 +31,12 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 
+from tracegrade import environment
+
 SESSION_COOKIE = "tg_session"
 CSRF_COOKIE = "tg_csrf"
 CSRF_FIELD = "csrf_token"
-TOKEN_ENV = "TRACEGRADE_UI_TOKEN"
+TOKEN_ENV = environment.TRACEGRADE_UI_TOKEN
 """Environment variable holding the UI token (overridden by ``--token``)."""
 OPEN_PATHS = ("/login", "/static/")
 """Paths served without the token (the login form and its stylesheet)."""

@@ -1,0 +1,125 @@
+"""Every environment variable tracegrade reads, declared once (as opentelemetry-python's
+``sdk/environment_variables``): a constant and its docstring each. A command-line option
+wins over its variable; a variable wins over the default.
+"""
+
+TRACEGRADE_DB = "TRACEGRADE_DB"
+"""
+.. envvar:: TRACEGRADE_DB
+
+The trace store: a SQLite file path or a ``postgresql://`` URL (``--db``). Default
+``.tracegrade/tracegrade.db`` under the current directory.
+"""
+
+TRACEGRADE_CONFIG = "TRACEGRADE_CONFIG"
+"""
+.. envvar:: TRACEGRADE_CONFIG
+
+The config file (``--config``). Default ``./tracegrade.yaml`` when it exists.
+"""
+
+TRACEGRADE_SQLITE_SYNC = "TRACEGRADE_SQLITE_SYNC"
+"""
+.. envvar:: TRACEGRADE_SQLITE_SYNC
+
+SQLite's ``synchronous`` setting for the store: ``NORMAL`` (default, WAL: a power loss may
+roll back the last commits) or ``FULL`` (every commit fsynced).
+"""
+
+TRACEGRADE_TOKEN = "TRACEGRADE_TOKEN"
+"""
+.. envvar:: TRACEGRADE_TOKEN
+
+Bearer token the receiver (``tracegrade collect --token``) requires of OTLP exporters.
+"""
+
+TRACEGRADE_UI_TOKEN = "TRACEGRADE_UI_TOKEN"
+"""
+.. envvar:: TRACEGRADE_UI_TOKEN
+
+Token the dashboard (``tracegrade ui --token``) requires; needed to bind beyond loopback.
+"""
+
+TRACEGRADE_ALERT_WEBHOOK = "TRACEGRADE_ALERT_WEBHOOK"
+"""
+.. envvar:: TRACEGRADE_ALERT_WEBHOOK
+
+URL alerts are POSTed to (``--alert-webhook``): regressions against a baseline, window
+thresholds of ``score --follow --window``. Slack-compatible JSON (``text``).
+"""
+
+TRACEGRADE_JUDGE_MODEL = "TRACEGRADE_JUDGE_MODEL"
+"""
+.. envvar:: TRACEGRADE_JUDGE_MODEL
+
+The LLM judge's model (``--judge-model``; a case's ``judge.model`` wins). Default ``gpt-4o``.
+"""
+
+TRACEGRADE_JUDGE_BASE_URL = "TRACEGRADE_JUDGE_BASE_URL"
+"""
+.. envvar:: TRACEGRADE_JUDGE_BASE_URL
+
+Base URL of the judge's OpenAI-compatible endpoint; falls back to :envvar:`OPENAI_BASE_URL`.
+"""
+
+TRACEGRADE_JUDGE_API_KEY = "TRACEGRADE_JUDGE_API_KEY"
+"""
+.. envvar:: TRACEGRADE_JUDGE_API_KEY
+
+API key of the judge's endpoint; falls back to :envvar:`OPENAI_API_KEY`.
+"""
+
+OPENAI_BASE_URL = "OPENAI_BASE_URL"
+"""
+.. envvar:: OPENAI_BASE_URL
+
+The ``openai`` client's own base URL, used by the judge when
+:envvar:`TRACEGRADE_JUDGE_BASE_URL` is not set.
+"""
+
+OPENAI_API_KEY = "OPENAI_API_KEY"
+"""
+.. envvar:: OPENAI_API_KEY
+
+The ``openai`` client's own key, used by the judge when :envvar:`TRACEGRADE_JUDGE_API_KEY`
+is not set.
+"""
+
+GITHUB_STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
+"""
+.. envvar:: GITHUB_STEP_SUMMARY
+
+Set by GitHub Actions: ``score``/``run``/``compare`` append their Markdown summary to it.
+"""
+
+GITHUB_HEAD_REF = "GITHUB_HEAD_REF"
+"""
+.. envvar:: GITHUB_HEAD_REF
+
+Set by GitHub Actions on pull requests: the run's branch (else :envvar:`GITHUB_REF_NAME`).
+"""
+
+GITHUB_REF_NAME = "GITHUB_REF_NAME"
+"""
+.. envvar:: GITHUB_REF_NAME
+
+Set by GitHub Actions: the run's branch or tag, recorded with the run.
+"""
+
+VARIABLES: tuple[str, ...] = (
+    TRACEGRADE_DB,
+    TRACEGRADE_CONFIG,
+    TRACEGRADE_SQLITE_SYNC,
+    TRACEGRADE_TOKEN,
+    TRACEGRADE_UI_TOKEN,
+    TRACEGRADE_ALERT_WEBHOOK,
+    TRACEGRADE_JUDGE_MODEL,
+    TRACEGRADE_JUDGE_BASE_URL,
+    TRACEGRADE_JUDGE_API_KEY,
+    OPENAI_BASE_URL,
+    OPENAI_API_KEY,
+    GITHUB_STEP_SUMMARY,
+    GITHUB_HEAD_REF,
+    GITHUB_REF_NAME,
+)
+"""Every variable above, in the order the documentation lists them."""
