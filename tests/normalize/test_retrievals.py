@@ -4,9 +4,11 @@ documents with id, score, content and metadata, the agent that asked, timing).""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from tests.spanfactory import BASE_NS, TraceBuilder
 from tracegrade.normalize.documents import parse_document
+from tracegrade.sources import from_files
 from tracegrade.trace import RetrievedDocument
 
 DESK = "The Aurora desk lamp costs $39.99 and ships in 2 days."
@@ -227,3 +229,29 @@ def test_to_dict_carries_retrievals():
     )
     data = b.normalize().to_dict()
     assert data["retrievals"][0]["documents"][0]["content"] == DESK
+
+
+# --- recorded: LangChain RAG chain with openinference-instrumentation-langchain ---------------
+
+RECORDING = Path(__file__).parents[1] / "data" / "frameworks" / "langchain-rag-openinference"
+CATALOG = json.loads(
+    (Path(__file__).parents[1] / "frameworks" / "rag_scenarios.json").read_text()
+)["documents"]
+
+
+def test_recorded_langchain_retrievals_carry_the_catalogue():
+    traces = from_files(sorted(RECORDING.glob("traces.*"))).traces
+    by_input = {t.user_inputs[0]: t for t in traces}
+    trace = by_input["How much does the Aurora desk lamp cost?"]
+    (retrieval,) = trace.retrievals
+    assert retrieval.query == "How much does the Aurora desk lamp cost?"
+    assert retrieval.name == "VectorStoreRetriever"
+    content = {d["id"]: d["content"] for d in CATALOG}
+    assert [(d.id, d.content) for d in retrieval.documents] == [
+        ("lamp-aurora", content["lamp-aurora"]),
+        ("lamp-borealis", content["lamp-borealis"]),
+    ]
+    assert retrieval.documents[0].metadata == {"id": "lamp-aurora", "category": "lighting"}
+    assert retrieval.documents[0].score is None  # LangChain's instrumentation records none
+    assert trace.final_output == "The Aurora desk lamp costs $39.99 and ships in 2 days."
+    assert len(trace.llm_calls) == 1 and trace.tool_calls == ()
