@@ -234,9 +234,9 @@ def test_to_dict_carries_retrievals():
 # --- recorded: LangChain RAG chain with openinference-instrumentation-langchain ---------------
 
 RECORDING = Path(__file__).parents[1] / "data" / "frameworks" / "langchain-rag-openinference"
-CATALOG = json.loads(
-    (Path(__file__).parents[1] / "frameworks" / "rag_scenarios.json").read_text()
-)["documents"]
+CATALOG = json.loads((Path(__file__).parents[1] / "frameworks" / "rag_scenarios.json").read_text())[
+    "documents"
+]
 
 
 def test_recorded_langchain_retrievals_carry_the_catalogue():
@@ -255,3 +255,21 @@ def test_recorded_langchain_retrievals_carry_the_catalogue():
     assert retrieval.documents[0].score is None  # LangChain's instrumentation records none
     assert trace.final_output == "The Aurora desk lamp costs $39.99 and ships in 2 days."
     assert len(trace.llm_calls) == 1 and trace.tool_calls == ()
+
+
+def test_recorded_llama_index_retrievals_carry_ids_and_scores():
+    recording = RECORDING.parent / "llamaindex-rag-openinference"
+    logged = [
+        json.loads(line)
+        for line in (recording / "driver.jsonl").read_text().splitlines()
+        if '"retrieval"' in line
+    ]
+    traces = from_files(sorted(recording.glob("traces.*"))).traces
+    retrievals = {r.query: r for t in traces for r in t.retrievals}
+    assert len(retrievals) == len(logged) == 3
+    for entry in logged:
+        found = retrievals[entry["query"]]
+        assert [(d.id, d.score) for d in found.documents] == [
+            (d["id"], d["score"]) for d in entry["documents"]
+        ]
+        assert all(d.content for d in found.documents)
