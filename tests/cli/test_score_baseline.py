@@ -15,11 +15,11 @@ from click.testing import CliRunner
 
 from benchmarks.tau_bench.convert import convert
 from tracegrade.cli import cli
-from tracegrade.pipeline import score
 from tracegrade.compare import RegressionRules
 from tracegrade.compare.sources import ComparedCases
 from tracegrade.config import load_config
 from tracegrade.dataset import load_dataset
+from tracegrade.pipeline import score
 from tracegrade.pipeline.gate import BaselineTraces, compare_with_base
 from tracegrade.pipeline.sources import from_files, iter_from_files
 from tracegrade.scoring import build_scorers, config_for

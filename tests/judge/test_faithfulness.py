@@ -10,13 +10,13 @@ import pytest
 
 from tests.judge.conftest import settings_for, verdict
 from tests.support.openai_server import error, json_reply
-from tracegrade import sources
 from tracegrade.config import defaults
 from tracegrade.dataset import Case, Dataset, ReferenceDocument
 from tracegrade.judge.evidence import build_evidence
 from tracegrade.judge.faithfulness import JudgedFaithfulness, with_judged_faithfulness
 from tracegrade.judge.rubrics import CONTEXT_NOTE, SYSTEM_PROMPT, judge_messages
 from tracegrade.judge.scorer import JudgeScorer
+from tracegrade.pipeline import sources
 from tracegrade.scoring import build_scorers, evaluate
 from tracegrade.scoring.faithfulness import Faithfulness
 from tracegrade.trace import AgentTrace
