@@ -16,7 +16,9 @@ overlaps it most (a trace with neither LLM nor tool calls, such as LangGraph's
   conversation's earlier user messages, carried by the turn's first LLM call);
 - ``input_tokens``, ``output_tokens`` (usage the model reported, summed), ``llm_calls``;
 - ``conversation``: the turn's trace is grouped with exactly the traces of its own
-  conversation (:func:`tracegrade.normalize.conversations.group_conversations`).
+  conversation (:func:`tracegrade.normalize.conversations.group_conversations`);
+- ``retrievals`` (RAG setups, whose truth records what the retriever returned): each
+  retrieval's query and its documents' ids, in order.
 
 A field is not applicable where the truth has nothing to compare (no tool calls; no usage
 sent) or the setup declares its spans cannot carry it (``not_recorded`` in its setup file,
@@ -54,6 +56,7 @@ FIELDS = (
     "output_tokens",
     "llm_calls",
     "conversation",
+    "retrievals",
 )
 
 
@@ -179,7 +182,17 @@ def check_turn(turn: dict[str, Any], trace: AgentTrace) -> dict[str, tuple[bool 
         expected = turn[name]
         got = getattr(trace, name)
         checks[name] = (None if expected is None else got == expected, f"{got} vs {expected}")
+    checks["retrievals"] = _check_retrievals(turn, trace)
     return checks
+
+
+def _check_retrievals(turn: dict[str, Any], trace: AgentTrace) -> tuple[bool | None, str]:
+    """Each retrieval's query and document ids, in order (None: the truth has none)."""
+    if "retrievals" not in turn:
+        return None, ""
+    expected = [(r["query"], r["documents"]) for r in turn["retrievals"]]
+    got = [(r.query, [d.id for d in r.documents]) for r in trace.retrievals]
+    return got == expected, f"{got!r:.200}"
 
 
 # --- loading ---------------------------------------------------------------------------------
@@ -244,13 +257,15 @@ def score_recording(path: Path) -> SetupScore:
     for turn, found, trace, conversation in zip(turns, by_turn, chosen, conversations, strict=True):
         label = f"{turn['scenario']}#{turn['turn']}"
         checks: dict[str, tuple[bool | None, str]]
+        applicable = [n for n in FIELDS if n != "retrievals" or "retrievals" in turn]
         if trace is None:
-            checks = {name: (False, "no trace in the turn's window") for name in FIELDS}
+            checks = {name: (False, "no trace in the turn's window") for name in applicable}
         else:
             checks = check_turn(turn, trace)
             checks["conversation"] = conversation
             if len(found) > 1:
-                checks = {name: (False, f"turn split over {len(found)} traces") for name in FIELDS}
+                why = f"turn split over {len(found)} traces"
+                checks = {name: (False, why) for name in applicable}
         for name, (exact, why) in checks.items():
             if exact is None or _declared(not_recorded, name, turn["scenario"]):
                 continue

@@ -84,6 +84,46 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class RetrievedDocument:
+    """One document a retrieval returned (OpenInference ``retrieval.documents.N.document.*``,
+    GenAI ``gen_ai.retrieval.documents[N]``, a LangChain ``Document``, a LlamaIndex node)."""
+
+    id: str | None
+    """The document's id (``document.id``; else its metadata's ``id`` / ``doc_id`` /
+    ``document_id`` / ``source``); None when unrecorded."""
+    content: str | None
+    """The document's text; None when not recorded (content capture off, or a convention that
+    records ids and scores only)."""
+    score: float | None = None
+    """The relevance score as the retriever reported it (scale and direction are the
+    retriever's own: a cosine similarity, a distance, a rerank score); None when unrecorded."""
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """One retrieval (a retriever span): the query and the documents it returned, in the
+    retriever's order. Its documents' content is evidence for the answer, like a tool result
+    (:func:`tracegrade.scoring.grounding.evidence_texts`)."""
+
+    span_id: str
+    query: str | None
+    """The query text (``input.value``, ``gen_ai.retrieval.query.text``); None if unrecorded."""
+    documents: tuple[RetrievedDocument, ...]
+    name: str | None = None
+    """The retriever or data source (``gen_ai.data_source.id``, else the span's name)."""
+    start_unix_nano: int = 0
+    duration_ms: float = 0.0
+    agent: str | None = None
+    """The nearest enclosing agent that asked for it."""
+    agent_span_id: str | None = None
+    error: str | None = None
+    documents_recorded: bool = True
+    """False when the span records no documents at all (content capture off): an empty
+    ``documents`` then says nothing about what was retrieved."""
+
+
+@dataclass(frozen=True, slots=True)
 class AgentInfo:
     """One agent invocation span (``invoke_agent``, OpenInference AGENT, Traceloop agent...)."""
 
@@ -137,6 +177,8 @@ class AgentTrace:
     resource_attributes: Mapping[str, Any] = field(default_factory=dict)
     span_count: int = 0
     log_record_count: int = 0
+    retrievals: tuple[Retrieval, ...] = ()
+    """Retrievals (RAG), in start order: each query and the documents it returned."""
 
     def gap(self, name: str) -> Gap | None:
         """The gap recorded for field ``name``, if any."""

@@ -15,8 +15,11 @@ OTLP/HTTP protobuf), ``OTEL_SERVICE_NAME``, ``FW_MODE`` (the setup's mode, if an
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import math
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -78,6 +81,37 @@ def call_tool(name: str, arguments: dict[str, Any]) -> str:
     result = json.dumps(spec["results"][key])
     log("tool", name=name, arguments=arguments, result=result)
     return result
+
+
+def documents() -> list[dict[str, Any]]:
+    """The RAG scenarios' documents (``{id, content, metadata}``; none in scenarios.json)."""
+    return list(SPEC.get("documents", []))
+
+
+def top_k() -> int:
+    """How many documents a RAG driver retrieves per question."""
+    return int(SPEC.get("top_k", 2))
+
+
+EMBEDDING_DIMENSIONS = 64
+
+
+def keyword_vector(text: str) -> list[float]:
+    """A deterministic bag-of-words embedding (no model): each lowercase word hashed into one
+    of :data:`EMBEDDING_DIMENSIONS` buckets, the vector L2-normalised; cosine similarity then
+    counts shared words."""
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        if len(word) > 2:
+            bucket = int(hashlib.sha256(word.encode()).hexdigest(), 16) % EMBEDDING_DIMENSIONS
+            vector[bucket] += 1.0
+    norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+    return [v / norm for v in vector]
+
+
+def log_retrieval(query: str, found: list[dict[str, Any]]) -> None:
+    """Log what a retriever returned: ``found`` is ``[{"id", "score"?}]`` in its order."""
+    log("retrieval", query=query, documents=found)
 
 
 @dataclass

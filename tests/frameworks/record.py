@@ -10,7 +10,9 @@ A *setup* is a framework with one instrumentation (and mode), described by
      "driver": path under tests/frameworks, "requirements": pinned file (python) |
      "dir": npm project with package.json and package-lock.json (node),
      "env": {extra environment}, "packages": [distributions whose versions are reported],
-     "not_recorded": {field: why the framework's spans cannot carry it}}
+     "not_recorded": {field: why the framework's spans cannot carry it},
+     "scenarios": scenario file under tests/frameworks (default ``scenarios.json``; the RAG
+     setups name ``rag_scenarios.json``)}
 
 For each setup this makes its environment if needed (``<venvs>/fw-<requirements stem>`` from
 the pinned file, stamped with its hash; ``npm ci`` in the npm project), starts the scripted
@@ -67,6 +69,11 @@ QUIET_ENV = {
     "NO_COLOR": "1",
     "PYTHONUNBUFFERED": "1",
 }
+
+
+def scenarios_path(setup: dict[str, Any]) -> Path:
+    """The setup's scenario file (``scenarios.json`` unless the setup names another)."""
+    return HERE / setup.get("scenarios", "scenarios.json")
 
 
 def load_setup(name: str) -> dict[str, Any]:
@@ -196,7 +203,7 @@ def driver_env(
             "OTEL_TRACES_EXPORTER": "otlp",
             "OTEL_LOGS_EXPORTER": "otlp",
             "OTEL_METRICS_EXPORTER": "none",
-            "FW_SCENARIOS": str(HERE / "scenarios.json"),
+            "FW_SCENARIOS": str(scenarios_path(setup)),
             "FW_LOG": str(work / "driver.jsonl"),
             "FW_MODEL": setup.get("model", "gpt-4o-mini"),
             "FW_SETUP": setup["name"],
@@ -219,7 +226,7 @@ def record(name: str, out_root: Path, venvs: Path, only: str | None = None) -> b
     if out.exists():
         shutil.rmtree(out)
     out.mkdir(parents=True)
-    scenarios = json.loads((HERE / "scenarios.json").read_text())
+    scenarios = json.loads(scenarios_path(setup).read_text())
     model = ModelServer(scenarios, out / "model.jsonl").start()
     capture = CaptureServer().start()
     started = time.monotonic()

@@ -18,7 +18,10 @@ execution). Each entry is assigned to the turn whose ``[start, end]`` holds its 
        "final_answer": the last answer the model gave (text, or final_answer's argument),
        "llm_calls": model requests served, "unmatched_llm_calls": of which anchored to no turn,
        "input_tokens", "output_tokens": usage sent, summed (null when a request got none),
-       "driver_error": the framework's exception, if the turn raised}]}
+       "driver_error": the framework's exception, if the turn raised,
+       "retrievals": [{"query", "documents": [document id, ...]}] what the retrievers
+           returned, in order (only in recordings whose driver logged retrievals: the RAG
+           setups)}]}
 """
 
 from __future__ import annotations
@@ -120,6 +123,7 @@ def compute(setup: str, model_log: Path, driver_log: Path) -> dict[str, Any]:
     model = [e for e in read_jsonl(model_log) if not e.get("unsupported")]
     driver = read_jsonl(driver_log)
     tools = [e for e in driver if e["event"] == "tool"]
+    retrievals = [e for e in driver if e["event"] == "retrieval"]
     history: dict[str, list[str]] = {}
     turns = []
     for window in _turn_windows(driver):
@@ -129,26 +133,30 @@ def compute(setup: str, model_log: Path, driver_log: Path) -> dict[str, Any]:
         calls, rounds = _ordered_tools(requests, _within(tools, begin, finish))
         input_tokens, output_tokens = _tokens(requests)
         scenario = start["scenario"]
-        turns.append(
-            {
-                "scenario": scenario,
-                "turn": start["turn"],
-                "conversation": f"conv-{scenario}",
-                "start_ns": begin,
-                "end_ns": finish,
-                "stream": bool(start.get("stream")),
-                "user_input": start["user"],
-                "history": list(history.get(scenario, [])),
-                "tool_calls": calls,
-                "rounds": rounds,
-                "final_answer": _final_answer(requests),
-                "llm_calls": len(requests),
-                "unmatched_llm_calls": sum(1 for r in requests if r.get("scenario") is None),
-                "input_tokens": input_tokens,
-                "output_tokens": output_tokens,
-                "driver_error": end.get("error"),
-                "driver_answer": end.get("answer"),
-            }
-        )
+        turn: dict[str, Any] = {
+            "scenario": scenario,
+            "turn": start["turn"],
+            "conversation": f"conv-{scenario}",
+            "start_ns": begin,
+            "end_ns": finish,
+            "stream": bool(start.get("stream")),
+            "user_input": start["user"],
+            "history": list(history.get(scenario, [])),
+            "tool_calls": calls,
+            "rounds": rounds,
+            "final_answer": _final_answer(requests),
+            "llm_calls": len(requests),
+            "unmatched_llm_calls": sum(1 for r in requests if r.get("scenario") is None),
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "driver_error": end.get("error"),
+            "driver_answer": end.get("answer"),
+        }
+        if retrievals:
+            turn["retrievals"] = [
+                {"query": r["query"], "documents": [d["id"] for d in r["documents"]]}
+                for r in _within(retrievals, begin, finish)
+            ]
+        turns.append(turn)
         history.setdefault(scenario, []).append(start["user"])
     return {"version": TRUTH_VERSION, "setup": setup, "turns": turns}

@@ -26,6 +26,7 @@ BUILTIN = [
     "budgets",
     "completeness",
     "errors",
+    "faithfulness",
     "groundedness",
     "hallucination",
     "tool_arguments",

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from tracegrade.normalize.lint import LintReport
-from tracegrade.trace import AgentTrace, LlmCall, ToolCall
+from tracegrade.trace import AgentTrace, LlmCall, Retrieval, ToolCall
 
 _STATUS_STYLE = {"ok": "green", "partial": "yellow", "missing": "red", "implausible": "red"}
 
@@ -57,8 +57,36 @@ def _llm_label(index: int, call: LlmCall) -> str:
     return label + (f" [red]✗ {escape(call.error)}[/]" if call.error else "")
 
 
+def _add_retrieval(tree: Tree, retrieval: Retrieval) -> None:
+    """A retrieval's node: retriever, query, timing and count, then one line per document."""
+    query = "?" if retrieval.query is None else short(retrieval.query, 70)
+    found = (
+        f"{len(retrieval.documents)} document(s)"
+        if retrieval.documents_recorded
+        else "[dim]documents not recorded[/]"
+    )
+    label = (
+        f"[blue]retrieval[/] {escape(retrieval.name or '?')}({escape(query)}) · "
+        f"{retrieval.duration_ms:.1f} ms → {found}"
+    )
+    if retrieval.error:
+        label += f" [red]✗ {escape(short(retrieval.error, 80))}[/]"
+    node = tree.add(label)
+    for document in retrieval.documents:
+        head = escape(document.id or "(no id)")
+        if document.score is not None:
+            head += f" [dim]score {document.score:.3g}[/]"
+        content = (
+            "[dim]content not recorded[/]"
+            if document.content is None
+            else escape(short(document.content, 100))
+        )
+        node.add(f"{head} · {content}")
+
+
 def trace_tree(trace: AgentTrace) -> Tree:
-    """A tree: header, user inputs, LLM calls with the tool calls they requested, answer, gaps."""
+    """A tree: header, user inputs, LLM calls with the tool calls they requested, retrievals
+    (with their documents) where they happened among the LLM calls, answer, gaps."""
     header = (
         f"[bold]trace {trace.trace_id}[/] · {escape(trace.root_span_name)} · "
         f"{', '.join(trace.conventions) or 'no known convention'} · {trace.duration_ms:,.0f} ms · "
@@ -78,7 +106,10 @@ def trace_tree(trace: AgentTrace) -> Tree:
     by_turn: dict[int | None, list[ToolCall]] = {}
     for call in trace.tool_calls:
         by_turn.setdefault(call.llm_call_index, []).append(call)
+    retrievals = sorted(trace.retrievals, key=lambda r: r.start_unix_nano)
     for index, llm in enumerate(trace.llm_calls):
+        while retrievals and retrievals[0].start_unix_nano <= llm.start_unix_nano:
+            _add_retrieval(tree, retrievals.pop(0))
         node = tree.add(_llm_label(index, llm))
         if llm.output_text:
             node.add(f"[dim]{escape(short(llm.output_text))}[/]")
@@ -86,6 +117,8 @@ def trace_tree(trace: AgentTrace) -> Tree:
             node.add(_tool_label(call))
     for call in by_turn.get(None, []):
         tree.add(_tool_label(call))
+    for retrieval in retrievals:
+        _add_retrieval(tree, retrieval)
     answer = trace.final_output
     tree.add(
         "[green]answer[/] " + (escape(short(answer, 200)) if answer is not None else "[dim]none[/]")

@@ -17,6 +17,7 @@ from tracegrade.dataset.cases import (
     Dataset,
     ExpectedToolCall,
     Judge,
+    ReferenceDocument,
     Tier,
     load_dataset,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "Dataset",
     "ExpectedToolCall",
     "Judge",
+    "ReferenceDocument",
     "Tier",
     "load_dataset",
     # predicates

@@ -79,6 +79,13 @@ class Judge(_Strict):
     model: str | None = None
 
 
+class ReferenceDocument(_Strict):
+    """One document of a case's reference context: its text and, optionally, an id."""
+
+    content: str
+    id: str | None = None
+
+
 class Budget(_Strict):
     """Limits on one agent's subtree or one tool: ``agent: NAME`` or ``tool: NAME``."""
 
@@ -130,6 +137,10 @@ class Case(_Strict):
     max_tokens: int | None = Field(None, ge=0)
     budgets: list[Budget] = []
     judge: Judge | None = None
+    reference: str | list[str | ReferenceDocument] | None = None
+    """The reference context the answer must keep to (the evaluation design's ``reference``):
+    text, or a list of documents (text or ``{content, id}``). Evidence for value grounding,
+    the production rules, ``faithfulness`` and the judge, like retrieved documents."""
     label: Literal["pass", "fail"] | None = None
     """A human verdict on this case, for judge calibration (``tracegrade judge-check``)."""
     clarifications: dict[str, str] = {}
@@ -163,6 +174,12 @@ class Case(_Strict):
             else:
                 names.append(call.name)
         return names
+
+    @property
+    def reference_documents(self) -> list[ReferenceDocument]:
+        """``reference`` as documents (a text is one document without an id)."""
+        items = [self.reference] if isinstance(self.reference, str) else self.reference or []
+        return [ReferenceDocument(content=i) if isinstance(i, str) else i for i in items]
 
     @property
     def trace_ids(self) -> list[str]:

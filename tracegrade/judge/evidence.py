@@ -1,18 +1,23 @@
-"""The evidence a judge sees: what the trace says the user asked, what the tools returned and
-what the agent answered.
+"""The evidence a judge sees: what the trace says the user asked, what the tools returned,
+what the retrievers returned, the case's reference, and what the agent answered.
 
 From an :class:`~tracegrade.trace.AgentTrace`: the user input(s), every tool call in
-execution order with its arguments and its result (or error), and the final answer. This is
-what lets the judge check faithfulness ("is every claim supported by a tool result?") and
-not only style.
+execution order with its arguments and its result (or error), every retrieval with its query
+and its documents (id, score, content), the case's ``reference`` documents, and the final
+answer. This is what lets the judge check faithfulness ("is every claim supported by a tool
+result or a retrieved document?") and not only style. A trace without retrievals and a case
+without a reference give exactly the evidence they gave before retrievals were read (the
+judge's cached verdicts stay valid).
 
 The text is held to a token budget. Tokens are estimated at :data:`CHARS_PER_TOKEN`
 characters each (OpenAI's rule of thumb for English text; no tokenizer is needed to stay
 under a budget with margin). When the trace does not fit, the longest parts are cut first
 (user inputs keep up to a fifth of the budget, the final answer up to two fifths, tool
-results share the rest fairly, and when even the call headers do not fit, calls from the middle
-of the run are dropped), every cut is marked where it happens, and a note at the top states what
-was truncated, so the judge never mistakes a cut for a silent tool.
+results share the rest fairly - with the retrieved and reference documents, when there are
+any: the two sections split it fairly, and documents share theirs fairly - and when even the
+call headers do not fit, calls from the middle of the run are dropped), every cut is marked
+where it happens, and a note at the top states what was truncated, so the judge never
+mistakes a cut for a silent tool.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tracegrade.dataset import Case
 from tracegrade.trace import AgentTrace, ToolCall
 
 CHARS_PER_TOKEN = 4
@@ -49,6 +55,8 @@ class Evidence:
     truncated: bool
     notes: tuple[str, ...]
     estimated_tokens: int
+    has_context: bool = False
+    """True when the evidence holds retrieved documents or a reference context."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -169,8 +177,73 @@ def _user_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
     )
 
 
-def build_evidence(trace: AgentTrace, budget_tokens: int = 6000) -> Evidence:
-    """The evidence of ``trace`` within ``budget_tokens`` (estimated; see the module docstring).
+_DOCUMENT_CHARS = 24
+"""Room for the label and indentation of one retrieved or reference document."""
+
+
+def _context_items(trace: AgentTrace, case: Case | None) -> list[tuple[str, str, str]]:
+    """(section, label line, content) of every retrieved and reference document."""
+    items = []
+    for number, retrieval in enumerate(trace.retrievals, start=1):
+        for index, document in enumerate(retrieval.documents, start=1):
+            label = f"  [R{number}.{index}] {document.id or 'document'}"
+            if document.score is not None:
+                label += f" (score {document.score:.3g})"
+            items.append((f"R{number}", label, document.content or "(content not recorded)"))
+    if case is not None:
+        for index, reference in enumerate(case.reference_documents, start=1):
+            items.append(
+                ("reference", f"[{index}] {reference.id or 'reference'}", reference.content)
+            )
+    return items
+
+
+def _retrieval_header(trace: AgentTrace, number: int) -> str:
+    retrieval = trace.retrievals[number - 1]
+    query = "(query not recorded)" if retrieval.query is None else json.dumps(retrieval.query)
+    found = (
+        f"{len(retrieval.documents)} document(s)"
+        if retrieval.documents_recorded
+        else ("documents not recorded")
+    )
+    line = f"[R{number}] {retrieval.name or 'retrieval'} {query[:ARGUMENTS_CHARS]} -> {found}"
+    return line + (f"\n    error: {retrieval.error}" if retrieval.error else "")
+
+
+def _context_sections(
+    trace: AgentTrace, case: Case | None, budget: int, notes: list[str]
+) -> list[str]:
+    """The ``## Retrieved documents`` and ``## Reference`` sections within ``budget``."""
+    items = _context_items(trace, case)
+    headers = [_retrieval_header(trace, n) for n in range(1, len(trace.retrievals) + 1)]
+    room = (
+        budget - sum(len(h) + 1 for h in headers) - sum(len(i[1]) + _DOCUMENT_CHARS for i in items)
+    )
+    shares = allocate([len(content) for _, _, content in items], room)
+    cut = 0
+    lines: dict[str, list[str]] = {}
+    for (section, label, content), share in zip(items, shares, strict=True):
+        shown = _cut(content, max(share, min(len(content), _MIN_RESULT_CHARS)), None, notes)
+        cut += shown != content
+        lines.setdefault(section, []).append(f"{label}: {shown}")
+    if cut:
+        notes.append(f"the content of {cut} retrieved or reference document(s) is cut")
+    sections = []
+    if trace.retrievals:
+        body = []
+        for number, header in enumerate(headers, start=1):
+            body += [header, *lines.get(f"R{number}", [])]
+        sections.append("## Retrieved documents, in retrieval order\n" + "\n".join(body))
+    if "reference" in lines:
+        sections.append("## Reference context\n" + "\n".join(lines["reference"]))
+    return sections
+
+
+def build_evidence(
+    trace: AgentTrace, budget_tokens: int = 6000, case: Case | None = None
+) -> Evidence:
+    """The evidence of ``trace`` (and ``case``'s reference) within ``budget_tokens``
+    (estimated; see the module docstring).
 
     Raises:
         ValueError: ``budget_tokens`` below 200.
@@ -188,10 +261,23 @@ def build_evidence(trace: AgentTrace, budget_tokens: int = 6000) -> Evidence:
         "final answer",
         notes,
     )
-    tools = _tool_section(trace, budget - len(users) - len(final), notes)
+    rest = budget - len(users) - len(final)
+    items = _context_items(trace, case)
+    context: list[str] = []
+    if trace.retrievals or items:
+        tool_chars = sum(
+            len(h) + len(_outcome(c)) + _LINE_CHARS
+            for h, c in zip(_headers(trace), trace.tool_calls, strict=True)
+        )
+        context_chars = sum(len(i[1]) + len(i[2]) + _DOCUMENT_CHARS for i in items) + 200
+        _, context_room = allocate([tool_chars + 80, context_chars], rest)
+        context = _context_sections(trace, case, context_room, notes)
+        rest = rest - sum(len(c) for c in context)
+    tools = _tool_section(trace, rest, notes)
     sections = [
         f"## User input\n{users}",
         f"## Tool calls, in execution order\n{tools}",
+        *context,
         f"## Final answer\n{final}",
     ]
     if (gap := trace.gap("tool_results")) is not None and trace.tool_calls:
@@ -203,7 +289,7 @@ def build_evidence(trace: AgentTrace, budget_tokens: int = 6000) -> Evidence:
             "what is cut is marked where it happens: " + "; ".join(notes) + ".",
         )
     text = "\n\n".join(sections)
-    return Evidence(text, bool(notes), tuple(notes), estimate_tokens(text))
+    return Evidence(text, bool(notes), tuple(notes), estimate_tokens(text), bool(context))
 
 
 def describe(evidence: Evidence) -> dict[str, Any]:

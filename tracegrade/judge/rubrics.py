@@ -62,6 +62,14 @@ SYSTEM_PROMPT = (
 )
 
 
+CONTEXT_NOTE = (
+    "The evidence also holds retrieved documents and/or a reference context: like tool results, "
+    "they are ground truth, and a claim they support is supported."
+)
+"""Added to the system prompt when the evidence holds retrieved or reference documents (only
+then, so questions about other traces, and their cached verdicts, stay as they were)."""
+
+
 class Verdict(BaseModel):
     """A judge's answer: ``score`` in [0, 1] with its reasoning and the rubric items met/missed."""
 
@@ -109,4 +117,5 @@ def judge_messages(rubric_text: str, evidence: Evidence) -> list[dict[str, str]]
         f"# Evidence from the trace\n<evidence>\n{evidence.text}\n</evidence>\n\n"
         "Grade the final answer against the rubric. Reply with the JSON object only."
     )
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
+    system = SYSTEM_PROMPT + (f"\n\n{CONTEXT_NOTE}" if evidence.has_context else "")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]

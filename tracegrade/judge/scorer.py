@@ -44,6 +44,12 @@ JUDGE_ERROR = "judge error"
 """How a judge failure reads on a case (the start of its reason and hard failure)."""
 
 Pair = tuple[AgentTrace, Case | None]
+_Key = tuple[str, str | None, str | None]
+"""(trace id, case id, the rubric asked instead of the case's own)."""
+
+
+def _key(trace: AgentTrace, case: Case | None, spec: Judge | None) -> _Key:
+    return trace.trace_id, case.id if case else None, spec.rubric if spec else None
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,7 @@ class JudgeScorer:
         self.cache = cache if cache is not None else JudgeCache()
         self._client = client
         self._answers = _Answers()
-        self._scores: dict[tuple[str, str | None], Score] = {}
+        self._scores: dict[_Key, Score] = {}
 
     # --- which traces ---------------------------------------------------------------------------
 
@@ -126,8 +132,10 @@ class JudgeScorer:
 
     # --- judging --------------------------------------------------------------------------------
 
-    def _question(self, trace: AgentTrace, case: Case | None) -> _Question | Score:
-        spec = self.spec(case)
+    def _question(
+        self, trace: AgentTrace, case: Case | None, spec: Judge | None = None
+    ) -> _Question | Score:
+        spec = spec or self.spec(case)
         if spec is None:
             return skipped(NAME, "no judge rubric for this case")
         if not self.enabled:
@@ -139,13 +147,15 @@ class JudgeScorer:
             rubric == FAITHFULNESS
             and trace.tool_calls
             and all(c.result is None for c in trace.tool_calls)
+            and not any(d.content for r in trace.retrievals for d in r.documents)
+            and not (case is not None and case.reference_documents)
         ):
             gap = trace.gap("tool_results")
             return skipped(
                 NAME,
                 "faithfulness needs tool results; " + (gap.reason if gap else "none is recorded"),
             )
-        evidence = build_evidence(trace, self.settings.evidence_tokens)
+        evidence = build_evidence(trace, self.settings.evidence_tokens, case)
         messages = judge_messages(text, evidence)
         model = spec.model or self.settings.model
         keys = tuple(
@@ -153,17 +163,19 @@ class JudgeScorer:
         )
         return _Question(spec, rubric, model, messages, evidence, keys)
 
-    def prefetch(self, pairs: Sequence[Pair]) -> None:
+    def prefetch(self, pairs: Sequence[Pair], *, spec: Judge | None = None) -> None:
         """Judge every (trace, case) pair that needs it: cached verdicts first, the rest
-        concurrently (``settings.concurrency``); the scores are kept for ``__call__``.
+        concurrently (``settings.concurrency``); the scores are kept for ``__call__`` (or for
+        :meth:`judged` with the same ``spec``, a rubric asked of every pair instead of each
+        case's own).
 
         Raises:
             ConfigError: some question is not cached and no API key is configured.
         """
-        questions: dict[tuple[str, str | None], _Question] = {}
+        questions: dict[_Key, _Question] = {}
         for trace, case in pairs:
-            found = self._question(trace, case)
-            key = (trace.trace_id, case.id if case else None)
+            found = self._question(trace, case, spec)
+            key = _key(trace, case, spec)
             if isinstance(found, Score):
                 self._scores[key] = found
             else:
@@ -265,12 +277,15 @@ class JudgeScorer:
         return Score(NAME, value, reason, hard, details)
 
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
-        key = (trace.trace_id, case.id if case else None)
+        return self.judged(trace, case)
+
+    def judged(self, trace: AgentTrace, case: Case | None, spec: Judge | None = None) -> Score:
+        """The score of ``(trace, case)`` on ``spec`` (default: the case's own rubric), from
+        :meth:`prefetch` or judged on the spot."""
+        key = _key(trace, case, spec)
         if key not in self._scores:
-            self.prefetch([(trace, case)])
-        return self._scores.pop(
-            key
-        )  # read once: a later call re-derives it (answers stay memoised)
+            self.prefetch([(trace, case)], spec=spec)
+        return self._scores.pop(key)  # read once: a later call re-derives it (answers memoised)
 
 
 def build_judge(

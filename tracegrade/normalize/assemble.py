@@ -15,6 +15,9 @@ Rules (the reasons are in the field reference, ``span-conventions.md`` section 7
   not counted among the tool calls. Without one, :mod:`.gaps` says why.
 - **Conversation id**: ``gen_ai.conversation.id``, ``session.id`` or the Traceloop session,
   nearest to the root.
+- **Retrievals**: retriever spans in start order, each with the agent that encloses it; a
+  retriever span inside another (a framework's retriever wrapping the vector store's) is
+  one retrieval, the inner span's, its empty fields filled from the outer one.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from tracegrade.normalize.toolcalls import join_tool_calls, span_error
 from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.view import SpanView
 from tracegrade.spans import TraceData
-from tracegrade.trace import AgentInfo, AgentTrace, LlmCall
+from tracegrade.trace import AgentInfo, AgentTrace, LlmCall, Retrieval
 
 
 def _finish(view: SpanView) -> str | None:
@@ -67,6 +70,39 @@ def _llm_call(view: SpanView, tree: SpanTree) -> LlmCall:
         agent_span_id=agent.span.span_id if agent else None,
         error=span_error(view),
     )
+
+
+def _retrievals(tree: SpanTree) -> tuple[Retrieval, ...]:
+    """The retrievals of the trace (module docstring)."""
+    views = [v for v in tree.views if v.role == "retriever"]
+    outer = {a.span.span_id for v in views for a in tree.lineage(v) if a.role == "retriever"}
+    found = []
+    for view in views:
+        if view.span.span_id in outer:
+            continue
+        for ancestor in tree.lineage(view):
+            if ancestor.span.span_id in outer:
+                view.fill(
+                    retrieval_query=ancestor.retrieval_query,
+                    documents=ancestor.documents,
+                    data_source=ancestor.data_source,
+                )
+        agent = tree.agent_of(view)
+        found.append(
+            Retrieval(
+                span_id=view.span.span_id,
+                query=view.retrieval_query,
+                documents=tuple(view.documents or ()),
+                name=view.data_source or view.span.name or None,
+                start_unix_nano=view.span.start_unix_nano,
+                duration_ms=view.span.duration_ms,
+                agent=agent.agent_name if agent else None,
+                agent_span_id=agent.span.span_id if agent else None,
+                error=span_error(view),
+                documents_recorded=view.documents is not None,
+            )
+        )
+    return tuple(found)
 
 
 def _user_texts(messages: Sequence[Message] | None) -> list[str]:
@@ -321,4 +357,5 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
         resource_attributes=dict(root.span.resource_attributes) if root else {},
         span_count=len(tree.views),
         log_record_count=len(trace.logs),
+        retrievals=_retrievals(tree),
     )

@@ -10,6 +10,10 @@ else the older ``gen_ai.system``), usage (``gen_ai.usage.input_tokens`` /
 ``gen_ai.conversation.id`` (else ``session.id``, the session semconv Strands Agents
 uses) and the tool attributes ``gen_ai.tool.name``,
 ``gen_ai.tool.call.id``, ``gen_ai.tool.call.arguments``, ``gen_ai.tool.call.result``.
+A ``retrieval`` operation (the genai repo's retrieval span) is a retrieval: the query in
+``gen_ai.retrieval.query.text``, the documents in ``gen_ai.retrieval.documents`` (a list of
+``{id, score, ...}``, the text under ``content``; JSON string or structured), the data
+source in ``gen_ai.data_source.id``.
 
 With capture mode ``event_only`` (or ``span_and_event``) the content goes to the log event
 ``gen_ai.client.inference.operation.details``, joined to the span by span id, whose
@@ -24,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from tracegrade.normalize.documents import parse_documents
 from tracegrade.normalize.envelopes import unwrap_result
 from tracegrade.normalize.messages import (
     as_int,
@@ -47,6 +52,7 @@ _ROLES: dict[str, Role] = {
     "invoke_agent": "agent",
     "execute_tool": "tool",
     "invoke_workflow": "workflow",
+    "retrieval": "retriever",
 }
 
 
@@ -109,7 +115,18 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
     _read_usage(span, view, aggregated=view.role in ("agent", "workflow"))
     if view.role == "tool":
         _read_tool(span, view)
+    elif view.role == "retriever":
+        _read_retrieval(span, view)
     return True
+
+
+def _read_retrieval(span: Span, view: SpanView) -> None:
+    attrs = span.attributes
+    view.fill(
+        retrieval_query=attr_str(span, "gen_ai.retrieval.query.text"),
+        documents=parse_documents(attrs.get("gen_ai.retrieval.documents")),
+        data_source=attr_str(span, "gen_ai.data_source.id"),
+    )
 
 
 def system_text(value: object) -> str | None:

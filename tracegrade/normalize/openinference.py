@@ -11,7 +11,9 @@ arguments in ``input.value`` (JSON) and the result in ``output.value``. Converte
 actual arguments in ``tool.parameters``, which the spec defines as the parameter schema: it
 is used only when ``input.value`` is absent and it does not look like a JSON schema. AGENT and
 CHAIN spans carry the user input in ``input.value`` and the answer in ``output.value``;
-``session.id`` is the conversation.
+``session.id`` is the conversation. ``RETRIEVER`` spans (LangChain retrievers, LlamaIndex
+retrievers) carry the query in ``input.value`` and the documents in
+``retrieval.documents.{i}.document.{id, content, score, metadata}`` (:mod:`.documents`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracegrade.normalize import envelopes
+from tracegrade.normalize.documents import flattened_documents
 from tracegrade.normalize.messages import (
     Message,
     as_int,
@@ -33,7 +36,14 @@ from tracegrade.spans import Span
 
 NAME = "openinference"
 KIND_ATTR = "openinference.span.kind"
-_ROLES: dict[str, Role] = {"LLM": "llm", "TOOL": "tool", "AGENT": "agent", "CHAIN": "workflow"}
+_ROLES: dict[str, Role] = {
+    "LLM": "llm",
+    "TOOL": "tool",
+    "AGENT": "agent",
+    "CHAIN": "workflow",
+    "RETRIEVER": "retriever",
+}
+DOCUMENTS_PREFIX = "retrieval.documents."
 
 
 def _message(item: Mapping[str, Any]) -> Message | None:
@@ -104,6 +114,19 @@ def _read_tool(span: Span, view: SpanView) -> None:
         view.fill(tool_arguments=parse_arguments(attrs["tool.parameters"]))
 
 
+def _read_retriever(span: Span, view: SpanView) -> None:
+    query = span.attributes.get("input.value")
+    documents = (
+        flattened_documents(span.attributes, DOCUMENTS_PREFIX)
+        if view.has_key_prefix(DOCUMENTS_PREFIX)
+        else None
+    )
+    view.fill(
+        retrieval_query=envelopes.input_text(query) if query is not None else None,
+        documents=documents,
+    )
+
+
 def read(span: Span, view: SpanView, context: Context) -> bool:
     """Fill ``view`` from OpenInference attributes; True if the span has a span kind."""
     kind = span.attributes.get(KIND_ATTR)
@@ -116,6 +139,8 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
         _read_llm(span, view)
     elif role == "tool":
         _read_tool(span, view)
+    elif role == "retriever":
+        _read_retriever(span, view)
     elif role in ("agent", "workflow"):
         view.fill(
             agent_name=attr_str(span, "agent.name") or (span.name if role == "agent" else None),

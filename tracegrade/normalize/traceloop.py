@@ -6,7 +6,11 @@ agent, ``tool`` -> tool), ``traceloop.entity.name``, ``traceloop.entity.input`` 
 ``{"args": [...], "kwargs": {...}}``; LangChain wraps it as ``{input_str, inputs, ...}``) and
 ``traceloop.entity.output`` (the JSON of the return value, so a string result is JSON-encoded
 twice). Tool spans carry no call id: the assembler joins them to the model's tool calls by
-name and order. The session is ``traceloop.association.properties.session_id``.
+name and order. The session is ``traceloop.association.properties.session_id``. The LangChain
+instrumentation records a retriever as a ``task`` span named ``vector_db_retrieve {name}``
+with ``gen_ai.operation.name=vector_db_retrieve``, the query in ``traceloop.entity.input``
+(``{"query": ..., "tags", "metadata", "kwargs"}``) and the documents in
+``traceloop.entity.output`` (``{"documents": [{"page_content", "metadata"}], "count"}``).
 
 **Legacy flattened LLM spans** (semconv-ai <= 0.4, OpenAI instrumentation until March 2026):
 ``llm.request.type`` (``chat``/``completion``), ``gen_ai.prompt.{i}.{role,content,
@@ -24,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tracegrade.normalize import envelopes
+from tracegrade.normalize.documents import parse_documents
 from tracegrade.normalize.messages import Message, as_int, indexed_items, parse_message
 from tracegrade.normalize.view import Context, Role, SpanView, attr_str
 from tracegrade.spans import Span
@@ -31,6 +36,8 @@ from tracegrade.spans import Span
 NAME = "traceloop"
 KIND_ATTR = "traceloop.span.kind"
 _ROLES: dict[str, Role] = {"workflow": "workflow", "agent": "agent", "tool": "tool"}
+RETRIEVE_OPERATION = "vector_db_retrieve"
+"""``gen_ai.operation.name`` of OpenLLMetry's LangChain retriever spans."""
 
 
 def decode_entity(value: Any) -> Any:
@@ -116,7 +123,9 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
         if session:
             view.fill(conversation_id=session)
         return found
-    role = _ROLES.get(str(kind))
+    role: Role | None = _ROLES.get(str(kind))
+    if attrs.get("gen_ai.operation.name") == RETRIEVE_OPERATION:
+        role = "retriever"
     view.recognise(NAME, role)
     entity = attr_str(span, "traceloop.entity.name")
     view.fill(conversation_id=session)
@@ -127,6 +136,15 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
         )
         if "traceloop.entity.input" in attrs:
             view.fill(tool_arguments=tool_arguments(attrs["traceloop.entity.input"]))
+    elif role == "retriever":
+        query = decode_entity(attrs.get("traceloop.entity.input"))
+        view.fill(
+            retrieval_query=query["query"]
+            if isinstance(query, Mapping) and isinstance(query.get("query"), str)
+            else None,
+            documents=parse_documents(attrs.get("traceloop.entity.output")),
+            data_source=entity,
+        )
     elif role in ("agent", "workflow"):
         view.fill(
             agent_name=entity if role == "agent" else None,

@@ -16,10 +16,12 @@ from typing import Any, Literal, Protocol
 
 from tracegrade.normalize.messages import Message
 from tracegrade.spans import LogRecord, Span
+from tracegrade.trace import RetrievedDocument
 
-Role = Literal["agent", "llm", "tool", "workflow"]
-"""What a span stands for: an agent invocation, an LLM call, a tool execution, or a
-workflow/chain that wraps agents (treated like an agent with no name)."""
+Role = Literal["agent", "llm", "tool", "workflow", "retriever"]
+"""What a span stands for: an agent invocation, an LLM call, a tool execution, a
+workflow/chain that wraps agents (treated like an agent with no name), or a retrieval
+(a query and the documents it returned)."""
 
 _UNSET_ARGUMENTS = object()
 
@@ -53,6 +55,11 @@ class SpanView:
     conversation_id: str | None = None
     content_placeholder: str | None = None
     """A placeholder recorded in place of the messages (``<elided>``): content not captured."""
+    retrieval_query: str | None = None
+    documents: list[RetrievedDocument] | None = None
+    """A retrieval's documents in the retriever's order; None when the span records none."""
+    data_source: str | None = None
+    """The retriever or data source a retrieval asked (``gen_ai.data_source.id``)."""
     _keys: str | None = field(default=None, repr=False, compare=False)
     _keys_exact: bool = field(default=True, repr=False, compare=False)
 

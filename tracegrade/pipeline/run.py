@@ -18,6 +18,7 @@ from tracegrade.config import Config, load_config
 from tracegrade.dataset import Tier, load_dataset, select_cases
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.judge import Clarifier, resolve_settings
+from tracegrade.judge.faithfulness import with_judged_faithfulness
 from tracegrade.pipeline.gate import (
     apply_min_score,
     compare_with_base,
@@ -230,7 +231,10 @@ def run(options: RunOptions) -> RunOutcome:
         concurrency=options.judge_concurrency,
         repeat=options.judge_repeat,
     )
-    scorers = [*build_scorers(config, options.scorer_refs), *([judge] if judge else [])]
+    scorers = [
+        *with_judged_faithfulness(build_scorers(config, options.scorer_refs), judge),
+        *([judge] if judge else []),
+    ]
     hook = follow_up_hook(config, options.judge, options.judge_model)
     threshold = run_threshold(options.threshold, dataset, config)
     plan = RunPlan(

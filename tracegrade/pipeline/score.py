@@ -23,6 +23,7 @@ from tracegrade.compare.sources import CaseTable
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Dataset, Tier, load_dataset
 from tracegrade.errors import ConfigError, ExitCode, InputError
+from tracegrade.judge.faithfulness import with_judged_faithfulness
 from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.files import ReadOptions
 from tracegrade.pipeline.gate import (
@@ -188,7 +189,7 @@ def plan_run(options: ScoreOptions) -> Plan:
     return Plan(
         dataset,
         config,
-        [*scorers, *([judge] if judge else [])],
+        [*with_judged_faithfulness(scorers, judge), *([judge] if judge else [])],
         judge,
         workers,
         parse_since(options.since),

@@ -5,8 +5,9 @@ state only values its evidence contains?
   (``criteria.grounded`` / ``criteria.tool_called``) or expects tools scores 1 when the agent
   made at least one tool call (performed, by default) and 0 when it answered without one.
 - ``value_grounding`` (reference-free, so it also runs on production traffic): the prices,
-  percentages, numbers, dates, times and ids in the final answer that appear in no tool
-  result, user input or system instruction are reported as ungrounded; the value is the
+  percentages, numbers, dates, times and ids in the final answer that appear in no evidence
+  (tool results, retrieved documents, the case's reference, user inputs, system
+  instructions: :func:`evidence_texts`) are reported as ungrounded; the value is the
   fraction of stated values that are grounded. A value the agent derived itself (a sum it
   did not compute with a tool) counts as ungrounded: that is the signal.
 """
@@ -68,13 +69,38 @@ class Groundedness:
         )
 
 
-def evidence_texts(trace: AgentTrace) -> list[str]:
-    """Tool results, user inputs and system instructions: what an answer may draw on."""
+def retrieved_texts(trace: AgentTrace) -> list[str]:
+    """The content of every retrieved document, in retrieval order."""
+    return [d.content for r in trace.retrievals for d in r.documents if d.content]
+
+
+def reference_texts(case: Case | None) -> list[str]:
+    """The content of the case's reference documents (none without a case)."""
+    return [d.content for d in case.reference_documents if d.content] if case else []
+
+
+def evidence_texts(trace: AgentTrace, case: Case | None = None) -> list[str]:
+    """What an answer may draw on: tool results, retrieved documents, the case's reference,
+    user inputs and system instructions. Retrieved content is evidence exactly as a tool
+    result is (a RAG agent's retriever is its lookup tool)."""
     texts = [c.result for c in trace.tool_calls if c.result]
+    texts.extend(retrieved_texts(trace))
+    texts.extend(reference_texts(case))
     texts.extend(trace.user_inputs)
     if trace.system_instructions:
         texts.append(trace.system_instructions)
     return texts
+
+
+def evidence_names(trace: AgentTrace, case: Case | None = None) -> str:
+    """What :func:`evidence_texts` drew on, for a reason: "tool result or input", with
+    "retrieved document" and "reference" named when the trace or case has them."""
+    names = ["tool result"]
+    if trace.retrievals:
+        names.append("retrieved document")
+    if reference_texts(case):
+        names.append("reference")
+    return ", ".join(names) + " or input" if len(names) > 1 else "tool result or input"
 
 
 @dataclass(frozen=True)
@@ -94,7 +120,7 @@ class ValueGrounding:
             return Score(
                 self.name, 1.0, "the answer states no concrete values", details={"values": 0}
             )
-        evidence = LazyEvidence.of(evidence_texts(trace))
+        evidence = LazyEvidence.of(evidence_texts(trace, case))
         ungrounded = [v for v in values if not evidence.supports(v)]
         grounded = len(values) - len(ungrounded)
         reason = f"{grounded}/{len(values)} values grounded" + (

@@ -2,8 +2,8 @@
 production traffic is held to what a CI run holds it to.
 
 - **Invented values**: the final answer states values (prices, ids, dates, quantities; the
-  kinds in ``reference_free.ungrounded_kinds``) that no tool result, user input or system
-  prompt contains (:mod:`tracegrade.scoring.values`). More than
+  kinds in ``reference_free.ungrounded_kinds``) that no tool result, retrieved document,
+  reference, user input or system prompt contains (:mod:`tracegrade.scoring.values`). More than
   ``reference_free.max_ungrounded`` (default 0) is a hard failure.
 - **Hidden tool errors**: a tool call failed, no later call of the same tool succeeded, and the
   answer acknowledges no failure (none of ``reference_free.acknowledgements``, matched
@@ -25,7 +25,7 @@ from typing import Any
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case
-from tracegrade.scoring.grounding import evidence_texts
+from tracegrade.scoring.grounding import evidence_names, evidence_texts
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
 from tracegrade.scoring.values import LazyEvidence, extract
@@ -71,7 +71,7 @@ class ProductionRules:
         if trace.final_output is None:
             gap = trace.gap("final_output")
             return skipped(self.name, gap.reason if gap else "no final answer")
-        evidence = LazyEvidence.of(evidence_texts(trace))
+        evidence = LazyEvidence.of(evidence_texts(trace, case))
         invented = [
             v
             for v in extract(trace.final_output)
@@ -85,7 +85,9 @@ class ProductionRules:
         problems = []
         if len(invented) > self.max_ungrounded:
             texts = ", ".join(v.text for v in invented[:8])
-            problems.append(f"the answer states values no tool result or input contains: {texts}")
+            problems.append(
+                f"the answer states values no {evidence_names(trace, case)} contains: {texts}"
+            )
         if hidden:
             calls = "; ".join(f"{c.name}: {c.error}" for c in hidden[:3])
             problems.append(f"a tool call failed and the answer does not say so ({calls})")

@@ -43,7 +43,7 @@ class CaseResult:
         return hallucinated(self.scores, self.details)
 
 
-HALLUCINATION_AXES = ("hallucination", "value_grounding")
+HALLUCINATION_AXES = ("hallucination", "value_grounding", "faithfulness")
 
 
 def hallucinated(
@@ -51,7 +51,8 @@ def hallucinated(
 ) -> bool:
     """THE hallucination test behind every hallucination rate tracegrade reports (run summary,
     comparison, history, dashboard): the ``hallucination`` or ``value_grounding`` score is
-    below 1, or the answer hit a ``must_not_contain`` phrase. ``scores`` maps scorer names to
+    below 1 (``faithfulness`` too: it runs on RAG traces only), or the answer hit a
+    ``must_not_contain`` phrase. ``scores`` maps scorer names to
     values in [0, 1] (None when not scored); ``details`` scorer names to their Score documents."""
     if any((v := scores.get(axis)) is not None and v < 1.0 for axis in HALLUCINATION_AXES):
         return True
