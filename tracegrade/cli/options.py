@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -17,6 +18,7 @@ from tracegrade.store.database import is_postgres
 from tracegrade.store.traces import DB_ENV
 
 F = Callable[..., Any]
+T = TypeVar("T")
 
 
 def _existing_directory(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -67,6 +69,14 @@ def messages_key_option(function: F) -> F:
 def files_argument(function: F) -> F:
     """``FILE...``: trace files or directories."""
     return click.argument("files", nargs=-1, type=click.Path(exists=True))(function)
+
+
+def options_of(cls: type[T], values: Mapping[str, Any], **renamed: str) -> T:
+    """An options dataclass of a pipeline use case from a command's parameters: each
+    parameter named as a field (or renamed: ``parameter="field"``) is passed, others ignored."""
+    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    given = {renamed.get(k, k): v for k, v in values.items()}
+    return cls(**{k: v for k, v in given.items() if k in fields})
 
 
 def warn(warnings: Sequence[str]) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.tree import Tree
 
@@ -171,3 +173,29 @@ def lint_reports(reports: Sequence[LintReport], *, total: bool = True) -> None:
 def lint_total(count: int, missing: int) -> None:
     """The one-line total of :func:`lint_reports`."""
     console().print(f"{count} trace(s), {missing} with missing inputs")
+
+
+@contextmanager
+def progress_counter(label: str, shown_from: int) -> Iterator[Callable[[Any], None]]:
+    """A count of the items done on stderr (the total is not known while streaming), shown
+    from ``shown_from`` items on; yields the function to call per item."""
+    progress = Progress(
+        TextColumn(label),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = progress.add_task(label, total=None)
+    seen = 0
+
+    def advance(_result: Any) -> None:
+        nonlocal seen
+        seen += 1
+        if seen == shown_from:
+            progress.start()
+        progress.advance(task)
+
+    try:
+        yield advance
+    finally:
+        progress.stop()

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import click
-from rich.console import Console
-from rich.progress import MofNCompleteColumn, Progress, TextColumn
 
-from tracegrade import environment
+from tracegrade.cli.follow_options import follow_options
 from tracegrade.cli.gate_options import gate_options
 from tracegrade.cli.judge_check import judge_options
 from tracegrade.cli.options import (
@@ -20,6 +17,7 @@ from tracegrade.cli.options import (
     files_argument,
     mapping_option,
     messages_key_option,
+    options_of,
     pass_options,
     report_errors,
     report_options,
@@ -27,16 +25,14 @@ from tracegrade.cli.options import (
     tier_options,
     warn,
 )
-from tracegrade.dataset import Tier
+from tracegrade.cli.render import progress_counter
 from tracegrade.errors import ConfigError
 from tracegrade.pipeline.score import ScoredRun, ScoreOptions, score
 from tracegrade.report.comparison import print_comparison
 from tracegrade.report.console import print_report
-from tracegrade.store.follow import DEFAULT_LEASE_S
-from tracegrade.store.traces import DEFAULT_QUIET_S
 
 PROGRESS_FROM = 50
-"""Show a progress bar when scoring at least this many traces."""
+"""Show a progress count when scoring at least this many traces."""
 
 CASES_SHOWN = 100
 """The console lists at most this many cases (failed ones; every one with --verbose), then
@@ -67,37 +63,7 @@ how many more and where to see them: the report stays bounded however many trace
 @config_option
 @report_options
 @click.option("--no-save", is_flag=True, help="Do not store the run.")
-@click.option(
-    "--follow",
-    is_flag=True,
-    help="Keep scoring the store's traces as they settle (behind tracegrade collect), one line per "
-    "trace, until Ctrl-C; exit 1 if any failed.",
-)
-@click.option(
-    "--quiet-s",
-    type=click.FloatRange(min=0),
-    default=DEFAULT_QUIET_S,
-    show_default=True,
-    help="--follow: seconds without new spans before an ended trace is scored.",
-)
-@click.option(
-    "--window",
-    help="--follow: store and print aggregates per window (e.g. 5m) and service.name; "
-    "thresholds in the config's windows: section raise an alert.",
-)
-@click.option(
-    "--alert-webhook",
-    envvar=environment.TRACEGRADE_ALERT_WEBHOOK,
-    help="POST alerts (JSON, Slack-compatible 'text') to this URL: on a regression against "
-    "--baseline; with --follow --window, on window thresholds.",
-)
-@click.option(
-    "--lease-s",
-    type=click.FloatRange(min=1),
-    default=DEFAULT_LEASE_S,
-    show_default=True,
-    help="--follow: seconds a worker holds a claimed trace before another worker may take it.",
-)
+@follow_options
 @click.option(
     "--workers",
     type=click.IntRange(min=0),
@@ -115,83 +81,34 @@ how many more and where to see them: the report stays bounded however many trace
 )
 @judge_options
 @lambda function: gate_options(function, webhook=False)
-def command(
-    files: tuple[str, ...],
-    db: str | None,
-    messages_key: str,
-    dataset_path: str | None,
-    mapping: str | None,
-    tier: Tier | None,
-    threshold: float | None,
-    min_pass_rate: float,
-    since: str | None,
-    limit: int | None,
-    sample: float | None,
-    scorer_refs: tuple[str, ...],
-    config_path: str | None,
-    json_path: str | None,
-    junit_path: str | None,
-    verbose: bool,
-    no_save: bool,
-    follow: bool,
-    quiet_s: float,
-    window: str | None,
-    alert_webhook: str | None,
-    lease_s: float,
-    workers: int,
-    judge_mode: bool | None,
-    judge_model: str | None,
-    judge_concurrency: int,
-    judge_repeat: int,
-    baseline: str | None,
-    alpha: float | None,
-    markdown_path: str | None,
-    min_score: float | None,
-) -> None:
+def command(**params: Any) -> None:
     """Score traces (files, or the store without files) against a golden dataset, or with the
     reference-free scorers only. Exit 0 when the run passes, 1 below threshold, 2 on a usage,
     config or input error, or when no case matched a trace."""
-    options = ScoreOptions(
-        files=files,
-        db=db,
-        messages_key=messages_key,
-        dataset=dataset_path,
-        mapping=mapping,
-        tier=tier,
-        threshold=threshold,
-        min_pass_rate=min_pass_rate,
-        since=since,
-        limit=limit,
-        sample=sample,
-        scorer_refs=scorer_refs,
-        config=config_path,
-        json_path=json_path,
-        junit_path=junit_path,
-        markdown_path=markdown_path,
-        save=not no_save,
-        workers=workers,
-        judge=judge_mode,
-        judge_model=judge_model,
-        judge_concurrency=judge_concurrency,
-        judge_repeat=judge_repeat,
-        baseline=baseline,
-        alpha=alpha,
-        alert_webhook=alert_webhook,
-        min_score=min_score,
+    options = options_of(
+        ScoreOptions,
+        params,
+        dataset_path="dataset",
+        config_path="config",
+        judge_mode="judge",
     )
+    options = dataclasses.replace(options, save=not params["no_save"])
+    follow, files = params["follow"], params["files"]
     if follow:
         from tracegrade.cli.follow import follow_command  # scipy: only here
 
         if files:
             raise ConfigError("--follow reads the store; give no files")
-        if baseline or min_score is not None:
+        if options.baseline or options.min_score is not None:
             raise ConfigError("--baseline and --min-score gate a finished run, not --follow")
-        sys.exit(int(follow_command(options, quiet_s, window, lease_s)))
+        sys.exit(
+            int(follow_command(options, params["quiet_s"], params["window"], params["lease_s"]))
+        )
     with (
-        _progress_stream() as advance,
+        progress_counter("scoring", PROGRESS_FROM) as advance,
         score(options, progress=advance, on_errors=report_errors) as run,
     ):
-        _render(run, verbose, json_path, no_save)
+        _render(run, params["verbose"], options.json_path, not options.save)
     sys.exit(int(run.exit_code))
 
 
@@ -216,29 +133,3 @@ def _see_all(run_id: str, json_path: str | None, no_save: bool) -> str:
     where = [f"every case is in {json_path}"] if json_path else []
     where += [] if no_save else [f"tracegrade runs show {run_id} --verbose"]
     return "; ".join(where) or "add --json FILE to write every case"
-
-
-@contextmanager
-def _progress_stream() -> Iterator[Any]:
-    """A count of the traces scored on stderr (the total is not known while streaming);
-    shown from :data:`PROGRESS_FROM` traces on."""
-    progress = Progress(
-        TextColumn("scoring"),
-        MofNCompleteColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    task = progress.add_task("score", total=None)
-    seen = 0
-
-    def advance(_result: Any) -> None:
-        nonlocal seen
-        seen += 1
-        if seen == PROGRESS_FROM:
-            progress.start()
-        progress.advance(task)
-
-    try:
-        yield advance
-    finally:
-        progress.stop()

@@ -73,7 +73,7 @@ class RunOptions:
     :class:`~tracegrade.pipeline.score.ScoreOptions` name them."""
 
     dataset: str
-    agent: AgentOptions
+    agent: AgentOptions = field(default_factory=AgentOptions)
     tier: Tier | None = None
     tags: Sequence[str] = ()
     case_ids: Sequence[str] = ()

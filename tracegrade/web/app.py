@@ -1,142 +1,33 @@
-"""The ``tracegrade ui`` ASGI application: a starlette app rendering Jinja2 templates.
+"""The ``tracegrade ui`` ASGI application: the pages (:mod:`.runs`, :mod:`.traces`,
+:mod:`.compare_page`, :mod:`.editor`, :mod:`.login`) assembled into a starlette app rendering
+Jinja2 templates, behind the security middleware (:mod:`.security`).
 
 Pages (each HTML page has a JSON twin: the same path with ``.json``, datasette's pattern):
-``/runs`` (:mod:`.runs`), ``/trends``, ``/runs/{run_id}``, ``/runs/{run_id}/cases/{n}``,
-``/compare`` (:mod:`.compare_page`), ``/traces`` and ``/traces/{trace_id}`` (:mod:`.traces`),
-``/datasets/...`` (the case editor, :mod:`.editor`), ``/login``. Templates and static files
-ship inside the package (``tracegrade/web/templates``, ``tracegrade/web/static``); nothing is
-loaded from the internet. Jinja2 autoescaping is on for every template: values from spans,
-datasets and judge output are untrusted and are never marked safe.
+``/runs``, ``/trends``, ``/runs/{run_id}``, ``/runs/{run_id}/cases/{n}``, ``/compare``,
+``/traces`` and ``/traces/{trace_id}``, ``/datasets/...`` (the case editor), ``/login``.
+Templates and static files ship inside the package (``tracegrade/web/templates``,
+``tracegrade/web/static``); nothing is loaded from the internet.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import jinja2
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
-from tracegrade.config import Config, load_config
 from tracegrade.errors import DatasetError, StoreError
-from tracegrade.store.traces import Store
-from tracegrade.web.security import CSRF_FIELD, Guard, SecurityMiddleware
+from tracegrade.web import compare_page, editor, login, runs, traces
+from tracegrade.web.base import HERE, Ui, UiConfig, render
+from tracegrade.web.security import Guard, SecurityMiddleware
 
-HERE = Path(__file__).parent
-
-
-@dataclass
-class UiConfig:
-    """What ``tracegrade ui`` serves: the store (``db`` path or URL, None for the default),
-    the token (None: no login), and the dataset files the case editor may read and write
-    (no other file is ever opened)."""
-
-    db: str | None = None
-    token: str | None = None
-    datasets: Sequence[Path] = ()
-
-
-@dataclass
-class Ui:
-    """Per-process state: the config, the guard, the templates and the store (opened on the
-    first request, on the event loop's thread; every endpoint is ``async`` and uses it there)."""
-
-    config: UiConfig
-    guard: Guard
-    templates: Jinja2Templates
-    _store: Store | None = field(default=None, repr=False)
-    _config: Config | None = field(default=None, repr=False)
-
-    @property
-    def store(self) -> Store:
-        """The trace store, opened on first use.
-
-        Raises:
-            StoreError: it cannot be opened.
-        """
-        if self._store is None:
-            self._store = Store(self.config.db)
-        return self._store
-
-    @property
-    def scoring_config(self) -> Config:
-        """The scoring configuration (``tracegrade.yaml`` in the working directory, else the
-        defaults), read once: pricing for waterfalls and diffs, scorers for the Traces page.
-
-        Raises:
-            ConfigError: the configuration file is invalid.
-        """
-        if self._config is None:
-            self._config = load_config()
-        return self._config
-
-    def close(self) -> None:
-        """Close the store, if open."""
-        if self._store is not None:
-            self._store.close()
-            self._store = None
-
-
-def ui_of(request: Request) -> Ui:
-    """The :class:`Ui` serving ``request``."""
-    ui: Ui = request.app.state.ui
-    return ui
-
-
-def wants_json(request: Request) -> bool:
-    """True for a JSON twin (a path ending in ``.json``)."""
-    return request.url.path.endswith(".json")
-
-
-def render(
-    request: Request, template: str, data: Mapping[str, Any], status_code: int = 200
-) -> Response:
-    """``data`` as the JSON twin, or rendered into ``template`` (with ``csrf_token``)."""
-    if wants_json(request):
-        return JSONResponse(_jsonable(data), status_code=status_code)
-    ui = ui_of(request)
-    context = {**data, "csrf_token": ui.guard.csrf_token(request), "csrf_field": CSRF_FIELD}
-    context["logged_in"] = ui.guard.token is not None
-    return ui.templates.TemplateResponse(request, template, context, status_code=status_code)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items() if not str(k).startswith("_")}
-    if isinstance(value, list | tuple):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "to_json"):
-        return value.to_json()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    return str(value)
-
-
-def twin(path: str, endpoint: Callable[..., Any], name: str | None = None) -> list[Route]:
-    """The HTML route and its ``.json`` twin (the twin first: a path parameter would
-    otherwise swallow the ``.json``)."""
-    json_path = "/index.json" if path == "/" else path + ".json"
-    return [
-        Route(json_path, endpoint, name=f"{name}_json" if name else None),
-        Route(path, endpoint, name=name),
-    ]
-
-
-def not_found(request: Request, message: str) -> Response:
-    """A 404 page (or JSON) saying what was not found."""
-    return render(request, "error.html", {"error": message}, status_code=404)
+__all__ = ["UiConfig", "create_app", "routes"]
 
 
 async def _store_error(request: Request, exc: Exception) -> Response:
@@ -163,8 +54,6 @@ def _filters(templates: Jinja2Templates) -> None:
 
 def routes() -> list[BaseRoute]:
     """Every route of the application."""
-    from tracegrade.web import compare_page, editor, login, runs, traces
-
     return [
         *login.ROUTES,
         *runs.ROUTES,

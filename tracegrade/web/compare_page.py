@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from tracegrade.pipeline.views import compare_stored
 from tracegrade.store import browse
-from tracegrade.web.app import render, twin, ui_of
+from tracegrade.web.base import render, twin, ui_of
 
 _ORDER = {"regressed": 0, "flaky": 1, "improved": 2, "new": 3, "removed": 4, "unchanged": 5}
 

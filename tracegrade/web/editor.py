@@ -38,7 +38,7 @@ from tracegrade.dataset.editing import (
 from tracegrade.errors import StoreError
 from tracegrade.normalize import normalize_trace
 from tracegrade.store import datasets as stored
-from tracegrade.web.app import Ui, not_found, render, twin, ui_of
+from tracegrade.web.base import Ui, not_found, render, twin, ui_of
 from tracegrade.web.security import state_changing
 
 _STORE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

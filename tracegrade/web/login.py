@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from tracegrade.web.app import render, ui_of
+from tracegrade.web.base import render, ui_of
 from tracegrade.web.security import SESSION_COOKIE, safe_next, state_changing
 
 

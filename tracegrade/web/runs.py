@@ -18,7 +18,7 @@ from tracegrade.pipeline.views import trace_ids_of
 from tracegrade.store import browse
 from tracegrade.store.runs import load_run
 from tracegrade.web import waterfall
-from tracegrade.web.app import not_found, render, twin, ui_of
+from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.charts import trend_charts
 
 SORTS = {

@@ -12,7 +12,7 @@ from tracegrade.normalize.lint import lint
 from tracegrade.pipeline.views import reference_free
 from tracegrade.store import browse
 from tracegrade.web import waterfall
-from tracegrade.web.app import not_found, render, twin, ui_of
+from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.editor import dataset_choices
 
 

@@ -1,0 +1,48 @@
+"""``score --follow``'s options: scoring the store's traces as they settle."""
+
+from __future__ import annotations
+
+import click
+
+from tracegrade import environment
+from tracegrade.cli.options import stacked
+from tracegrade.store.follow import DEFAULT_LEASE_S
+from tracegrade.store.traces import DEFAULT_QUIET_S
+
+follow_options = stacked(
+    [
+        click.option(
+            "--follow",
+            is_flag=True,
+            help="Keep scoring the store's traces as they settle (behind tracegrade collect), "
+            "one line per trace, until Ctrl-C; exit 1 if any failed.",
+        ),
+        click.option(
+            "--quiet-s",
+            type=click.FloatRange(min=0),
+            default=DEFAULT_QUIET_S,
+            show_default=True,
+            help="--follow: seconds without new spans before an ended trace is scored.",
+        ),
+        click.option(
+            "--window",
+            help="--follow: store and print aggregates per window (e.g. 5m) and service.name; "
+            "thresholds in the config's windows: section raise an alert.",
+        ),
+        click.option(
+            "--alert-webhook",
+            envvar=environment.TRACEGRADE_ALERT_WEBHOOK,
+            help="POST alerts (JSON, Slack-compatible 'text') to this URL: on a regression against "
+            "--baseline; with --follow --window, on window thresholds.",
+        ),
+        click.option(
+            "--lease-s",
+            type=click.FloatRange(min=1),
+            default=DEFAULT_LEASE_S,
+            show_default=True,
+            help="--follow: seconds a worker holds a claimed trace before another worker may "
+            "take it.",
+        ),
+    ]
+)
+"""``--follow``, ``--quiet-s``, ``--window``, ``--alert-webhook``, ``--lease-s``."""
