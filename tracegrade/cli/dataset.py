@@ -2,54 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
 import click
 
 from tracegrade.cli.options import db_option, files_argument, messages_key_option, report_errors
-from tracegrade.curate.build import (
-    BuildOptions,
-    build_dataset,
-    parse_where,
-    read_existing,
-    write_dataset,
-)
-from tracegrade.curate.derive import DeriveOptions
-from tracegrade.errors import ConfigError, ExitCode
-from tracegrade.otlp.files import ReadOptions
-from tracegrade.pipeline import sources
-from tracegrade.pipeline.selection import parse_since
-from tracegrade.store.traces import Store, default_path
-from tracegrade.store.verdicts import judge_verdicts
+from tracegrade.errors import ExitCode
+from tracegrade.pipeline.dataset import DatasetBuildOptions, build
 
 
 @click.group("dataset")
 def command() -> None:
     """Golden datasets: build one from real conversations."""
-
-
-def _sample(value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        number = -1.0
-    if number <= 0 or (number >= 1 and not number.is_integer()):
-        raise ConfigError(f"--sample {value!r}: a fraction in (0, 1) or a count of conversations")
-    return number
-
-
-def _load(files: tuple[str, ...], db: str | None, messages_key: str, since_ns: int | None) -> Any:
-    """(loaded traces, judge verdicts from stored runs, where they came from)."""
-    if files:
-        loaded = sources.from_files(files, ReadOptions(messages_key=messages_key))
-        return loaded, {}, ", ".join(files)
-    with Store(db) as store:
-        loaded = sources.from_store(store, since_unix_nano=since_ns)
-        verdicts = judge_verdicts(store, [t.trace_id for t in loaded.traces])
-    return loaded, verdicts, f"the store {default_path(db)}"
 
 
 @command.command("build")
@@ -108,7 +70,7 @@ def _load(files: tuple[str, ...], db: str | None, messages_key: str, since_ns: i
     show_default=True,
     help="Inputs at least this similar (rapidfuzz ratio, 0-100) are one case.",
 )
-def build(
+def build_command(
     files: tuple[str, ...],
     db: str | None,
     messages_key: str,
@@ -127,29 +89,25 @@ def build(
 ) -> None:
     """One golden case per conversation of FILES (or of the store), with expectations derived
     from its trace, marked ``review: pending``; writes (or with --append, extends) OUT."""
-    options = BuildOptions(
-        derive=DeriveOptions(
-            exact_args=exact_args, all_args=all_args, ignore_tools=ignore_tools, headroom=headroom
-        ),
-        where=parse_where(where),
-        trace_ids=trace_ids,
-        sample=_sample(sample),
-        redact=redact,
-        similarity=similarity,
+    params = DatasetBuildOptions(
+        files,
+        db,
+        messages_key,
+        out,
+        since,
+        where,
+        trace_ids,
+        sample,
+        exact_args,
+        all_args,
+        ignore_tools,
+        redact,
+        append,
+        headroom,
+        similarity,
     )
-    since_ns = parse_since(since)
-    loaded, verdicts, origin = _load(files, db, messages_key, since_ns)
-    report_errors(loaded.errors)
-    traces = [t for t in loaded.traces if since_ns is None or t.start_unix_nano >= since_ns]
-    path = Path(out)
-    document, existing = read_existing(path) if append and path.exists() else (None, [])
-    report = build_dataset(traces, options, existing, verdicts)
-    if not report.cases and not existing:
-        raise ConfigError(
-            f"no case built from {report.conversations} conversation(s) in {origin} "
-            f"({report.selected} selected; check --since/--where/--trace-id/--sample)"
-        )
-    write_dataset(path, report.cases, document, origin)
+    built = build(params, report_errors)
+    report, existing, path = built.report, built.existing, built.path
     click.echo(
         f"{len(report.cases)} case(s) {'added to' if existing else 'written to'} {path} from "
         f"{report.selected} of {report.conversations} conversation(s); "
@@ -157,5 +115,5 @@ def build(
         + (f", {report.skipped} without a user input" if report.skipped else "")
         + (f"; {len(existing)} existing case(s) kept" if existing else "")
     )
-    if loaded.errors:
+    if built.input_errors:
         raise SystemExit(int(ExitCode.USAGE))
