@@ -7,7 +7,7 @@ import io
 
 from rich.console import Console
 
-from tracegrade.cli.runs import COLUMNS, fitted_table
+from tracegrade.cli.runs_table import COLUMNS, fitted_table
 from tracegrade.compare.model import RunOverview
 
 

@@ -15,7 +15,7 @@ from typing import Any
 from tracegrade.compare import Comparison
 from tracegrade.compare.sources import CaseTable
 from tracegrade.config import Config, load_config
-from tracegrade.dataset import Tier, load_dataset, select_cases
+from tracegrade.dataset import Case, Dataset, Tier, load_dataset, select_cases
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.judge import Clarifier, resolve_settings
 from tracegrade.judge.faithfulness import with_judged_faithfulness
@@ -47,6 +47,7 @@ from tracegrade.runner.execute import RunPlan, Scoring
 from tracegrade.runner.session import EvalRun, new_run_id, run_eval, store_location
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import run_threshold, run_weights
+from tracegrade.scoring.score import Scorer
 
 
 @dataclass(frozen=True)
@@ -207,6 +208,41 @@ def _clarifier_usage(hook: FollowUpHook) -> dict[str, Any] | None:
     return None
 
 
+def _session(
+    options: RunOptions,
+    dataset: Dataset,
+    cases: list[Case],
+    config: Config,
+    scorers: list[Scorer],
+    hook: FollowUpHook,
+) -> EvalRun:
+    """The run's session: its plan (cases, repeats, concurrency, seconds per case), the agent,
+    how traces are scored, the receiver's ports."""
+    threshold = run_threshold(options.threshold, dataset, config)
+    plan = RunPlan(
+        new_run_id(),
+        cases,
+        repeat=options.repeat,
+        concurrency=options.concurrency,
+        timeout_s=options.timeout,
+    )
+    return EvalRun(
+        dataset,
+        plan,
+        make_agent(options.agent),
+        Scoring(scorers, config, run_weights(dataset, config), threshold),
+        hook,
+        db=options.db,
+        grpc_port=options.otlp_grpc_port,
+        http_port=options.otlp_http_port,
+        tier=options.tier,
+        min_pass_rate=options.min_pass_rate,
+        label=options.label,
+        config_sources=config.sources,
+        verbose=options.verbose,
+    )
+
+
 def run(options: RunOptions) -> RunOutcome:
     """Run the selected cases against the agent, score, write, store, compare and gate.
 
@@ -236,29 +272,7 @@ def run(options: RunOptions) -> RunOutcome:
         *([judge] if judge else []),
     ]
     hook = follow_up_hook(config, options.judge, options.judge_model)
-    threshold = run_threshold(options.threshold, dataset, config)
-    plan = RunPlan(
-        new_run_id(),
-        cases,
-        repeat=options.repeat,
-        concurrency=options.concurrency,
-        timeout_s=options.timeout,
-    )
-    session = EvalRun(
-        dataset,
-        plan,
-        make_agent(options.agent),
-        Scoring(scorers, config, run_weights(dataset, config), threshold),
-        hook,
-        db=options.db,
-        grpc_port=options.otlp_grpc_port,
-        http_port=options.otlp_http_port,
-        tier=options.tier,
-        min_pass_rate=options.min_pass_rate,
-        label=options.label,
-        config_sources=config.sources,
-        verbose=options.verbose,
-    )
+    session = _session(options, dataset, cases, config, [*scorers], hook)
     with store_location(options.db) as location, judge_cache(location, judge):
         doc = run_eval(session, location)
         if (usage := _clarifier_usage(hook)) is not None:

@@ -5,6 +5,7 @@ memory, score a golden case, compare with a baseline."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import uuid
 from collections.abc import Iterator, Sequence
@@ -42,6 +43,13 @@ def dataset_of(marker: pytest.Mark) -> Dataset:
     path = marker.kwargs.get("dataset") or (marker.args[0] if marker.args else None)
     if path is None:
         raise pytest.UsageError("@pytest.mark.tracegrade needs dataset='path/to/golden.yaml'")
+    resolved = Path(path).resolve()
+    return _loaded(resolved, resolved.stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _loaded(path: Path, mtime_ns: int) -> Dataset:
+    """A dataset file, read once per version (each case's test asks for it)."""
     return load_dataset(path)
 
 

@@ -227,16 +227,8 @@ def stream_results(
         matches = _Matches(dataset.tier(tier), mapping or {}, parked) if dataset else None
         facts = TraceFacts()
         if workers > 1 and not _prefetching(scorers):
-
-            def score(item: Any) -> _Scored:
-                trace, notes = _unpack(item if prepare is None else prepare(item))
-                if trace is None:
-                    return _Scored(None, notes)
-                return _score(trace, notes, matches, run, keeper)
-
-            # with a limit, a batch is read once the last is scored (no input read past it)
-            outcomes = ordered_batches(score, batches, workers, ahead=int(limit is None))
-            with contextlib.closing(_flat(outcomes, on_notes)) as scored:
+            scored = _in_workers(batches, prepare, matches, run, keeper, workers, limit, on_notes)
+            with contextlib.closing(scored):
                 for one in itertools.islice(scored, limit):  # the workers stop at the limit
                     _take(one, matches, facts, progress, sink, keeper)
         else:
@@ -249,6 +241,29 @@ def stream_results(
         for item in chosen:
             sink(parked.get(item) if isinstance(item, int) else item)
         return leftover, facts
+
+
+def _in_workers(
+    batches: Iterable[Sequence[Any]],
+    prepare: Callable[[Any], AgentTrace | Prepared | None] | None,
+    matches: _Matches | None,
+    run: _Run,
+    keeper: TraceKeeper | None,
+    workers: int,
+    limit: int | None,
+    on_notes: Callable[[Sequence[Any]], None] | None,
+) -> Generator[_Scored, None, None]:
+    """The items of ``batches`` prepared and scored in ``workers`` forked processes, in order
+    (with a ``limit``, a batch is read once the last is scored: no input read past it)."""
+
+    def score(item: Any) -> _Scored:
+        trace, notes = _unpack(item if prepare is None else prepare(item))
+        if trace is None:
+            return _Scored(None, notes)
+        return _score(trace, notes, matches, run, keeper)
+
+    outcomes = ordered_batches(score, batches, workers, ahead=int(limit is None))
+    return _flat(outcomes, on_notes)
 
 
 @dataclass(frozen=True)

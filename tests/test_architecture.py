@@ -1,0 +1,119 @@
+"""Issue 24: the house's shape holds. No import cycle among tracegrade's modules; the one
+layers contract (and its companions) in pyproject.toml is kept, and an import of
+``tracegrade.scoring`` from ``tracegrade.cli`` breaks it; command modules stay small and no
+function is longer than 60 lines."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+
+ROOT = Path(__file__).parents[1]
+PACKAGE = ROOT / "tracegrade"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _cycles(graph: grimp.ImportGraph) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph.modules):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append(
+                        (child, iter(sorted(graph.find_modules_directly_imported_by(child))))
+                    )
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_cycle():
+    graph = grimp.build_graph("tracegrade", exclude_type_checking_imports=True)
+    assert _cycles(graph) == []
+
+
+def _lint_imports(cwd: Path, pythonpath: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": str(Path(sys.executable).parent)}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = str(pythonpath)
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
+def test_the_import_contracts_are_kept():
+    result = _lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Layers: faces" in result.stdout and "0 broken" in result.stdout
+
+
+def test_an_import_of_scoring_from_the_cli_breaks_the_contracts(tmp_path):
+    copy = tmp_path / "src"
+    shutil.copytree(PACKAGE, copy / "tracegrade", ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "tracegrade" / "cli" / "sneaky.py").write_text(
+        "from tracegrade.scoring import build_scorers\n"
+    )
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    result = _lint_imports(tmp_path, pythonpath=copy)
+    assert result.returncode != 0
+    assert "tracegrade.cli.sneaky -> tracegrade.scoring" in result.stdout
+
+
+def _functions(path: Path) -> list[tuple[str, int]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        (f"{path.relative_to(ROOT)}:{node.lineno} {node.name}", node.end_lineno - node.lineno + 1)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno
+    ]
+
+
+def test_no_function_is_longer_than_sixty_lines():
+    long = [(w, n) for p in PACKAGE.rglob("*.py") for w, n in _functions(p) if n > 60]
+    assert long == []
+
+
+def test_command_modules_parse_call_and_render_in_at_most_150_lines():
+    """A command module defines a click command; shared options and rendering live apart."""
+    big = {
+        p.name: n
+        for p in (PACKAGE / "cli").glob("*.py")
+        if "@click.command" in (text := p.read_text()) or "@click.group" in text
+        if (n := len(text.splitlines())) > 150
+    }
+    assert big == {}
