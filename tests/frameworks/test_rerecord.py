@@ -52,5 +52,5 @@ def test_a_fresh_recording_is_read_exactly(name, tmp_path):
     assert all(t["driver_error"] is None and t["llm_calls"] >= 1 for t in truth["turns"])
     scored = score_recording(tmp_path / name)
     for field, score in scored.fields.items():
-        assert score.applicable > 0, field
+        assert score.applicable > 0 or field == "retrievals", field  # no retriever here
         assert score.failures == [], f"{name}: {field} inexact on {score.failures}"
