@@ -15,6 +15,7 @@ from benchmarks.tau_bench.convert import convert
 from tracegrade import evaluate_dataset, from_files, load_dataset
 from tracegrade.cli import cli
 from tracegrade.report.document import case_dict
+from tracegrade.run_document import RunDocument
 
 # Loaded here so pytester's in-process run finds numpy and scipy already imported.
 import tracegrade.pytest_plugin.evals  # noqa: F401,E402  isort: skip
@@ -87,6 +88,8 @@ def test_a_pytest_session_gives_the_same_cases_and_summary(pytester, main_job, f
     out = pytester.path / "session.json"
     pytester.runpytest_inprocess("-q", "-p", "no:cacheprovider", f"--tracegrade-json={out}")
     doc = json.loads(out.read_text())
+    RunDocument.from_json(doc)  # both faces write a valid tracegrade.run/1 document
+    RunDocument.from_json(from_cli)
     assert _cases(doc["cases"]) == _cases(from_cli["cases"])
     for key in ("results", "passed", "failed", "pass_rate", "score", "axes", "scorers", "by_tag"):
         assert doc["summary"][key] == from_cli["summary"][key], key

@@ -10,6 +10,7 @@ from typing import Any
 import ijson
 
 from tracegrade.errors import InputError
+from tracegrade.run_document import RunDocument
 
 RUN_SCHEMA = "tracegrade.run/1"
 
@@ -40,6 +41,7 @@ def _check(doc: Any, path: str | Path) -> dict[str, Any]:
     for key in ("run", "summary", "cases"):
         if key not in doc:
             raise InputError(f"run document without {key!r}", source=str(path))
+    RunDocument.from_json(doc, source=str(path))  # typed at the edge: a bad field is named
     return doc
 
 

@@ -1,0 +1,172 @@
+"""The run document ``tracegrade.run/1`` as typed, versioned models (pydantic).
+
+What ``score --json`` / ``run --json`` write, what the store keeps and what ``compare`` and
+``score --baseline`` read: :class:`RunDocument` with its :class:`RunMeta` (``run``),
+:class:`RunSummaryEntry` (``summary``) and :class:`CaseEntry` items (``cases``). Every field
+carries its unit in its description. A document read from a file is validated here, at the
+edge (:meth:`RunDocument.from_json`), and a bad one names the field; documents written by
+earlier versions of tracegrade validate (fields added since have defaults), and fields a
+later version adds are kept (``extra="allow"``: a reader is never newer than the writer's
+schema version allows). The JSON Schema
+(:func:`json_schema`) is published in the docs.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tracegrade.errors import InputError
+
+SCHEMA_VERSION: Literal["tracegrade.run/1"] = "tracegrade.run/1"
+"""The version of the run document; bumped on any incompatible change."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class DatasetRef(_Model):
+    """The golden dataset a run scored against."""
+
+    name: str | None = Field(None, description="The dataset's name.")
+    source: str | None = Field(None, description="Where it was read from (a file path).")
+    digest: str | None = Field(None, description="SHA-256 of its cases: a changed dataset shows.")
+    cases: int | None = Field(None, description="How many cases it holds (before the tier).")
+
+
+class RunMeta(_Model):
+    """``run``: what the run was and where it came from."""
+
+    run_id: str = Field(description="Unique id: creation time and a random suffix.")
+    created_at: str | None = Field(None, description="ISO 8601, UTC.")
+    dataset: DatasetRef | None = Field(None, description="None for reference-free scoring.")
+    tier: str | None = Field(None, description="smoke or full (None: every case).")
+    threshold: float | None = Field(None, description="The pass score per case, in [0, 1].")
+    min_pass_rate: float = Field(1.0, description="The fraction of cases that must pass.")
+    passed: bool | None = Field(None, description="Whether the run passed (and --min-score held).")
+    tracegrade_version: str | None = None
+    git_sha: str | None = None
+    git_branch: str | None = None
+    agent_version: str | None = Field(None, description="The traces' service.version.")
+    models: list[str] = Field(default_factory=list, description="Models the agent called.")
+    trace_source: str | None = Field(None, description="Files, store, memory or pytest.")
+    config_sources: list[str] = Field(default_factory=list)
+    label: str | None = Field(None, description="Free text of tracegrade run --label.")
+    agent: dict[str, Any] | None = Field(None, description='{"kind", "spec"} of the agent run.')
+    started_at: str | None = Field(None, description="ISO 8601, UTC (tracegrade run).")
+    finished_at: str | None = Field(None, description="ISO 8601, UTC (tracegrade run).")
+    repeat: int = Field(1, description="Times each case was run.")
+    concurrency: int | None = Field(None, description="Cases run at once.")
+    interrupted: bool = Field(False, description="Stopped early (Ctrl-C): cases missing.")
+    min_score: float | None = Field(None, description="--min-score, when given.")
+
+
+class RunSummaryEntry(_Model):
+    """``summary``: totals over the run's cases (values in [0, 1], durations in ms, costs in
+    USD, tokens in tokens)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    results: int = 0
+    passed: int = 0
+    failed: int = 0
+    pass_rate: float | None = None
+    score: float | None = Field(None, description="Weighted mean; a failed unscored case is 0.")
+    threshold: float | None = None
+    unmatched_cases: int = 0
+    unmatched_traces: int = 0
+    axes: dict[str, float] = Field(default_factory=dict, description="Mean per axis.")
+    scorers: dict[str, float] = Field(default_factory=dict, description="Mean per scorer.")
+    excluded: dict[str, int] = Field(default_factory=dict, description="Axis -> cases unscored.")
+    latency_p50_ms: float | None = None
+    latency_p95_ms: float | None = None
+    llm_latency_p50_ms: float | None = None
+    llm_latency_p95_ms: float | None = None
+    tool_latency_p50_ms: float | None = None
+    tool_latency_p95_ms: float | None = None
+    input_tokens: int | None = Field(None, description="The agent's, never the judge's.")
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    hallucination_rate: float | None = None
+    judge: dict[str, Any] | None = Field(None, description="The judge's own calls and cost.")
+    categories: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    latency_mean_ms: float | None = None
+    latency_total_ms: float | None = None
+    by_tag: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class CaseUsage(_Model):
+    """A case's usage (durations ms, tokens, cost USD)."""
+
+    duration_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    llm_calls: int = 0
+    tool_calls: int = 0
+    llm_latency_max_ms: float | None = None
+    tool_latency_max_ms: float | None = None
+    unpriced_models: list[str] = Field(default_factory=list)
+
+
+class CaseEntry(_Model):
+    """One item of ``cases``: a case scored against a trace (``tracegrade run`` adds the
+    attempts, the spread and whether the case is flaky)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    case_id: str | None = Field(None, description="None for reference-free scoring.")
+    trace_id: str | None = Field(None, description="None when no trace matched the case.")
+    passed: bool
+    score: float | None = Field(None, description="Overall score in [0, 1].")
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    reasons: list[str] = Field(default_factory=list, description="Why it failed or lost score.")
+    notes: list[str] = Field(default_factory=list, description="What was not scored, and why.")
+    hard_failures: list[str] = Field(default_factory=list)
+    axes: dict[str, float] = Field(default_factory=dict)
+    excluded: dict[str, str] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+    tier: str | None = None
+    category: str | None = None
+    weight: float = 1.0
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    usage: CaseUsage | None = None
+    details: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+class RunDocument(_Model):
+    """The whole run document (see the module docstring)."""
+
+    schema_version: Literal["tracegrade.run/1"] = SCHEMA_VERSION
+    run: RunMeta
+    summary: RunSummaryEntry
+    cases: list[CaseEntry]
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "run document") -> RunDocument:
+        """A run document from its decoded JSON.
+
+        Raises:
+            InputError: not a ``tracegrade.run/1`` document; the message names the field.
+        """
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InputError(
+                f"not a {SCHEMA_VERSION} document: {where}: {first['msg']}", source=source
+            ) from exc
+
+    def to_json(self) -> dict[str, Any]:
+        """The document as JSON-ready data."""
+        return self.model_dump(mode="json", exclude_none=False)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of the run document (for the docs)."""
+    schema = RunDocument.model_json_schema()
+    schema["$id"] = SCHEMA_VERSION
+    return schema
