@@ -15,6 +15,8 @@ import click
 from tracegrade.errors import TracegradeError
 from tracegrade.version import __version__
 
+__all__ = ["COMMANDS", "cli", "main"]
+
 COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("tracegrade.cli.import_", "Store spans and log records from trace files."),
     "inspect": ("tracegrade.cli.inspect", "Show what was derived from each trace."),

@@ -4,4 +4,76 @@
 the pytest plugin and the dashboard all go through these functions, so the same input gives
 the same result on every face. A command parses its options, calls one function here and
 renders what it returns.
+
+- :mod:`.score`: :func:`score` (:class:`ScoreOptions` -> :class:`ScoredRun`);
+- :mod:`.run`: :func:`run` (:class:`RunOptions` -> :class:`RunOutcome`), the agents;
+- :mod:`.follow`: the production follower (``score --follow``);
+- :mod:`.dataset`: :func:`build` (``dataset build``);
+- :mod:`.compare`: :func:`compare` (``compare``); :mod:`.gate`: baselines and the gate;
+- :mod:`.judging`: the judge of a run, :func:`check_judge` (``judge-check``);
+- :mod:`.evaluate`: :func:`evaluate_dataset`, the Python API's one call;
+- :mod:`.suite`: a test session's cases (the pytest plugin);
+- :mod:`.reading`, :mod:`.sources`, :mod:`.selection`: the one way to read traces;
+- :mod:`.views`: what the dashboard and ``runs``/``history`` read; :mod:`.outputs`.
 """
+
+from typing import TYPE_CHECKING
+
+from tracegrade.exports import lazy
+
+_EXPORTS = {
+    # scoring and running
+    "ScoreOptions": "tracegrade.pipeline.score",
+    "ScoredRun": "tracegrade.pipeline.score",
+    "score": "tracegrade.pipeline.score",
+    "RunOptions": "tracegrade.pipeline.run",
+    "AgentOptions": "tracegrade.pipeline.run",
+    "RunOutcome": "tracegrade.pipeline.run",
+    "run": "tracegrade.pipeline.run",
+    "evaluate_dataset": "tracegrade.pipeline.evaluate",
+    # datasets, comparisons, the judge
+    "DatasetBuildOptions": "tracegrade.pipeline.dataset",
+    "build": "tracegrade.pipeline.dataset",
+    "CompareOptions": "tracegrade.pipeline.compare",
+    "compare": "tracegrade.pipeline.compare",
+    "JudgeCheckOptions": "tracegrade.pipeline.judging",
+    "check_judge": "tracegrade.pipeline.judging",
+    # reading traces
+    "load": "tracegrade.pipeline.reading",
+    "load_batches": "tracegrade.pipeline.reading",
+    "traces_by_id": "tracegrade.pipeline.reading",
+    "from_files": "tracegrade.pipeline.sources",
+    "from_store": "tracegrade.pipeline.sources",
+}
+__all__ = [
+    "ScoreOptions",
+    "ScoredRun",
+    "score",
+    "RunOptions",
+    "AgentOptions",
+    "RunOutcome",
+    "run",
+    "evaluate_dataset",
+    "DatasetBuildOptions",
+    "build",
+    "CompareOptions",
+    "compare",
+    "JudgeCheckOptions",
+    "check_judge",
+    "load",
+    "load_batches",
+    "traces_by_id",
+    "from_files",
+    "from_store",
+]
+__getattr__, __dir__ = lazy(_EXPORTS)
+
+if TYPE_CHECKING:
+    from tracegrade.pipeline.compare import CompareOptions, compare
+    from tracegrade.pipeline.dataset import DatasetBuildOptions, build
+    from tracegrade.pipeline.evaluate import evaluate_dataset
+    from tracegrade.pipeline.judging import JudgeCheckOptions, check_judge
+    from tracegrade.pipeline.reading import load, load_batches, traces_by_id
+    from tracegrade.pipeline.run import AgentOptions, RunOptions, RunOutcome, run
+    from tracegrade.pipeline.score import ScoredRun, ScoreOptions, score
+    from tracegrade.pipeline.sources import from_files, from_store

@@ -33,6 +33,16 @@ if TYPE_CHECKING:
     from tracegrade.dataset import Case
     from tracegrade.pytest_plugin.evals import Evaluator, Session
 
+__all__ = [
+    "pytest_addoption",
+    "pytest_configure",
+    "pytest_generate_tests",
+    "pytest_sessionfinish",
+    "pytest_terminal_summary",
+    "tracegrade",
+    "tracegrade_case",
+]
+
 MARKER = "tracegrade"
 _SESSION = pytest.StashKey["Session"]()
 

@@ -1,2 +1,33 @@
 """Reports of a scoring run: the versioned JSON document (also what the store keeps), JUnit
 XML for any CI system, and the rich console report."""
+
+from typing import TYPE_CHECKING
+
+from tracegrade.exports import lazy
+
+_EXPORTS = {
+    "document": "tracegrade.report.document",
+    "case_dict": "tracegrade.report.document",
+    "run_info": "tracegrade.report.document",
+    "print_report": "tracegrade.report.console",
+    "write_junit": "tracegrade.report.junit",
+    "CaseLog": "tracegrade.report.caselog",
+    "post_webhook": "tracegrade.report.alerts",
+}
+__all__ = [
+    "document",
+    "case_dict",
+    "run_info",
+    "print_report",
+    "write_junit",
+    "CaseLog",
+    "post_webhook",
+]
+__getattr__, __dir__ = lazy(_EXPORTS)
+
+if TYPE_CHECKING:
+    from tracegrade.report.alerts import post_webhook
+    from tracegrade.report.caselog import CaseLog
+    from tracegrade.report.console import print_report
+    from tracegrade.report.document import case_dict, document, run_info
+    from tracegrade.report.junit import write_junit
