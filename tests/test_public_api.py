@@ -24,7 +24,7 @@ def test_import_is_lazy():
         "print(sorted(m for m in sys.modules if m.startswith('tracegrade')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "['tracegrade']"
+    assert out.stdout.strip() == "['tracegrade', 'tracegrade.version']"  # the version only
 
 
 def test_the_readme_python_example_runs(tmp_path, monkeypatch):
