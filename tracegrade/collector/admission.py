@@ -100,9 +100,10 @@ def _metrics_json(body: bytes) -> ExportMetricsServiceRequest:
             raise OtlpDecodeError(
                 f"an OTLP/JSON request must be a JSON object, got {type(data).__name__}"
             )
-        return json_format.ParseDict(
+        request: ExportMetricsServiceRequest = json_format.ParseDict(
             data, ExportMetricsServiceRequest(), ignore_unknown_fields=True
         )
+        return request
     except (ValueError, TypeError, RecursionError, json_format.ParseError) as exc:
         raise OtlpDecodeError(f"malformed OTLP/JSON metrics: {exc}") from exc
 

@@ -350,7 +350,7 @@ class GrpcServer:
         if bound == 0:
             raise OSError(f"cannot bind the gRPC port {address}")
         await self.server.start()
-        return bound
+        return int(bound)
 
     def stop(self, grace_s: float | None) -> threading.Event:
         """Stop taking calls, let those in flight finish within ``grace_s``; the returned

@@ -232,7 +232,7 @@ def unwrap_result(value: Any) -> str | None:
     if messages and len(messages) == 1 and messages[0].role == "tool":
         responses = messages[0].tool_responses
         if responses and responses[0].response is not None:
-            return responses[0].response
+            return str(responses[0].response)
     if isinstance(inner, list) and inner and all(isinstance(i, Mapping) for i in inner):
         texts = [i.get("text") for i in inner]
         if all(isinstance(t, str) for t in texts):

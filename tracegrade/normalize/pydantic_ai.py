@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from tracegrade.normalize.genai_events import split_events
 from tracegrade.normalize.messages import (
+    Message,
     as_int,
     as_text,
     loads_maybe,
@@ -48,7 +49,7 @@ def _is_pydantic_ai(span: Span) -> bool:
     )
 
 
-def _all_messages(span: Span) -> list | None:
+def _all_messages(span: Span) -> list[Message] | None:
     messages = parse_messages(span.attributes.get("pydantic_ai.all_messages"))
     if messages is not None:
         return messages

@@ -294,7 +294,9 @@ class Joiner:
                 index = i
         return index
 
-    def _from_span(self, view: SpanView, request: Request | None, results: Mapping) -> ToolCall:
+    def _from_span(
+        self, view: SpanView, request: Request | None, results: Mapping[Any, str | None]
+    ) -> ToolCall:
         history_result = results.get(request.occurrence) if request and request.occurrence else None
         result, unavailable = choose_result(view.tool_result, history_result)
         arguments, has_arguments, mismatch = reconcile(
@@ -325,7 +327,7 @@ class Joiner:
             arguments_mismatch=mismatch,
         )
 
-    def _from_request(self, request: Request, results: Mapping) -> ToolCall:
+    def _from_request(self, request: Request, results: Mapping[Any, str | None]) -> ToolCall:
         result, unavailable = choose_result(
             results.get(request.occurrence) if request.occurrence else None
         )

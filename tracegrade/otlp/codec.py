@@ -17,7 +17,7 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf import json_format
 from google.protobuf.message import DecodeError
@@ -213,7 +213,7 @@ def parse_traces_protobuf(data: bytes) -> ExportTraceServiceRequest:
     Raises:
         OtlpDecodeError: the bytes are not a valid protobuf message.
     """
-    return _parse_protobuf(data, ExportTraceServiceRequest())
+    return cast(ExportTraceServiceRequest, _parse_protobuf(data, ExportTraceServiceRequest()))
 
 
 def parse_logs_protobuf(data: bytes) -> ExportLogsServiceRequest:
@@ -222,7 +222,7 @@ def parse_logs_protobuf(data: bytes) -> ExportLogsServiceRequest:
     Raises:
         OtlpDecodeError: the bytes are not a valid protobuf message.
     """
-    return _parse_protobuf(data, ExportLogsServiceRequest())
+    return cast(ExportLogsServiceRequest, _parse_protobuf(data, ExportLogsServiceRequest()))
 
 
 # --- OTLP/JSON -----------------------------------------------------------------------------
@@ -301,7 +301,10 @@ def parse_traces_json(
         OtlpDecodeError: invalid JSON, a bad id, a value of the wrong type, or (unless
             ``ignore_unknown``) a field the schema does not know.
     """
-    return _parse_json(payload, ExportTraceServiceRequest(), ignore_unknown)
+    return cast(
+        ExportTraceServiceRequest,
+        _parse_json(payload, ExportTraceServiceRequest(), ignore_unknown),
+    )
 
 
 def parse_logs_json(
@@ -313,7 +316,10 @@ def parse_logs_json(
     Raises:
         OtlpDecodeError: as :func:`parse_traces_json`.
     """
-    return _parse_json(payload, ExportLogsServiceRequest(), ignore_unknown)
+    return cast(
+        ExportLogsServiceRequest,
+        _parse_json(payload, ExportLogsServiceRequest(), ignore_unknown),
+    )
 
 
 def _ids_to_hex(node: Any) -> Any:
@@ -336,4 +342,4 @@ def request_to_json(
 ) -> dict[str, Any]:
     """The OTLP/JSON form of a request: lowerCamelCase keys, hex ids, integer enums."""
     obj = json_format.MessageToDict(request, use_integers_for_enums=True)
-    return _ids_to_hex(obj)
+    return cast(dict[str, Any], _ids_to_hex(obj))

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 try:
     import pytest
@@ -149,7 +149,7 @@ class Evaluator:
         marker = self.request.node.get_closest_marker(MARKER)
         if marker is None:
             raise pytest.UsageError("tracegrade.check needs @pytest.mark.tracegrade or dataset=")
-        return marker
+        return cast(pytest.Mark, marker)
 
     def _regressed(self, suite: Suite, result: CaseResult) -> list[str]:
         base = self.session.baseline(suite.dataset)

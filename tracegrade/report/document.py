@@ -138,7 +138,9 @@ def run_passed(result: RunResult | Mapping[str, Any], min_pass_rate: float) -> b
     """A run passes when at least one case was scored and the pass rate reaches
     ``min_pass_rate`` (``result``: a run's results, or its document summary)."""
     summary = dataclasses.asdict(result.summary) if isinstance(result, RunResult) else result
-    return summary["results"] > summary["unmatched_cases"] and summary["pass_rate"] >= min_pass_rate
+    return bool(
+        summary["results"] > summary["unmatched_cases"] and summary["pass_rate"] >= min_pass_rate
+    )
 
 
 def run_info(

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, cast
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case
@@ -78,9 +78,9 @@ def _instantiate(name: str, obj: Any, config: Config) -> Scorer:
             raise ConfigError(
                 f"scorer {name!r}: the factory did not return a scorer (a callable with a name)"
             )
-        return obj
+        return cast(Scorer, obj)
     if callable(obj) and hasattr(obj, "name") and not inspect.isfunction(obj):
-        return obj
+        return cast(Scorer, obj)
     if callable(obj):
         return FunctionScorer(getattr(obj, "scorer_name", name), obj)
     raise ConfigError(f"scorer {name!r}: {obj!r} is not callable")

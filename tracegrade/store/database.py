@@ -144,7 +144,7 @@ class Database:
         """Run one statement per row; returns the number of rows changed."""
         cursor = self.conn.cursor()
         cursor.executemany(self.sql(statement), list(rows))
-        return max(cursor.rowcount, 0)
+        return max(int(cursor.rowcount), 0)
 
     def insert_many(
         self,

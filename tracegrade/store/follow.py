@@ -224,7 +224,7 @@ def save_window(
                 " AND service = ?",
                 (json.dumps(aggregates), start_s, window_s, service),
             )
-    return created == 1
+    return bool(created == 1)
 
 
 def windows(db: Database, window_s: float) -> list[tuple[float, str, dict[str, Any]]]:

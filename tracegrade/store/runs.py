@@ -56,7 +56,7 @@ def save_run(store: Store, doc: dict[str, Any]) -> str:
         )
         while chunk := list(itertools.islice(rows, _CHUNK)):  # cases may outnumber memory
             store.db.executemany("INSERT INTO case_results VALUES (?, ?, ?, ?, ?, ?, ?)", chunk)
-    return run["run_id"]
+    return str(run["run_id"])
 
 
 _CHUNK = 500

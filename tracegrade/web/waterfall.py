@@ -77,8 +77,8 @@ def _text(value: Any) -> str:
     if not isinstance(value, str):
         value = json.dumps(value, indent=2, ensure_ascii=False, default=str)
     if len(value) > MAX_TEXT:
-        return value[:MAX_TEXT] + f"\n… ({len(value) - MAX_TEXT} more characters)"
-    return value
+        return str(value[:MAX_TEXT]) + f"\n… ({len(value) - MAX_TEXT} more characters)"
+    return str(value)
 
 
 def _messages(messages: Sequence[Any] | None) -> str:

@@ -96,7 +96,7 @@ def reply_text(value: Any) -> str:
     if isinstance(value, Mapping):
         for key in ("content", "reply", "output"):
             if isinstance(value.get(key), str):
-                return value[key]
+                return str(value[key])
     return str(value)
 
 

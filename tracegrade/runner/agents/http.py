@@ -90,7 +90,7 @@ def reply_from_response(response: httpx.Response, reply_field: str | None) -> st
     if isinstance(data, Mapping):
         for key in REPLY_FIELDS:
             if isinstance(data.get(key), str):
-                return data[key]
+                return str(data[key])
     return reply_text(data) if isinstance(data, str) else response.text.strip()
 
 

@@ -23,7 +23,7 @@ import sys
 import threading
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from opentelemetry import context as otel_context
 from opentelemetry import trace
@@ -61,7 +61,7 @@ def load_function(spec: str) -> Callable[..., Any]:
         target = getattr(target, part)
     if not callable(target):
         raise ConfigError(f"--agent {spec!r}: {attr} is not callable")
-    return target
+    return cast(Callable[..., Any], target)
 
 
 _UNIONS = (typing.Union, type(int | str))
