@@ -14,7 +14,7 @@ attempts); per run, over the paired cases' scores. Three attempts can never reac
 with three repeats only consistent flips (every attempt passed before, every attempt fails now)
 regress a case: that is the point, one flip in three is noise.
 
-Each run's cases come from a :class:`~tracegrade.compare.sources.CaseSource` (a run document
+Each run's cases come from a :class:`~tracegrade.compare.case_sources.CaseSource` (a run document
 in memory, or a temporary SQLite file for ``score --baseline``), a chunk of case keys at a
 time (the per-case tests vectorised within a chunk); the run-level numbers (overviews, the
 paired test's scores, the verdict's flipped cases) are tallied as the chunks pass, so a
@@ -32,16 +32,16 @@ from typing import Any
 
 import numpy as np
 
-from tracegrade.compare.diff import delta, diff_traces
-from tracegrade.compare.model import CaseComparison, CaseStatus, Comparison, Delta, StatTest
-from tracegrade.compare.overview import CaseGroup, OverviewTally, group_entries
-from tracegrade.compare.rules import RegressionRules
-from tracegrade.compare.sources import (
+from tracegrade.compare.case_sources import (
     CaseSource,
     ComparedCases,
     as_source,
     chunks,
 )
+from tracegrade.compare.diff import delta, diff_traces
+from tracegrade.compare.model import CaseComparison, CaseStatus, Comparison, Delta, StatTest
+from tracegrade.compare.overview import CaseGroup, OverviewTally, group_entries
+from tracegrade.compare.rules import RegressionRules
 from tracegrade.config import Pricing
 from tracegrade.trace import AgentTrace
 

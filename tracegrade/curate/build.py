@@ -23,7 +23,7 @@ import yaml
 from rapidfuzz import fuzz, process
 
 from tracegrade.curate.derive import Conversation, DeriveOptions, derive_case, merge
-from tracegrade.curate.redact import Redactor, is_redacted
+from tracegrade.curate.personal_data import Redactor, is_redacted
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import ConfigError, DatasetError
 from tracegrade.normalize.conversations import group_conversations

@@ -11,9 +11,15 @@ from pathlib import Path
 from typing import Any
 
 from tracegrade.compare import Comparison, RegressionRules, compare_runs, read_document, rules_from
+from tracegrade.compare.case_sources import (
+    CaseSource,
+    CaseTable,
+    TableCases,
+    as_source,
+    document_head,
+)
 from tracegrade.compare.documents import DocumentStream
 from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
-from tracegrade.compare.sources import CaseSource, CaseTable, TableCases, as_source, document_head
 from tracegrade.config import Config
 from tracegrade.errors import StoreError
 from tracegrade.pipeline.outputs import write_text
@@ -90,7 +96,7 @@ def resolve_base(ref: str, db: str | None, dataset: str | None, table: CaseTable
 
 def current_source(doc: Mapping[str, Any], base: Base | None) -> Mapping[str, Any] | CaseSource:
     """The finished run ``doc`` as the comparison with ``base`` reads it: into BASE's
-    :class:`~tracegrade.compare.sources.CaseTable` when BASE is in one (its cases, a
+    :class:`~tracegrade.compare.case_sources.CaseTable` when BASE is in one (its cases, a
     :class:`~tracegrade.report.caselog.CaseLog`, read once), else the document."""
     if base is not None and isinstance(base[0], TableCases):
         return base[0].table.add(doc["cases"], document_head(doc))
@@ -133,8 +139,8 @@ class BaselineTraces:
     when one of its results, alone for its case, would regress or improve
     (:class:`DiffCandidates`), so the traces held are bounded by the changed results, not by
     the traces scored (BASE's traces scored and not kept are noted in BASE's
-    :class:`~tracegrade.compare.sources.CaseSource`, on disk for a
-    :class:`~tracegrade.compare.sources.TableCases`); after the run, exactly the traces the
+    :class:`~tracegrade.compare.case_sources.CaseSource`, on disk for a
+    :class:`~tracegrade.compare.case_sources.TableCases`); after the run, exactly the traces the
     comparison diffs (:meth:`preloaded`)."""
 
     def __init__(self, base: Mapping[str, Any] | CaseSource, rules: RegressionRules) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.compare import Comparison
-from tracegrade.compare.sources import CaseTable
+from tracegrade.compare.case_sources import CaseTable
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, Tier, load_dataset, select_cases
 from tracegrade.errors import ConfigError, ExitCode

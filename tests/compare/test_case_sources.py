@@ -14,9 +14,9 @@ import pytest
 
 from tests.compare.documents import case, run
 from tracegrade.compare import RegressionRules, compare_runs, read_document
+from tracegrade.compare.case_sources import CaseTable, ComparedCases, MemoryCases, document_head
 from tracegrade.compare.documents import DocumentStream
 from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
-from tracegrade.compare.sources import CaseTable, ComparedCases, MemoryCases, document_head
 from tracegrade.errors import InputError
 
 
