@@ -228,7 +228,7 @@ def measure(db: Path, repeat: int) -> list[dict[str, Any]]:
     """Median and max ms of ``repeat`` requests of each page."""
     app = create_app(UiConfig(db=str(db)))
     rows = []
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         for name, path in pages(client):
             client.get(path)  # warm: first use of the config, the template, the page cache
             times = []

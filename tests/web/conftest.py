@@ -32,7 +32,7 @@ def golden(shop: ShopStore, tmp_path: Path) -> Path:
 def client(shop: ShopStore, golden: Path) -> Iterator[TestClient]:
     """The app over the shared store (read by these tests) and this test's dataset copies."""
     app = create_app(UiConfig(db=str(shop.db), datasets=(golden, shop.xss_dataset)))
-    with TestClient(app) as test_client:
+    with TestClient(app, base_url="http://localhost") as test_client:
         yield test_client
     app.state.ui.close()
 

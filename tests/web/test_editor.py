@@ -133,7 +133,7 @@ def test_new_case_from_a_trace_is_prefilled(client: TestClient, shop: ShopStore)
 
 def test_stored_datasets_are_created_and_edited_in_the_database(tmp_path: Path) -> None:
     app = create_app(UiConfig(db=str(tmp_path / "s.db")))
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://localhost") as client:
         page = client.get("/datasets").text
         created = client.post("/datasets", data={"csrf_token": csrf_token(page), "name": "team"})
         assert created.status_code == 200 and "Dataset team (stored)" in created.text
@@ -198,3 +198,12 @@ def test_a_json_dataset_in_the_seed_shape_is_edited_and_stays_json(tmp_path: Pat
         load_dataset(path).cases[0].expected_tools
         == json.loads(source.read_text())[0]["expected_tools"]
     )
+
+
+def test_a_save_keeps_the_dataset_files_permissions(client: TestClient, golden: Path) -> None:
+    golden.chmod(0o644)
+    form = _form(client, "/datasets/file:golden/cases/0")
+    form.update(input="Find me wireless headphones under $250")
+    response = client.post("/datasets/file:golden/cases/0", data=form, follow_redirects=False)
+    assert response.status_code == 303, response.text
+    assert golden.stat().st_mode & 0o777 == 0o644

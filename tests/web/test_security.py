@@ -15,7 +15,7 @@ from tests.web.conftest import csrf_token
 from tests.web.shop import PAYLOADS, XSS_INPUT, ShopStore
 from tracegrade.cli import cli
 from tracegrade.web import UiConfig, create_app
-from tracegrade.web.security import is_loopback, safe_next
+from tracegrade.web.security import LoginThrottle, allowed_hosts, is_loopback, safe_next
 
 TOKEN = "s3cret-token"
 
@@ -23,7 +23,7 @@ TOKEN = "s3cret-token"
 @pytest.fixture
 def guarded(shop: ShopStore, golden: Path):
     app = create_app(UiConfig(db=str(shop.db), token=TOKEN, datasets=(golden,)))
-    with TestClient(app, follow_redirects=False) as client:
+    with TestClient(app, base_url="http://localhost", follow_redirects=False) as client:
         yield client
     app.state.ui.close()
 
@@ -127,3 +127,70 @@ def test_no_file_outside_the_configured_datasets_is_reachable(client) -> None:
     for key in ("file:passwd", "..%2F..%2Fetc%2Fpasswd", "file:..%2Fgolden"):
         assert client.get(f"/datasets/{key}").status_code == 404
     assert client.get("/static/../app.py").status_code == 404
+
+
+def test_a_rebound_host_name_is_refused_before_anything_is_read(
+    shop: ShopStore, golden: Path
+) -> None:
+    """DNS rebinding: evil.example resolves to 127.0.0.1, the page then reads and posts with
+    Host and Origin both evil.example."""
+    app = create_app(UiConfig(db=str(shop.db), datasets=(golden,)))
+    before = golden.read_text()
+    with TestClient(app, base_url="http://evil.example:8765") as client:
+        read = client.get(f"/traces/{shop.xss_trace}.json")
+        assert read.status_code == 400 and "Host" in read.text
+        page = client.get("/datasets/file:golden")
+        assert page.status_code == 400
+        deleted = client.post(
+            "/datasets/file:golden/cases/0/delete",
+            data={"csrf_token": "0" * 64, "version": "0"},
+            headers={"origin": "http://evil.example:8765"},
+        )
+        assert deleted.status_code == 400
+    assert golden.read_text() == before
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        assert client.get("/runs.json").status_code == 200
+    with TestClient(app, base_url="http://[::1]:8765") as client:
+        assert client.get("/runs.json").status_code == 200
+    app.state.ui.close()
+
+
+def test_allowed_hosts_are_the_bound_names() -> None:
+    assert allowed_hosts("127.0.0.1") == {"localhost", "127.0.0.1", "::1"}
+    assert allowed_hosts("0.0.0.0") is None
+    assert allowed_hosts("0.0.0.0", ["Grader.internal"]) == {"grader.internal"}
+    assert "tg.example" in (allowed_hosts("[::1]", ["tg.example"]) or ())
+
+
+def test_logout_ends_the_session_even_for_a_copied_cookie(guarded) -> None:
+    _login(guarded)
+    session = guarded.cookies.get("tg_session")
+    assert session and guarded.get("/runs.json").status_code == 200
+    page = guarded.get("/runs")
+    assert guarded.post("/logout", data={"csrf_token": csrf_token(page.text)}).status_code == 303
+    guarded.cookies.set("tg_session", session)  # the cookie kept (copied, or a stale tab)
+    assert guarded.get("/runs.json").status_code == 401
+
+
+def test_wrong_tokens_are_throttled(guarded) -> None:
+    statuses = [_login(guarded, token=f"guess{n}").status_code for n in range(20)]
+    assert statuses[:5] == [401] * 5
+    assert set(statuses[5:]) == {429}
+    refused = _login(guarded)  # even the right token waits: the guesser cannot tell
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
+
+
+def test_the_throttle_lets_a_client_try_again_after_its_window() -> None:
+    throttle = LoginThrottle()
+    for n in range(LoginThrottle.PER_CLIENT):
+        throttle.failed("10.0.0.1", now=100.0 + n)
+    assert throttle.retry_after_s("10.0.0.1", now=105.0) > 0
+    assert throttle.retry_after_s("10.0.0.2", now=105.0) == 0
+    assert throttle.retry_after_s("10.0.0.1", now=100.0 + LoginThrottle.WINDOW_S + 1) == 0
+
+
+def test_a_blank_token_is_refused(shop: ShopStore) -> None:
+    result = CliRunner().invoke(cli, ["ui", "--db", str(shop.db), "--token", " "])
+    assert result.exit_code == 2 and "blank" in result.output
+    with pytest.raises(ValueError, match="blank"):
+        create_app(UiConfig(db=str(shop.db), token="  "))

@@ -9,7 +9,7 @@ import click
 
 from tracegrade.cli.options import db_option
 from tracegrade.errors import ConfigError
-from tracegrade.web.security import TOKEN_ENV, is_loopback
+from tracegrade.web.security import TOKEN_ENV, allowed_hosts, is_loopback
 
 DEFAULT_PORT = 8765
 
@@ -46,6 +46,14 @@ def _bind(host: str, port: int) -> socket.socket:
     help="Require this token (login form or 'Authorization: Bearer'); required off loopback.",
 )
 @click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A Host name the server answers to besides the loopback names (repeatable; e.g. "
+    "behind a reverse proxy). Bound off loopback without it, any name is answered.",
+)
+@click.option(
     "--dataset",
     "datasets",
     multiple=True,
@@ -53,7 +61,12 @@ def _bind(host: str, port: int) -> socket.socket:
     help="A dataset file the case editor may edit (repeatable; no other file is opened).",
 )
 def command(
-    db: str | None, host: str, port: int, token: str | None, datasets: tuple[Path, ...]
+    db: str | None,
+    host: str,
+    port: int,
+    token: str | None,
+    allow_hosts: tuple[str, ...],
+    datasets: tuple[Path, ...],
 ) -> None:
     """Serve the dashboard (runs, trends, compare, traces) and the case editor.
 
@@ -62,12 +75,21 @@ def command(
 
     from tracegrade.web import UiConfig, create_app
 
+    if token is not None and not token.strip():
+        raise ConfigError(f"--token / {TOKEN_ENV} is blank: set a token of visible characters")
     if not is_loopback(host) and not token:
         raise ConfigError(
             f"--host {host} is not loopback: set --token (or {TOKEN_ENV}) so only people with "
             "the token can read traces and edit datasets"
         )
-    app = create_app(UiConfig(db=db, token=token, datasets=tuple(p.resolve() for p in datasets)))
+    app = create_app(
+        UiConfig(
+            db=db,
+            token=token,
+            datasets=tuple(p.resolve() for p in datasets),
+            hosts=allowed_hosts(host, allow_hosts),
+        )
+    )
     sock = _bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"tracegrade ui: serving http://{shown}:{sock.getsockname()[1]}/", err=False)

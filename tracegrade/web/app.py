@@ -73,7 +73,7 @@ def create_app(config: UiConfig) -> Starlette:
     )
     templates = Jinja2Templates(env=env)
     _filters(templates)
-    guard = Guard(config.token)
+    guard = Guard(config.token, config.hosts)
     app = Starlette(
         routes=routes(),
         middleware=[Middleware(SecurityMiddleware, guard=guard)],

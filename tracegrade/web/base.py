@@ -22,20 +22,23 @@ from starlette.templating import Jinja2Templates
 
 from tracegrade.config import Config, load_config
 from tracegrade.store.traces import Store
-from tracegrade.web.security import CSRF_FIELD, Guard
+from tracegrade.web.security import CSRF_FIELD, LOOPBACK_NAMES, Guard
 
 HERE = Path(__file__).parent
+LOOPBACK_HOSTS = frozenset(LOOPBACK_NAMES)
 
 
 @dataclass
 class UiConfig:
     """What ``tracegrade ui`` serves: the store (``db`` path or URL, None for the default),
-    the token (None: no login), and the dataset files the case editor may read and write
-    (no other file is ever opened)."""
+    the token (None: no login), the dataset files the case editor may read and write (no
+    other file is ever opened), and the ``Host`` names it answers to (None: any; see
+    :func:`.security.allowed_hosts`)."""
 
     db: str | None = None
     token: str | None = None
     datasets: Sequence[Path] = ()
+    hosts: frozenset[str] | None = LOOPBACK_HOSTS
 
 
 @dataclass

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -69,13 +70,16 @@ class Source:
         return stored.get_dataset(ui.store, str(self.name)).text
 
     def write(self, ui: Ui, text: str) -> None:
-        """Replace the dataset's text (a file atomically, through a sibling temporary file)."""
+        """Replace the dataset's text (a file atomically, through a sibling temporary file
+        given the file's own permission bits: a save never changes who may read it)."""
         if self.path is None:
             stored.put_dataset(ui.store, str(self.name), text)
             return
+        mode = stat.S_IMODE(self.path.stat().st_mode)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
+        os.chmod(tmp, mode)
         os.replace(tmp, self.path)
 
 

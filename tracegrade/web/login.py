@@ -1,11 +1,14 @@
-"""The login form: ``GET /login`` shows it, ``POST /login`` checks the token and sets the
-HttpOnly session cookie (see :mod:`.security`), ``POST /logout`` clears it."""
+"""The login form: ``GET /login`` shows it, ``POST /login`` checks the token (throttled:
+:class:`~.security.LoginThrottle`) and sets the HttpOnly session cookie (see
+:mod:`.security`), ``POST /logout`` ends the session and clears the cookie."""
 
 from __future__ import annotations
 
+import math
+
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from tracegrade.web.base import render, ui_of
@@ -21,18 +24,27 @@ async def login_form(request: Request) -> Response:
 
 @state_changing
 async def login(request: Request, form: FormData) -> Response:
-    """Check the submitted token; on success set the session cookie and redirect to
-    ``next``, else show the form again with 401."""
+    """Check the submitted token; on success start a session, set its cookie and redirect
+    to ``next``, else show the form again with 401 (429 + Retry-After while throttled)."""
     guard = ui_of(request).guard
+    client = request.client.host if request.client else ""
+    wait_s = guard.throttle.retry_after_s(client)
+    if wait_s > 0:
+        return PlainTextResponse(
+            f"too many wrong tokens: try again in {math.ceil(wait_s)} s",
+            status_code=429,
+            headers={"retry-after": str(math.ceil(wait_s))},
+        )
     target = safe_next(str(form.get("next") or "/"))
     token = form.get("token")
     if guard.token is None or not isinstance(token, str) or not guard.token_matches(token):
+        guard.throttle.failed(client)
         data = {"next": target, "error": "wrong token"}
         return render(request, "login.html", data, status_code=401)
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
-        guard.session_value,
+        guard.new_session(),
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",
@@ -42,7 +54,8 @@ async def login(request: Request, form: FormData) -> Response:
 
 @state_changing
 async def logout(request: Request, form: FormData) -> Response:
-    """Clear the session cookie."""
+    """End the session (its cookie opens nothing any more) and clear the cookie."""
+    ui_of(request).guard.end_session(request.cookies.get(SESSION_COOKIE))
     response = RedirectResponse("/login", status_code=303)
     response.delete_cookie(SESSION_COOKIE)
     return response

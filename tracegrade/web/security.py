@@ -1,14 +1,19 @@
 """Who may use ``tracegrade ui`` and how a request proves it is not forged.
 
+- **Host**: a request whose ``Host`` is not one of the names the server answers to
+  (:attr:`Guard.hosts`: the loopback names when bound to loopback, plus ``--allow-host``) is
+  refused (400) before anything else, so a DNS-rebinding page (``Host: evil.example``
+  resolving to 127.0.0.1) reads and changes nothing.
 - **Token**: when the server has a token (``--token`` / ``TRACEGRADE_UI_TOKEN``; required
-  when listening beyond loopback), every request needs the session cookie that ``/login``
-  sets (HttpOnly, SameSite=Strict) or an ``Authorization: Bearer TOKEN`` header (scripts
-  reading the JSON twins). Without either, HTML pages redirect to the login form and
-  everything else answers 401.
+  when listening beyond loopback; blank tokens are refused), every request needs a session
+  cookie that ``/login`` sets (HttpOnly, SameSite=Strict; a random id kept server-side, which
+  ``/logout`` and :data:`SESSION_TTL_S` end) or an ``Authorization: Bearer TOKEN`` header
+  (scripts reading the JSON twins). Without either, HTML pages redirect to the login form and
+  everything else answers 401. Wrong tokens are throttled (:class:`LoginThrottle`).
 - **CSRF**: every state-changing request (POST) carries a ``csrf_token`` form field that is an
   HMAC of the browser's random ``tg_csrf`` cookie under a per-process secret (signed double
-  submit), and, when the browser sends ``Origin``, comes from this server's own origin;
-  otherwise 403.
+  submit), and, when the browser sends ``Origin``, comes from this server's own origin (whose
+  host passed the Host check); otherwise 403.
 - **Headers**: a Content-Security-Policy allowing only this server's own scripts and styles
   (no inline script), ``nosniff``, referrers only to this server (``no-referrer``
   would make browsers send ``Origin: null`` and withhold the SameSite cookies on form
@@ -21,10 +26,12 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
-from collections.abc import Awaitable, Callable
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable
 from functools import wraps
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from starlette.datastructures import FormData
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
@@ -44,6 +51,12 @@ CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
     "connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 )
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+"""Host names a server bound to loopback answers to (with the bound address itself)."""
+SESSION_TTL_S = 12 * 3600.0
+"""A session ends this long after its login."""
+MAX_SESSIONS = 1024
+"""Sessions kept at once; a login beyond ends the oldest."""
 
 
 def is_loopback(host: str) -> bool:
@@ -56,21 +69,75 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class Guard:
-    """The token check and CSRF tokens of one server process (see the module docstring)."""
+def allowed_hosts(bound: str, extra: Iterable[str] = ()) -> frozenset[str] | None:
+    """The ``Host`` names a server bound to ``bound`` answers to: the loopback names and
+    ``bound`` when it is loopback, plus ``extra`` (``--allow-host``); None (any name: the
+    token guards it) for another address without ``extra``. Names are lower-case, IPv6
+    addresses without brackets."""
+    names = {h.strip().strip("[]").lower() for h in extra if h.strip()}
+    if is_loopback(bound):
+        names |= {*LOOPBACK_NAMES, bound.strip("[]").lower()}
+    return frozenset(names) or None
 
-    def __init__(self, token: str | None):
+
+def host_name(netloc: str) -> str:
+    """The host part of a ``Host`` header or an origin's netloc, lower-case, without port
+    or IPv6 brackets (``"[::1]:8765"`` -> ``"::1"``); ``""`` when it has none."""
+    try:
+        return (urlsplit(f"//{netloc}").hostname or "").lower()
+    except ValueError:
+        return ""
+
+
+class Guard:
+    """The host check, token check, sessions and CSRF tokens of one server process (see the
+    module docstring). ``hosts`` None accepts any ``Host``.
+
+    Raises:
+        ValueError: ``token`` is blank (empty or only whitespace).
+    """
+
+    def __init__(self, token: str | None, hosts: frozenset[str] | None = None):
+        if token is not None and token != "" and not token.strip():
+            raise ValueError("the UI token is blank: set a non-blank --token")
         self.token = token or None
+        self.hosts = hosts
         self._secret = secrets.token_bytes(32)
+        self._sessions: OrderedDict[str, float] = OrderedDict()
+        """Session id -> when it expires (time.monotonic()), oldest login first."""
+        self.throttle = LoginThrottle()
 
     def _mac(self, purpose: str, value: str) -> str:
         return hmac.new(self._secret, f"{purpose}:{value}".encode(), hashlib.sha256).hexdigest()
 
-    @property
-    def session_value(self) -> str:
-        """The session cookie's value: an HMAC of the token (the token itself never leaves
-        the login form)."""
-        return self._mac("session", self.token or "")
+    def host_allowed(self, request: Request) -> bool:
+        """True when the request's ``Host`` is one this server answers to."""
+        if self.hosts is None:
+            return True
+        return host_name(request.headers.get("host", "")) in self.hosts
+
+    def new_session(self) -> str:
+        """Start a session (after a correct token); returns its id, the cookie's value."""
+        now = time.monotonic()
+        self._expire(now)
+        while len(self._sessions) >= MAX_SESSIONS:
+            self._sessions.popitem(last=False)
+        session = secrets.token_urlsafe(32)
+        self._sessions[session] = now + SESSION_TTL_S
+        return session
+
+    def end_session(self, session: str | None) -> None:
+        """End a session (logout): its cookie opens nothing any more, wherever it was copied."""
+        if session:
+            self._sessions.pop(session, None)
+
+    def _session_valid(self, session: str) -> bool:
+        self._expire(time.monotonic())
+        return session in self._sessions
+
+    def _expire(self, now: float) -> None:
+        while self._sessions and next(iter(self._sessions.values())) <= now:
+            self._sessions.popitem(last=False)
 
     def token_matches(self, candidate: str) -> bool:
         """Constant-time comparison with the server's token."""
@@ -84,7 +151,7 @@ class Guard:
         if self.token is None:
             return True
         cookie = request.cookies.get(SESSION_COOKIE, "")
-        if cookie and hmac.compare_digest(cookie, self.session_value):
+        if cookie and self._session_valid(cookie):
             return True
         scheme, _, value = request.headers.get("authorization", "").partition(" ")
         return scheme.lower() == "bearer" and self.token_matches(value.strip())
@@ -96,7 +163,8 @@ class Guard:
     def csrf_valid(self, request: Request, form: FormData) -> bool:
         """True when the form's token matches the cookie and any ``Origin`` is this server."""
         origin = request.headers.get("origin")
-        if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
+        own = f"{request.url.scheme}://{request.headers.get('host', '')}"
+        if origin is not None and (origin.lower() != own.lower() or not self.host_allowed(request)):
             return False
         nonce = request.cookies.get(CSRF_COOKIE)
         sent = form.get(CSRF_FIELD)
@@ -113,6 +181,12 @@ class SecurityMiddleware(BaseHTTPMiddleware):
         self.guard = guard
 
     async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        if not self.guard.host_allowed(request):
+            return PlainTextResponse(
+                f"refused: this server does not answer to Host {request.headers.get('host')!r} "
+                "(start it with --allow-host NAME to add a name)",
+                status_code=400,
+            )
         nonce = request.cookies.get(CSRF_COOKIE)
         fresh = not nonce or len(nonce) != 32
         request.state.csrf_nonce = secrets.token_hex(16) if fresh else nonce
@@ -170,3 +244,41 @@ def state_changing(endpoint: Callable[[Request, FormData], Awaitable[Response]])
         return await endpoint(request, form)
 
     return checked
+
+
+class LoginThrottle:
+    """Wrong-token attempts per client address: after :attr:`PER_CLIENT` failures within
+    :attr:`WINDOW_S` that client's logins are refused (429 + Retry-After) until the window
+    passes, and after :attr:`OVERALL` failures from all clients everyone's are (a guesser
+    spread over many addresses). A correct token does not reset a client's count."""
+
+    WINDOW_S = 60.0
+    PER_CLIENT = 5
+    OVERALL = 50
+    MAX_CLIENTS = 4096
+    """Client addresses remembered; the oldest are forgotten beyond."""
+
+    def __init__(self) -> None:
+        self._failures: OrderedDict[str, list[float]] = OrderedDict()
+        self._all: list[float] = []
+
+    def retry_after_s(self, client: str, now: float | None = None) -> float:
+        """Seconds ``client`` must wait before its next attempt (0: it may try now)."""
+        now = time.monotonic() if now is None else now
+        self._all = [t for t in self._all if t > now - self.WINDOW_S]
+        mine = [t for t in self._failures.get(client, []) if t > now - self.WINDOW_S]
+        waits = [0.0]
+        if len(mine) >= self.PER_CLIENT:
+            waits.append(mine[-self.PER_CLIENT] + self.WINDOW_S - now)
+        if len(self._all) >= self.OVERALL:
+            waits.append(self._all[-self.OVERALL] + self.WINDOW_S - now)
+        return max(waits)
+
+    def failed(self, client: str, now: float | None = None) -> None:
+        """Record a wrong token from ``client``."""
+        now = time.monotonic() if now is None else now
+        recent = [t for t in self._failures.pop(client, []) if t > now - self.WINDOW_S]
+        self._failures[client] = [*recent[-self.PER_CLIENT :], now]
+        self._all = [*self._all[-self.OVERALL :], now]
+        while len(self._failures) > self.MAX_CLIENTS:
+            self._failures.popitem(last=False)
