@@ -17,7 +17,7 @@ from tests.compare.conftest import invoke
 from tests.compare.documents import case, run
 from tracegrade.compare import compare_runs
 from tracegrade.compare.case_sources import CaseTable, ComparedCases, document_head
-from tracegrade.report.alerts import alert_text, post_webhook
+from tracegrade.report.alerts import alert_text, mask_url, post_alert, post_webhook
 
 REGRESSED = compare_runs(run("b", [case("a", 0.9)]), run("c", [case("a", 0.4)]))
 
@@ -145,3 +145,32 @@ def test_the_step_summary_gets_the_markdown(
     assert text.startswith("earlier step\n### tracegrade: ❌ **regression**")
     assert "| a | regressed | 0.900 | 0.400 |" in text
     assert text.endswith((tmp_path / "c.md").read_text() + "\n")
+
+
+def test_trace_values_are_inert_in_the_slack_text() -> None:
+    hostile = compare_runs(
+        run("<!channel> b", [case("a", 0.9)]),
+        run("<https://evil.example|click> @here & c", [case("a", 0.4)]),
+    )
+    text = alert_text(hostile)
+    assert "<!channel>" not in text and "<https://evil" not in text
+    assert "&lt;!channel&gt;" in text and "&lt;https://evil.example|click&gt;" in text
+    assert "@here" not in text and "&amp; c" in text
+
+
+def test_a_failed_delivery_never_prints_the_webhook_secret() -> None:
+    secret = "https://hooks.slack.com/services/T000/B000/XXXXSECRETXXXX"
+    for url in (secret, "http://127.0.0.1:9/services/T000/B000/XXXXSECRETXXXX"):
+        delivery = post_webhook(url.replace("https://", "htps://"), REGRESSED, attempts=1)
+        assert not delivery.ok and "XXXXSECRETXXXX" not in (delivery.error or "")
+        delivery = post_webhook(url.replace(".slack.com", ".invalid"), REGRESSED, attempts=1)
+        assert not delivery.ok and "XXXXSECRETXXXX" not in (delivery.error or "")
+    assert mask_url(secret) == "https://hooks.slack.com/***"
+    problem = post_alert("http://127.0.0.1:9/T000/B000/XXXXSECRETXXXX", "down", {})
+    assert problem and "XXXXSECRETXXXX" not in problem and "127.0.0.1:9/***" in problem
+
+
+def test_a_window_alert_escapes_the_service_name() -> None:
+    with webhook() as (url, received):
+        assert post_alert(url, "ALERT service=<!channel> shop", {}) is None
+    assert "<!channel>" not in received[0]["text"] and "&lt;!channel&gt;" in received[0]["text"]

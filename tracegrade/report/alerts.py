@@ -6,17 +6,24 @@ incoming-webhook message, ``comparison`` is :meth:`Comparison.to_json`. Delivery
 ``timeout_s`` per attempt, up to ``attempts`` tries on connection errors, timeouts, 429 and
 5xx, with a doubling pause. A failed delivery is returned as data, never raised: an alert
 must not change a run's verdict.
+
+The text carries values from traces (service names, run and case ids): :func:`chat_escape`
+makes them inert in Slack's markup (no ``<!channel>`` ping, no ``<url|label>`` link) and
+in Mattermost/Discord mentions. A webhook URL is a secret (whoever has it can post): what
+is printed about it is :func:`mask_url`'s form.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -36,14 +43,48 @@ class Delivery:
     error: str | None = None
 
 
+_MENTION = re.compile(r"@(?=(?:channel|here|everyone|all)\b)", re.IGNORECASE)
+
+
+def chat_escape(text: str) -> str:
+    """``text`` inert in a chat message: ``&``, ``<``, ``>`` escaped as Slack requires (so
+    ``<!channel>`` and ``<https://evil|label>`` show as typed), and ``@channel``-style
+    mentions broken with a zero-width space (Mattermost, Discord)."""
+    escaped = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MENTION.sub("@\u200b", escaped)
+
+
+def mask_url(url: str) -> str:
+    """A webhook URL as it may be printed: scheme and host only (``https://hooks.slack.com/***``);
+    the path, query and any user info, where the secret lives, are hidden."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "***"
+    if not parts.scheme or not host:
+        return "***"
+    return f"{parts.scheme}://{host}{port}/***"
+
+
+def _masked(message: str, url: str) -> str:
+    """``message`` with ``url`` (and its path, which holds the secret) masked."""
+    masked = message.replace(url, mask_url(url))
+    try:
+        path = urlsplit(url).path
+    except ValueError:
+        return masked
+    return masked.replace(path, "/***") if len(path) > 1 else masked
+
+
 def alert_text(comparison: Comparison) -> str:
-    """The one-message summary (Slack ``text``)."""
+    """The one-message summary (Slack ``text``), values from traces escaped
+    (:func:`chat_escape`)."""
     base, current = comparison.base, comparison.current
-    head = (
-        f":rotating_light: tracegrade regression: {current.dataset or 'run'} {current.run_id} "
-        f"vs {base.run_id}"
-    )
-    return "\n".join([head, *(f"• {r}" for r in comparison.reasons)])
+    head = f"tracegrade regression: {current.dataset or 'run'} {current.run_id} vs {base.run_id}"
+    lines = [head, *(f"• {r}" for r in comparison.reasons)]
+    return ":rotating_light: " + chat_escape("\n".join(lines))
 
 
 def _retryable(response: httpx.Response) -> bool:
@@ -83,7 +124,8 @@ def deliver(
 ) -> Delivery:
     """POST ``body`` (a JSON-able dict, or a file of JSON read from its start on each
     attempt) with the bounded retries of the module docstring; never raises. Shared by run
-    regressions and ``score --follow --window`` threshold alerts."""
+    regressions and ``score --follow --window`` threshold alerts. The error never holds the
+    URL's secret part (:func:`mask_url`)."""
     error = "no attempt"
     for attempt in range(1, attempts + 1):
         try:
@@ -95,6 +137,7 @@ def deliver(
                 return Delivery(False, attempt, error)
         except httpx.HTTPError as exc:
             error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            error = _masked(error, url)
         if attempt < attempts:
             time.sleep(pause_s * 2 ** (attempt - 1))
     return Delivery(False, attempts, error)
@@ -128,6 +171,7 @@ def append_step_summary(markdown: str) -> Path | None:
 def post_alert(url: str, text: str, alert: dict[str, Any]) -> str | None:
     """POST a window threshold alert (``score --follow --window``) with the same delivery as
     run regressions (:func:`deliver`): ``{"text": ..., "alert": {...}}``, ``text`` making it a
-    Slack-compatible message; returns None when delivered, else why not."""
-    delivery = deliver(url, {"text": f":rotating_light: {text}", "alert": alert})
-    return None if delivery.ok else f"alert webhook {url}: {delivery.error}"
+    Slack-compatible message, its trace values (the service name) escaped
+    (:func:`chat_escape`); returns None when delivered, else why not (the URL masked)."""
+    delivery = deliver(url, {"text": f":rotating_light: {chat_escape(text)}", "alert": alert})
+    return None if delivery.ok else f"alert webhook {mask_url(url)}: {delivery.error}"
