@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from tests.support.sdk import agent_turn, trace_request
+from tracegrade.errors import StoreError
 from tracegrade.normalize import normalize_all, normalize_trace
 from tracegrade.otlp.files import read_paths
+from tracegrade.store.database import Database, display, hide_secrets
 from tracegrade.store.runs import iter_run_cases, list_runs, load_run, save_run
 from tracegrade.store.traces import MIGRATIONS, Store
 
@@ -190,3 +192,30 @@ def test_many_connections_opening_a_new_sqlite_store_at_once_all_succeed(tmp_pat
         for thread in threads:
             thread.join()
     assert errors == []
+
+
+@pytest.mark.parametrize(
+    "url, shown",
+    [
+        ("postgresql://u:Hunter2pw@h/db", "postgresql://u:***@h/db"),
+        (
+            "postgres://u@h/db?password=Hunter2pw&sslmode=require",
+            "postgres://u@h/db?password=***&sslmode=require",
+        ),
+        (
+            "postgresql://:Hunter2pw@h:5432/db?sslpassword=Hunter2pw",
+            "postgresql://:***@h:5432/db?sslpassword=***",
+        ),
+        ("postgresql://u:Hunter2pw@[bad/db", "postgresql://***"),
+        ("postgresql://h/db", "postgresql://h/db"),
+    ],
+)
+def test_every_form_of_dsn_password_is_masked(url: str, shown: str) -> None:
+    assert display(url) == shown
+    assert "Hunter2pw" not in hide_secrets(f"invalid dsn {url}: password=Hunter2pw", url)
+
+
+def test_a_driver_error_quoting_the_password_is_masked() -> None:
+    with pytest.raises(StoreError) as caught:
+        Database("postgresql://u@127.0.0.1:1/db?password=Hunter2pw&connect_timeout=1&bad opt=x")
+    assert "Hunter2pw" not in str(caught.value)

@@ -6,6 +6,7 @@ import click
 
 from tracegrade.cli.options import db_option
 from tracegrade.cli.serving import STATUS_EVERY_S, serve
+from tracegrade.collector.address import is_loopback
 from tracegrade.collector.admission import DEFAULT_REDACT
 from tracegrade.collector.memory import (
     DEFAULT_MAX_MEMORY_BYTES,
@@ -113,6 +114,13 @@ def command(
     and not stored. Prints one readiness line (ports, store) when serving."""
     if token is not None and not token.strip():
         raise ConfigError("--token / TRACEGRADE_TOKEN is empty")
+    if token is None and not is_loopback(host):
+        click.echo(
+            f"warning: --host {host} is not loopback and no --token is set: anyone who can "
+            "reach the ports can write traces into the store and read /healthz (set --token "
+            "or TRACEGRADE_TOKEN)",
+            err=True,
+        )
     config = ReceiverConfig(
         host=host,
         grpc_port=grpc_port,

@@ -31,3 +31,14 @@ def host_port(host: str, port: int) -> str:
     """``host:port``, an IPv6 literal in brackets (``[::1]:4317``), for gRPC and URLs."""
     host = bare_host(host)
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ``::1`` with or without
+    brackets); False for host names and every other address (``0.0.0.0`` included)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(bare_host(host)).is_loopback
+    except ValueError:
+        return False

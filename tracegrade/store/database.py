@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from tracegrade import environment
 from tracegrade.errors import StoreError
@@ -46,16 +46,61 @@ def is_postgres(location: str | os.PathLike[str]) -> bool:
     return str(location).startswith(POSTGRES_SCHEMES)
 
 
+_SECRET_PARAMS = re.compile(r"pass|secret|token|key", re.IGNORECASE)
+"""URL query parameters whose values :func:`display` masks (``password``, ``sslpassword``,
+``sslkey`` ...)."""
+
+
 def display(location: str | os.PathLike[str]) -> str:
-    """``location`` with any password in a URL replaced by ``***`` (for messages and logs)."""
+    """``location`` with every password in a URL replaced by ``***``, for messages, logs and
+    ``/healthz``: the user info's (``user:PW@``), and query parameters such as
+    ``?password=PW`` (:data:`_SECRET_PARAMS`). A URL that cannot be parsed shows as its
+    scheme and ``***``."""
     text = str(location)
     if not is_postgres(text):
         return text
-    parts = urlsplit(text)
-    if parts.password is None:
-        return text
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
+    try:
+        parts = urlsplit(text)
+        password = parts.password
+    except ValueError:
+        return text.split("://", 1)[0] + "://***"
+    netloc = parts.netloc
+    if password is not None:
+        userinfo, host = netloc.rsplit("@", 1)
+        netloc = userinfo.split(":", 1)[0] + ":***@" + host
+    query = "&".join(_masked_param(p) for p in parts.query.split("&")) if parts.query else ""
+    return urlunsplit(parts._replace(netloc=netloc, query=query))
+
+
+_KEYWORD_SECRET = re.compile(r"((?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)", re.IGNORECASE)
+
+
+def _masked_param(param: str) -> str:
+    name, eq, value = param.partition("=")
+    return f"{name}=***" if eq and value and _SECRET_PARAMS.search(name) else param
+
+
+def hide_secrets(message: str, location: str | os.PathLike[str]) -> str:
+    """``message`` (a driver's error, which may quote the connection string) with the secrets
+    of ``location`` that :func:`display` masks replaced by ``***``, and any libpq
+    ``password=VALUE`` in it too."""
+    text = str(location)
+    if not is_postgres(text):
+        return message
+    message = _KEYWORD_SECRET.sub(r"\1***", message)
+    message = message.replace(text, display(text))
+    try:
+        parts = urlsplit(text)
+        secrets = [parts.password or ""]
+    except ValueError:
+        return message.replace(text.split("://", 1)[-1], "***")
+    for param in parts.query.split("&"):
+        name, _, value = param.partition("=")
+        if _SECRET_PARAMS.search(name):
+            secrets.append(value)
+    for secret in sorted((s for s in secrets if len(s) >= 3), key=len, reverse=True):
+        message = message.replace(secret, "***").replace(unquote(secret), "***")
+    return message
 
 
 def _enable_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
@@ -97,12 +142,14 @@ class Database:
         try:
             self.conn = self._connect_postgres() if self.postgres else self._connect_sqlite()
         except (sqlite3.Error, OSError, ImportError) as exc:
-            raise StoreError(f"cannot open trace store {display(self.location)}: {exc}") from exc
+            why = hide_secrets(str(exc), self.location)
+            raise StoreError(f"cannot open trace store {display(self.location)}: {why}") from None
         except Exception as exc:  # psycopg.Error, without importing psycopg for SQLite users
             if type(exc).__module__.startswith("psycopg"):
+                why = hide_secrets(str(exc), self.location)
                 raise StoreError(
-                    f"cannot open trace store {display(self.location)}: {exc}"
-                ) from exc
+                    f"cannot open trace store {display(self.location)}: {why}"
+                ) from None
             raise
 
     def _connect_sqlite(self) -> sqlite3.Connection:

@@ -192,3 +192,22 @@ def test_a_grpc_port_in_use_is_a_clear_error():
 def test_out_of_range_options_are_usage_errors(args):
     result = _collect(*args)
     assert result.exit_code == 2 and "Invalid value" in result.output
+
+
+def test_collect_off_loopback_without_a_token_warns(monkeypatch):
+    started = []
+
+    class Refused(OSError):
+        pass
+
+    def start(self):  # no server: the warning comes before it
+        started.append(self)
+        raise Refused("not started in this test")
+
+    monkeypatch.setattr("tracegrade.collector.receiver.Receiver.start", start)
+    warned = _collect("--host", "0.0.0.0")
+    assert started and "warning: --host 0.0.0.0 is not loopback and no --token" in warned.output
+    quiet = _collect("--host", "[::1]")
+    assert "warning" not in quiet.output
+    quiet = _collect("--host", "0.0.0.0", "--token", "t0ken")
+    assert "warning" not in quiet.output

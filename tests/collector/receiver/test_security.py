@@ -38,7 +38,7 @@ from tests.collector.receiver.sdk_pipelines import (
 )
 from tests.support.sdk import agent_turn, record, trace_request
 from tracegrade.collector.admission import REDACTED
-from tracegrade.collector.receiver import ReceiverConfig
+from tracegrade.collector.receiver import Receiver, ReceiverConfig
 from tracegrade.otlp.codec import (
     decode_any_value,
     decode_attributes,
@@ -150,9 +150,23 @@ def test_the_right_token_is_accepted_on_both_protocols(secured):
     )
 
 
-def test_healthz_is_open_without_the_token(secured):
+def test_healthz_answers_liveness_without_the_token_and_counters_only_with_it(secured):
     receiver, _, _ = secured
-    assert HTTP.get(f"{receiver.http_endpoint}/healthz").json()["status"] == "ok"
+    assert HTTP.get(f"{receiver.http_endpoint}/healthz").json() == {"status": "ok"}
+    wrong = HTTP.get(f"{receiver.http_endpoint}/healthz", headers={"authorization": "Bearer x"})
+    assert wrong.json() == {"status": "ok"}
+    full = HTTP.get(f"{receiver.http_endpoint}/healthz", headers=GOOD).json()
+    assert full["status"] == "ok" and "stored" in full and "store" in full
+
+
+def test_healthz_and_the_readiness_line_mask_every_form_of_store_password(tmp_path):
+    config = ReceiverConfig(
+        grpc_port=0, http_port=0, db="postgresql://u@127.0.0.1:9/db?password=Hunter2pw"
+    )
+    receiver = Receiver(config)
+    health, line = receiver.health(), receiver.readiness_line()
+    assert "Hunter2pw" not in json.dumps(health) and "password=***" in health["store"]
+    assert "Hunter2pw" not in line
 
 
 def test_http_401_names_the_bearer_scheme(secured):
