@@ -9,6 +9,7 @@ import click
 
 from tracegrade.cli.options import db_option
 from tracegrade.errors import ConfigError
+from tracegrade.http_guard import LimitedProtocol
 from tracegrade.web.security import TOKEN_ENV, allowed_hosts, is_loopback
 
 DEFAULT_PORT = 8765
@@ -93,7 +94,10 @@ def command(
     sock = _bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"tracegrade ui: serving http://{shown}:{sock.getsockname()[1]}/", err=False)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    # Headers bounded in size (431) and time (10 s), connections in number: see http_guard.
+    config = uvicorn.Config(
+        app, http=LimitedProtocol, log_level="warning", access_log=False, lifespan="off"
+    )
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:

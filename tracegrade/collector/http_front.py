@@ -30,13 +30,13 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from tracegrade.collector.address import bare_host
 from tracegrade.collector.admission import Encoding, Signal
 from tracegrade.collector.grpc_front import settle
 from tracegrade.collector.memory import MemoryBudget, admission_footprint
 from tracegrade.collector.service import ExportService, admits_inline
+from tracegrade.http_guard import LimitedProtocol
 
 CONTENT_TYPES: dict[str, Encoding] = {
     "application/x-protobuf": "protobuf",
@@ -49,6 +49,9 @@ above any request limit: idle or slow connections cost a socket, not a slot."""
 HEADER_TIMEOUT_S = 10.0
 """A connection must complete a request's headers within this long of opening (or of its
 previous response), else it is closed: idle and slow-header (slow-loris) clients go away."""
+MAX_HEADER_BYTES = 64 * 1024
+"""Longest request line and headers; past it 431 and the connection closed, before the bearer
+token is checked (unbounded, 8 clients of 200 MiB headers took the process to 1.7 GB)."""
 BODY_IDLE_TIMEOUT_S = 5.0
 """Longest pause between two pieces of a request body before the request is refused (408)."""
 BODY_TIMEOUT_S = 30.0
@@ -336,57 +339,16 @@ def http_app(service: ExportService, health: Callable[[], dict[str, Any]]) -> St
     return Starlette(routes=[*routes, Route("/healthz", healthz, methods=["GET"])])
 
 
-class GuardedProtocol(HttpToolsProtocol):
-    """uvicorn's HTTP/1.1 protocol with the limits slow or idle clients need (uvicorn has
-    none for headers, and its own connection limit answers 503 without Retry-After):
+class GuardedProtocol(LimitedProtocol):
+    """:class:`~tracegrade.http_guard.LimitedProtocol` with this module's limits:
+    :data:`MAX_CONNECTIONS`, :data:`HEADER_TIMEOUT_S`, :data:`MAX_HEADER_BYTES` (431 past
+    them, before the bearer token is checked)."""
 
-    - at most :data:`MAX_CONNECTIONS` connections; one more gets 503 + Retry-After and is
-      closed;
-    - a request's headers must be complete within :data:`HEADER_TIMEOUT_S` of the connection
-      opening or of the previous response, else the connection is closed.
-    """
-
-    _header_timer: asyncio.TimerHandle | None = None
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        if len(self.connections) > MAX_CONNECTIONS:
-            transport.write(_TOO_MANY_CONNECTIONS)
-            transport.close()
-            return
-        self._arm_header_timer()
-
-    def _arm_header_timer(self) -> None:
-        self._disarm_header_timer()
-        self._header_timer = self.loop.call_later(HEADER_TIMEOUT_S, self._header_timeout)
-
-    def _disarm_header_timer(self) -> None:
-        if self._header_timer is not None:
-            self._header_timer.cancel()
-            self._header_timer = None
-
-    def _header_timeout(self) -> None:
-        if not self.transport.is_closing():
-            self.transport.close()
-
-    def on_headers_complete(self) -> None:
-        self._disarm_header_timer()
-        super().on_headers_complete()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if not self.transport.is_closing():
-            self._arm_header_timer()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm_header_timer()
-        super().connection_lost(exc)
-
-
-_TOO_MANY_CONNECTIONS = (
-    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n"
-    b"Content-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n"
-)
+    def __init__(self, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.max_connections = MAX_CONNECTIONS
+        self.header_timeout_s = HEADER_TIMEOUT_S
+        self.max_header_bytes = MAX_HEADER_BYTES
 
 
 class HttpServer:

@@ -452,3 +452,53 @@ def test_a_body_of_millions_of_tiny_entries_is_refused_before_it_is_decoded(tmp_
         assert max_rss_mib() - rss_before < 200
         assert_served(receiver, stored)
     assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
+# --- request headers: bounded before the token is checked ----------------------------------------
+
+
+def test_oversized_headers_get_431_before_the_token_is_checked(tmp_path):
+    with running(tmp_path / "store.db", token="t0ken") as receiver:
+        sock = raw_connection(receiver)
+        head = post_head(receiver, 10).removesuffix(b"\r\n")
+        sock.sendall(head + b"X-Filler: " + b"a" * (http_front.MAX_HEADER_BYTES + 4096))
+        answer = closed_by_server(sock, 5)
+        sock.close()
+        assert answer.startswith(b"HTTP/1.1 431 "), answer[:100]
+        assert_served(
+            receiver,
+            set(),
+            metadata=[("authorization", "Bearer t0ken")],
+            headers={"authorization": "Bearer t0ken"},
+        )
+
+
+def test_a_header_flood_is_cut_off_after_its_limit_and_others_are_served(tmp_path):
+    """8 connections each trying to send 64 MiB of headers: each is closed once past the
+    limit (the sender sees its connection reset long before), and exports go on."""
+    filler = b"X-Filler: " + b"a" * 65_000 + b"\r\n"
+    accepted: list[int] = []
+
+    def flood(sock: socket.socket) -> None:
+        sent = 0
+        with contextlib.suppress(OSError):
+            sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n")
+            while sent < 64 * 2**20:
+                sock.sendall(filler)
+                sent += len(filler)
+        accepted.append(sent)
+
+    stored: set = set()
+    with running(tmp_path / "store.db") as receiver:
+        socks = [raw_connection(receiver) for _ in range(8)]
+        threads = [threading.Thread(target=flood, args=(s,)) for s in socks]
+        for thread in threads:
+            thread.start()
+        assert_served(receiver, stored)
+        for thread in threads:
+            thread.join(20)
+        for sock in socks:
+            sock.close()
+    # what the kernel buffers on both sides, not what the server kept
+    assert len(accepted) == 8 and max(accepted) < 16 * 2**20, accepted
+    assert set(stored_spans(tmp_path / "store.db")) == stored
