@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tracegrade import environment
+from tracegrade.bounded import load_yaml
 from tracegrade.errors import ConfigError
 
 CONFIG_ENV = environment.TRACEGRADE_CONFIG
@@ -237,7 +238,7 @@ class Config:
 
 def _read_yaml(path: Path | str, text: str) -> Any:
     try:
-        return yaml.safe_load(text) or {}
+        return load_yaml(text) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
 

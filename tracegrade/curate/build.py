@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from rapidfuzz import fuzz, process
 
+from tracegrade.bounded import load_yaml
 from tracegrade.curate.derive import Conversation, DeriveOptions, derive_case, merge
 from tracegrade.curate.personal_data import Redactor, is_redacted
 from tracegrade.dataset import load_dataset
@@ -220,7 +221,7 @@ def read_existing(path: Path) -> tuple[Any, list[dict[str, Any]]]:
         DatasetError: the file does not load as a dataset.
     """
     load_dataset(path)  # the whole file must be valid before anything is added
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = load_yaml(path.read_text(encoding="utf-8"))
     cases = data if isinstance(data, list) else data.get("cases", [])
     return data, cases
 

@@ -29,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from tracegrade.bounded import load_json, load_yaml
 from tracegrade.dataset.located import Located, locate, messages, validation_problems
 from tracegrade.dataset.predicates import Predicate, PredicateError, parse_predicate
 from tracegrade.dataset.shapes import CASE_KEYS, to_case_fields
@@ -218,7 +219,7 @@ def _parse(path: Path, text: str) -> tuple[Any, list[int] | None]:
         for number, line in enumerate(text.splitlines(), start=1):
             if line.strip():
                 try:
-                    cases.append(json.loads(line))
+                    cases.append(load_json(line))
                 except json.JSONDecodeError as exc:
                     errors.append(f"{path}:{number}: invalid JSON: {exc}")
                 lines.append(number)
@@ -226,7 +227,7 @@ def _parse(path: Path, text: str) -> tuple[Any, list[int] | None]:
             raise DatasetError("\n".join(errors))
         return cases, lines
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = load_json(text) if path.suffix == ".json" else load_yaml(text)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise DatasetError(
             f"{path}: invalid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}"

@@ -26,6 +26,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from tracegrade.bounded import YamlLimitError, check_yaml, load_json
 from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.errors import DatasetError
 
@@ -92,10 +93,11 @@ class Document:
         """
         try:
             if suffix == ".jsonl":
-                root: Any = [json.loads(line) for line in text.splitlines() if line.strip()]
+                root: Any = [load_json(line) for line in text.splitlines() if line.strip()]
             else:
+                check_yaml(text)  # no alias bomb, no depth past the bound (ruamel has none)
                 root = _yaml().load(text) if text.strip() else {"cases": []}
-        except (YAMLError, json.JSONDecodeError) as exc:
+        except (YAMLError, YamlLimitError, json.JSONDecodeError) as exc:
             raise CaseError(f"the dataset does not parse: {exc}", None) from exc
         document = cls(root, suffix)
         document.cases  # noqa: B018 - raises when there is no case list
