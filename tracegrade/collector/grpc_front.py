@@ -7,6 +7,10 @@ happens once, in :mod:`.admission`. Status codes follow the OTLP/gRPC specificat
 :mod:`.service`); throttling carries a ``google.rpc.RetryInfo`` so exporters retry.
 
 Under hostile load (a ``grpc.aio`` server, so a waiting call costs a coroutine, not a thread):
+at most :data:`MAX_CONNECTIONS` connections are held (grpc core closes one more as soon as it
+is accepted), a connection must complete its HTTP/2 handshake within
+:data:`HANDSHAKE_TIMEOUT_S` and is closed (GOAWAY, which exporters follow by reconnecting)
+after :data:`IDLE_TIMEOUT_S` without a call, as OTLP/HTTP closes one that sends no request;
 the bearer token is checked from the call's metadata by an interceptor before the message is
 read; an authorised call must deliver its message within :data:`READ_TIMEOUT_S`; at most
 :data:`MAX_READING` calls wait for their message and :data:`MAX_IN_FLIGHT` are exported at
@@ -73,6 +77,16 @@ every call past the room was refused at once). Waiting calls are charged
 grpc core: with 0.25 s, 160 overloading clients took the resident set 18-25 MiB past the
 bound in two of three runs."""
 REFUSAL_RETRY_S = 1.0
+MAX_CONNECTIONS = 1024
+"""Connections held at once; grpc core closes one more as soon as it is accepted (the
+exporter retries). Unbounded, ~20,000 silent connections used up the process's file
+descriptors and legitimate exports on both ports failed."""
+HANDSHAKE_TIMEOUT_S = 5.0
+"""A connection that has not completed the HTTP/2 handshake (preface and settings) within
+this long is closed (grpc core's default kept a silent one ~60 s)."""
+IDLE_TIMEOUT_S = 10.0
+"""A connection without a call for this long is closed gracefully (GOAWAY): an exporter
+reconnects on its next export, an idle attacker's connection goes away."""
 READ_COPIES = 2
 """A call reading its message is charged this many messages of the largest size: gRPC holds
 the message's buffers until they are copied into the ``bytes`` the handler reads (charging
@@ -334,6 +348,9 @@ class GrpcServer:
                 # 64 KiB, so a call holds that much until its handler reads the message (with
                 # probing, 160 clients of 15 MiB messages made grpc core hold 2.5 GB).
                 ("grpc.http2.bdp_probe", 0),
+                ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
+                ("grpc.server_handshake_timeout_ms", int(HANDSHAKE_TIMEOUT_S * 1000)),
+                ("grpc.max_connection_idle_ms", int(IDLE_TIMEOUT_S * 1000)),
             ],
         )
         self.server.add_generic_rpc_handlers(

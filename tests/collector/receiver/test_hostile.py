@@ -35,7 +35,7 @@ from tests.collector.receiver.helpers import (
     spans_request,
     stored_spans,
 )
-from tracegrade.collector import http_front
+from tracegrade.collector import grpc_front, http_front
 from tracegrade.collector.grpc_front import MAX_IN_FLIGHT, READ_TIMEOUT_S
 from tracegrade.store.traces import Store
 
@@ -501,4 +501,47 @@ def test_a_header_flood_is_cut_off_after_its_limit_and_others_are_served(tmp_pat
             sock.close()
     # what the kernel buffers on both sides, not what the server kept
     assert len(accepted) == 8 and max(accepted) < 16 * 2**20, accepted
+    assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
+# --- gRPC: silent and idle connections ----------------------------------------------------------
+
+
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_grpc_connections_are_capped_and_silent_or_idle_ones_closed(tmp_path, monkeypatch):
+    monkeypatch.setattr(grpc_front, "MAX_CONNECTIONS", 40)
+    monkeypatch.setattr(grpc_front, "HANDSHAKE_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(grpc_front, "IDLE_TIMEOUT_S", 2.0)
+    stored: set = set()
+    with running(tmp_path / "store.db") as receiver, GrpcClient(receiver.grpc_port) as client:
+        request = spans_request(hand_span("before", os.urandom(16), os.urandom(8)))
+        client.export("traces", request.SerializeToString())  # an exporter already connected
+        stored |= set(request_spans(request))
+        before = _open_fds()
+        silent = [socket.create_connection(("127.0.0.1", receiver.grpc_port)) for _ in range(200)]
+        idle = silent[:10]
+        for sock in idle:  # the handshake done, then no call
+            sock.sendall(HTTP2_PREFACE)
+        time.sleep(0.3)
+        # the receiver holds at most the cap: ours (200 client ends) + its own <= cap
+        assert _open_fds() - before <= 200 + 40 + 5
+        request = spans_request(hand_span("during", os.urandom(16), os.urandom(8)))
+        client.export("traces", request.SerializeToString(), timeout_s=SERVED_WITHIN_S)
+        stored |= set(request_spans(request))
+        started = time.monotonic()
+        for sock in silent:
+            sock.settimeout(5)
+            with contextlib.suppress(ConnectionResetError):
+                while sock.recv(65536):
+                    pass
+        assert time.monotonic() - started < 4.5  # handshake 1 s, idle 2 s
+        for sock in silent:
+            sock.close()
+        assert_served(receiver, stored)
     assert set(stored_spans(tmp_path / "store.db")) == stored

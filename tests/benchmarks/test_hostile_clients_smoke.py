@@ -1,0 +1,39 @@
+"""Smoke run of ``benchmarks/hostile_clients.py`` (small numbers; the README's figures are
+from the full run): under a header flood and more idle gRPC connections than the cap,
+``collect`` stays within its memory bound and descriptor cap, and a connected exporter's
+requests all succeed on both protocols."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tracegrade.collector.grpc_front import MAX_CONNECTIONS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_collect_serves_an_exporter_through_floods_and_idle_connections():
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "hostile_clients.py"),
+            *("--idle-grpc", "1500", "--floods", "4", "--flood-mib", "32", "--seconds", "4"),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        cwd=ROOT,
+    )
+    result = json.loads(out.stdout)
+    assert result["grpc_failed"] == 0 and result["http_failed"] == 0, result["errors"]
+    assert result["grpc_ok"] >= 5 and result["http_ok"] >= 5
+    assert result["grpc_new_channel_s"] is not None
+    assert result["peak_rss_mb"] < result["bound_mb"]
+    assert result["idle_grpc_opened"] == 1500
+    assert result["peak_fds"] < MAX_CONNECTIONS + 300  # 1,500 silent ones offered
+    assert all(taken < 16 for taken in result["flood_mib_taken"])  # not the 32 MiB sent
