@@ -11,7 +11,11 @@ import pytest
 
 from tracegrade.otlp.codec import parse_traces_json
 from tracegrade.otlp.files import (
+    GZIP_FLOOR_BYTES,
+    GzipBombError,
+    Payloads,
     ReadOptions,
+    gunzip,
     read_file,
     read_paths,
     split_protobuf_stream,
@@ -201,3 +205,82 @@ def test_10_15_binary_that_is_not_utf8_is_still_read_as_protobuf(tmp_path):
     path.write_bytes(b"\x0a\xff\xfe garbage")
     payloads = read_file(path)
     assert payloads.formats == {str(path): "otlp-protobuf"} and payloads.errors
+
+
+# --- hostile files: a deep line is reported and skipped, a gzip bomb refused -------------------
+
+
+def _hostile_lines(tmp_path: Path) -> tuple[Path, list[str]]:
+    """A Collector file: a good line, a line nested 100,000 deep, a good line."""
+    from tests.support.sdk import agent_turn, trace_request
+    from tracegrade.otlp.codec import request_to_json
+
+    good = [json.dumps(request_to_json(trace_request(agent_turn))) for _ in range(2)]
+    deep = '{"resourceSpans": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    path = tmp_path / "traces.jsonl"
+    path.write_text(f"{good[0]}\n{deep}\n{good[1]}\n")
+    return path, good
+
+
+def test_a_deeply_nested_line_is_reported_and_the_others_load(tmp_path: Path) -> None:
+    from tracegrade.otlp.stream import iter_traces
+
+    path, _ = _hostile_lines(tmp_path)
+    payloads = read_paths([path])
+    assert len(payloads.traces) == 2
+    assert [(e.line, "nested too deeply" in str(e)) for e in payloads.errors] == [(2, True)]
+    sink = Payloads()
+    assert len(list(iter_traces([path], ReadOptions(), sink))) == 2
+    assert [e.line for e in sink.errors] == [2]
+
+
+def test_import_inspect_and_score_skip_a_deep_line_without_a_traceback(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from tracegrade.cli import cli
+
+    path, _ = _hostile_lines(tmp_path)
+    for args in (["import", str(path)], ["inspect", str(path)], ["score", str(path)]):
+        result = CliRunner().invoke(cli, [*args, "--db", str(tmp_path / "s.db")])
+        assert result.exception is None or isinstance(result.exception, SystemExit), args
+        assert f"{path}:2:" in result.output and "nested too deeply" in result.output, args
+        assert "Traceback" not in result.output
+    assert (
+        "imported 6 new span(s)"
+        in CliRunner().invoke(cli, ["import", str(path), "--db", str(tmp_path / "t.db")]).output
+    )
+
+
+def _bomb(tmp_path: Path, mib: int = 200) -> Path:
+    """A multi-member gzip file of ``mib`` MiB of spaces: ~1 KB a member."""
+    member = gzip.compress(b" " * 2**20, compresslevel=9)
+    path = tmp_path / "bomb.jsonl.gz"
+    path.write_bytes(member * mib)
+    return path
+
+
+def test_a_gzip_bomb_is_refused_without_being_expanded(tmp_path: Path) -> None:
+    import resource
+    import subprocess
+    import sys
+
+    path = _bomb(tmp_path)
+    assert path.stat().st_size < 1_000_000
+    payloads = read_paths([path])
+    assert not payloads.traces and "decompression bomb" in str(payloads.errors[0])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    ran = subprocess.run(
+        [sys.executable, "-m", "tracegrade", "import", str(path), "--db", str(tmp_path / "b.db")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 2 and "decompression bomb" in ran.stderr
+    peak_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert before / 1024 > 200 or peak_mib < 250  # 200 MiB expanded took it to ~600 MiB
+
+
+def test_a_gzip_file_within_the_ratio_reads_as_before(tmp_path: Path) -> None:
+    assert gunzip(gzip.compress(b"x" * 1000)) == b"x" * 1000
+    with pytest.raises(GzipBombError):
+        gunzip(gzip.compress(b" " * (GZIP_FLOOR_BYTES + 1)))

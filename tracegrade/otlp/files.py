@@ -167,12 +167,77 @@ def read_file(path: str | Path, options: ReadOptions = ReadOptions()) -> Payload
     try:
         data = path.read_bytes()
         if data[:2] == GZIP_MAGIC:
-            data = gzip.decompress(data)
+            data = gunzip(data)
     except (OSError, EOFError) as exc:
         result.errors.append(InputError(f"cannot read file: {exc}", source=source))
         return result
     read_bytes(data, source, options, result)
     return result
+
+
+MAX_GZIP_RATIO = 100
+"""A gzip file may expand to this many times its size (past :data:`GZIP_FLOOR_BYTES`):
+trace files compress 5-30x, a "zip bomb" ~1,000x (a 1 MiB file of 1 GB took ``import``
+to 2.1 GB)."""
+GZIP_FLOOR_BYTES = 64 * 2**20
+"""Any gzip file may expand to this many bytes, whatever its ratio."""
+
+
+class GzipBombError(OSError):
+    """A gzip file expands past :func:`gzip_limit`; reported as an unreadable file."""
+
+
+def gzip_limit(compressed_bytes: int) -> int:
+    """Most bytes a gzip file of ``compressed_bytes`` may expand to (see
+    :data:`MAX_GZIP_RATIO`)."""
+    return max(GZIP_FLOOR_BYTES, MAX_GZIP_RATIO * compressed_bytes)
+
+
+def _bomb(compressed_bytes: int) -> GzipBombError:
+    return GzipBombError(
+        f"gzip data expands past {gzip_limit(compressed_bytes):,} bytes ({MAX_GZIP_RATIO}x "
+        "its size): refused as a decompression bomb; decompress it yourself to read it"
+    )
+
+
+def gunzip(data: bytes) -> bytes:
+    """Decompress gzip ``data`` (one or more members), at most :func:`gzip_limit` bytes.
+
+    Raises:
+        GzipBombError: it expands past the limit (nothing past it is held).
+        OSError, EOFError: corrupt or truncated (as ``gzip.decompress``).
+    """
+    limit = gzip_limit(len(data))
+    with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
+        out = stream.read(limit + 1)
+    if len(out) > limit:
+        raise _bomb(len(data))
+    return out
+
+
+class BoundedGzip(io.RawIOBase):
+    """A gzip file's decompressed bytes for streaming readers, refusing to expand past
+    :func:`gzip_limit` of the file's size (:class:`GzipBombError`, an ``OSError``)."""
+
+    def __init__(self, path: Path):
+        self._compressed = path.stat().st_size
+        self._limit = gzip_limit(self._compressed)
+        self._stream = gzip.GzipFile(path, "rb")
+        self._read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        size = self._stream.readinto(buffer)
+        self._read += size
+        if self._read > self._limit:
+            raise _bomb(self._compressed)
+        return size
+
+    def close(self) -> None:
+        self._stream.close()
+        super().close()
 
 
 def read_bytes(data: bytes, source: str, options: ReadOptions, into: Payloads) -> None:
@@ -209,7 +274,7 @@ def is_text(data: bytes) -> bool:
 def _read_json_text(data: bytes, source: str, options: ReadOptions, into: Payloads) -> None:
     try:
         document = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         document = None
     if document is not None:
         _read_json_document(document, source, options, into)
@@ -227,14 +292,18 @@ def _read_json_lines(
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = _loads_line(line)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             bad += 1
             if max_errors is None or bad <= max_errors:
                 reason = f"{'text line, not JSON' if max_errors else 'invalid JSON'}: {exc}"
                 into.errors.append(OtlpDecodeError(reason, source=source, line=line_no))
             continue
-        _read_json_object(obj, source, line_no, options, into)
+        try:
+            _read_json_object(obj, source, line_no, options, into)
+        except RecursionError:
+            why = "nested too deeply to read"
+            into.errors.append(OtlpDecodeError(why, source=source, line=line_no))
     if max_errors is not None and bad > max_errors:
         into.errors.append(
             OtlpDecodeError(
@@ -243,6 +312,18 @@ def _read_json_lines(
                 source=source,
             )
         )
+
+
+def _loads_line(line: bytes) -> Any:
+    """One line's JSON value.
+
+    Raises:
+        json.JSONDecodeError: not JSON, or nested too deeply for the parser.
+    """
+    try:
+        return json.loads(line)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply to read", "", 0) from None
 
 
 def _read_json_document(document: Any, source: str, options: ReadOptions, into: Payloads) -> None:

@@ -172,11 +172,19 @@ def chain(head: list[bytes], handle: IO[bytes]) -> Iterator[bytes]:
 
 
 def loads(line: bytes) -> Any:
-    """``json.loads`` semantics, at ``orjson`` speed where the two agree."""
+    """``json.loads`` semantics, at ``orjson`` speed where the two agree.
+
+    Raises:
+        json.JSONDecodeError: not JSON, or nested past the parsers' depth (orjson's 1,024
+            levels; ``json`` would raise ``RecursionError`` near Python's limit).
+    """
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
-        return json.loads(line)
+        try:
+            return json.loads(line)
+        except RecursionError:
+            raise json.JSONDecodeError("nested too deeply to read", "", 0) from None
 
 
 def decoded(
@@ -193,7 +201,13 @@ def decoded(
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             sink.errors.append(OtlpDecodeError(f"invalid JSON: {exc}", source=source, line=line_no))
             return
-    yield from _json_units(obj, source, line_no, options, sink)
+    try:
+        units = list(_json_units(obj, source, line_no, options, sink))
+    except RecursionError:
+        why = "nested too deeply to read"
+        sink.errors.append(OtlpDecodeError(why, source=source, line=line_no))
+        return
+    yield from units
 
 
 def _json_units(

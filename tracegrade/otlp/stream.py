@@ -31,7 +31,6 @@ Lines are read and decoded by :mod:`tracegrade.otlp.lines`.
 
 from __future__ import annotations
 
-import gzip
 import io
 import itertools
 import os
@@ -40,11 +39,12 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, NamedTuple, cast
+from typing import IO, Any, NamedTuple
 
 from tracegrade.errors import InputError
 from tracegrade.otlp.files import (
     GZIP_MAGIC,
+    BoundedGzip,
     Payloads,
     ReadOptions,
     expand_paths,
@@ -354,7 +354,7 @@ def _open(path: Path) -> tuple[IO[bytes], Identity | None]:
     with path.open("rb") as probe:
         gzipped = probe.read(2) == GZIP_MAGIC
     if gzipped:
-        return io.BufferedReader(cast(Any, gzip.GzipFile(path, "rb")), _BUFFER), None
+        return io.BufferedReader(BoundedGzip(path), _BUFFER), None
     handle = path.open("rb", buffering=_BUFFER)
     status = os.fstat(handle.fileno())
     plain = _CAN_PREAD and stat.S_ISREG(status.st_mode)
