@@ -4,6 +4,7 @@ page renders what the run documents and traces hold, and its JSON twin has the s
 from __future__ import annotations
 
 import re
+import threading
 
 from starlette.testclient import TestClient
 
@@ -161,3 +162,23 @@ def test_a_multi_turn_case_shows_every_user_turn(client, shop) -> None:
 def test_a_bad_page_cursor_is_a_400_that_says_so(client: TestClient) -> None:
     response = client.get("/runs.json", params={"before": "garbage"})
     assert response.status_code == 400 and "bad page cursor" in response.json()["error"]
+
+
+def test_the_trace_page_scores_in_a_worker_thread(client, shop, monkeypatch) -> None:
+    from tracegrade.web import traces
+
+    threads: dict[str, int] = {}
+    scored, chosen = traces.reference_free, traces.dataset_choices
+
+    def reference_free(*args):
+        threads["scores"] = threading.get_ident()
+        return scored(*args)
+
+    def dataset_choices(*args):
+        threads["page"] = threading.get_ident()
+        return chosen(*args)
+
+    monkeypatch.setattr(traces, "reference_free", reference_free)
+    monkeypatch.setattr(traces, "dataset_choices", dataset_choices)
+    assert client.get(f"/traces/{shop.xss_trace}.json").status_code == 200
+    assert threads["scores"] != threads["page"]

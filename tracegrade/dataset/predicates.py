@@ -8,7 +8,7 @@ plain value (must equal it) or an object of operators:
 ``one_of: [V1, V2]``        equal to one of them; ``""`` in the list means the argument
                             may be omitted (BFCL ``possible_answer`` convention)
 ``lte`` / ``<=``, ``gte`` / ``>=``, ``lt`` / ``<``, ``gt`` / ``>``   numeric bounds
-``regex: P``                a string that ``re.search`` es P
+``regex: P``                a string that P matches somewhere (RE2: linear time)
 ``contains: S``             a string containing S
 ``subset: [..] | {..}``     a list holding all these items / an object holding these pairs
 ``any: true``               present, any value
@@ -23,10 +23,11 @@ error listing the valid ones); :meth:`Predicate.check` is pure.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from tracegrade.user_regex import UserRegexError, compile_user_regex
 
 MISSING: Any = object()
 """The actual value of an argument the call did not pass."""
@@ -139,9 +140,10 @@ def _bound(compare: Any) -> Any:
 
 
 def _regex(pattern: str, actual: Any, ignore_case: bool) -> bool:
+    """RE2's search (:mod:`tracegrade.user_regex`: linear in the argument's length)."""
     return (
         isinstance(actual, str)
-        and re.search(pattern, actual, re.IGNORECASE if ignore_case else 0) is not None
+        and compile_user_regex(pattern, ignore_case).search(actual) is not None
     )
 
 
@@ -193,10 +195,12 @@ def parse_predicate(spec: Any) -> Predicate:
     if "one_of" in operators and not isinstance(operators["one_of"], (list, tuple)):
         raise PredicateError(f"one_of needs a list, got {operators['one_of']!r}")
     if "regex" in operators:
+        if not isinstance(operators["regex"], str):
+            raise PredicateError(f"regex needs a string, got {operators['regex']!r}")
         try:
-            re.compile(operators["regex"])
-        except re.error as exc:
-            raise PredicateError(f"invalid regex {operators['regex']!r}: {exc}") from exc
+            compile_user_regex(operators["regex"])
+        except UserRegexError as exc:
+            raise PredicateError(f"invalid regex: {exc}") from None
     return Predicate(operators)
 
 

@@ -37,7 +37,18 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound=BaseModel)
 Message = Mapping[str, str]
 
-_FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+_FENCE_LANGUAGE = re.compile(r"[a-zA-Z0-9_-]*")
+
+
+def _unfenced(text: str) -> str:
+    """The body of a stripped reply wrapped in a Markdown code fence (```json ... ```), else
+    ``text``. Sliced, not matched by one regular expression: the lazy body between optional
+    whitespace runs took 47 s on a reply of 4,000 spaces (cubic backtracking)."""
+    if len(text) < 6 or not (text.startswith("```") and text.endswith("```")):
+        return text
+    language = _FENCE_LANGUAGE.match(text, 3)
+    start = language.end() if language else 3
+    return text[start:-3].strip()
 
 
 @dataclass(frozen=True)
@@ -108,8 +119,7 @@ def parse_reply(content: str, output: type[T]) -> T:
         ReplyError: no JSON object found, or a field fails validation (named in the message).
     """
     text = content.strip()
-    if fenced := _FENCE.match(text):
-        text = fenced.group(1).strip()
+    text = _unfenced(text)
     try:
         data = json.loads(text)
     except json.JSONDecodeError:

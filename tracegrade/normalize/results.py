@@ -24,8 +24,10 @@ from dataclasses import dataclass
 from tracegrade.trace import ToolCall
 
 _REPR = r"<[A-Za-z_][\w.]*(?: object)?(?: [^<>\s]+)? at 0x[0-9A-Fa-f]+>"
-OBJECT_REPR = re.compile(rf"^\s*[\[(]?\s*{_REPR}(?:\s*,\s*{_REPR})*\s*,?\s*[\])]?\s*$")
-"""A Python default repr (``<pkg.Class object at 0x7f...>``), alone or in a list or tuple."""
+OBJECT_REPR = re.compile(rf"^\s*(?:[\[(]\s*)?{_REPR}(?:\s*,\s*{_REPR})*\s*(?:,\s*)?(?:[\])]\s*)?$")
+"""A Python default repr (``<pkg.Class object at 0x7f...>``), alone or in a list or tuple.
+No two whitespace runs can match the same spaces (each optional punctuation owns the spaces
+after it): ``\\s*[\\[(]?\\s*`` backtracked quadratically over a long run of spaces."""
 
 REPR_REASON = "a Python object repr was recorded instead of the result"
 """``ToolCall.result_unavailable`` when only a repr was recorded."""
@@ -33,7 +35,7 @@ REPR_REASON = "a Python object repr was recorded instead of the result"
 
 def is_object_repr(text: str | None) -> bool:
     """True when ``text`` is only Python default reprs (see :data:`OBJECT_REPR`)."""
-    return text is not None and OBJECT_REPR.match(text) is not None
+    return text is not None and " at 0x" in text and OBJECT_REPR.match(text) is not None
 
 
 def choose_result(*recorded: str | None) -> tuple[str | None, str | None]:

@@ -22,10 +22,11 @@ import dataclasses
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from tracegrade.dataset import Case
 from tracegrade.runner.agents import Message, Session
+from tracegrade.user_regex import UserRegexError, compile_user_regex
 
 
 @dataclass(frozen=True)
@@ -60,19 +61,20 @@ class ScriptedClarifications:
     """Answers from the case's ``clarifications`` (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._compiled: dict[str, list[tuple[re.Pattern[str], str]]] = {}
+        self._compiled: dict[str, list[tuple[Any, str]]] = {}
 
-    def patterns(self, case: Case) -> list[tuple[re.Pattern[str], str]]:
-        """The case's compiled patterns (the dataset loader validated nothing about them, so a
-        bad pattern is matched literally)."""
+    def patterns(self, case: Case) -> list[tuple[Any, str]]:
+        """The case's patterns, compiled by RE2 (:mod:`tracegrade.user_regex`: linear time
+        on the agent's reply); the dataset loader validated nothing about them, so a pattern
+        RE2 cannot compile is matched literally."""
         key = case.id or ""
         if key not in self._compiled:
             compiled = []
             for pattern, reply in case.clarifications.items():
                 try:
-                    compiled.append((re.compile(pattern, re.IGNORECASE), reply))
-                except re.error:
-                    compiled.append((re.compile(re.escape(pattern), re.IGNORECASE), reply))
+                    compiled.append((compile_user_regex(pattern, True), reply))
+                except UserRegexError:
+                    compiled.append((compile_user_regex(re.escape(pattern), True), reply))
             self._compiled[key] = compiled
         return self._compiled[key]
 

@@ -10,13 +10,17 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tracegrade.config import Pricing
 from tracegrade.normalize import normalize_trace
 from tracegrade.pipeline.views import trace_ids_of
+from tracegrade.spans import TraceData
 from tracegrade.store import browse
 from tracegrade.store.runs import load_run
+from tracegrade.trace import AgentTrace
 from tracegrade.web import waterfall
 from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.charts import trend_charts
@@ -124,9 +128,10 @@ async def case_page(request: Request) -> Response:
         return not_found(request, "a case position is a number")
     head = browse.load_run_head(ui.store, run_id)
     case = browse.load_case_result(ui.store, run_id, position)
-    traces = ui.store.load(trace_ids_of(case))
+    traces = [t for t in ui.store.load(trace_ids_of(case)) if t.spans]
     pricing = ui.scoring_config.pricing
-    normalized = [normalize_trace(t) for t in traces if t.spans]
+    # normalised and drawn in a worker thread, never on the event loop
+    normalized, waterfalls = await run_in_threadpool(_drawn, traces, pricing)
     data = {
         "run": head["run"],
         "case": case,
@@ -139,9 +144,14 @@ async def case_page(request: Request) -> Response:
             for a in case.get("attempts") or ()
             for m in a.get("followup_messages") or ()
         ],
-        "waterfalls": [waterfall.build(t, pricing) for t in traces if t.spans],
+        "waterfalls": waterfalls,
     }
     return render(request, "case.html", data)
+
+
+def _drawn(traces: list[TraceData], pricing: Pricing) -> tuple[list[AgentTrace], list[Any]]:
+    """The traces normalised, and their waterfalls."""
+    return [normalize_trace(t) for t in traces], [waterfall.build(t, pricing) for t in traces]
 
 
 ROUTES = [

@@ -4,12 +4,17 @@ golden case from it."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tracegrade.config import Config
 from tracegrade.normalize import normalize_trace
 from tracegrade.normalize.lint import lint
 from tracegrade.pipeline.views import reference_free
+from tracegrade.spans import TraceData
 from tracegrade.store import browse
 from tracegrade.web import waterfall
 from tracegrade.web.base import not_found, render, twin, ui_of
@@ -31,18 +36,23 @@ async def trace_page(request: Request) -> Response:
     loaded = ui.store.load([trace_id])
     if not loaded or not loaded[0].spans:
         return not_found(request, f"no trace {trace_id!r} in the store")
-    data_ = loaded[0]
-    trace = normalize_trace(data_)
-    data = {
-        "trace_id": trace_id,
+    data = await run_in_threadpool(analysed, loaded[0], ui.scoring_config)
+    data["trace_id"] = trace_id
+    data["datasets"] = dataset_choices(ui)
+    return render(request, "trace.html", data)
+
+
+def analysed(trace_data: TraceData, config: Config) -> dict[str, Any]:
+    """One stored trace normalised, drawn, scored and linted: run in a worker thread, never
+    on the event loop, so a hostile trace slows its own page only."""
+    trace = normalize_trace(trace_data)
+    return {
         "inputs": list(trace.user_inputs),
         "final_output": trace.final_output,
-        "waterfall": waterfall.build(data_, ui.scoring_config.pricing),
-        "scores": reference_free(trace, ui.scoring_config),
+        "waterfall": waterfall.build(trace_data, config.pricing),
+        "scores": reference_free(trace, config),
         "lint": lint(trace).to_dict(),
-        "datasets": dataset_choices(ui),
     }
-    return render(request, "trace.html", data)
 
 
 ROUTES = [*twin("/traces", traces_page), *twin("/traces/{trace_id}", trace_page)]
