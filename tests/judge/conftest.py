@@ -3,7 +3,9 @@ instrumentation, span-only content) and judge settings pointing at a scripted se
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,3 +77,11 @@ def tau_traces() -> dict[str, AgentTrace]:
 @pytest.fixture
 def contradiction(tau_traces) -> AgentTrace:
     return tau_traces[CONTRADICTION]
+
+
+def fenced(prompt: str, tag: str) -> Any:
+    """The JSON document between ``<tag>`` and ``</tag>`` in a recorded prompt (each tag
+    exactly once, so nothing closed the fence early)."""
+    assert prompt.count(f"<{tag}>") == 1 and prompt.count(f"</{tag}>") == 1, prompt
+    body = prompt.split(f"<{tag}>\n", 1)[1].split(f"\n</{tag}>", 1)[0]
+    return json.loads(body)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.judge.conftest import settings_for
+from tests.judge.conftest import fenced, settings_for
 from tests.support.openai_server import json_reply, text
 from tracegrade.judge.clarify import Clarifier
 from tracegrade.judge.client import JudgeError
@@ -30,8 +30,10 @@ def test_a_clarifying_question_gets_a_user_reply(judge_server):
     reply = clarifier.follow_up(CASE_INPUT, CONVERSATION, "Which order would you like to cancel?")
     assert reply == "It's order 550e8400-e29b-41d4-a716-446655440003."
     prompt = server.requests[0]["messages"][1]["content"]
-    assert CASE_INPUT in prompt and "user: Please cancel my last order" in prompt
-    assert "# The agent's latest reply\nWhich order would you like to cancel?" in prompt
+    exchange = fenced(prompt, "exchange")
+    assert exchange["case_input"] == CASE_INPUT
+    assert exchange["conversation_so_far"][0]["content"].startswith("Please cancel my last order")
+    assert exchange["agent_latest_reply"] == "Which order would you like to cancel?"
     assert server.requests[0]["response_format"]["json_schema"]["name"] == "clarification"
     assert clarifier.usage.calls == 1 and clarifier.usage.input_tokens == 25
 
@@ -82,4 +84,6 @@ def test_long_conversations_keep_the_latest_turns(judge_server):
     conversation = [{"role": "user", "content": f"turn {i} " + "x" * 2000} for i in range(20)]
     Clarifier(settings_for(server)).follow_up(CASE_INPUT, conversation, "Done.")
     prompt = server.requests[0]["messages"][1]["content"]
-    assert "earlier conversation cut" in prompt and "turn 19" in prompt and "turn 0 " not in prompt
+    shown = fenced(prompt, "exchange")["conversation_so_far"]
+    assert "earlier message(s) cut" in shown[0]["content"]
+    assert shown[-1]["content"].startswith("turn 19") and "turn 0 " not in prompt

@@ -4,6 +4,7 @@ with the truncation stated."""
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from tracegrade.judge.evidence import allocate, build_evidence, estimate_tokens
 from tracegrade.trace import AgentTrace, ToolCall
@@ -13,26 +14,33 @@ def test_real_trace_evidence_has_inputs_tool_results_and_answer(contradiction):
     evidence = build_evidence(contradiction, 6000)
     assert not evidence.truncated and evidence.notes == ()
     text = evidence.text
-    assert contradiction.user_inputs[0] in text
-    assert '[4] calculate {"expression": "(136 - (94 + 80)) * 3"}\n    result: -114.0' in text
-    assert contradiction.final_output in text
-    assert text.index("## User input") < text.index("## Tool calls") < text.index("## Final answer")
+    document = json.loads(text)
+    assert list(document) == ["user_inputs", "tool_calls", "final_answer"]
+    assert document["user_inputs"] == list(contradiction.user_inputs)
+    assert document["tool_calls"][3] == {
+        "call": 4,
+        "tool": "calculate",
+        "arguments": '{"expression": "(136 - (94 + 80)) * 3"}',
+        "result": "-114.0",
+    }
+    assert document["final_answer"] == contradiction.final_output
     assert evidence.estimated_tokens == estimate_tokens(text) <= 6000
 
 
 def test_over_budget_results_are_cut_and_the_cut_is_stated(contradiction):
     evidence = build_evidence(contradiction, 600)
     assert evidence.truncated
-    assert evidence.text.startswith(
-        "NOTE: this evidence was truncated to fit a budget of about 600 tokens"
+    document = json.loads(evidence.text)
+    assert document["truncated"].startswith(
+        "this evidence was truncated to fit a budget of about 600 tokens"
     )
     assert "…[cut: " in evidence.text
     assert any(
         n.startswith("the results of 4 tool call(s) are cut (calls 1, 2, 3, 5)")
         for n in evidence.notes
     )
-    assert contradiction.final_output in evidence.text
-    assert "result: -114.0" in evidence.text  # short results keep their share
+    assert document["final_answer"] == contradiction.final_output
+    assert document["tool_calls"][3]["result"] == "-114.0"  # short results keep their share
     assert evidence.estimated_tokens <= 600
 
 
@@ -43,7 +51,8 @@ def _calls(n: int) -> tuple[ToolCall, ...]:
 def test_when_headers_do_not_fit_middle_calls_are_dropped_and_counted():
     trace = AgentTrace("t", ("question",), "answer", (), _calls(60))
     evidence = build_evidence(trace, 2000)
-    assert "[1] lookup_0" in evidence.text and "[60] lookup_59" in evidence.text
+    calls = json.loads(evidence.text)["tool_calls"]
+    assert calls[0]["tool"] == "lookup_0" and calls[-1] == {**calls[-1], "call": 60}
     dropped = next(n for n in evidence.notes if "tool calls omitted" in n)
     assert dropped.endswith("of 60 tool calls omitted (calls " + dropped.split("(calls ")[1])
     assert "tool calls omitted to fit the budget" in evidence.text
@@ -53,7 +62,8 @@ def test_when_headers_do_not_fit_middle_calls_are_dropped_and_counted():
 def test_missing_results_are_said_not_silent():
     calls = tuple(dataclasses.replace(c, result=None) for c in _calls(1))
     trace = AgentTrace("t", ("question",), "answer", (), calls)
-    assert "result: (no result recorded)" in build_evidence(trace).text
+    (call,) = json.loads(build_evidence(trace).text)["tool_calls"]
+    assert call["result"] == "(no result recorded)"
 
 
 def test_allocate_is_max_min_fair():

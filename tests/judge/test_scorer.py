@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from tests.judge.conftest import CONTRADICTION, settings_for, verdict
+from tests.judge.conftest import CONTRADICTION, fenced, settings_for, verdict
 from tests.support.openai_server import delayed, error, json_reply, text
 from tracegrade.config import defaults
 from tracegrade.dataset import Case, Dataset, Judge
@@ -55,8 +55,12 @@ def test_faithfulness_judges_a_contradicted_answer_with_the_tool_results_as_evid
     )
     evidence = server.requests[0]["messages"][1]["content"]
     assert "Faithfulness to the trace" in evidence
-    assert "result: -114.0" in evidence
-    assert '"cabin": "basic_economy", "flights": [{"flight_number": "HAT041"' in evidence
+    assert fenced(evidence, "evidence")["tool_calls"][3]["result"] == "-114.0"
+    calls = fenced(evidence, "evidence")["tool_calls"]
+    shown = [c.get("result", "") + c["arguments"] for c in calls]
+    assert any(
+        '"cabin": "basic_economy", "flights": [{"flight_number": "HAT041"' in t for t in shown
+    )
     assert (
         "The additional cost of $114 has been charged to your credit card ending in 1777."
         in evidence

@@ -69,8 +69,8 @@ def test_the_runner_gives_up_after_max_followups(model, tmp_path: Path) -> None:
 
 def _judge(body: dict[str, Any]) -> Reply:
     prompt = body["messages"][-1]["content"]
-    latest = prompt.split("# The agent's latest reply", 1)[1]
-    asking = "Which headphones" in latest
+    exchange = json.loads(prompt.split("<exchange>\n", 1)[1].split("\n</exchange>", 1)[0])
+    asking = "Which headphones" in exchange["agent_latest_reply"]
     return json_reply(
         {
             "reasoning": "scripted",

@@ -18,6 +18,13 @@ any: the two sections split it fairly, and documents share theirs fairly - and w
 call headers do not fit, calls from the middle of the run are dropped), every cut is marked
 where it happens, and a note at the top states what was truncated, so the judge never
 mistakes a cut for a silent tool.
+
+The evidence is one JSON document (:func:`fenced_json`): every piece of trace text is a JSON
+string of its own, and ``<``, ``>`` and ``&`` inside strings are written as ``\\u003c``,
+``\\u003e``, ``\\u0026``. So no trace text can close the ``<evidence>`` fence the prompt puts
+around it (an answer holding ``</evidence>`` and a second rubric stays a string inside
+``final_answer``), nor forge structure inside it (a tool result cannot add a tool call the
+agent never made: it cannot leave its ``result`` string).
 """
 
 from __future__ import annotations
@@ -42,13 +49,25 @@ _ANSWER_SHARE = 0.4
 _MIN_RESULT_CHARS = 80
 _MARK_CHARS = 40
 """Room for one cut marker (``…[cut: 1,234 of 56,789 characters shown]``)."""
-_LINE_CHARS = 16
-"""Room for the indentation and label around one tool call's result."""
+_LINE_CHARS = 48
+"""Room for the JSON around one tool call (its keys, quotes and indentation)."""
+
+
+def fenced_json(value: Any) -> str:
+    """``value`` as indented JSON in which no string holds ``<``, ``>`` or ``&`` literally
+    (escaped as ``\\u003c``, ``\\u003e``, ``\\u0026``): safe between literal tags in a
+    prompt, since the JSON's own syntax (keys, brackets) never holds those characters."""
+    text = json.dumps(value, ensure_ascii=False, indent=1)
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """The rendered evidence. ``notes`` lists every truncation (empty when nothing was cut);
+    """The rendered evidence: ``text``, a JSON document (:func:`fenced_json`) with
+    ``truncated`` and ``note`` (when there is one), ``user_inputs``, ``tool_calls`` (``call``
+    number, ``tool``, ``arguments``, ``error``, ``result``; an ``omitted`` entry where calls
+    were dropped), ``retrieved_documents`` and ``reference_context`` (when there are any)
+    and ``final_answer``. ``notes`` lists every truncation (empty when nothing was cut);
     ``estimated_tokens`` is the estimate of ``text``."""
 
     text: str
@@ -106,9 +125,10 @@ def _outcome(call: ToolCall) -> str:
 
 
 def _headers(trace: AgentTrace) -> list[str]:
+    """Each call's name, arguments and error as one string: their share of the budget."""
     lines = []
-    for number, call in enumerate(trace.tool_calls, start=1):
-        line = f"[{number}] {call.name} {_arguments(call)}"
+    for call in trace.tool_calls:
+        line = f"{call.name} {_arguments(call)}"
         if call.error:
             line += f"\n    error: {call.error}"
         lines.append(line)
@@ -142,9 +162,9 @@ def _kept_calls(
     return [*head, None, *tail]
 
 
-def _tool_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
+def _tool_section(trace: AgentTrace, budget: int, notes: list[str]) -> list[dict[str, Any]]:
     if not trace.tool_calls:
-        return "(no tool calls)"
+        return []
     headers = _headers(trace)
     outcomes = [_outcome(call) for call in trace.tool_calls]
     floors = [min(len(o), _MIN_RESULT_CHARS) for o in outcomes]
@@ -152,90 +172,107 @@ def _tool_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
     indices = [i for i in kept if i is not None]
     room = budget - 80 - sum(len(headers[i]) + _LINE_CHARS for i in indices)
     shares = dict(zip(indices, allocate([len(outcomes[i]) for i in indices], room), strict=True))
-    parts, cut = [], []
+    parts: list[dict[str, Any]] = []
+    cut: list[int] = []
     for index in kept:
         if index is None:
-            parts.append(
-                f"[… {len(headers) - len(indices)} tool calls omitted to fit the budget …]"
-            )
+            omitted = len(headers) - len(indices)
+            parts.append({"omitted": f"{omitted} tool calls omitted to fit the budget"})
             continue
         outcome = _cut(outcomes[index], max(shares[index], floors[index]), None, notes)
         cut += [index + 1] if outcome != outcomes[index] else []
-        parts.append(headers[index] + (f"\n    result: {outcome}" if outcome else ""))
+        call = trace.tool_calls[index]
+        entry: dict[str, Any] = {
+            "call": index + 1,
+            "tool": call.name,
+            "arguments": _arguments(call),
+        }
+        if call.error:
+            entry["error"] = call.error
+        if outcome:
+            entry["result"] = outcome
+        parts.append(entry)
     if cut:
         shown = ", ".join(map(str, cut[:12])) + (", …" if len(cut) > 12 else "")
         notes.append(f"the results of {len(cut)} tool call(s) are cut (calls {shown})")
-    return "\n".join(parts)
+    return parts
 
 
-def _user_section(trace: AgentTrace, budget: int, notes: list[str]) -> str:
+def _user_section(trace: AgentTrace, budget: int, notes: list[str]) -> list[str]:
     inputs = list(trace.user_inputs) or ["(no user input recorded)"]
     shares = allocate([len(u) for u in inputs], budget)
-    return "\n".join(
-        f"[{n}] {_cut(text, share, f'user input {n}', notes)}"
+    return [
+        _cut(text, share, f"user input {n}", notes)
         for n, (text, share) in enumerate(zip(inputs, shares, strict=True), start=1)
-    )
+    ]
 
 
 _DOCUMENT_CHARS = 24
 """Room for the label and indentation of one retrieved or reference document."""
 
 
-def _context_items(trace: AgentTrace, case: Case | None) -> list[tuple[str, str, str]]:
-    """(section, label line, content) of every retrieved and reference document."""
-    items = []
+def _context_items(trace: AgentTrace, case: Case | None) -> list[tuple[str, dict[str, Any], str]]:
+    """(section, the document's fields but its content, its content) of every retrieved and
+    reference document."""
+    items: list[tuple[str, dict[str, Any], str]] = []
     for number, retrieval in enumerate(trace.retrievals, start=1):
         for index, document in enumerate(retrieval.documents, start=1):
-            label = f"  [R{number}.{index}] {document.id or 'document'}"
+            fields: dict[str, Any] = {"document": f"R{number}.{index}"}
+            fields["id"] = document.id or "document"
             if document.score is not None:
-                label += f" (score {document.score:.3g})"
-            items.append((f"R{number}", label, document.content or "(content not recorded)"))
+                fields["score"] = float(f"{document.score:.3g}")
+            items.append((f"R{number}", fields, document.content or "(content not recorded)"))
     if case is not None:
         for index, reference in enumerate(case.reference_documents, start=1):
-            items.append(
-                ("reference", f"[{index}] {reference.id or 'reference'}", reference.content)
-            )
+            fields = {"reference": index, "id": reference.id or "reference"}
+            items.append(("reference", fields, reference.content))
     return items
 
 
-def _retrieval_header(trace: AgentTrace, number: int) -> str:
+def _retrieval(trace: AgentTrace, number: int) -> dict[str, Any]:
+    """One retrieval's header: its name, query, what it found, its error."""
     retrieval = trace.retrievals[number - 1]
     query = "(query not recorded)" if retrieval.query is None else json.dumps(retrieval.query)
-    found = (
-        f"{len(retrieval.documents)} document(s)"
-        if retrieval.documents_recorded
-        else ("documents not recorded")
-    )
-    line = f"[R{number}] {retrieval.name or 'retrieval'} {query[:ARGUMENTS_CHARS]} -> {found}"
-    return line + (f"\n    error: {retrieval.error}" if retrieval.error else "")
+    entry: dict[str, Any] = {
+        "retrieval": f"R{number}",
+        "name": retrieval.name or "retrieval",
+        "query": query[:ARGUMENTS_CHARS],
+        "found": (
+            f"{len(retrieval.documents)} document(s)"
+            if retrieval.documents_recorded
+            else "documents not recorded"
+        ),
+    }
+    if retrieval.error:
+        entry["error"] = retrieval.error
+    return entry
 
 
 def _context_sections(
     trace: AgentTrace, case: Case | None, budget: int, notes: list[str]
-) -> list[str]:
-    """The ``## Retrieved documents`` and ``## Reference`` sections within ``budget``."""
+) -> dict[str, Any]:
+    """``retrieved_documents`` (each retrieval with its documents, in retrieval order) and
+    ``reference_context`` within ``budget`` characters; documents share it fairly."""
     items = _context_items(trace, case)
-    headers = [_retrieval_header(trace, n) for n in range(1, len(trace.retrievals) + 1)]
-    room = (
-        budget - sum(len(h) + 1 for h in headers) - sum(len(i[1]) + _DOCUMENT_CHARS for i in items)
-    )
+    headers = [_retrieval(trace, n) for n in range(1, len(trace.retrievals) + 1)]
+    room = budget - sum(len(json.dumps(h)) + 1 for h in headers)
+    room -= sum(len(json.dumps(fields)) + _DOCUMENT_CHARS for _, fields, _ in items)
     shares = allocate([len(content) for _, _, content in items], room)
     cut = 0
-    lines: dict[str, list[str]] = {}
-    for (section, label, content), share in zip(items, shares, strict=True):
+    documents: dict[str, list[dict[str, Any]]] = {}
+    for (section, fields, content), share in zip(items, shares, strict=True):
         shown = _cut(content, max(share, min(len(content), _MIN_RESULT_CHARS)), None, notes)
         cut += shown != content
-        lines.setdefault(section, []).append(f"{label}: {shown}")
+        documents.setdefault(section, []).append({**fields, "content": shown})
     if cut:
         notes.append(f"the content of {cut} retrieved or reference document(s) is cut")
-    sections = []
+    sections: dict[str, Any] = {}
     if trace.retrievals:
-        body = []
-        for number, header in enumerate(headers, start=1):
-            body += [header, *lines.get(f"R{number}", [])]
-        sections.append("## Retrieved documents, in retrieval order\n" + "\n".join(body))
-    if "reference" in lines:
-        sections.append("## Reference context\n" + "\n".join(lines["reference"]))
+        sections["retrieved_documents"] = [
+            {**header, "documents": documents.get(header["retrieval"], [])} for header in headers
+        ]
+    if "reference" in documents:
+        sections["reference_context"] = documents["reference"]
     return sections
 
 
@@ -243,7 +280,9 @@ def build_evidence(
     trace: AgentTrace, budget_tokens: int = 6000, case: Case | None = None
 ) -> Evidence:
     """The evidence of ``trace`` (and ``case``'s reference) within ``budget_tokens``
-    (estimated; see the module docstring).
+    (estimated; see the module docstring). JSON escaping (quotes in tool arguments, newlines)
+    costs more than the parts' lengths say: when the document is over the budget, it is
+    built again for a budget less the excess.
 
     Raises:
         ValueError: ``budget_tokens`` below 200.
@@ -252,7 +291,20 @@ def build_evidence(
         raise ValueError(
             f"an evidence budget of {budget_tokens} tokens is too small (at least 200)"
         )
-    budget = budget_tokens * CHARS_PER_TOKEN - 600  # 600 characters for headings and notes
+    target = budget_tokens
+    for _ in range(4):
+        evidence = _evidence(trace, case, target, budget_tokens)
+        if evidence.estimated_tokens <= budget_tokens:
+            break
+        target = max(target - (evidence.estimated_tokens - budget_tokens) - 20, 50)
+    return evidence
+
+
+def _evidence(
+    trace: AgentTrace, case: Case | None, target_tokens: int, budget_tokens: int
+) -> Evidence:
+    """The evidence built for ``target_tokens``; its note states ``budget_tokens``."""
+    budget = target_tokens * CHARS_PER_TOKEN - 600  # 600 characters for the notes
     notes: list[str] = []
     users = _user_section(trace, int(budget * _USER_SHARE), notes)
     final = _cut(
@@ -261,34 +313,29 @@ def build_evidence(
         "final answer",
         notes,
     )
-    rest = budget - len(users) - len(final)
+    rest = budget - sum(len(u) for u in users) - len(final)
     items = _context_items(trace, case)
-    context: list[str] = []
+    context: dict[str, Any] = {}
     if trace.retrievals or items:
         tool_chars = sum(
             len(h) + len(_outcome(c)) + _LINE_CHARS
             for h, c in zip(_headers(trace), trace.tool_calls, strict=True)
         )
-        context_chars = sum(len(i[1]) + len(i[2]) + _DOCUMENT_CHARS for i in items) + 200
-        _, context_room = allocate([tool_chars + 80, context_chars], rest)
+        context_chars = sum(len(json.dumps(i[1])) + len(i[2]) + _DOCUMENT_CHARS for i in items)
+        _, context_room = allocate([tool_chars + 80, context_chars + 200], rest)
         context = _context_sections(trace, case, context_room, notes)
-        rest = rest - sum(len(c) for c in context)
+        rest -= len(json.dumps(context, ensure_ascii=False))
     tools = _tool_section(trace, rest, notes)
-    sections = [
-        f"## User input\n{users}",
-        f"## Tool calls, in execution order\n{tools}",
-        *context,
-        f"## Final answer\n{final}",
-    ]
-    if (gap := trace.gap("tool_results")) is not None and trace.tool_calls:
-        sections.insert(1, f"Note: the trace does not record every tool result ({gap.reason}).")
+    document: dict[str, Any] = {}
     if notes:
-        sections.insert(
-            0,
-            f"NOTE: this evidence was truncated to fit a budget of about {budget_tokens:,} tokens; "
-            "what is cut is marked where it happens: " + "; ".join(notes) + ".",
+        document["truncated"] = (
+            f"this evidence was truncated to fit a budget of about {budget_tokens:,} tokens; "
+            "what is cut is marked where it happens: " + "; ".join(notes) + "."
         )
-    text = "\n\n".join(sections)
+    if (gap := trace.gap("tool_results")) is not None and trace.tool_calls:
+        document["note"] = f"the trace does not record every tool result ({gap.reason})."
+    document |= {"user_inputs": users, "tool_calls": tools, **context, "final_answer": final}
+    text = fenced_json(document)
     return Evidence(text, bool(notes), tuple(notes), estimate_tokens(text), bool(context))
 
 
