@@ -66,3 +66,83 @@ def test_the_prefilter_finds_a_key_wherever_it_falls_across_its_scan_windows(off
     assert not redactor.may_apply(filler)
     body = filler[:offset] + b"X-GOOG-API-KEY" + filler[offset:]
     assert redactor.may_apply(body)
+
+
+# --- round two: forms, fields, JSON anywhere, run documents -------------------------------------
+
+
+def test_the_new_key_rules_and_their_near_misses():
+    redactor = Redactor()
+    for key in ("client_secret", "aws_secret", "github.oauth_token", "X-Auth-Token", "csrf_token"):
+        assert redactor.matches(key), key
+    for key in ("gen_ai.usage.input_tokens", "max_tokens", "secretary", "token_count"):
+        assert not redactor.matches(key), key
+
+
+def test_token_counts_do_not_make_ordinary_traffic_a_candidate():
+    body = trace_request(agent_turn).SerializeToString()
+    assert b"tokens" in body and not Redactor().may_apply(body)
+    assert Redactor().may_apply(body + b"\n\x0bgithub_token\x12\x03\n\x01x")
+    assert Redactor().may_apply(b'{"key":"refresh_token","value":{}}', "json")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Tool said: {"client_secret": "S1", "q": "keep"} then more',
+        '{"args": "{\\"client_secret\\": \\"S1\\", \\"q\\": \\"keep\\"}"}',
+        "[" * 3000 + '{"client_secret": "S1", "q": "keep"}' + "]" * 3000,
+        'x {"client_secret": {"value": "S1", "n": [1, "S1"]}, "q": "keep"}',
+        'x {"client_secret": 12345678, "q": "keep"}',
+    ],
+    ids=["mid-string", "escaped", "3000-deep", "object-value", "number-value"],
+)
+def test_json_keys_are_redacted_wherever_the_json_is(text):
+    redacted = Redactor().text(text.replace("12345678", "S1"))
+    assert "S1" not in redacted and "keep" in redacted and REDACTED in redacted
+
+
+def test_span_names_status_events_and_bytes_are_redacted():
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
+
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.name = "call with sk-" + "a" * 30
+    span.status.message = "failed: Authorization: Basic dXNlcjpwYXNz"
+    span.events.add(name="ghp_" + "b" * 36)
+    span.attributes.add(key="raw").value.bytes_value = b"\xff hf_" + b"c" * 34
+    assert Redactor().request(request) == 4
+    assert span.name == f"call with {REDACTED}" and "dXNlcjpwYXNz" not in span.status.message
+    assert span.events[0].name == REDACTED
+    assert span.attributes[0].value.bytes_value == b"\xff " + REDACTED.encode()
+
+
+def test_a_trace_read_from_a_file_is_returned_as_is_without_secrets():
+    from tracegrade.otlp.codec import spans_from_request
+    from tracegrade.spans import group_by_trace
+
+    (trace,) = group_by_trace(spans_from_request(trace_request(agent_turn)))
+    assert Redactor().trace(trace) is trace
+
+
+def test_run_documents_are_redacted_case_by_case():
+    from tracegrade.pipeline.outputs import redacted_document
+
+    doc = {
+        "run": {"run_id": "r"},
+        "cases": [{"reasons": ["ungrounded: 4012888888881881", "url postgres://u:PwPw9@h/d"]}],
+    }
+    redacted = redacted_document(doc)
+    assert list(redacted) == ["run", "cases"]
+    (case,) = list(redacted["cases"])
+    assert "4012888888881881" not in str(case) and "PwPw9" not in str(case)
+
+
+def test_an_unknown_detect_secrets_plugin_is_a_config_error():
+    from tracegrade.otlp.redaction import plugin_patterns
+
+    assert plugin_patterns("StripeDetector")
+    with pytest.raises(ConfigError, match="NoSuchDetector"):
+        plugin_patterns("NoSuchDetector")

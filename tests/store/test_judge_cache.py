@@ -45,3 +45,11 @@ def test_verdicts_persist_in_the_store(tmp_path):
             "SELECT model, rubric, input_tokens, output_tokens FROM judge_cache"
         ).fetchone()
         assert tuple(row) == ("gpt-4o", "faithfulness", 100, 20)
+
+
+def test_a_verdict_quoting_a_secret_is_stored_redacted(tmp_path):
+    secret = "sk-proj-" + "Q" * 32
+    with Store(tmp_path / "db.sqlite") as store:
+        JudgeCache(store).put("k", "m", "faithfulness", {"reasoning": f"uses {secret}"}, 1, 1)
+        assert JudgeCache(store).get("k") == {"reasoning": "uses [REDACTED]"}
+    assert not any(secret.encode() in p.read_bytes() for p in tmp_path.glob("db.sqlite*"))

@@ -31,6 +31,7 @@ Lines are read and decoded by :mod:`tracegrade.otlp.lines`.
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
 import os
@@ -64,6 +65,7 @@ from tracegrade.otlp.lines import (
     predict,
     single_trace,
 )
+from tracegrade.otlp.redaction import Redactor
 from tracegrade.spans import Span, TraceData
 
 __all__ = ["Deferred", "LateError", "decode_deferred", "iter_traces"]
@@ -141,7 +143,7 @@ def decode_deferred(trace: TraceData) -> tuple[TraceData, list[LateError]]:
             if not unit.is_logs:
                 spans.extend(_own(part, unit.items))  # type: ignore[arg-type]
         late.extend(LateError(part.slot, part.seq, error) for error in quiet.errors)
-    return TraceData(trace.trace_id, spans, trace.logs), late
+    return _redactor().trace(TraceData(trace.trace_id, spans, trace.logs)), late
 
 
 def _line_bytes(part: Line) -> bytes:
@@ -276,8 +278,20 @@ def _assemble(
         logs.read_through(index.last_log.get(trace_id, -1))
         trace = pending.pop(trace_id, None)
         if trace is not None and _has_spans(trace):  # None if a file changed between passes
-            yield trace
-    yield from (t for t in pending.values() if _has_spans(t))  # only if a line deviated
+            yield _redacted(trace)
+    # only if a line deviated
+    yield from (_redacted(t) for t in pending.values() if _has_spans(t))
+
+
+def _redacted(trace: TraceData) -> TraceData:
+    """A trace with its secrets redacted (:meth:`Redactor.trace`, the shipped rules); a
+    :class:`Deferred` one is redacted once :func:`decode_deferred` has decoded it."""
+    return trace if isinstance(trace, Deferred) else _redactor().trace(trace)
+
+
+@functools.lru_cache(maxsize=1)
+def _redactor() -> Redactor:
+    return Redactor()
 
 
 def _has_spans(trace: TraceData) -> bool:

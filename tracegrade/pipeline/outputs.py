@@ -1,13 +1,17 @@
 """What ``score`` and ``run`` do with a finished run document: write ``--json`` and
-``--junit``, store the run, and choose the exit code."""
+``--junit``, store the run, and choose the exit code. Every string of the document is redacted
+first (:class:`~tracegrade.otlp.redaction.Redactor`: reasons quote values from traces that a
+``score FILE`` read unredacted), so no output and no stored run holds a secret."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from tracegrade.errors import ExitCode
+from tracegrade.otlp.redaction import Redactor
 from tracegrade.report.junit import write_junit
 from tracegrade.store.runs import save_run
 from tracegrade.store.traces import Store
@@ -43,6 +47,30 @@ def write_document(path: str, doc: dict[str, Any]) -> None:
         out.write("\n  ]\n}" if separator == ",\n" else "]\n}")
 
 
+class RedactedCases:
+    """A run document's cases (a list or a :class:`~tracegrade.report.caselog.CaseLog`)
+    redacted one at a time as they are read, so a run larger than memory stays streamed."""
+
+    def __init__(self, cases: Any, redactor: Redactor):
+        self.cases, self.redactor = cases, redactor
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self.redactor.data(case) for case in self.cases)
+
+    def __len__(self) -> int:
+        return len(self.cases)
+
+
+def redacted_document(doc: dict[str, Any], redactor: Redactor | None = None) -> dict[str, Any]:
+    """``doc`` with every string redacted (its keys kept in order; ``cases`` redacted as read:
+    :class:`RedactedCases`)."""
+    redactor = redactor or Redactor()
+    return {
+        key: RedactedCases(value, redactor) if key == "cases" else redactor.data(value)
+        for key, value in doc.items()
+    }
+
+
 def write_outputs(
     doc: dict[str, Any],
     db: str | None,
@@ -57,6 +85,7 @@ def write_outputs(
     Raises:
         StoreError: the store cannot be opened.
     """
+    doc = redacted_document(doc)
     if json_path:
         write_document(json_path, doc)
     if junit_path:

@@ -44,6 +44,10 @@ def cache_key(
 class JudgeCache:
     """Verdicts by key, in ``store`` (or in memory when ``store`` is None)."""
 
+    def _redacted(self, verdict: Mapping[str, Any]) -> Any:
+        redactor = self.store.redactor if self.store is not None else None
+        return dict(verdict) if redactor is None else redactor.data(dict(verdict))
+
     def __init__(self, store: Store | None = None):
         self.store = store
         self._memory: dict[str, dict[str, Any]] = {}
@@ -64,7 +68,8 @@ class JudgeCache:
         input_tokens: int,
         output_tokens: int,
     ) -> None:
-        """Keep a verdict (a second write of the same key keeps the first)."""
+        """Keep a verdict (a second write of the same key keeps the first). In the store, its
+        text is redacted first (the reasoning may quote the trace: :attr:`Store.redactor`)."""
         if self.store is None:
             self._memory.setdefault(key, dict(verdict))
             return
@@ -75,7 +80,7 @@ class JudgeCache:
                     key,
                     model,
                     rubric,
-                    json.dumps(dict(verdict), ensure_ascii=False),
+                    json.dumps(self._redacted(verdict), ensure_ascii=False),
                     input_tokens,
                     output_tokens,
                     time.time(),

@@ -12,6 +12,7 @@ Templates and static files ship inside the package (``tracegrade/web/templates``
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 import jinja2
 from starlette.applications import Starlette
@@ -39,17 +40,24 @@ async def _store_error(request: Request, exc: Exception) -> Response:
 
 
 def _filters(templates: Jinja2Templates) -> None:
+    """Number filters; a value that is None or missing (a run document without it) is "–"."""
     env = templates.env
-    env.filters["pct"] = lambda v: "–" if v is None else f"{100 * v:.0f}%"
-    env.filters["num"] = lambda v, d=2: "–" if v is None else f"{v:.{d}f}"
-    env.filters["ms"] = lambda v: "–" if v is None else f"{v:,.0f} ms"
-    env.filters["usd"] = lambda v: "–" if v is None else f"${v:.4f}"
+    env.filters["pct"] = lambda v: "–" if _absent(v) else f"{100 * v:.0f}%"
+    env.filters["num"] = lambda v, d=2: "–" if _absent(v) else f"{v:.{d}f}"
+    env.filters["ms"] = lambda v: "–" if _absent(v) else f"{v:,.0f} ms"
+    env.filters["usd"] = lambda v: "–" if _absent(v) else f"${v:.4f}"
     env.filters["unix_s"] = lambda v: (
-        "–" if v is None else dt.datetime.fromtimestamp(v, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        "–" if _absent(v) else dt.datetime.fromtimestamp(v, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
     )
     env.filters["unix_ns"] = lambda v: (
-        "–" if not v else dt.datetime.fromtimestamp(v / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        "–"
+        if _absent(v) or not v
+        else dt.datetime.fromtimestamp(v / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
     )
+
+
+def _absent(value: Any) -> bool:
+    return value is None or isinstance(value, jinja2.Undefined)
 
 
 def routes() -> list[BaseRoute]:
