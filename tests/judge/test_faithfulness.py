@@ -4,6 +4,7 @@ LangChain RAG chain (openinference-instrumentation-langchain)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -34,17 +35,18 @@ def rag() -> dict[str, AgentTrace]:
 
 def test_evidence_holds_the_retrieved_documents(rag):
     evidence = build_evidence(rag[INVENT])
-    text = evidence.text
+    document = json.loads(evidence.text)
     assert evidence.has_context and not evidence.truncated
-    assert "## Retrieved documents, in retrieval order" in text
-    assert (
-        '[R1] VectorStoreRetriever "What is the price of the Borealis floor lamp?" '
-        "-> 2 document(s)" in text
-    )
-    assert "  [R1.1] lamp-borealis: Borealis floor lamp: dimmable floor lamp, 160 cm tall. " in text
-    assert "Price $149.00." in text
-    assert text.index("## Retrieved documents") < text.index("## Final answer")
-    assert "The Borealis floor lamp costs $129.00." in text
+    (retrieval,) = document["retrieved_documents"]
+    assert retrieval["retrieval"] == "R1" and retrieval["name"] == "VectorStoreRetriever"
+    assert retrieval["query"] == '"What is the price of the Borealis floor lamp?"'
+    assert retrieval["found"] == "2 document(s)"
+    first = retrieval["documents"][0]
+    assert first["document"] == "R1.1" and first["id"] == "lamp-borealis"
+    assert first["content"].startswith("Borealis floor lamp: dimmable floor lamp, 160 cm tall. ")
+    assert "Price $149.00." in evidence.text
+    assert list(document)[-2:] == ["retrieved_documents", "final_answer"]
+    assert "The Borealis floor lamp costs $129.00." in document["final_answer"]
     system = judge_messages("rubric", evidence)[0]["content"]
     assert system == SYSTEM_PROMPT + "\n\n" + CONTEXT_NOTE
 
@@ -52,8 +54,8 @@ def test_evidence_holds_the_retrieved_documents(rag):
 def test_evidence_holds_the_case_reference():
     trace = AgentTrace("t", ("question",), "answer", (), ())
     case = Case(input="question", reference=[ReferenceDocument(id="policy", content="30 days")])
-    text = build_evidence(trace, case=case).text
-    assert "## Reference context\n[1] policy: 30 days" in text
+    document = json.loads(build_evidence(trace, case=case).text)
+    assert document["reference_context"] == [{"reference": 1, "id": "policy", "content": "30 days"}]
 
 
 def test_evidence_without_context_is_as_before(contradiction):

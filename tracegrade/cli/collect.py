@@ -115,12 +115,7 @@ def command(
     if token is not None and not token.strip():
         raise ConfigError("--token / TRACEGRADE_TOKEN is empty")
     if token is None and not is_loopback(host):
-        click.echo(
-            f"warning: --host {host} is not loopback and no --token is set: anyone who can "
-            "reach the ports can write traces into the store and read /healthz (set --token "
-            "or TRACEGRADE_TOKEN)",
-            err=True,
-        )
+        click.echo(f"warning: --host {host} is not loopback and no --token is set", err=True)
     config = ReceiverConfig(
         host=host,
         grpc_port=grpc_port,

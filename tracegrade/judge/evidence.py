@@ -54,10 +54,11 @@ _LINE_CHARS = 48
 
 
 def fenced_json(value: Any) -> str:
-    """``value`` as indented JSON in which no string holds ``<``, ``>`` or ``&`` literally
-    (escaped as ``\\u003c``, ``\\u003e``, ``\\u0026``): safe between literal tags in a
-    prompt, since the JSON's own syntax (keys, brackets) never holds those characters."""
-    text = json.dumps(value, ensure_ascii=False, indent=1)
+    """``value`` as JSON (one line: indentation would cost a fifth of a small budget) in which
+    no string holds ``<``, ``>`` or ``&`` literally (escaped as ``\\u003c``, ``\\u003e``,
+    ``\\u0026``): safe between literal tags in a prompt, since the JSON's own syntax (keys,
+    brackets) never holds those characters."""
+    text = json.dumps(value, ensure_ascii=False)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
@@ -292,11 +293,11 @@ def build_evidence(
             f"an evidence budget of {budget_tokens} tokens is too small (at least 200)"
         )
     target = budget_tokens
-    for _ in range(4):
+    for _ in range(8):
         evidence = _evidence(trace, case, target, budget_tokens)
         if evidence.estimated_tokens <= budget_tokens:
             break
-        target = max(target - (evidence.estimated_tokens - budget_tokens) - 20, 50)
+        target = max(target * budget_tokens // evidence.estimated_tokens - 10, 1)
     return evidence
 
 
