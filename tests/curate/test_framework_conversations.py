@@ -39,3 +39,19 @@ def test_merged_traces_keep_each_call_with_its_llm_call():
         ("track_shipment", 2),
     ]
     assert merged.input_tokens == sum(t.input_tokens or 0 for t in traces)
+
+
+@pytest.mark.parametrize("setup", ["strands-default", "langgraph-openinference", "js-vercel-ai"])
+def test_the_built_multi_turn_case_scores_on_the_traces_it_came_from(setup):
+    from tracegrade.dataset import Dataset
+    from tracegrade.pipeline import evaluate_dataset
+
+    traces = _traces(setup)
+    report = build_dataset(traces, BuildOptions())
+    dataset = Dataset.model_validate({"name": setup, "cases": report.cases})
+    run = evaluate_dataset(traces, dataset, judge=False)
+    by_case = {r.case_id: r for r in run.results}
+    (multi,) = [c for c in report.cases if c.get("turns")]
+    result = by_case[multi["id"]]
+    assert result.trace_id == multi["metadata"]["source_traces"][0]
+    assert result.passed, result.reasons

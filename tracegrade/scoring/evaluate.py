@@ -7,7 +7,9 @@ Matching a case to its trace(s), in order of precedence:
    the dataset, e.g. from another dataset's run, falls through to the rules below);
 2. an explicit mapping: the case's ``trace_id`` field, or a mapping file (case id -> trace id);
 3. the trace's first user input equals the case's ``input`` (whitespace-normalised); a case
-   with ``turns`` also needs the trace's user inputs to start with those turns.
+   with ``turns`` also needs the trace's user inputs to start with those turns;
+4. a case with ``turns`` that no rule above matched: the conversations its turns were
+   recorded in, one trace per turn, each merged into one trace (:mod:`tracegrade.scoring.turns`).
 
 A case may match several traces (repeated runs); each pair is one result. A case that
 matches none is a failed result with the reason. Without a dataset every trace is scored by
@@ -31,6 +33,7 @@ from tracegrade.scoring.results import (
 )
 from tracegrade.scoring.score import Score, Scorer
 from tracegrade.scoring.summary import summarize
+from tracegrade.scoring.turns import follows_turns, joined_conversations, turn_of
 from tracegrade.scoring.usage import measure
 from tracegrade.trace import AgentTrace
 
@@ -47,11 +50,6 @@ def case_id_of(trace: AgentTrace) -> str | None:
     return None if value is None else str(value)
 
 
-def _follows_turns(trace: AgentTrace, case: Case) -> bool:
-    turns = [_normalized(t) for t in case.turns or ()]
-    return [_normalized(u) for u in trace.user_inputs[: len(turns)]] == turns
-
-
 def match_cases(
     cases: Sequence[Case],
     traces: Sequence[AgentTrace],
@@ -63,6 +61,7 @@ def match_cases(
     by_id = {t.trace_id: t for t in traces}
     by_input: dict[str, list[AgentTrace]] = {}
     case_ids = {case.id for case in cases}
+    free = [t for t in traces if (i := case_id_of(t)) is None or i not in case_ids]
     for trace in traces:
         if (case_id := case_id_of(trace)) is not None and case_id in case_ids:
             by_attr.setdefault(case_id, []).append(trace)
@@ -75,8 +74,12 @@ def match_cases(
         matched = (
             by_attr.get(case.id or "")
             or [by_id[i] for i in explicit if i in by_id]
-            or [t for t in by_input.get(_normalized(case.input), []) if _follows_turns(t, case)]
+            or [t for t in by_input.get(_normalized(case.input), []) if follows_turns(t, case)]
         )
+        if not matched and (turns := [t for t in free if turn_of(t, case)]):
+            joined = joined_conversations(case, turns)
+            matched = [merged for merged, _ in joined]
+            used.update(i for _, ids in joined for i in ids)
         used.update(t.trace_id for t in matched)
         pairs.append((case, matched))
     return pairs, sum(1 for t in traces if t.trace_id not in used)

@@ -11,7 +11,10 @@ Matching (see :mod:`tracegrade.scoring.evaluate`) prefers, per case, traces labe
 id, then the traces it names, then traces with its first input; which rule wins for a case
 is known only once every trace is seen. So each trace is scored against every case it
 *could* belong to (almost always one), and the results the precedence rejects are dropped
-at the end; :func:`stream_results` parks the candidates in a temporary file meanwhile.
+at the end; :func:`stream_results` parks the candidates in a temporary file meanwhile. A
+trace that is one turn of a multi-turn case (:mod:`tracegrade.scoring.turns`) is parked
+itself, unscored: its conversation is merged and scored at the end, if no other rule matched
+the case.
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
 from tracegrade.scoring.evaluate import (
     Progress,
-    _follows_turns,
     _normalized,
     _prefetch,
     case_id_of,
@@ -43,6 +45,7 @@ from tracegrade.scoring.evaluate import (
 from tracegrade.scoring.parallel import ordered_batches
 from tracegrade.scoring.results import CaseResult, RunResult
 from tracegrade.scoring.score import Scorer
+from tracegrade.scoring.turns import follows_turns, joined_conversations, turn_of
 from tracegrade.trace import AgentTrace
 
 __all__ = ["Prepared", "TraceFacts", "TraceKeeper", "evaluate_batches", "stream_results"]
@@ -107,6 +110,8 @@ class _Matches:
     by_attr: dict[int, list[_Entry]] = field(default_factory=dict)
     by_name: dict[int, dict[str, _Entry]] = field(default_factory=dict)
     by_input: dict[int, list[_Entry]] = field(default_factory=dict)
+    by_turn: dict[int, list[_Entry]] = field(default_factory=dict)
+    """Per multi-turn case, its turn traces parked (not results)."""
     trace_ids: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -121,14 +126,22 @@ class _Matches:
         out = [(n, "name") for n, names in enumerate(self.named) if trace.trace_id in names]
         if (case_id := case_id_of(trace)) is not None and case_id in self.ids:
             out += [(n, "attr") for n, c in enumerate(self.cases) if c.id == case_id]
-        elif trace.user_inputs:
-            first = _normalized(trace.user_inputs[0])
+        elif trace.user_inputs or trace.history:
+            first = _normalized(trace.user_inputs[0]) if trace.user_inputs else None
             out += [
                 (n, "input")
                 for n, c in enumerate(self.cases)
-                if _normalized(c.input) == first and _follows_turns(trace, c)
+                if _normalized(c.input) == first and follows_turns(trace, c)
             ]
+            out += [(n, "turn") for n, c in enumerate(self.cases) if turn_of(trace, c)]
         return out
+
+    def hold(self, trace: AgentTrace, cases: Sequence[int]) -> None:
+        """Park ``trace``, a turn of each of the multi-turn ``cases``, for :meth:`results`."""
+        if cases:
+            entry = (self.parked.park(trace), trace.trace_id)
+            for case in cases:
+                self.by_turn.setdefault(case, []).append(entry)
 
     def record(self, case: int, rule: str, place: int, trace_id: str) -> None:
         """Note that the result parked at ``place`` (trace ``trace_id``) matched ``case``."""
@@ -140,9 +153,10 @@ class _Matches:
         else:
             self.by_input.setdefault(case, []).append(entry)
 
-    def results(self) -> tuple[list[int | CaseResult], int]:
-        """Each case's results by precedence (their places; unmatched results when none),
-        and the traces unused."""
+    def results(self, run: _Run, progress: Progress | None) -> tuple[list[int | CaseResult], int]:
+        """Each case's results by precedence (their places; its conversations merged and
+        scored by ``run`` (``progress`` told); unmatched results when none), and the
+        traces unused."""
         results: list[int | CaseResult] = []
         used: set[str] = set()
         for n, case in enumerate(self.cases):
@@ -153,8 +167,24 @@ class _Matches:
                 or self.by_input.get(n, [])
             )
             used.update(trace_id for _, trace_id in chosen)
-            results.extend([place for place, _ in chosen] or [unmatched(case)])
+            joined = [] if chosen else self._conversations(n, run, progress, used)
+            results.extend([place for place, _ in chosen] or joined or [unmatched(case)])
         return results, sum(1 for i in self.trace_ids if i not in used)
+
+    def _conversations(
+        self, case: int, run: _Run, progress: Progress | None, used: set[str]
+    ) -> list[CaseResult]:
+        """The case's turn traces merged into conversations and scored (their ids ``used``)."""
+        turns = [self.parked.get_trace(place) for place, _ in self.by_turn.get(case, [])]
+        joined = joined_conversations(self.cases[case], turns)
+        _prefetch(run.scorers, [(merged, self.cases[case]) for merged, _ in joined])
+        results = []
+        for merged, ids in joined:
+            used.update(ids)
+            results.append(result := run.score(merged, self.cases[case]))
+            if progress:
+                progress(result)
+        return results
 
 
 def evaluate_batches(
@@ -237,7 +267,7 @@ def stream_results(
                 del batch  # let this batch go before the next one is read
         if matches is None:
             return 0, facts
-        chosen, leftover = matches.results()
+        chosen, leftover = matches.results(run, progress)
         for item in chosen:
             sink(parked.get(item) if isinstance(item, int) else item)
         return leftover, facts
@@ -392,6 +422,9 @@ class _Scored(NamedTuple):
     results: list[CaseResult] = []
     trace: AgentTrace | None = None
     """The trace itself, when the keeper wants it."""
+    turns: list[int] = []
+    """The multi-turn cases the trace is one turn of; then ``held`` is the trace."""
+    held: AgentTrace | None = None
 
 
 def _score(
@@ -412,6 +445,8 @@ def _score(
         [rules for _, _, rules in jobs],
         results,
         trace if wanted else None,
+        turns := _turns(trace, matches),
+        trace if turns else None,
     )
 
 
@@ -428,6 +463,8 @@ def _take(
     facts.note(scored.version, scored.models)
     if matches is not None:
         matches.trace_ids.append(scored.trace_id or "")
+        if scored.held is not None:
+            matches.hold(scored.held, scored.turns)
     for rules, result in zip(scored.jobs, scored.results, strict=True):
         if progress:
             progress(result)
@@ -443,7 +480,7 @@ class _Parked:
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile(prefix="tracegrade-results-")  # noqa: SIM115 (__exit__)
 
-    def park(self, result: CaseResult) -> int:
+    def park(self, result: CaseResult | AgentTrace) -> int:
         self._file.seek(0, os.SEEK_END)
         place = self._file.tell()
         pickle.dump(result, self._file, protocol=pickle.HIGHEST_PROTOCOL)
@@ -453,6 +490,11 @@ class _Parked:
         self._file.seek(place)
         result: CaseResult = pickle.load(self._file)
         return result
+
+    def get_trace(self, place: int) -> AgentTrace:
+        self._file.seek(place)
+        trace: AgentTrace = pickle.load(self._file)
+        return trace
 
     def __enter__(self) -> _Parked:
         return self
@@ -475,20 +517,29 @@ def _jobs(
         facts.add(trace)
         if matches is not None:
             matches.trace_ids.append(trace.trace_id)
+            matches.hold(trace, _turns(trace, matches))
         jobs.append((trace, _trace_jobs(trace, matches)))
     return jobs
 
 
 def _trace_jobs(trace: AgentTrace, matches: _Matches | None) -> list[_Job]:
     """``trace`` with each case it may belong to and the (case index, rule) pairs of each
-    (no dataset: one job without a case). Records nothing."""
+    (no dataset: one job without a case). A case the trace is only a turn of is no job
+    (:func:`_turns`). Records nothing."""
     if matches is None:
         return [(trace, None, [])]
     found = matches.candidates(trace)
     return [
         (trace, matches.cases[case], [(n, r) for n, r in found if n == case])
-        for case in dict.fromkeys(n for n, _ in found)
+        for case in dict.fromkeys(n for n, r in found if r != "turn")
     ]
+
+
+def _turns(trace: AgentTrace, matches: _Matches | None) -> list[int]:
+    """The multi-turn cases ``trace`` is one turn of (held, not scored)."""
+    if matches is None:
+        return []
+    return [n for n, rule in matches.candidates(trace) if rule == "turn"]
 
 
 def _facts_of(trace: AgentTrace) -> tuple[str | None, list[str]]:
