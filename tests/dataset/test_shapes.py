@@ -106,3 +106,31 @@ def test_13_2_a_misspelt_case_editor_key_gets_a_suggestion(tmp_path):
     assert str(info.value) == (
         f"{path}:3: case 1: field 'judge_promt': unknown field; did you mean 'judge_prompt'?"
     )
+
+
+def test_the_case_editors_agent_revival_shape_loads_as_is():
+    laptop, third = load_dataset(SHAPES / "agent_revival.yaml").cases
+    assert laptop.turns == [
+        "I want to return the laptop from order 550e8400-e29b-41d4-a716-446655440004",
+        "It has a defective screen",
+    ]  # "rounds" are the turns
+    assert laptop.revive is True and laptop.revived_turns == (2,)
+    assert laptop.judge.rubric.splitlines()[1].startswith("After turn 2 (")
+    assert third.revive == [3] and third.revived_turns == (3,)  # a turn object's revive
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ({"input": "hi", "revive": True}, "'revive' needs 'turns' with at least two"),
+        ({"turns": ["a", "b"], "revive": [1]}, "'revive' lists turn(s) [1]: give true, or"),
+        ({"turns": ["a", "b"], "revive": [3]}, "turn numbers from 2 to 2"),
+        ({"turns": ["a", "b"], "revive": "x"}, "field 'revive': expected true, false or a list"),
+    ],
+)
+def test_a_revival_that_cannot_happen_is_a_dataset_error(tmp_path, case, message):
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps([case]))
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    assert message in str(info.value)

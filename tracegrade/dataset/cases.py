@@ -28,6 +28,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from tracegrade.bounded import load_json, load_yaml
 from tracegrade.dataset.located import Located, locate, messages, validation_problems
@@ -116,6 +117,13 @@ class Case(_Strict):
     """The user's (first) message; matches a trace whose first user input equals it."""
     turns: list[str] | None = None
     """Several user messages, for multi-turn cases; ``input`` defaults to the first."""
+    revive: bool | list[int] = False
+    """Agent revival in ``tracegrade run`` (the case editor's ``test_agent_revival``): before
+    a revived turn the runner ends the agent's session and starts it again with the same
+    conversation id (a fresh process, a callable rebuilt by its factory, a restarted service),
+    and sends it only the messages from that turn on. ``true``: before every turn after the
+    first; a list: the turns (numbered from 1, each at least 2) revived before. A revived
+    turn whose first LLM call lost the earlier turns fails ``context_preserved``."""
     expected_tools: list[str] = []
     """Tool names to call, as a multiset (two entries need two calls)."""
     expected_tool_calls: list[ExpectedToolCall] = []
@@ -163,6 +171,41 @@ class Case(_Strict):
         if self.input is None and self.turns:
             self.input = self.turns[0]
         return self
+
+    @field_validator("revive", mode="before")
+    @classmethod
+    def _revive_shape(cls, value: Any) -> Any:
+        listed = isinstance(value, list) and all(
+            isinstance(n, int) and not isinstance(n, bool) for n in value
+        )
+        if not (isinstance(value, bool) or listed):
+            raise PydanticCustomError(
+                "revive",
+                "expected true, false or a list of turn numbers, got {value}",
+                {"value": repr(value)},
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _revivable(self) -> Case:
+        if self.revive:
+            count = len(self.turns or ())
+            if count < 2:
+                raise ValueError("'revive' needs 'turns' with at least two user messages")
+            wrong = [n for n in self.revived_turns if not 2 <= n <= count]
+            if wrong:
+                raise ValueError(
+                    f"'revive' lists turn(s) {wrong}: give true, or turn numbers from 2 "
+                    f"to {count} (the agent is revived before each)"
+                )
+        return self
+
+    @property
+    def revived_turns(self) -> tuple[int, ...]:
+        """The turns (numbered from 1) before which the agent is revived, in order."""
+        if self.revive is True:
+            return tuple(range(2, len(self.turns or ()) + 1))
+        return tuple(sorted(set(self.revive or ())))
 
     @property
     def all_expected_tools(self) -> list[str]:

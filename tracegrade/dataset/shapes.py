@@ -6,11 +6,13 @@ Golden cases written for the design documents load as they are, JSON or YAML:
   tracegrade's own field names; nothing to map.
 - **Case editor** (``name, prompt, judge_prompt, judge_threshold``): ``prompt`` is the
   ``input``; ``judge_prompt`` / ``judge_threshold`` become ``judge: {rubric, threshold}``.
-  A multi-turn case lists ``turns`` whose items are a string or an object ``{prompt,
-  judge_prompt?, judge_threshold?}``; the user messages become ``turns``, and the per-turn
-  prompts one rubric that lists them turn by turn (the judge reads the whole conversation
-  and grades its final answer), its threshold the case's ``judge_threshold`` or else the
-  highest per-turn threshold.
+  A multi-turn case lists ``turns`` (or the document's ``rounds``) whose items are a string
+  or an object ``{prompt, judge_prompt?, judge_threshold?, revive?}``; the user messages
+  become ``turns``, and the per-turn prompts one rubric that lists them turn by turn (the
+  judge reads the whole conversation and grades its final answer), its threshold the case's
+  ``judge_threshold`` or else the highest per-turn threshold. ``test_agent_revival: true``
+  is ``revive: true`` (the agent is restarted before every turn after the first); a turn
+  object's ``revive: true`` revives it before that turn only.
 - **Regression alerts** ``EvalCase`` (``id, name, category, input.messages, expectedOutput.
   {mustContain, mustNotContain, expectedTools, maxLatencyMs}, tags, weight``): the user
   messages of ``input.messages`` become ``input`` (one) or ``turns`` (several);
@@ -39,7 +41,14 @@ EXPECTED_OUTPUT = {
 }
 """``expectedOutput`` key of the regression-alert ``EvalCase`` -> tracegrade case field."""
 
-CASE_KEYS = ("prompt", "judge_prompt", "judge_threshold", "expectedOutput")
+CASE_KEYS = (
+    "prompt",
+    "judge_prompt",
+    "judge_threshold",
+    "expectedOutput",
+    "rounds",
+    "test_agent_revival",
+)
 """Case keys of the other shapes (suggested for a misspelt key like any case field)."""
 
 TURN_TEXT_KEYS = ("prompt", "input", "content", "message")
@@ -54,6 +63,10 @@ def to_case_fields(raw: Mapping[str, Any]) -> tuple[dict[str, Any], list[Problem
     problems: list[Problem] = []
     if "prompt" in case and "input" not in case:
         case["input"] = case.pop("prompt")
+    if "rounds" in case and "turns" not in case:
+        case["turns"] = case.pop("rounds")
+    if "test_agent_revival" in case and "revive" not in case:
+        case["revive"] = case.pop("test_agent_revival")
     if isinstance(case.get("input"), Mapping):
         case.update(_from_messages(case.pop("input"), problems))
     if isinstance(case.get("turns"), list):
@@ -89,12 +102,14 @@ def _from_messages(value: Mapping[str, Any], problems: list[Problem]) -> dict[st
 def _from_turns(
     turns: list[Any], case: Mapping[str, Any], problems: list[Problem]
 ) -> dict[str, Any]:
-    """Turn objects -> user messages, and their judge prompts -> one rubric."""
+    """Turn objects -> user messages, their judge prompts -> one rubric, their revivals ->
+    ``revive`` (turn numbers)."""
     if all(isinstance(turn, str) for turn in turns):
         return {}
     texts: list[str] = []
     rubrics: list[str] = []
     thresholds: list[float] = []
+    revived: list[int] = []
     for index, turn in enumerate(turns):
         if isinstance(turn, str):
             texts.append(turn)
@@ -108,7 +123,11 @@ def _from_turns(
             rubrics.append(f"After turn {index + 1} ({turn[key]!r}): {turn['judge_prompt']}")
         if isinstance(turn.get("judge_threshold"), int | float):
             thresholds.append(float(turn["judge_threshold"]))
+        if turn.get("revive") is True:
+            revived.append(index + 1)
     mapped: dict[str, Any] = {"turns": texts}
+    if revived and not case.get("revive"):
+        mapped["revive"] = revived
     if rubrics and "judge_prompt" not in case and "judge" not in case:
         mapped["judge_prompt"] = "\n".join(rubrics)
     if thresholds and "judge_threshold" not in case:
