@@ -143,6 +143,21 @@ class Gap:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnStart:
+    """Where one user turn starts: the first LLM call given a new user message, and the user
+    messages that call was given before it (its history). A conversation whose agent kept its
+    context replays the earlier turns there; one that lost it (a restart that forgot the
+    thread) does not."""
+
+    user_input: str
+    """The turn's user message (the last user message of the call's input)."""
+    llm_call_index: int
+    """Index in ``AgentTrace.llm_calls`` of the turn's first LLM call."""
+    history: tuple[str, ...] = ()
+    """The user messages before ``user_input`` in that call's input, in order."""
+
+
+@dataclass(frozen=True, slots=True)
 class AgentTrace:
     """The normalised trace of one agent run (one OTLP trace)."""
 
@@ -179,6 +194,9 @@ class AgentTrace:
     log_record_count: int = 0
     retrievals: tuple[Retrieval, ...] = ()
     """Retrievals (RAG), in start order: each query and the documents it returned."""
+    turn_starts: tuple[TurnStart, ...] = ()
+    """Where each user turn starts, in LLM-call order (from the top agent's LLM calls that
+    record their input messages); empty when no call records them."""
 
     def gap(self, name: str) -> Gap | None:
         """The gap recorded for field ``name``, if any."""

@@ -25,6 +25,7 @@ from tracegrade.scoring.score import Score
 BUILTIN = [
     "budgets",
     "completeness",
+    "context_preserved",
     "errors",
     "faithfulness",
     "groundedness",

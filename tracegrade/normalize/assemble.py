@@ -32,6 +32,7 @@ from tracegrade.normalize.order import causal_order
 from tracegrade.normalize.prefixes import Resumable
 from tracegrade.normalize.toolcalls import join_tool_calls, span_error
 from tracegrade.normalize.tree import SpanTree
+from tracegrade.normalize.turns import turn_starts
 from tracegrade.normalize.view import SpanView
 from tracegrade.spans import TraceData
 from tracegrade.trace import AgentInfo, AgentTrace, LlmCall, Retrieval
@@ -358,4 +359,5 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
         span_count=len(tree.views),
         log_record_count=len(trace.logs),
         retrievals=_retrievals(tree),
+        turn_starts=turn_starts(calls, scoped),
     )

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from tracegrade.trace import AgentTrace, LlmCall, ToolCall
+from tracegrade.trace import AgentTrace, LlmCall, ToolCall, TurnStart
 
 
 def _turns(trace: AgentTrace) -> tuple[str, ...]:
@@ -76,15 +76,16 @@ def _sum(values: Sequence[int | None]) -> int | None:
 
 def merge_traces(traces: Sequence[AgentTrace]) -> AgentTrace:
     """One trace of a conversation's traces, oldest first: the first trace's history and then
-    every trace's user inputs, LLM and tool calls in order (a tool call's ``llm_call_index``
-    shifted to the merged list), usage summed, the last trace's answer, the first trace's id.
-    A single trace is returned as it is."""
+    every trace's user inputs, LLM and tool calls and turn starts in order (their
+    ``llm_call_index`` shifted to the merged list), usage summed, the last trace's answer,
+    the first trace's id. A single trace is returned as it is."""
     ordered = sorted(traces, key=lambda t: (t.start_unix_nano, t.trace_id))
     if len(ordered) == 1:
         return ordered[0]
     first, last = ordered[0], ordered[-1]
     llm_calls: list[LlmCall] = []
     tool_calls: list[ToolCall] = []
+    starts: list[TurnStart] = []
     offset = 0
     for trace in ordered:
         llm_calls += trace.llm_calls
@@ -93,6 +94,10 @@ def merge_traces(traces: Sequence[AgentTrace]) -> AgentTrace:
                 c, llm_call_index=None if c.llm_call_index is None else c.llm_call_index + offset
             )
             for c in trace.tool_calls
+        ]
+        starts += [
+            dataclasses.replace(s, llm_call_index=s.llm_call_index + offset)
+            for s in trace.turn_starts
         ]
         offset += len(trace.llm_calls)
     end = max(t.start_unix_nano + t.duration_ms * 1e6 for t in ordered)
@@ -115,4 +120,5 @@ def merge_traces(traces: Sequence[AgentTrace]) -> AgentTrace:
         resource_attributes={**last.resource_attributes, **first.resource_attributes},
         span_count=sum(t.span_count for t in ordered),
         log_record_count=sum(t.log_record_count for t in ordered),
+        turn_starts=tuple(starts),
     )

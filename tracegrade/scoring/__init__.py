@@ -1,9 +1,10 @@
 """Scoring: scorers of a normalised trace against a golden case, and evaluation of a run.
 
 One module per scorer family (:mod:`.grounding`, :mod:`.faithfulness`, :mod:`.tools`,
-:mod:`.completeness`, :mod:`.hallucination`, :mod:`.budgets`, :mod:`.failures`), each
-opening with what it measures; :mod:`.overall` combines them, :mod:`.evaluate` runs cases
-against traces. Built-in and plugin scorers share one registry (:mod:`.registry`).
+:mod:`.completeness`, :mod:`.hallucination`, :mod:`.budgets`, :mod:`.failures`,
+:mod:`.context`), each opening with what it measures; :mod:`.overall` combines them,
+:mod:`.evaluate` runs cases against traces. Built-in and plugin scorers share one registry
+(:mod:`.registry`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from tracegrade.dataset import Dataset
 from tracegrade.scoring import (  # noqa: F401  (registers the built-in scorers)
     budgets,
     completeness,
+    context,
     failures,
     faithfulness,
     grounding,
