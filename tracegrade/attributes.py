@@ -14,6 +14,13 @@ CASE_ID_ATTR = "tracegrade.case_id"
 """The golden case a trace answers (span or resource attribute; a string)."""
 REPEAT_ATTR = "tracegrade.repeat"
 """Which repeat (1-based) of a case a case span is (span attribute; an int)."""
+CONVERSATION_ID_ATTR = "tracegrade.conversation_id"
+"""The conversation an eval run's attempt holds with the agent (resource attribute or W3C
+baggage; a string). Kept across agent revivals: a revived agent restores the conversation by
+it. The runner's case span carries it as ``gen_ai.conversation.id``."""
+REVIVAL_ATTR = "tracegrade.revival"
+"""Which revival (1-based) of the agent a session follows (span or resource attribute, W3C
+baggage; an int); absent on an attempt's first session."""
 TIMING_ATTR = "tracegrade.timing"
 """``"synthetic"`` on the root span of a trace built from a transcript, whose times are made up."""
 ATTRIBUTE_PREFIX = "tracegrade."

@@ -1,6 +1,6 @@
-"""Every environment variable tracegrade reads, declared once (as opentelemetry-python's
-``sdk/environment_variables``): a constant and its docstring each. A command-line option
-wins over its variable; a variable wins over the default.
+"""Every environment variable tracegrade reads, or sets for an agent it runs, declared once
+(as opentelemetry-python's ``sdk/environment_variables``): a constant and its docstring each.
+A command-line option wins over its variable; a variable wins over the default.
 """
 
 TRACEGRADE_DB = "TRACEGRADE_DB"
@@ -106,6 +106,24 @@ GITHUB_REF_NAME = "GITHUB_REF_NAME"
 Set by GitHub Actions: the run's branch or tag, recorded with the run.
 """
 
+TRACEGRADE_CONVERSATION_ID = "TRACEGRADE_CONVERSATION_ID"
+"""
+.. envvar:: TRACEGRADE_CONVERSATION_ID
+
+Set by ``tracegrade run`` for an ``--agent-cmd`` process (and a ``--revive-cmd``): the id of
+the conversation the turn belongs to, the same across agent revivals (also ``{conversation_id}``
+in the command and ``tracegrade.conversation_id`` in ``OTEL_RESOURCE_ATTRIBUTES``).
+"""
+
+TRACEGRADE_REVIVED = "TRACEGRADE_REVIVED"
+"""
+.. envvar:: TRACEGRADE_REVIVED
+
+Set by ``tracegrade run`` to ``1`` for an ``--agent-cmd`` process (and a ``--revive-cmd``) of
+a session that follows an agent revival: the agent must restore the conversation from its own
+storage (it gets only the messages from the revived turn on).
+"""
+
 VARIABLES: tuple[str, ...] = (
     TRACEGRADE_DB,
     TRACEGRADE_CONFIG,
@@ -121,5 +139,7 @@ VARIABLES: tuple[str, ...] = (
     GITHUB_STEP_SUMMARY,
     GITHUB_HEAD_REF,
     GITHUB_REF_NAME,
+    TRACEGRADE_CONVERSATION_ID,
+    TRACEGRADE_REVIVED,
 )
 """Every variable above, in the order the documentation lists them."""

@@ -15,7 +15,8 @@ agent_options = stacked(
             "agent_ref",
             metavar="MODULE:FUNCTION",
             help="In-process Python agent: a sync or async function taking the user message "
-            "(or the conversation) and returning the reply.",
+            "(or the conversation) and returning the reply; or a factory (no required "
+            "arguments) returning one, called per session, so a revival rebuilds the agent.",
         ),
         click.option(
             "--agent-cmd",
@@ -53,6 +54,13 @@ agent_options = stacked(
             multiple=True,
             metavar="'NAME: VALUE'",
             help="Extra --agent-url request header (repeatable).",
+        ),
+        click.option(
+            "--revive-cmd",
+            metavar="COMMAND",
+            help="Run by the shell on each agent revival (cases with 'revive'), before the "
+            "new session; needed for --agent-url: it restarts the service and returns once "
+            "it accepts requests.",
         ),
         click.option(
             "--reply-field",

@@ -65,6 +65,8 @@ class AgentOptions:
     reply_field: str | None = None
     settle_quiet: float | None = None
     settle_timeout: float = 10.0
+    revive_cmd: str | None = None
+    """Shell command run on each agent revival (restarts an ``--agent-url`` service)."""
 
 
 @dataclass(frozen=True)
@@ -143,11 +145,18 @@ def _headers(values: Sequence[str]) -> dict[str, str]:
 
 
 def make_agent(options: AgentOptions) -> Agent:
-    """The agent named by exactly one of ``--agent``, ``--agent-cmd``, ``--agent-url``.
+    """The agent named by exactly one of ``--agent``, ``--agent-cmd``, ``--agent-url``, with
+    ``--revive-cmd`` run on each revival.
 
     Raises:
         ConfigError: none or several given, or a bad spec (see each agent kind).
     """
+    agent = _agent_of(options)
+    agent.revive_command = options.revive_cmd or None
+    return agent
+
+
+def _agent_of(options: AgentOptions) -> Agent:
     given = [
         name
         for name, value in (

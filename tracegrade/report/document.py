@@ -36,7 +36,8 @@ Schema ``tracegrade.run/1``::
 
 ``tracegrade run`` adds (:mod:`tracegrade.runner.results`): per case ``"attempts": [{"repeat",
 "trace_ids", "passed", "score", "error", "followups", "followup_sources", "followup_messages":
-[{"source", "question", "reply"}], "gave_up", "agent_ms", "settle_ms", "score_ms"}]``, ``"spread"``
+[{"source", "question", "reply"}], "gave_up", "revivals" (the turns the agent was revived
+before), "agent_ms", "settle_ms", "score_ms"}]``, ``"spread"``
 (max - min score over repeats) and ``"flaky"`` (repeats disagree on pass/fail); in the summary
 ``"flaky"``, ``"agent_errors"`` and ``"runner": {"attempts", "wall_s", "agent_ms_p50",
 "settle_ms_p50", "settle_ms_p95", "score_ms_p50", "score_ms_p95"}``. With repeats, a case's

@@ -13,6 +13,10 @@ reply as the user would:
 
 At most ``max_followups`` follow-ups per case (0 turns the hook off); when the agent is still
 asking after that, the conversation ends there and the attempt records that it gave up.
+
+Before a turn the case revives (``revive``), the session's agent is revived
+(:meth:`~.agents.Session.revive`, :mod:`.revival`) and from then on it is sent only the
+messages from that turn on: the conversation before the revival is the agent's to restore.
 """
 
 from __future__ import annotations
@@ -131,11 +135,15 @@ class FollowUps:
 @dataclass
 class Conversation:
     """What was said: ``messages`` (user and assistant, in order), follow-ups sent and by
-    whom, and whether the agent was still asking after ``max_followups``."""
+    whom, whether the agent was still asking after ``max_followups``, the turns (numbered
+    from 1) the agent was revived before, and ``since``: the index in ``messages`` from which
+    the current session is sent the conversation."""
 
     messages: list[Message] = field(default_factory=list)
     followups: list[FollowUp] = field(default_factory=list)
     gave_up: bool = False
+    revivals: list[int] = field(default_factory=list)
+    since: int = 0
 
     @property
     def last_reply(self) -> str | None:
@@ -148,7 +156,7 @@ class Conversation:
 
 async def _exchange(session: Session, conversation: Conversation, text: str) -> str:
     conversation.messages.append({"role": "user", "content": text})
-    reply = await session.send([dict(m) for m in conversation.messages])
+    reply = await session.send([dict(m) for m in conversation.messages[conversation.since :]])
     conversation.messages.append({"role": "assistant", "content": reply})
     return reply
 
@@ -163,11 +171,17 @@ async def converse(
     ``conversation`` to see how far it got if the call is cancelled (timeout).
 
     Raises:
-        AgentFailure: the agent failed a turn (and whatever an in-process agent raised).
+        AgentFailure: the agent failed a turn or could not be revived (and whatever an
+            in-process agent raised).
     """
     conversation = conversation if conversation is not None else Conversation()
     turns = case.turns or [case.input or ""]
+    revived = set(case.revived_turns)
     for index, turn in enumerate(turns):
+        if index + 1 in revived:
+            await session.revive()
+            conversation.revivals.append(index + 1)
+            conversation.since = len(conversation.messages)
         reply = await _exchange(session, conversation, turn)
         while hook is not None and case.max_followups > 0:
             answer = await hook(

@@ -1,11 +1,13 @@
 """Running the cases: bounded concurrency, per-case timeout, settling, scoring, Ctrl-C.
 
 Every (case, repeat) is one *attempt*, run as an asyncio task; at most ``concurrency`` run at
-once. An attempt starts a :class:`~.agents.Session`, holds the conversation
-(:func:`~.conversation.converse`) under ``timeout_s``, ends the session (the case span ends
-and the exporter is flushed), waits for its traces to settle (:mod:`.settle`), and scores the
-union of its traces as one trace (:func:`merge_traces`: a multi-turn conversation a
-subprocess agent spread over one trace per turn is scored as a whole). An agent failure
+once. An attempt starts its sessions (:class:`~.revival.Sessions`: one, plus one per agent
+revival), holds the conversation (:func:`~.conversation.converse`) under ``timeout_s``, ends
+the session (the case span ends and the exporter is flushed), waits for its traces to settle
+(:mod:`.settle`), and scores the union of its traces as one trace (:func:`merge_traces`: a
+multi-turn conversation a subprocess agent, or revivals, spread over several traces is scored
+as a whole). With a shared agent (a running service), an attempt with revivals holds its
+conversation alone (:class:`~.revival.ConversationLock`). An agent failure
 (exception, crash, non-zero exit, HTTP error, timeout) fails that attempt with the reason
 and the run goes on.
 
@@ -16,6 +18,7 @@ and returns what finished, marked ``interrupted``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 import time
 import traceback
@@ -28,7 +31,8 @@ from tracegrade.dataset import Case
 from tracegrade.normalize import normalize_trace
 from tracegrade.runner.agents import Agent, AgentFailure, Attempt, Session
 from tracegrade.runner.conversation import Conversation, FollowUpHook, converse
-from tracegrade.runner.settle import StoreWorker, wait_settled
+from tracegrade.runner.revival import ConversationLock, Sessions
+from tracegrade.runner.settle import SettleRule, StoreWorker, wait_settled
 from tracegrade.scoring.evaluate import score_trace
 from tracegrade.scoring.results import CaseResult
 from tracegrade.scoring.score import Scorer
@@ -144,6 +148,7 @@ class Runner:
         self.agent, self.worker, self.scoring, self.hook = agent, worker, scoring, hook
         self.listener = listener
         self._stop = asyncio.Event()
+        self._conversations = ConversationLock()
 
     def stop(self) -> None:
         """Stop the run (what Ctrl-C does)."""
@@ -194,8 +199,14 @@ class Runner:
         """Run, settle and score one attempt."""
         attempt = plan.attempt(case, repeat)
         started = time.perf_counter()
-        session = await self.agent.start(attempt)
-        conversation, error = await self._converse(session, case, plan.timeout_s)
+        alone = self.agent.shared and bool(case.revived_turns)
+        async with self._conversations.hold(alone):
+            try:
+                session = await Sessions.start(self.agent, attempt)
+            except AgentFailure as exc:
+                reason = str(exc)
+                return Outcome(case, repeat, failed_result(case, reason), (), None, reason, 0.0)
+            conversation, error = await self._converse(session, case, plan.timeout_s)
         agent_ms = (time.perf_counter() - started) * 1000
         if error is not None:
             return Outcome(
@@ -207,8 +218,9 @@ class Runner:
                 error,
                 agent_ms,
             )
+        rule = _per_session(self.agent.settle, session.count)
         settled = await wait_settled(
-            self.worker, self.agent.settle, attempt.run_id, attempt.case_id, session.trace_ids
+            self.worker, rule, attempt.run_id, attempt.case_id, session.trace_ids
         )
         if settled.note is not None:
             reason = f"{settled.note} ({_HINTS[self.agent.kind]})"
@@ -255,6 +267,14 @@ class Runner:
             failure, reason = exc, f"agent raised {type(exc).__name__}: {exc}{_where(exc)}"
         await session.finish(failure)
         return conversation, reason
+
+
+def _per_session(rule: SettleRule, sessions: int) -> SettleRule:
+    """``rule`` for an attempt of ``sessions`` sessions: each session's root span is one more
+    of the spans it needs (so an HTTP service's spans are still waited for)."""
+    if sessions <= 1 or not rule.by_trace_id:
+        return rule
+    return dataclasses.replace(rule, min_spans=rule.min_spans + sessions - 1)
 
 
 _HINTS = {

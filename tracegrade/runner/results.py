@@ -62,6 +62,7 @@ def attempt_entry(outcome: Outcome) -> dict[str, Any]:
             {"source": f.source, "question": f.question, "reply": f.reply} for f in followups
         ],
         "gave_up": bool(conversation and conversation.gave_up),
+        "revivals": list(conversation.revivals) if conversation else [],
         "agent_ms": _ms(outcome.agent_ms),
         "settle_ms": _ms(outcome.settle_ms),
         "score_ms": _ms(outcome.score_ms),

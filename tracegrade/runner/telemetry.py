@@ -36,10 +36,18 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from opentelemetry.trace import Span, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from tracegrade.attributes import CASE_ID_ATTR, REPEAT_ATTR, RUN_ID_ATTR
+from tracegrade.attributes import (
+    CASE_ID_ATTR,
+    CONVERSATION_ID_ATTR,
+    REPEAT_ATTR,
+    REVIVAL_ATTR,
+    RUN_ID_ATTR,
+)
 from tracegrade.errors import ConfigError
 
 TRACER_NAME = "tracegrade.runner"
+CONVERSATION_ATTR = "gen_ai.conversation.id"
+"""The GenAI semantic conventions' conversation id, on the runner's case spans."""
 FLUSH_TIMEOUT_MS = 10_000
 """How long a flush may take before the case goes on without it (ms)."""
 
@@ -198,13 +206,28 @@ def case_attributes(run_id: str, case_id: str, repeat: int) -> dict[str, Any]:
     return {RUN_ID_ATTR: run_id, CASE_ID_ATTR: case_id, REPEAT_ATTR: repeat}
 
 
-def start_case_span(run_id: str, case_id: str, repeat: int) -> Span:
-    """Start the root span of one attempt of a case (``tracegrade case <id>``), not current."""
+def session_labels(conversation_id: str, revival: int) -> dict[str, Any]:
+    """The attributes (and W3C baggage) of one session of an attempt: its conversation id,
+    and which revival of the agent it follows (left out for the first session)."""
+    labels: dict[str, Any] = {CONVERSATION_ID_ATTR: conversation_id}
+    if revival:
+        labels[REVIVAL_ATTR] = revival
+    return labels
+
+
+def start_case_span(
+    run_id: str, case_id: str, repeat: int, conversation_id: str | None = None, revival: int = 0
+) -> Span:
+    """Start the root span of one session of an attempt of a case (``tracegrade case <id>``),
+    not current; with ``conversation_id``, ``gen_ai.conversation.id`` and the revival too."""
+    attributes = case_attributes(run_id, case_id, repeat)
+    if conversation_id is not None:
+        attributes[CONVERSATION_ATTR] = conversation_id
+        if revival:
+            attributes[REVIVAL_ATTR] = revival
     tracer = trace.get_tracer(TRACER_NAME)
     return tracer.start_span(
-        f"tracegrade case {case_id}",
-        context=otel_context.Context(),
-        attributes=case_attributes(run_id, case_id, repeat),
+        f"tracegrade case {case_id}", context=otel_context.Context(), attributes=attributes
     )
 
 

@@ -8,6 +8,7 @@ only drives the conversation: the next turn and clarification follow-ups).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import secrets
@@ -33,16 +34,28 @@ class AgentFailure(Exception):
 @dataclass(frozen=True)
 class Attempt:
     """One run of one case: ``run_id`` is the correlation id put on its telemetry (the run's
-    id, suffixed ``#k`` when cases are repeated), ``repeat`` is 1-based."""
+    id, suffixed ``#k`` when cases are repeated), ``repeat`` is 1-based. ``conversation_id``
+    names the conversation (kept across revivals); ``revival`` counts the agent revivals
+    before the current session (0: the attempt's first session)."""
 
     run_id: str
     case_id: str
     repeat: int
     conversation_id: str = field(default_factory=lambda: secrets.token_hex(8))
+    revival: int = 0
 
     @property
     def labels(self) -> dict[str, Any]:
-        return telemetry.case_attributes(self.run_id, self.case_id, self.repeat)
+        """The attributes linking the agent's telemetry to the attempt and its session (run,
+        case, repeat, conversation id, revival): ``OTEL_RESOURCE_ATTRIBUTES``, W3C baggage."""
+        return {
+            **telemetry.case_attributes(self.run_id, self.case_id, self.repeat),
+            **telemetry.session_labels(self.conversation_id, self.revival),
+        }
+
+    def revived(self) -> Attempt:
+        """The same attempt and conversation, after one more revival."""
+        return dataclasses.replace(self, revival=self.revival + 1)
 
 
 class Session:
@@ -60,7 +73,16 @@ class Session:
         raise NotImplementedError
 
     async def finish(self, error: BaseException | None) -> None:
-        """End the attempt (end and flush the root span, if any)."""
+        """End the session (end and flush the root span, if any)."""
+
+    async def revive(self) -> None:
+        """End the agent's session and start it again with the same conversation id, as after
+        a server restart (:mod:`tracegrade.runner.revival`).
+
+        Raises:
+            AgentFailure: the agent cannot be revived (why, and the fix), or failed to.
+        """
+        raise AgentFailure("this session cannot revive its agent")
 
     def diagnostics(self) -> str:
         """What to add to a timeout's reason (e.g. the end of stderr); may be empty."""
@@ -69,11 +91,16 @@ class Session:
 
 class Agent:
     """An agent kind: ``spec`` as given on the command line, ``settle`` how to wait for an
-    attempt's traces. Call :meth:`open` once the receiver runs, :meth:`close` at the end."""
+    attempt's traces. Call :meth:`open` once the receiver runs, :meth:`close` at the end.
+    ``revive_command`` (``--revive-cmd``) is run by the shell on each revival, before
+    :meth:`restart`; ``shared`` says one agent serves every attempt (a running service), so a
+    revival restarts it for all of them."""
 
     kind = "agent"
     spec = ""
     settle = SettleRule()
+    revive_command: str | None = None
+    shared = False
 
     async def open(self, http_endpoint: str, grpc_endpoint: str) -> None:
         """Prepare for a run whose receiver listens at these ``http://host:port`` endpoints."""
@@ -82,8 +109,21 @@ class Agent:
         """Release what :meth:`open` took."""
 
     async def start(self, attempt: Attempt) -> Session:
-        """Start one attempt."""
+        """Start one attempt's first session."""
         raise NotImplementedError
+
+    def cannot_revive(self) -> str | None:
+        """Why this agent cannot be revived (with the fix), or None when it can."""
+        return f"a {self.kind} agent cannot be revived"
+
+    async def restart(self, attempt: Attempt) -> Session:
+        """Start a session of ``attempt`` (``attempt.revival`` > 0) after the previous one
+        ended, as the agent starts after a restart (each kind says how).
+
+        Raises:
+            AgentFailure: the agent could not be started again.
+        """
+        return await self.start(attempt)
 
 
 def reply_text(value: Any) -> str:

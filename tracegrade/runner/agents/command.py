@@ -3,12 +3,17 @@
 The process gets ``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``OTEL_EXPORTER_OTLP_PROTOCOL`` (and the
 traces/logs variants) pointing at the receiver, ``OTEL_RESOURCE_ATTRIBUTES`` with
 ``tracegrade.run_id`` and ``tracegrade.case_id`` appended to any value already set, and a
-``TRACEPARENT`` shared by the attempt's turns (for SDKs that read it; the runner exports no span
-of its own here). Input: stdin gets the latest user message (``--input-format text``) or the
-conversation as JSON (``messages``); the placeholders ``{input}``, ``{messages}``, ``{case_id}``
-and ``{conversation_id}`` in the command are replaced by shell-quoted values. The reply is
-stdout. A non-zero exit, a crash (signal) or a hang past ``--timeout`` fails the case with the
-end of stderr.
+``TRACEPARENT`` shared by the session's turns (for SDKs that read it; the runner exports no
+span of its own here). Input: stdin gets the latest user message (``--input-format text``) or
+the conversation as JSON (``messages``); the placeholders ``{input}``, ``{messages}``,
+``{case_id}`` and ``{conversation_id}`` in the command are replaced by shell-quoted values.
+The reply is stdout. A non-zero exit, a crash (signal) or a hang past ``--timeout`` fails the
+case with the end of stderr.
+
+``TRACEGRADE_CONVERSATION_ID`` (and ``tracegrade.conversation_id`` in the resource
+attributes) names the conversation. After an agent revival the session has a new
+``TRACEPARENT`` and ``TRACEGRADE_REVIVED=1``, and the process must restore the conversation
+itself (:mod:`tracegrade.runner.revival`).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from tracegrade.environment import TRACEGRADE_CONVERSATION_ID, TRACEGRADE_REVIVED
 from tracegrade.errors import ConfigError
 from tracegrade.runner import telemetry
 from tracegrade.runner.agents.base import (
@@ -100,13 +106,21 @@ class CommandAgent(Agent):
                     os.environ.get("OTEL_RESOURCE_ATTRIBUTES"), attempt.labels
                 ),
                 "TRACEPARENT": traceparent,
+                TRACEGRADE_CONVERSATION_ID: attempt.conversation_id,
             }
         )
+        if attempt.revival:
+            env[TRACEGRADE_REVIVED] = "1"
+        else:
+            env.pop(TRACEGRADE_REVIVED, None)
         return env
 
     async def start(self, attempt: Attempt) -> Session:
         traceparent = f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01"
         return _CommandSession(self, attempt, self.environment(attempt, traceparent))
+
+    def cannot_revive(self) -> str | None:
+        return None  # every turn is a fresh process: a revival is a new session
 
 
 async def _drain(stream: asyncio.StreamReader | None, sink: bytearray) -> None:

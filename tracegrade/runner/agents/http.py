@@ -1,10 +1,14 @@
 """Agent services reached over HTTP (``--agent-url``, a running service).
 
-One POST per turn with W3C ``traceparent`` (the runner's root span of the attempt, which the
-runner exports) and ``baggage`` (run and case ids), and a JSON body from a template
-(:func:`render_body`). The reply is the response's ``--reply-field`` (dotted path), else its
-``reply``, ``content``, ``message``, ``output``, ``answer`` or ``text`` field, else the body
-text.
+One POST per turn with W3C ``traceparent`` (the runner's root span of the session, which the
+runner exports) and ``baggage`` (run, case and conversation ids), and a JSON body from a
+template (:func:`render_body`). The reply is the response's ``--reply-field`` (dotted path),
+else its ``reply``, ``content``, ``message``, ``output``, ``answer`` or ``text`` field, else
+the body text.
+
+One service serves every attempt (``shared``): an agent revival restarts it with
+``--revive-cmd`` (:mod:`tracegrade.runner.revival`), then waits until its port accepts
+connections again.
 """
 
 from __future__ import annotations
@@ -124,6 +128,7 @@ class HttpAgent(Agent):
         )
         self.export: telemetry.RunExport | None = None
         self.client: httpx.AsyncClient | None = None
+        self.shared = True
 
     async def open(self, http_endpoint: str, grpc_endpoint: str) -> None:
         self.export = telemetry.RunExport(http_endpoint).open()
@@ -139,11 +144,58 @@ class HttpAgent(Agent):
     async def start(self, attempt: Attempt) -> Session:
         return _HttpSession(self, attempt)
 
+    def cannot_revive(self) -> str | None:
+        if self.revive_command:
+            return None
+        return (
+            f"the case asks for an agent revival, but nothing restarts the service at {self.url}: "
+            "give --revive-cmd COMMAND (run by the shell; it must return once the service "
+            "accepts requests again)"
+        )
+
+    async def restart(self, attempt: Attempt) -> Session:
+        await wait_accepting(self.url, ACCEPT_TIMEOUT_S)
+        return _HttpSession(self, attempt)
+
+
+ACCEPT_TIMEOUT_S = 30.0
+"""How long a restarted service may take to accept connections again (s)."""
+
+
+async def wait_accepting(url: str, timeout_s: float, poll_s: float = 0.05) -> None:
+    """Return once ``url``'s host and port accept a TCP connection.
+
+    Raises:
+        AgentFailure: they do not within ``timeout_s``.
+    """
+    parts = httpx.URL(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while True:
+        try:
+            _, writer = await asyncio.open_connection(parts.host, port)
+        except OSError as exc:
+            if asyncio.get_running_loop().time() >= deadline:
+                raise AgentFailure(
+                    f"the service at {url} did not accept connections within {timeout_s:g} s "
+                    f"after --revive-cmd: {exc}"
+                ) from exc
+            await asyncio.sleep(poll_s)
+            continue
+        writer.close()
+        return
+
 
 class _HttpSession(Session):
     def __init__(self, agent: HttpAgent, attempt: Attempt):
         self.agent, self.attempt = agent, attempt
-        self.span = telemetry.start_case_span(attempt.run_id, attempt.case_id, attempt.repeat)
+        self.span = telemetry.start_case_span(
+            attempt.run_id,
+            attempt.case_id,
+            attempt.repeat,
+            attempt.conversation_id,
+            attempt.revival,
+        )
         self.trace_ids = (telemetry.trace_id_of(self.span),)
         self.headers = telemetry.propagation_headers(self.span, attempt.labels)
 

@@ -1,4 +1,4 @@
-"""In-process Python agents (``--agent module:function``).
+"""In-process Python agents (``--agent module:function`` or ``--agent module:factory``).
 
 The runner starts a root span per attempt of a case (``tracegrade case <id>``, attributes
 ``tracegrade.run_id``, ``tracegrade.case_id``, ``tracegrade.repeat``) and makes it current while
@@ -9,6 +9,13 @@ the latest user message; a list/sequence -> the conversation ``[{"role": "user"|
 "content": str}, ...]`` ending with the user's message; both or unannotated -> the message on
 the first turn and the conversation on later turns. Its return value is the reply (a ``str``; a
 mapping's ``content``/``reply``/``output``; else ``str(value)``).
+
+A callable that takes no required parameter is a *factory* (a function, or a class whose
+constructor needs nothing): each session of an attempt calls it (with ``conversation_id=``
+when it takes that keyword) for a new agent callable, so an agent revival rebuilds the agent
+as a server restart would (:mod:`tracegrade.runner.revival`). The conversation id is also in
+the OpenTelemetry context while the agent runs: W3C baggage ``tracegrade.conversation_id``
+(``opentelemetry.baggage.get_baggage``), and ``gen_ai.conversation.id`` on the case span.
 """
 
 from __future__ import annotations
@@ -23,17 +30,27 @@ import sys
 import threading
 import typing
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal, cast
 
+from opentelemetry import baggage, trace
 from opentelemetry import context as otel_context
-from opentelemetry import trace
 
 from tracegrade.errors import ConfigError
 from tracegrade.runner import telemetry
-from tracegrade.runner.agents.base import Agent, Attempt, Message, Session, reply_text
+from tracegrade.runner.agents.base import (
+    Agent,
+    AgentFailure,
+    Attempt,
+    Message,
+    Session,
+    reply_text,
+)
 from tracegrade.runner.settle import SettleRule
 
 ArgumentKind = Literal["text", "messages", "either"]
+CONVERSATION_ID = "conversation_id"
+"""The keyword a factory may take: the attempt's conversation id."""
 
 
 def load_function(spec: str) -> Callable[..., Any]:
@@ -140,16 +157,63 @@ def _in_daemon_thread(function: Callable[[Any], Any], argument: Any) -> asyncio.
     return future
 
 
+def is_factory(target: Callable[..., Any]) -> bool:
+    """True when ``target`` takes no required parameter: an agent *factory*, called to build
+    the agent callable (a class whose constructor needs nothing is one too)."""
+    try:
+        parameters = inspect.signature(target).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return all(
+        p.default is not p.empty or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters
+    )
+
+
+def _takes_conversation_id(factory: Callable[..., Any]) -> bool:
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+    return CONVERSATION_ID in parameters or any(
+        p.kind == p.VAR_KEYWORD for p in parameters.values()
+    )
+
+
+@dataclass(frozen=True)
+class Built:
+    """An agent callable ready to be called: what its first parameter takes, and whether it is
+    a coroutine function."""
+
+    function: Callable[..., Any]
+    argument: ArgumentKind
+    asynchronous: bool
+
+    @classmethod
+    def of(cls, function: Callable[..., Any]) -> Built:
+        """Inspect ``function`` (see :func:`argument_kind`).
+
+        Raises:
+            ConfigError: it takes no positional parameter.
+        """
+        return cls(function, argument_kind(function), inspect.iscoroutinefunction(function))
+
+    def argument_for(self, messages: list[Message]) -> str | list[Message]:
+        """The function's argument for this turn."""
+        if self.argument == "text" or (self.argument == "either" and len(messages) == 1):
+            return messages[-1]["content"]
+        return [dict(m) for m in messages]
+
+
 class PythonAgent(Agent):
-    """An in-process agent function (see the module docstring)."""
+    """An in-process agent function, or a factory of one (see the module docstring)."""
 
     kind = "python"
 
     def __init__(self, spec: str, function: Callable[..., Any] | None = None):
         self.spec = spec
-        self.function = function or load_function(spec)
-        self.argument = argument_kind(self.function)
-        self.asynchronous = inspect.iscoroutinefunction(self.function)
+        target = function or load_function(spec)
+        self.factory = target if is_factory(target) else None
+        self.built = None if self.factory else Built.of(target)
         self.settle = SettleRule(
             quiet_s=0.0, require_ended=True, by_trace_id=True, min_spans=1, poll_s=0.01
         )
@@ -163,31 +227,72 @@ class PythonAgent(Agent):
             await asyncio.to_thread(self.export.close)
             self.export = None
 
-    def argument_for(self, messages: list[Message]) -> str | list[Message]:
-        """The function's argument for this turn."""
-        if self.argument == "text" or (self.argument == "either" and len(messages) == 1):
-            return messages[-1]["content"]
-        return [dict(m) for m in messages]
+    async def build(self, attempt: Attempt) -> Built:
+        """The agent callable of a new session: the function, or a new one from the factory
+        (called in a thread, with ``conversation_id=`` when it takes it; awaited when it
+        returns an awaitable).
+
+        Raises:
+            AgentFailure: the factory raised, or returned no usable callable.
+        """
+        if self.factory is None:
+            assert self.built is not None
+            return self.built
+        kwargs = {}
+        if _takes_conversation_id(self.factory):
+            kwargs[CONVERSATION_ID] = attempt.conversation_id
+        try:
+            made = await asyncio.to_thread(self.factory, **kwargs)
+            if inspect.isawaitable(made):
+                made = await made
+            if not callable(made):
+                raise ConfigError(f"it returned {made!r}, not a callable")
+            return Built.of(made)
+        except Exception as exc:  # the factory's failure fails the case
+            raise AgentFailure(
+                f"agent factory {self.spec} failed: {type(exc).__name__}: {exc}"
+            ) from exc
 
     async def start(self, attempt: Attempt) -> Session:
-        return _PythonSession(self, attempt)
+        return _PythonSession(self, attempt, await self.build(attempt))
+
+    def cannot_revive(self) -> str | None:
+        if self.factory is not None:
+            return None
+        return (
+            f"--agent {self.spec} is the agent function itself, which cannot be rebuilt after a "
+            "revival: give --agent MODULE:FACTORY, a callable taking no arguments (or only "
+            "conversation_id=) that returns the agent function"
+        )
 
 
 class _PythonSession(Session):
-    def __init__(self, agent: PythonAgent, attempt: Attempt):
-        self.agent = agent
-        self.span = telemetry.start_case_span(attempt.run_id, attempt.case_id, attempt.repeat)
-        self.context = trace.set_span_in_context(self.span)
+    def __init__(self, agent: PythonAgent, attempt: Attempt, built: Built):
+        self.agent, self.built = agent, built
+        self.span = telemetry.start_case_span(
+            attempt.run_id,
+            attempt.case_id,
+            attempt.repeat,
+            attempt.conversation_id,
+            attempt.revival,
+        )
+        context = trace.set_span_in_context(self.span)
+        for key, value in telemetry.session_labels(
+            attempt.conversation_id, attempt.revival
+        ).items():
+            context = baggage.set_baggage(key, str(value), context)
+        self.context = context
         self.trace_ids = (telemetry.trace_id_of(self.span),)
 
     async def send(self, messages: list[Message]) -> str:
-        argument = self.agent.argument_for(messages)
+        built = self.built
+        argument = built.argument_for(messages)
         token = otel_context.attach(self.context)
         try:
-            if self.agent.asynchronous:
-                value = await self.agent.function(argument)
+            if built.asynchronous:
+                value = await built.function(argument)
             else:
-                value = await _in_daemon_thread(self.agent.function, argument)
+                value = await _in_daemon_thread(built.function, argument)
             if inspect.isawaitable(value):
                 value = await value
         finally:
