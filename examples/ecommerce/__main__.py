@@ -6,6 +6,10 @@ exporter ``OTEL_TRACES_EXPORTER`` names and flushed before exit, and
 ``OTEL_RESOURCE_ATTRIBUTES`` (e.g. ``tracegrade.case_id=...``) labels every span, which is
 how ``tracegrade run --agent-cmd`` links this process's trace to its case. With
 ``--messages`` the input is the conversation so far as a JSON list of ``{"role", "content"}``.
+With ``--conversation-id ID --threads PATH`` the assistant keeps the conversation itself, in
+the SQLite file PATH (:mod:`examples.ecommerce.threads`), and the input is the customer's
+latest message: ``tracegrade run --agent-cmd "python -m examples.ecommerce --conversation-id
+{conversation_id} --threads threads.db"`` survives an agent revival.
 
 Exit codes: 0 replied, 1 the agent failed (the reason on stderr), 2 bad input or usage.
 """
@@ -14,6 +18,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -35,17 +41,38 @@ def _read_input(message: str | None, messages: bool) -> str | list:
     return conversation
 
 
+def _agent(conversation_id: str | None, threads: str | None) -> Callable[[Any], str]:
+    """The assistant, keeping the conversation in ``threads`` when given."""
+    from examples.ecommerce.agent import answer  # the openai client takes a second to import
+
+    if conversation_id is None or threads is None:
+        return answer
+    from examples.ecommerce.threads import SqliteThreads, reply_in_thread
+
+    store = SqliteThreads(threads)
+    return lambda text: reply_in_thread(store, conversation_id, text)
+
+
 @click.command()
 @click.argument("message", required=False)
 @click.option(
     "--messages", is_flag=True, help="The input is a JSON list of {role, content} messages."
 )
-def main(message: str | None, messages: bool) -> None:
+@click.option("--conversation-id", help="The conversation, kept in --threads.")
+@click.option(
+    "--threads",
+    metavar="PATH",
+    help="SQLite file of the conversations (with --conversation-id): the thread is loaded "
+    "before and stored after the reply.",
+)
+def main(
+    message: str | None, messages: bool, conversation_id: str | None, threads: str | None
+) -> None:
     """Ask the example shop assistant MESSAGE (or read it from stdin) and print the reply."""
+    if (conversation_id is None) != (threads is None) or (threads and messages):
+        raise click.UsageError("give --conversation-id and --threads together, without --messages")
     user_input = _read_input(message, messages)
-    from examples.ecommerce.agent import (
-        answer,  # the openai client takes a second to import
-    )
+    answer = _agent(conversation_id, threads)
     from examples.ecommerce.telemetry import configure_tracing
 
     try:

@@ -2,7 +2,10 @@
 
 ``POST /chat`` (or ``/``) with a JSON body ``{"message": "..."}`` or ``{"messages": [{"role",
 "content"}, ...]}`` answers ``{"reply": "..."}``; a bad body answers 400 ``{"error": ...}``, a
-failed agent 502 ``{"error": ...}``. ``GET /health`` answers ``{"status": "ok"}``.
+failed agent 502 ``{"error": ...}``. ``GET /health`` answers ``{"status": "ok"}``. With
+``--threads PATH`` (a SQLite file) or ``--threads memory`` the service keeps each conversation
+itself (:mod:`examples.ecommerce.threads`): the body is ``{"message": "...",
+"conversation_id": "..."}`` and only a SQLite thread survives a restart of the service.
 
 Built on the standard library's ``ThreadingHTTPServer`` (one thread per request): the example
 needs one JSON endpoint, and a web framework would add dependencies for nothing.
@@ -30,9 +33,26 @@ from opentelemetry.processor.baggage import BaggageSpanProcessor
 
 from examples.ecommerce.agent import answer
 from examples.ecommerce.telemetry import configure_tracing
+from examples.ecommerce.threads import ThreadStore, open_threads, reply_in_thread
 
 BAGGAGE_PREFIX = "tracegrade."
 _MAX_BODY_BYTES = 1_000_000
+
+
+def _reply(body: Any, threads: ThreadStore | None) -> str:
+    """The agent's reply to a request body (in its thread when the service keeps them).
+
+    Raises:
+        ValueError: a bad body (see :func:`_user_input`), or no ``conversation_id`` when the
+            service keeps the threads.
+    """
+    user_input = _user_input(body)
+    if threads is None:
+        return answer(user_input)
+    conversation_id = body.get("conversation_id")
+    if not isinstance(conversation_id, str) or not isinstance(user_input, str):
+        raise ValueError('this service keeps the threads: send {"message", "conversation_id"}')
+    return reply_in_thread(threads, conversation_id, user_input)
 
 
 def _user_input(body: Any) -> str | list:
@@ -54,6 +74,8 @@ class ChatHandler(BaseHTTPRequestHandler):
     """One request: parse, join the caller's trace, run the agent, answer JSON."""
 
     protocol_version = "HTTP/1.1"
+    threads: ThreadStore | None = None
+    """The conversations, when the service keeps them (``--threads``)."""
     disable_nagle_algorithm = True  # headers and body are separate writes: don't wait for ACKs
 
     def log_message(self, format: str, *args: Any) -> None:
@@ -82,14 +104,14 @@ class ChatHandler(BaseHTTPRequestHandler):
             self._send(413, {"error": f"body over {_MAX_BODY_BYTES} bytes"})
             return
         try:
-            user_input = _user_input(json.loads(self.rfile.read(length) or b"null"))
-        except ValueError as exc:  # includes json.JSONDecodeError
+            body = json.loads(self.rfile.read(length) or b"null")
+        except ValueError as exc:  # json.JSONDecodeError
             self._send(400, {"error": str(exc)})
             return
         carrier = {key.lower(): value for key, value in self.headers.items()}
         token = context.attach(propagate.extract(carrier))
         try:
-            reply = answer(user_input)
+            reply = _reply(body, self.threads)
         except ValueError as exc:
             self._send(400, {"error": str(exc)})
         except Exception as exc:  # the agent failed; the caller gets the reason
@@ -100,9 +122,13 @@ class ChatHandler(BaseHTTPRequestHandler):
             context.detach(token)
 
 
-def make_server(host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    """The HTTP server (not started; ``port`` 0 picks a free one)."""
-    server = ThreadingHTTPServer((host, port), ChatHandler)
+def make_server(
+    host: str = "127.0.0.1", port: int = 0, threads: ThreadStore | None = None
+) -> ThreadingHTTPServer:
+    """The HTTP server (not started; ``port`` 0 picks a free one), keeping the conversations
+    in ``threads`` when given."""
+    handler = type("Handler", (ChatHandler,), {"threads": threads})
+    server = ThreadingHTTPServer((host, port), handler)
     server.daemon_threads = True
     return server
 
@@ -120,7 +146,12 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
     type=click.IntRange(0, 65535),
     help="0 picks a free port.",
 )
-def main(host: str, port: int) -> None:
+@click.option(
+    "--threads",
+    metavar="PATH|memory",
+    help="Keep each conversation by its conversation_id: in this SQLite file, or in memory.",
+)
+def main(host: str, port: int, threads: str | None) -> None:
     """Serve the example shop assistant over HTTP."""
     try:
         provider = configure_tracing(
@@ -128,7 +159,7 @@ def main(host: str, port: int) -> None:
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
-    server = make_server(host, port)
+    server = make_server(host, port, open_threads(threads) if threads else None)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     click.echo(f"listening on http://{server.server_address[0]}:{server.server_address[1]}")
     try:

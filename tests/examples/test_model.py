@@ -6,7 +6,11 @@ import json
 
 import pytest
 
+from tests.examples.conftest import REPO
 from tests.support.ecommerce_model import ecommerce_model, load_script, respond
+from tracegrade.dataset import load_dataset
+
+REVIVAL = REPO / "datasets" / "ecommerce" / "revival.yaml"
 
 TRACKING = (
     "Where is my package for order 550e8400-e29b-41d4-a716-446655440002? I want tracking info."
@@ -48,10 +52,11 @@ def _after_tools(user, calls_and_results):
     return messages
 
 
-def test_every_case_of_the_dataset_has_a_script(dataset):
+def test_every_case_of_the_datasets_has_a_script(dataset):
     scripts = {s.case_id: s for s in load_script().values()}
-    assert set(scripts) == {c.id for c in dataset.cases}
-    for case in dataset.cases:
+    cases = [*dataset.cases, *load_dataset(REVIVAL).cases]
+    assert set(scripts) == {c.id for c in cases}
+    for case in cases:
         assert scripts[case.id].input == case.input
         assert len(scripts[case.id].turns) == len(case.turns or [case.input]) + len(
             case.clarifications
@@ -146,3 +151,19 @@ def test_delay_knob_and_variant_checks():
         ecommerce_model("bad")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="delay_s must be >= 0"):
         ecommerce_model(delay_s=-1)
+
+
+def test_a_later_turn_without_the_conversation_before_it_gets_a_question_back():
+    lost = respond(_body({"role": "user", "content": "Is the first one in stock?"}))
+    assert lost.message == {
+        "role": "assistant",
+        "content": "Which product do you mean? Tell me its name and I'll check the stock.",
+    }
+    kept = respond(
+        _body(
+            {"role": "user", "content": "Show me running shoes under $150"},
+            {"role": "assistant", "content": "Running shoes under $150: ..."},
+            {"role": "user", "content": "Is the first one in stock?"},
+        )
+    )
+    assert _called(kept) == [("check_stock", {"product_id": "p-3004"})]

@@ -16,6 +16,10 @@ Variants (regressions a golden dataset must catch):
   tool is skipped) and answers with what it has.
 - ``invented_price``: states every price from memory, 10% below what the tools returned.
 
+A later turn may name its user message (``input``) and what the model says when a request
+starts with it, the conversation before it missing (``without_context``): an agent that lost
+its thread (after a restart) asks the customer what they mean instead of answering.
+
 ``delay_s`` delays every response (e.g. 0.2 s, for runner benchmarks). A request whose first
 user message is not in the script gets an HTTP 400 naming it, so a mismatch fails loudly.
 """
@@ -76,6 +80,8 @@ class Turn:
     render: Literal["all", "last"] = "all"
     skipped: bool = False
     """True when the skip_tool variant dropped a planned step."""
+    input: str | None = None
+    without_context: str | None = None
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,8 @@ def _turn(raw: Mapping[str, Any]) -> Turn:
         raw["say"],
         tuple(fields) if fields is not None else None,
         raw.get("render", "all"),
+        input=raw.get("input"),
+        without_context=raw.get("without_context"),
     )
 
 
@@ -113,6 +121,18 @@ def load_script(path: Path = SCRIPT_PATH) -> dict[str, CaseScript]:
 
 def _key(message: str) -> str:
     return " ".join(message.split()).casefold()
+
+
+@cache
+def without_context(path: Path = SCRIPT_PATH) -> dict[str, str]:
+    """What the model says to a later turn's message that arrives without the conversation
+    before it, by normalised message."""
+    return {
+        _key(turn.input): turn.without_context
+        for script in load_script(path).values()
+        for turn in script.turns
+        if turn.input and turn.without_context
+    }
 
 
 # --- reading the request ----------------------------------------------------------------------
@@ -215,6 +235,8 @@ def respond(body: Mapping[str, Any], variant: Variant = "good") -> Reply:
     messages = body.get("messages") or []
     first = next((_text_of(m.get("content")) for m in messages if m.get("role") == "user"), "")
     script = load_script().get(_key(first))
+    if script is None and _key(first) in without_context():
+        return text(without_context()[_key(first)])
     if script is None:
         return error(400, f"ecommerce script: no case starts with {first!r}")
     turn_number, since_user = _current_turn(messages)

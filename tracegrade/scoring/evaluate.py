@@ -152,7 +152,7 @@ def _reported(weights: Mapping[str, float]) -> set[str]:
     names = {a for a, w in weights.items() if w > 0}
     if "correctness" in names:
         names |= {"tool_correctness", "tool_arguments"}
-    return names | {"hallucination", "budgets", "judge", "faithfulness", "context_preserved"}
+    return names | {"hallucination", "budgets", "judge", "faithfulness"}
 
 
 def unmatched(case: Case) -> CaseResult:
