@@ -154,3 +154,15 @@ def test_a_lost_context_fails_the_case_whatever_its_score():
     )
     assert not result.passed
     assert result.hard_failures[0].startswith("context lost after the agent was revived")
+
+
+def test_a_trace_holding_only_the_revived_turn_is_held_to_the_cases_earlier_turns():
+    # tracegrade score matches each session's trace on its own: the second one must still
+    # show turn 1 in its history
+    forgot, kept = Shop(), Shop()
+    forgot.turn(SYSTEM, U2)
+    kept.turn(SYSTEM, U1, A1, U2)
+    assert _scored(forgot).details["lost"] == [
+        {"turn": 2, "message": TURNS[1], "missing": [TURNS[0]]}
+    ]
+    assert _scored(kept).value == 1.0

@@ -6,8 +6,9 @@ restarted service), sending it only the new messages. The agent keeps the conver
 if it persisted it. ``context_preserved`` checks each revived turn from the trace:
 
 1. the turn's first LLM call (:attr:`~tracegrade.trace.AgentTrace.turn_starts`, matched to
-   the case's turn by its text) carries every earlier user message in its history: the turn
-   starts before it, i.e. the case's earlier turns and any clarification follow-ups; or
+   the case's turn by its text) carries every earlier user message in its history: the
+   case's earlier turns and any other turn the trace shows before it (clarification
+   follow-ups); or
 2. the agent's own memory spans show the missing messages loaded: a tool call's result or a
    retrieved document, between the last LLM call before the turn and the next turn's start,
    contains each of them.
@@ -115,11 +116,16 @@ def loaded_texts(trace: AgentTrace, index: int) -> list[tuple[str, str]]:
     return found
 
 
-def check_turn(trace: AgentTrace, index: int) -> tuple[list[str], list[str]]:
+def check_turn(
+    trace: AgentTrace, index: int, turns_before: Sequence[str]
+) -> tuple[list[str], list[str]]:
     """(earlier user messages missing from turn start ``index``'s history and from what its
-    memory spans loaded, the sources that loaded any of them)."""
+    memory spans loaded, the sources that loaded any of them). The earlier messages are those
+    of the turn starts before it (follow-ups included) and the case's ``turns_before`` (so a
+    trace holding only the revived turn is still held to them)."""
     start = trace.turn_starts[index]
     earlier = [s.user_input for s in trace.turn_starts[:index]]
+    earlier += [t for t in turns_before if not _has(earlier, t)]
     missing = [m for m in earlier if not _has(start.history, m)]
     if not missing:
         return [], []
@@ -157,7 +163,7 @@ class ContextPreserved:
         for number in case.revived_turns:
             index = matched[number - 1]
             assert index is not None
-            missing, sources = check_turn(trace, index)
+            missing, sources = check_turn(trace, index, turns[: number - 1])
             if missing:
                 lost.append({"turn": number, "message": turns[number - 1], "missing": missing})
             elif sources:
