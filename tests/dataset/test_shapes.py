@@ -125,7 +125,10 @@ def test_the_case_editors_agent_revival_shape_loads_as_is():
         ({"input": "hi", "revive": True}, "'revive' needs 'turns' with at least two"),
         ({"turns": ["a", "b"], "revive": [1]}, "'revive' lists turn(s) [1]: give true, or"),
         ({"turns": ["a", "b"], "revive": [3]}, "turn numbers from 2 to 2"),
-        ({"turns": ["a", "b"], "revive": "x"}, "field 'revive': expected true, false or a list"),
+        (
+            {"turns": ["a", "b"], "revive": "x"},
+            "field 'revive': Value error, expected true, false or a list of turn numbers",
+        ),
     ],
 )
 def test_a_revival_that_cannot_happen_is_a_dataset_error(tmp_path, case, message):

@@ -28,7 +28,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
 
 from tracegrade.bounded import load_json, load_yaml
 from tracegrade.dataset.located import Located, locate, messages, validation_problems
@@ -179,11 +178,7 @@ class Case(_Strict):
             isinstance(n, int) and not isinstance(n, bool) for n in value
         )
         if not (isinstance(value, bool) or listed):
-            raise PydanticCustomError(
-                "revive",
-                "expected true, false or a list of turn numbers, got {value}",
-                {"value": repr(value)},
-            )
+            raise ValueError(f"expected true, false or a list of turn numbers, got {value!r}")
         return value
 
     @model_validator(mode="after")
