@@ -13,7 +13,14 @@ import pytest
 
 from tracegrade.dataset import Case
 from tracegrade.environment import TRACEGRADE_CONVERSATION_ID, TRACEGRADE_REVIVED
-from tracegrade.runner.agents import Agent, AgentFailure, Attempt, CommandAgent, Session
+from tracegrade.runner.agents import (
+    Agent,
+    AgentFailure,
+    Attempt,
+    CommandAgent,
+    PythonAgent,
+    Session,
+)
 from tracegrade.runner.agents.python import is_factory
 from tracegrade.runner.conversation import converse
 from tracegrade.runner.revival import ConversationLock, Sessions
@@ -148,3 +155,13 @@ def test_a_conversation_with_revivals_of_a_shared_agent_runs_alone() -> None:
     asyncio.run(go())
     assert events[:2] == ["a in", "b in"]
     assert events[4:] == ["revive in", "revive out", "c in", "c out"]
+
+
+def _broken_factory() -> object:
+    raise RuntimeError("no database")
+
+
+def test_a_failing_factory_fails_the_attempt_naming_it() -> None:
+    agent = PythonAgent("shop:make", _broken_factory)
+    with pytest.raises(AgentFailure, match="factory shop:make failed: RuntimeError: no database"):
+        asyncio.run(agent.build(Attempt("run", "case", 1)))
