@@ -33,6 +33,14 @@ TRACEGRADE_TOKEN = "TRACEGRADE_TOKEN"
 Bearer token the receiver (``tracegrade collect --token``) requires of OTLP exporters.
 """
 
+TRACEGRADE_FEEDBACK_ATTRIBUTE = "TRACEGRADE_FEEDBACK_ATTRIBUTE"
+"""
+.. envvar:: TRACEGRADE_FEEDBACK_ATTRIBUTE
+
+The span attribute the receiver and ``import`` read as end-user feedback
+(``--feedback-attribute``; default ``user.feedback``; empty: none).
+"""
+
 TRACEGRADE_UI_TOKEN = "TRACEGRADE_UI_TOKEN"
 """
 .. envvar:: TRACEGRADE_UI_TOKEN

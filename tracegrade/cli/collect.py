@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tracegrade.cli.options import db_option
+from tracegrade.cli.options import db_option, feedback_attribute_option
 from tracegrade.cli.serving import STATUS_EVERY_S, serve
 from tracegrade.collector.address import is_loopback
 from tracegrade.collector.admission import DEFAULT_REDACT
@@ -57,11 +57,7 @@ from tracegrade.errors import ConfigError
     help="Key pattern whose values are redacted before storage, at any depth (repeatable; "
     "replaces the keys of config/redaction.yaml: " + ", ".join(DEFAULT_REDACT[:6]) + ", ...).",
 )
-@click.option(
-    "--no-redact",
-    is_flag=True,
-    help="Store everything as received (no key patterns, no secret-value patterns).",
-)
+@click.option("--no-redact", is_flag=True, help="Store everything as received (no redaction).")
 @click.option(
     "--max-request-mib",
     type=click.FloatRange(0, min_open=True),
@@ -86,6 +82,7 @@ from tracegrade.errors import ConfigError
     "RESOURCE_EXHAUSTED with a retry delay beyond), and new requests are refused while the "
     "resident set is near the footprint plus 75% of it (README, 'Receiving OTLP').",
 )
+@feedback_attribute_option
 @click.option("--verbose", "-v", is_flag=True, help="A status line every --status-every seconds.")
 @click.option(
     "--status-every",
@@ -105,6 +102,7 @@ def command(
     max_request_mib: float,
     max_queue_mib: float,
     max_memory_mib: float,
+    feedback_attribute: str,
     verbose: bool,
     status_every: float,
 ) -> None:
@@ -128,6 +126,7 @@ def command(
         max_queue_bytes=int(max_queue_mib * 2**20),
         max_memory_bytes=int(max_memory_mib * 2**20),
         guard_resident=True,
+        feedback_attribute=feedback_attribute or None,
     )
     return_large_allocations_to_the_os()
     try:

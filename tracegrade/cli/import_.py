@@ -6,7 +6,13 @@ import sys
 
 import click
 
-from tracegrade.cli.options import db_option, files_argument, messages_key_option, report_errors
+from tracegrade.cli.options import (
+    db_option,
+    feedback_attribute_option,
+    files_argument,
+    messages_key_option,
+    report_errors,
+)
 from tracegrade.errors import ExitCode
 from tracegrade.otlp.files import ReadOptions, read_paths
 from tracegrade.store.traces import Store
@@ -16,14 +22,17 @@ from tracegrade.store.traces import Store
 @files_argument
 @db_option
 @messages_key_option
-def command(files: tuple[str, ...], db: str | None, messages_key: str) -> None:
+@feedback_attribute_option
+def command(
+    files: tuple[str, ...], db: str | None, messages_key: str, feedback_attribute: str
+) -> None:
     """Import OTLP/JSON, OTLP protobuf, Collector file-exporter files, chat transcripts and
     any-agent traces into the store. Bad lines are reported (file:line) and skipped; the rest
     is imported and the exit code is 2."""
     if not files:
         raise click.UsageError("give at least one file or directory")
     payloads = read_paths(files, ReadOptions(messages_key=messages_key))
-    with Store(db) as store:
+    with Store(db, feedback_attribute=feedback_attribute or None) as store:
         spans = sum(store.add_traces(r) for r in payloads.traces)
         logs = sum(store.add_logs(r) for r in payloads.logs)
         counts = store.counts()

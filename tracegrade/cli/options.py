@@ -12,9 +12,11 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
+from tracegrade import environment
 from tracegrade.config import CONFIG_ENV
 from tracegrade.errors import ExitCode, InputError
 from tracegrade.store.database import is_postgres
+from tracegrade.store.feedback import DEFAULT_ATTRIBUTE as DEFAULT_FEEDBACK_ATTRIBUTE
 from tracegrade.store.traces import DB_ENV
 
 F = Callable[..., Any]
@@ -130,6 +132,17 @@ def config_option(function: F, *, help: str = "Config file (default ./tracegrade
         help=help,
     )(function)
 
+
+feedback_attribute_option = click.option(
+    "--feedback-attribute",
+    envvar=environment.TRACEGRADE_FEEDBACK_ATTRIBUTE,
+    show_envvar=True,
+    default=DEFAULT_FEEDBACK_ATTRIBUTE,
+    show_default=True,
+    help="Span attribute read as end-user feedback ('' reads none; gen_ai.evaluation.result "
+    "records and POST /v1/feedback are always read).",
+)
+"""``--feedback-attribute NAME`` (:mod:`tracegrade.store.feedback`)."""
 
 mapping_option = click.option(
     "--mapping",

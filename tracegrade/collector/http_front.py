@@ -1,5 +1,6 @@
 """OTLP/HTTP front end (Starlette on uvicorn): ``POST /v1/traces``, ``/v1/logs``,
-``/v1/metrics`` and ``GET /healthz``.
+``/v1/metrics``, ``GET /healthz``, and ``POST /v1/feedback`` (end-user feedback as JSON:
+:mod:`.feedback_api`).
 
 Per the OTLP/HTTP specification: bodies are ``application/x-protobuf`` or
 ``application/json`` (else 415), optionally ``Content-Encoding: gzip`` (or ``deflate``,
@@ -33,6 +34,7 @@ from starlette.routing import Route
 
 from tracegrade.collector.address import bare_host
 from tracegrade.collector.admission import Encoding, Signal
+from tracegrade.collector.feedback_api import feedback_endpoint
 from tracegrade.collector.grpc_front import settle
 from tracegrade.collector.memory import MemoryBudget, admission_footprint
 from tracegrade.collector.service import ExportService, admits_inline
@@ -336,6 +338,7 @@ def http_app(service: ExportService, health: Callable[[], dict[str, Any]]) -> St
         Route(f"/v1/{signal}", _endpoint(service, signal), methods=["POST"])
         for signal in ("traces", "logs", "metrics")
     ]
+    routes.append(Route("/v1/feedback", feedback_endpoint(service), methods=["POST"]))
     return Starlette(routes=[*routes, Route("/healthz", healthz, methods=["GET"])])
 
 

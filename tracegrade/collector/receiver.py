@@ -32,6 +32,7 @@ from tracegrade.collector.memory import (
 )
 from tracegrade.collector.service import DEFAULT_MAX_REQUEST_BYTES, ExportService
 from tracegrade.store.database import display
+from tracegrade.store.feedback import DEFAULT_ATTRIBUTE as DEFAULT_FEEDBACK_ATTRIBUTE
 from tracegrade.store.traces import Store, default_path
 
 DEFAULT_GRPC_PORT = 4317
@@ -65,6 +66,9 @@ class ReceiverConfig:
     start-up footprint (:func:`~.memory.request_share`)."""
     queue_deadline_s: float | None = QUEUE_DEADLINE_S
     """Longest a request may wait in the receive queue (:data:`~.ingest.QUEUE_DEADLINE_S`)."""
+    feedback_attribute: str | None = DEFAULT_FEEDBACK_ATTRIBUTE
+    """The span attribute read as end-user feedback (:mod:`tracegrade.store.feedback`); None:
+    none. ``gen_ai.evaluation.result`` records and ``POST /v1/feedback`` are always read."""
     guard_resident: bool = False
     """Also hold the process's real resident memory within its footprint at :meth:`Receiver.start`
     plus the bound (:class:`~.memory.ResidentGuard`): for a process that is the receiver only
@@ -89,7 +93,7 @@ class Receiver:
         """The bound (``max_memory_bytes``, raised to fit two requests; see
         :func:`~.memory.request_share`)."""
         self.ingest = Ingest(
-            lambda: Store(self.db),
+            lambda: Store(self.db, feedback_attribute=config.feedback_attribute),
             max_queue_bytes=max(config.max_queue_bytes, config.max_request_bytes),
             queue_deadline_s=config.queue_deadline_s,
         )

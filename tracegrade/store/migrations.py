@@ -207,6 +207,49 @@ def _m009_run_baselines(db: Database) -> None:
     )
 
 
+def _m012_review(db: Database) -> None:
+    """Migration ``012_review``: end-user feedback joined by trace id (whichever arrives
+    first), review queues and their claims, human labels with who and when, UI accounts."""
+    db.script(
+        """
+        CREATE TABLE feedback (
+            id INTEGER PRIMARY KEY, digest BLOB NOT NULL UNIQUE, trace_id TEXT, span_id TEXT,
+            response_id TEXT, name TEXT NOT NULL, score REAL, label TEXT, explanation TEXT,
+            source TEXT NOT NULL, time_unix_nano INTEGER NOT NULL, received_at REAL NOT NULL
+        );
+        CREATE INDEX feedback_by_trace ON feedback(trace_id);
+        CREATE INDEX feedback_by_received ON feedback(received_at);
+        CREATE TABLE review_queues (
+            name TEXT PRIMARY KEY, rule TEXT NOT NULL, created_at REAL NOT NULL,
+            created_by TEXT
+        );
+        CREATE TABLE review_items (
+            queue TEXT NOT NULL REFERENCES review_queues(name) ON DELETE CASCADE,
+            conversation TEXT NOT NULL, trace_ids TEXT NOT NULL, position INTEGER NOT NULL,
+            state TEXT NOT NULL, claimed_by TEXT, lease_until REAL NOT NULL DEFAULT 0,
+            done_by TEXT, reason TEXT,
+            PRIMARY KEY (queue, conversation)
+        );
+        CREATE INDEX review_items_by_state ON review_items(queue, state, position);
+        CREATE TABLE review_skips (
+            queue TEXT NOT NULL, conversation TEXT NOT NULL, reviewer TEXT NOT NULL,
+            PRIMARY KEY (queue, conversation, reviewer)
+        );
+        CREATE TABLE labels (
+            id INTEGER PRIMARY KEY, conversation TEXT NOT NULL, trace_ids TEXT NOT NULL,
+            reviewer TEXT NOT NULL, created_at REAL NOT NULL, verdict TEXT NOT NULL,
+            axes TEXT NOT NULL, note TEXT, expectation TEXT, queue TEXT, source TEXT NOT NULL,
+            digest BLOB NOT NULL UNIQUE
+        );
+        CREATE INDEX labels_by_conversation ON labels(conversation, created_at);
+        CREATE INDEX labels_by_time ON labels(created_at);
+        CREATE TABLE ui_users (
+            name TEXT PRIMARY KEY, password_hash TEXT NOT NULL, created_at REAL NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
@@ -218,6 +261,7 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("009_run_baselines", _m009_run_baselines),
     ("010_datasets_and_listings", _m010_datasets_and_listings),
     ("011_lz4_values", _m011_lz4_values),
+    ("012_review", _m012_review),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 

@@ -38,7 +38,7 @@ from tracegrade.otlp.codec import (
 )
 from tracegrade.otlp.redaction import Redactor
 from tracegrade.spans import TraceData
-from tracegrade.store import migrations
+from tracegrade.store import feedback, migrations
 from tracegrade.store.database import Database, display, is_postgres
 from tracegrade.store.migrations import MIGRATIONS
 from tracegrade.store.rows import (
@@ -100,8 +100,16 @@ class Store:
         StoreError: the database cannot be opened, or was written by a newer tracegrade.
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None):
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        feedback_attribute: str | None = feedback.DEFAULT_ATTRIBUTE,
+    ):
         self.path = default_path(path)
+        self.feedback_attribute = feedback_attribute
+        """The span attribute read as end-user feedback when spans are written
+        (:mod:`tracegrade.store.feedback`); None reads none."""
         self.location = display(self.path)
         self.db = Database(self.path)
         try:
@@ -271,6 +279,9 @@ class Store:
         if trace_rows:
             self.db.executemany(self._trace_upsert, trace_rows)
         logs = log_rows(log_requests, self._resource_ref, self._scope_ref, now)
+        found = feedback.from_log_rows(logs)
+        found += feedback.from_chunk_rows(rows, self.feedback_attribute)
+        feedback.insert(self.db, found, now)
         logged = (
             self.db.executemany(
                 "INSERT INTO log_records (digest, trace_id, span_id, time_unix_nano, resource_id,"

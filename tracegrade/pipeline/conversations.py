@@ -1,0 +1,168 @@
+"""Stored conversations for review: read from the store and grouped (a conversation may span
+several traces: :mod:`tracegrade.normalize.conversations`), scored reference-free with the
+engine every face uses, joined with their end-user feedback, and laid out as a chat.
+
+A conversation is addressed by its key (``id:<conversation id>`` or ``trace:<first trace id>``)
+and its trace ids; labels and feedback join it by trace id, so either may arrive before the
+traces do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tracegrade.config import Config
+from tracegrade.curate.derive import Conversation, merge
+from tracegrade.dataset import Dataset
+from tracegrade.errors import StoreError
+from tracegrade.normalize.conversations import group_conversations
+from tracegrade.pipeline.evaluate import evaluate_dataset
+from tracegrade.pipeline.reading import traces_by_id
+from tracegrade.pipeline.sources import from_store
+from tracegrade.scoring.results import CaseResult
+from tracegrade.store.feedback import Feedback, feedback_for
+from tracegrade.store.traces import Store
+from tracegrade.trace import AgentTrace, ToolCall
+
+
+@dataclass(frozen=True)
+class StoredConversation:
+    """One conversation: its key, its traces (oldest first) and their merged view."""
+
+    key: str
+    members: tuple[AgentTrace, ...]
+    trace: AgentTrace
+
+    @property
+    def trace_ids(self) -> tuple[str, ...]:
+        """The conversation's trace ids, oldest first."""
+        return tuple(t.trace_id for t in self.members)
+
+    def as_curated(self, verdict: Mapping[str, Any] | None = None) -> Conversation:
+        """The :class:`~tracegrade.curate.derive.Conversation` a case is derived from."""
+        return Conversation(self.trace, self.trace_ids, verdict)
+
+
+def group(traces: Sequence[AgentTrace]) -> list[StoredConversation]:
+    """Traces grouped into conversations, oldest conversation first."""
+    keys = group_conversations(traces)
+    groups: dict[str, list[AgentTrace]] = {}
+    for trace in sorted(traces, key=lambda t: (t.start_unix_nano, t.trace_id)):
+        groups.setdefault(keys[trace.trace_id], []).append(trace)
+    return [
+        StoredConversation(key, tuple(members), merge(members).trace)
+        for key, members in groups.items()
+    ]
+
+
+def load_conversations(
+    store: Store, *, since_unix_nano: int | None = None, until_unix_nano: int | None = None
+) -> list[StoredConversation]:
+    """The stored conversations whose first trace started in [since, until) (Unix ns)."""
+    traces = from_store(store, since_unix_nano=since_unix_nano).traces
+    if until_unix_nano is not None:
+        traces = [t for t in traces if t.start_unix_nano < until_unix_nano]
+    return group(traces)
+
+
+def conversations_of(store: Store, trace_ids: Sequence[str]) -> list[StoredConversation]:
+    """The conversations the stored traces ``trace_ids`` form (traces not stored are left
+    out)."""
+    return group(list(traces_by_id(store, [t.lower() for t in trace_ids]).values()))
+
+
+def conversation_of(store: Store, trace_ids: Sequence[str]) -> StoredConversation:
+    """The conversation of these traces (the one holding the first of them).
+
+    Raises:
+        StoreError: none of them is stored.
+    """
+    found = conversations_of(store, trace_ids)
+    first = trace_ids[0].lower() if trace_ids else ""
+    for conversation in found:
+        if first in conversation.trace_ids:
+            return conversation
+    if found:
+        return found[0]
+    raise StoreError(f"no trace {', '.join(trace_ids) or '(none given)'} in {store.location}")
+
+
+def conversation_feedback(store: Store, trace_ids: Sequence[str]) -> list[Feedback]:
+    """The end-user feedback on these traces, oldest first."""
+    by_trace = feedback_for(store.db, [t.lower() for t in trace_ids])
+    found = [f for ids in by_trace.values() for f in ids]
+    return sorted(found, key=lambda f: (f.time_unix_nano, f.received_at))
+
+
+def scored(
+    conversations: Sequence[StoredConversation],
+    config: Config | None = None,
+    dataset: Dataset | None = None,
+    judge: bool | None = False,
+) -> dict[str, CaseResult]:
+    """Conversation key -> its result, scored as ``tracegrade score`` scores (reference-free
+    without ``dataset``; else the case each conversation matches, conversations matching none
+    left out), the judge as ``judge`` says (False: never)."""
+    if not conversations:
+        return {}
+    by_trace = {c.trace.trace_id: c.key for c in conversations}
+    run = evaluate_dataset([c.trace for c in conversations], dataset, config=config, judge=judge)
+    return {by_trace[r.trace_id]: r for r in run.results if r.trace_id in by_trace}
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _tool(call: ToolCall) -> dict[str, Any]:
+    return {
+        "role": "tool",
+        "name": call.name,
+        "arguments": _text(call.arguments),
+        "result": call.result or "",
+        "error": call.error,
+    }
+
+
+def chat(conversation: StoredConversation) -> list[dict[str, Any]]:
+    """The conversation as chat messages in order: ``{"role": "user" | "assistant", "text"}``
+    and ``{"role": "tool", "name", "arguments", "result", "error"}``. Turns earlier than the
+    first stored trace (its history) come first with ``"earlier": true``. A user turn starts
+    each trace and follows every reply (an LLM response requesting no tool call)."""
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "text": text, "earlier": True} for text in conversation.members[0].history
+    ]
+    for trace in conversation.members:
+        messages += _trace_chat(trace)
+    return messages
+
+
+def _trace_chat(trace: AgentTrace) -> list[dict[str, Any]]:
+    inputs = list(trace.user_inputs)
+    out: list[dict[str, Any]] = []
+    calls: dict[int, list[ToolCall]] = {i: [] for i in range(len(trace.llm_calls))}
+    loose = []
+    for call in trace.tool_calls:
+        if call.llm_call_index in calls:
+            calls[call.llm_call_index].append(call)
+        else:
+            loose.append(call)
+    starts_turn = True
+    for i, llm in enumerate(trace.llm_calls):
+        if starts_turn and inputs:
+            out.append({"role": "user", "text": inputs.pop(0)})
+        if llm.output_text:
+            out.append({"role": "assistant", "text": llm.output_text})
+        out += [_tool(c) for c in calls[i]]
+        starts_turn = not calls[i] and not any(llm.tool_call_ids)
+    out += [{"role": "user", "text": text} for text in inputs]  # turns no boundary placed
+    out += [_tool(c) for c in loose]
+    replies = [m["text"] for m in out if m["role"] == "assistant"]
+    if trace.final_output and (not replies or replies[-1] != trace.final_output):
+        out.append({"role": "assistant", "text": trace.final_output})
+    return out

@@ -1,0 +1,298 @@
+"""Review queues and labels (``tracegrade review``, the dashboard's Review page).
+
+A queue is built once from a :class:`QueueRule` over the stored conversations
+(:mod:`.conversations`): **filters** all hold (a time window on the conversation's first
+trace, ``service.name``, ``KEY=VALUE`` tags on a resource or root-span attribute), and when
+**signals** are given any one selects a conversation (the reason is kept): the overall
+reference-free verdict fails (production rules, budgets), named scorers fail, the score is
+below X, a stored judge verdict is below X, end-user feedback is negative (or any feedback).
+Then ``sample`` keeps a fraction (below 1) or a count, decided by the first trace id
+(:mod:`tracegrade.sampling`: the same conversations every time), and ``limit`` the first N.
+Reviewers then claim items one at a time (:mod:`tracegrade.store.review`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from tracegrade.config import Config, load_config
+from tracegrade.curate.promote import suggested_facts, tool_choices
+from tracegrade.errors import ConfigError
+from tracegrade.pipeline.conversations import (
+    StoredConversation,
+    chat,
+    conversation_feedback,
+    conversation_of,
+    load_conversations,
+    scored,
+)
+from tracegrade.pipeline.selection import parse_since
+from tracegrade.sampling import lowest, sampled
+from tracegrade.scoring.results import CaseResult
+from tracegrade.store import review as queue_store
+from tracegrade.store.feedback import Feedback, feedback_for
+from tracegrade.store.review import AXES, VERDICTS, Label, QueueItem
+from tracegrade.store.traces import Store
+from tracegrade.store.verdicts import judge_verdicts
+
+
+class QueueRule(BaseModel):
+    """Which stored conversations a queue holds (see the module docstring). Times are ``30m``
+    / ``12h`` / ``7d`` (ago) or ISO dates; scores in [0, 1]."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    since: str | None = None
+    until: str | None = None
+    service: str | None = None
+    where: dict[str, str] = Field(default_factory=dict)
+    failed: bool = False
+    failed_scorers: list[str] = Field(default_factory=list)
+    score_below: float | None = Field(None, ge=0, le=1)
+    judge_below: float | None = Field(None, ge=0, le=1)
+    feedback: Literal["negative", "any"] | None = None
+    sample: float | None = Field(None, gt=0)
+    limit: int | None = Field(None, ge=1)
+
+    @property
+    def needs_scores(self) -> bool:
+        """Whether the rule reads tracegrade's scores (the conversations are scored then)."""
+        return self.failed or bool(self.failed_scorers) or self.score_below is not None
+
+    @property
+    def has_signals(self) -> bool:
+        """Whether the rule names any signal (else every filtered conversation is taken)."""
+        return self.needs_scores or self.judge_below is not None or self.feedback is not None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a rule reads about the conversations: results by key, feedback by trace id,
+    stored judge verdicts by trace id."""
+
+    results: Mapping[str, CaseResult] = field(default_factory=dict)
+    feedback: Mapping[str, list[Feedback]] = field(default_factory=dict)
+    verdicts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def _attributes_hold(conversation: StoredConversation, where: Mapping[str, str]) -> bool:
+    def holds(key: str, value: str) -> bool:
+        return any(
+            str(attrs[key]) == value
+            for t in conversation.members
+            for attrs in (t.root_attributes, t.resource_attributes)
+            if key in attrs
+        )
+
+    return all(holds(k, v) for k, v in where.items())
+
+
+def signals(conversation: StoredConversation, rule: QueueRule, evidence: Evidence) -> list[str]:
+    """Why the rule's signals select ``conversation`` (empty: they do not)."""
+    why = []
+    result = evidence.results.get(conversation.key)
+    if result is not None and rule.failed and not result.passed:
+        why.append("fails: " + "; ".join([*result.hard_failures, *result.reasons][:2]))
+    for name in rule.failed_scorers:
+        value = result.scores.get(name) if result is not None else None
+        if value is not None and value < 1.0:
+            why.append(f"{name} {value:.2f}")
+    if (
+        result is not None
+        and rule.score_below is not None
+        and (result.score or 0.0) < rule.score_below
+    ):
+        why.append(f"score {result.score or 0.0:.2f} < {rule.score_below:g}")
+    judged = [evidence.verdicts[t] for t in conversation.trace_ids if t in evidence.verdicts]
+    if rule.judge_below is not None and judged and judged[-1]["score"] < rule.judge_below:
+        why.append(f"judge {judged[-1]['score']:.2f} < {rule.judge_below:g}")
+    found = [f for t in conversation.trace_ids for f in evidence.feedback.get(t, [])]
+    if rule.feedback == "any" and found:
+        why.append(f"{len(found)} feedback")
+    if rule.feedback == "negative" and any(f.positive is False for f in found):
+        why.append("negative feedback")
+    return why
+
+
+def select(
+    conversations: Sequence[StoredConversation], rule: QueueRule, evidence: Evidence
+) -> list[tuple[StoredConversation, str]]:
+    """The conversations the rule selects, with the reason, in conversation order."""
+    chosen = []
+    for conversation in conversations:
+        service = conversation.trace.resource_attributes.get("service.name")
+        if rule.service is not None and service != rule.service:
+            continue
+        if not _attributes_hold(conversation, rule.where):
+            continue
+        why = signals(conversation, rule, evidence) if rule.has_signals else ["selected"]
+        if why:
+            chosen.append((conversation, "; ".join(why)))
+    if rule.sample is not None and rule.sample < 1:
+        chosen = [c for c in chosen if sampled(c[0].trace_ids[0], rule.sample)]
+    elif rule.sample is not None:
+        keep = lowest((c[0].trace_ids[0] for c in chosen), int(rule.sample))
+        chosen = [c for c in chosen if c[0].trace_ids[0] in keep]
+    return chosen[: rule.limit] if rule.limit is not None else chosen
+
+
+@dataclass(frozen=True)
+class BuiltQueue:
+    """A queue just built: its name, the conversations considered and the items it holds."""
+
+    name: str
+    considered: int
+    items: int
+
+
+def build_queue(
+    db: str | None, name: str, rule: QueueRule, created_by: str | None, config: Config | None = None
+) -> BuiltQueue:
+    """Apply ``rule`` to the stored conversations and store queue ``name`` with the selected
+    ones (see the module docstring).
+
+    Raises:
+        ConfigError: a bad time in the rule.
+        StoreError: a queue of that name exists; the store cannot be read.
+    """
+    since, until = parse_since(rule.since), parse_since(rule.until)
+    with Store(db) as store:
+        conversations = load_conversations(store, since_unix_nano=since, until_unix_nano=until)
+        ids = [t for c in conversations for t in c.trace_ids]
+        evidence = Evidence(
+            scored(conversations, config or load_config()) if rule.needs_scores else {},
+            feedback_for(store.db, ids) if rule.feedback else {},
+            judge_verdicts(store, ids) if rule.judge_below is not None else {},
+        )
+        chosen = select(conversations, rule, evidence)
+        items = [(c.key, c.trace_ids, why) for c, why in chosen]
+        queue_store.create_queue(
+            store.db, name, rule.model_dump(exclude_defaults=True), items, created_by
+        )
+    return BuiltQueue(name, len(conversations), len(items))
+
+
+def next_item(store: Store, queue: str, reviewer: str) -> QueueItem | None:
+    """The item ``reviewer`` reviews next in ``queue`` (claimed for them), None when done.
+
+    Raises:
+        StoreError: no such queue.
+    """
+    queue_store.queue_rule(store.db, queue)
+    return queue_store.claim_next(store.db, queue, reviewer)
+
+
+@dataclass(frozen=True)
+class LabelInput:
+    """A verdict to record: on the conversation of ``trace_ids`` (``queue``: the queue item it
+    completes), by ``reviewer``; ``axes`` maps :data:`~tracegrade.store.review.AXES` to
+    ``pass`` / ``fail``; ``expectation`` holds corrected case fields."""
+
+    trace_ids: Sequence[str]
+    reviewer: str
+    verdict: str
+    axes: Mapping[str, str] = field(default_factory=dict)
+    note: str | None = None
+    expectation: Mapping[str, Any] | None = None
+    queue: str | None = None
+    conversation: str | None = None
+    created_at: float | None = None
+    source: str = "review"
+
+
+def checked(label: LabelInput) -> LabelInput:
+    """``label`` when it is well formed.
+
+    Raises:
+        ConfigError: no trace id or reviewer; a verdict or axis verdict other than pass / fail;
+            an unknown axis.
+    """
+    if not label.trace_ids or not all(isinstance(t, str) and t for t in label.trace_ids):
+        raise ConfigError("a label needs the trace ids of its conversation")
+    if not label.reviewer.strip():
+        raise ConfigError("a label needs its reviewer's name")
+    if label.verdict not in VERDICTS:
+        raise ConfigError(f"verdict {label.verdict!r}: use pass or fail")
+    for axis, verdict in label.axes.items():
+        if axis not in AXES or verdict not in VERDICTS:
+            raise ConfigError(f"axis {axis}={verdict!r}: use {', '.join(AXES)} with pass or fail")
+    return label
+
+
+def record_label(store: Store, label: LabelInput) -> tuple[Label, bool]:
+    """Store a person's verdict (its queue item done in the same transaction); the
+    conversation key is the queue item's, else the stored traces', else ``trace:<first id>``.
+    Returns the label and whether it is new (False: the very same label was stored before).
+
+    Raises:
+        ConfigError: a malformed label (:func:`checked`).
+    """
+    checked(label)
+    ids = tuple(t.lower() for t in label.trace_ids)
+    key = label.conversation or _key_of(store, ids)
+    stored = Label(
+        key,
+        ids,
+        label.reviewer.strip(),
+        label.verdict,
+        time.time() if label.created_at is None else label.created_at,
+        {k: v for k, v in label.axes.items() if v},
+        label.note or None,
+        dict(label.expectation) if label.expectation else None,
+        label.queue,
+        label.source,
+    )
+    return stored, queue_store.add_label(store.db, stored)
+
+
+def _key_of(store: Store, trace_ids: Sequence[str]) -> str:
+    try:
+        return conversation_of(store, trace_ids).key
+    except Exception:  # noqa: BLE001 - traces not stored (yet): the first trace names it
+        return f"trace:{trace_ids[0]}"
+
+
+def review_view(store: Store, trace_ids: Sequence[str], config: Config) -> dict[str, Any]:
+    """Everything a reviewer sees of one conversation: key, trace ids, the chat, tracegrade's
+    reference-free scores and reasons, end-user feedback, earlier labels, stored judge
+    verdicts, the tool calls to pick expectations from and the answer facts to suggest.
+
+    Raises:
+        StoreError: none of the traces is stored.
+    """
+    conversation = conversation_of(store, trace_ids)
+    result = scored([conversation], config).get(conversation.key)
+    verdicts = judge_verdicts(store, conversation.trace_ids)
+    return {
+        "key": conversation.key,
+        "trace_ids": list(conversation.trace_ids),
+        "chat": chat(conversation),
+        "scores": _scores(result),
+        "feedback": [f.to_dict() for f in conversation_feedback(store, conversation.trace_ids)],
+        "labels": [
+            label.to_dict() for label in queue_store.labels(store.db, conversation=conversation.key)
+        ],
+        "judge": [verdicts[t] for t in conversation.trace_ids if t in verdicts],
+        "tools": tool_choices(conversation.trace),
+        "facts": suggested_facts(conversation.trace),
+        "turns": len(conversation.trace.user_inputs),
+    }
+
+
+def _scores(result: CaseResult | None) -> dict[str, Any]:
+    if result is None:
+        return {"score": None, "passed": None, "scorers": {}}
+    return {
+        "score": result.score,
+        "passed": result.passed,
+        "reasons": list(result.reasons),
+        "scorers": {
+            name: {"value": d.get("value"), "reason": d.get("reason")}
+            for name, d in result.details.items()
+        },
+    }
