@@ -41,6 +41,13 @@ The span attribute the receiver and ``import`` read as end-user feedback
 (``--feedback-attribute``; default ``user.feedback``; empty: none).
 """
 
+TRACEGRADE_REVIEWER = "TRACEGRADE_REVIEWER"
+"""
+.. envvar:: TRACEGRADE_REVIEWER
+
+Who labels and promotes with ``tracegrade review`` (``--reviewer``; default the login name).
+"""
+
 TRACEGRADE_UI_TOKEN = "TRACEGRADE_UI_TOKEN"
 """
 .. envvar:: TRACEGRADE_UI_TOKEN

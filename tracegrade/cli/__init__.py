@@ -30,6 +30,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ui": ("tracegrade.cli.ui", "Serve the web dashboard and case editor."),
     "runs": ("tracegrade.cli.runs", "Stored runs; show one, or mark it as the baseline."),
     "compare": ("tracegrade.cli.compare", "Compare two runs case by case; exit 1 on a regression."),
+    "review": (
+        "tracegrade.cli.review",
+        "Review queues: label real conversations, export labels, promote cases.",
+    ),
+    "agreement": (
+        "tracegrade.cli.agreement",
+        "How well each scorer and the judge agree with human labels and feedback.",
+    ),
+    "users": ("tracegrade.cli.users", "Named accounts of the dashboard."),
     "history": (
         "tracegrade.cli.history",
         "A dataset's runs over time, with sparklines or a chart.",

@@ -1,5 +1,5 @@
-"""``tracegrade judge-check``: agreement of the LLM judge with human labels; and the judge
-options and set-up that ``score`` shares."""
+"""``tracegrade judge-check``: agreement of the LLM judge with human labels (a view of
+``tracegrade agreement``: the same measures, the same table)."""
 
 from __future__ import annotations
 
@@ -13,43 +13,18 @@ from tracegrade.cli.options import (
     config_option,
     db_option,
     files_argument,
+    judge_options,
     mapping_option,
     messages_key_option,
     report_errors,
-    stacked,
 )
 from tracegrade.cli.render import console
+from tracegrade.cli.review_render import agreement_table
 from tracegrade.errors import ExitCode
 from tracegrade.judge.calibrate import Agreement
-from tracegrade.judge.settings import JUDGE_MODEL_ENV
-from tracegrade.pipeline.judging import JudgeCheckOptions, check_judge
-
-judge_options = stacked(
-    [
-        click.option(
-            "--judge-model",
-            envvar=JUDGE_MODEL_ENV,
-            show_envvar=True,
-            help="Judge model (default gpt-4o; a case's judge.model wins). Endpoint and key: "
-            "TRACEGRADE_JUDGE_BASE_URL / TRACEGRADE_JUDGE_API_KEY, else OPENAI_*.",
-        ),
-        click.option(
-            "--judge-concurrency",
-            type=click.IntRange(min=1),
-            default=4,
-            show_default=True,
-            help="Judge calls in flight at once.",
-        ),
-        click.option(
-            "--judge-repeat",
-            type=click.IntRange(min=1),
-            default=1,
-            show_default=True,
-            help="Verdicts per case; the score is their median.",
-        ),
-    ]
-)
-"""``--judge-model``, ``--judge-concurrency``, ``--judge-repeat``."""
+from tracegrade.pipeline.agreement import RaterRow
+from tracegrade.pipeline.judge_check import check
+from tracegrade.pipeline.judging import JudgeCheckOptions
 
 
 def _rows_table(agreement: Agreement) -> Table:
@@ -89,7 +64,12 @@ def _summary(agreement: Agreement) -> str:
 
 
 @click.command("judge-check")
-@click.argument("dataset_path", metavar="DATASET", type=click.Path(exists=True, dir_okay=False))
+@click.argument(
+    "dataset_path",
+    metavar="[DATASET]",
+    required=False,
+    type=click.Path(exists=True, dir_okay=False),
+)
 @files_argument
 @db_option
 @messages_key_option
@@ -98,6 +78,11 @@ def _summary(agreement: Agreement) -> str:
 @config_option
 @click.option(
     "--min-kappa", type=click.FloatRange(-1, 1), help="Exit 1 when Cohen's kappa is below this."
+)
+@click.option(
+    "--from-review",
+    is_flag=True,
+    help="Compare with the store's human labels (tracegrade review) instead of DATASET's.",
 )
 @click.option(
     "--json",
@@ -116,11 +101,13 @@ def command(
     mapping: str | None,
     config_path: str | None,
     min_kappa: float | None,
+    from_review: bool,
     json_path: str | None,
 ) -> None:
     """Run the LLM judge on the DATASET cases that carry a human ``label: pass|fail`` (traces
-    from FILEs, or the store) and report agreement: accuracy and Cohen's kappa. A case without
-    a rubric is judged with the dataset's default rubric, else faithfulness."""
+    from FILEs, or the store), or with --from-review on the conversations people labelled
+    (tracegrade review), and report agreement as tracegrade agreement does. A case without a
+    rubric is judged with the dataset's default rubric, else faithfulness."""
     options = JudgeCheckOptions(
         dataset_path,
         files,
@@ -133,9 +120,10 @@ def command(
         config_path,
         json_path,
     )
-    agreement, errors = check_judge(options, report_errors)
+    agreement, errors = check(options, from_review, report_errors)
     out = console()
     out.print(_rows_table(agreement))
+    out.print(agreement_table([RaterRow("judge", "labels", agreement.stats, ())]))
     out.print(_summary(agreement))
     below = min_kappa is not None and (agreement.kappa is None or agreement.kappa < min_kappa)
     sys.exit(int(ExitCode.FAILED if below else ExitCode.USAGE if errors else ExitCode.OK))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import getpass
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -81,6 +82,31 @@ def options_of(cls: type[T], values: Mapping[str, Any], **renamed: str) -> T:
     return cls(**{k: v for k, v in given.items() if k in fields})
 
 
+reviewer_option = click.option(
+    "--reviewer",
+    envvar=environment.TRACEGRADE_REVIEWER,
+    show_envvar=True,
+    default=getpass.getuser,
+    help="Who reviews (default: the login name).",
+)
+"""``--reviewer NAME`` of ``tracegrade review``."""
+
+
+def parse_pairs(items: Sequence[str], option: str) -> dict[str, str]:
+    """``KEY=VALUE`` strings (of ``option``) as a mapping.
+
+    Raises:
+        click.BadParameter: an item without ``=`` or without a key.
+    """
+    out = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{item!r}: use KEY=VALUE", param_hint=option)
+        out[key.strip()] = value.strip()
+    return out
+
+
 def warn(warnings: Sequence[str]) -> None:
     """Print warnings (``warning: ...``) to stderr."""
     for text in warnings:
@@ -143,6 +169,33 @@ feedback_attribute_option = click.option(
     "records and POST /v1/feedback are always read).",
 )
 """``--feedback-attribute NAME`` (:mod:`tracegrade.store.feedback`)."""
+
+judge_options = stacked(
+    [
+        click.option(
+            "--judge-model",
+            envvar=environment.TRACEGRADE_JUDGE_MODEL,
+            show_envvar=True,
+            help="Judge model (default gpt-4o; a case's judge.model wins). Endpoint and key: "
+            "TRACEGRADE_JUDGE_BASE_URL / TRACEGRADE_JUDGE_API_KEY, else OPENAI_*.",
+        ),
+        click.option(
+            "--judge-concurrency",
+            type=click.IntRange(min=1),
+            default=4,
+            show_default=True,
+            help="Judge calls in flight at once.",
+        ),
+        click.option(
+            "--judge-repeat",
+            type=click.IntRange(min=1),
+            default=1,
+            show_default=True,
+            help="Verdicts per case; the score is their median.",
+        ),
+    ]
+)
+"""``--judge-model``, ``--judge-concurrency``, ``--judge-repeat``."""
 
 mapping_option = click.option(
     "--mapping",

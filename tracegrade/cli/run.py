@@ -9,9 +9,9 @@ from typing import Any
 import click
 
 from tracegrade.cli.gate_options import gate_options
-from tracegrade.cli.judge_check import judge_options
 from tracegrade.cli.options import (
     config_option,
+    judge_options,
     options_of,
     pass_options,
     report_options,

@@ -10,11 +10,11 @@ import click
 
 from tracegrade.cli.follow_options import follow_options
 from tracegrade.cli.gate_options import gate_options
-from tracegrade.cli.judge_check import judge_options
 from tracegrade.cli.options import (
     config_option,
     db_option,
     files_argument,
+    judge_options,
     mapping_option,
     messages_key_option,
     options_of,

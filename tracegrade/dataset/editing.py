@@ -14,7 +14,9 @@ import copy
 import hashlib
 import io
 import json
+import os
 import re
+import stat
 import tempfile
 import textwrap
 from collections.abc import Mapping
@@ -297,3 +299,15 @@ def validate(text: str, suffix: str, shown_as: str) -> Dataset:
         except DatasetError as exc:
             message = str(exc).replace(str(path), shown_as)
             raise CaseError(message, _form_field(message)) from exc
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace a dataset file's text atomically, through a sibling temporary file given the
+    file's own permission bits (a save never changes who may read it); a new file gets the
+    default permissions."""
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    os.chmod(tmp, 0o644 if mode is None else mode)
+    os.replace(tmp, path)

@@ -2,12 +2,12 @@
 
 ``tracegrade judge-check DATASET`` runs the judge on the cases that carry ``label: pass`` or
 ``label: fail`` and compares: the judge says *pass* when its (median) score reaches the
-case's threshold. Agreement is reported as accuracy (share of equal verdicts) and Cohen's
-kappa, which discounts the agreement two raters reach by chance from their pass rates
-(Cohen, 1960: kappa = (p_o - p_e) / (1 - p_e), p_e = P(both pass) + P(both fail) under
-independence). Kappa is undefined (None) when chance agreement is already 1, i.e. both
-raters gave one and the same verdict to every case. A case the judge could not judge (judge
-error, nothing to judge) or that no trace matched is listed and left out of both numbers.
+case's threshold. Agreement is measured by the same function as ``tracegrade agreement``
+(:func:`tracegrade.scoring.agreement.rater_agreement`: counts, accuracy, precision and recall
+of "fail", Cohen's kappa with its confidence interval; the label is the reference, the judge
+the rater), so ``judge-check`` is that report's judge row over a dataset's labelled cases. A
+case the judge could not judge (judge error, nothing to judge) or that no trace matched is
+listed and left out of the numbers.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from tracegrade.dataset import Dataset
 from tracegrade.errors import DatasetError
 from tracegrade.judge.client import JudgeUsage
 from tracegrade.judge.scorer import JudgeScorer
+from tracegrade.scoring.agreement import RaterAgreement, rater_agreement
 from tracegrade.scoring.evaluate import match_cases
 from tracegrade.trace import AgentTrace
 
@@ -49,13 +50,18 @@ class Agreement:
     confusion: Mapping[str, int]
     not_compared: int
     usage: JudgeUsage
+    stats: RaterAgreement
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON form: every field, rows as objects, usage as its dict."""
+        """JSON form: every field, rows as objects, usage as its dict, ``agreement`` as
+        ``tracegrade agreement`` reports a rater."""
         return {
             "compared": self.compared,
             "accuracy": self.accuracy,
             "kappa": self.kappa,
+            "kappa_low": self.stats.kappa_low,
+            "kappa_high": self.stats.kappa_high,
+            "agreement": self.stats.to_dict(),
             "confusion": dict(self.confusion),
             "not_compared": self.not_compared,
             "judge_usage": self.usage.to_dict(),
@@ -63,33 +69,23 @@ class Agreement:
         }
 
 
-def cohen_kappa(pairs: Sequence[tuple[bool, bool]]) -> float | None:
-    """Cohen's kappa of two raters' binary verdicts (see the module docstring); None for no
-    pairs or when chance agreement is 1."""
-    if not pairs:
-        return None
-    n = len(pairs)
-    observed = sum(a == b for a, b in pairs) / n
-    first, second = sum(a for a, _ in pairs) / n, sum(b for _, b in pairs) / n
-    chance = first * second + (1 - first) * (1 - second)
-    return None if chance >= 1.0 else (observed - chance) / (1 - chance)
-
-
 def agreement(rows: Sequence[Row], usage: JudgeUsage | None = None) -> Agreement:
-    """Accuracy, kappa and the confusion counts over the rows the judge could judge."""
+    """The agreement (:func:`~tracegrade.scoring.agreement.rater_agreement`, label as the
+    reference) and the confusion counts over the rows the judge could judge."""
     pairs = [(r.label == "pass", r.judge == "pass") for r in rows if r.judge is not None]
     confusion = {f"{h}/{j}": 0 for h in ("pass", "fail") for j in ("pass", "fail")}
     for human, judge in pairs:
         confusion[f"{'pass' if human else 'fail'}/{'pass' if judge else 'fail'}"] += 1
-    accuracy = sum(h == j for h, j in pairs) / len(pairs) if pairs else None
+    stats = rater_agreement(pairs)
     return Agreement(
         tuple(rows),
         len(pairs),
-        accuracy,
-        cohen_kappa(pairs),
+        stats.accuracy,
+        stats.kappa,
         confusion,
         len(rows) - len(pairs),
         usage or JudgeUsage(),
+        stats,
     )
 
 

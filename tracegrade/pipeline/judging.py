@@ -72,7 +72,7 @@ def judge_cache(db: str | None, scorer: JudgeScorer | None) -> Iterator[None]:
 class JudgeCheckOptions:
     """``judge-check``: the dataset (a path), where its traces come from, the judge."""
 
-    dataset: str
+    dataset: str | None
     files: Sequence[str] = ()
     db: str | None = None
     messages_key: str = "messages"
@@ -94,6 +94,8 @@ def check_judge(
         ConfigError: no traces to judge; no judge credentials.
         DatasetError: a bad dataset.
     """
+    if options.dataset is None:
+        raise ConfigError("judge-check needs a DATASET whose cases carry labels")
     dataset = load_dataset(options.dataset)
     config = config_for(load_config(options.config), dataset)
     labelled = [c for c in dataset.cases if c.label is not None]

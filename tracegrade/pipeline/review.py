@@ -296,3 +296,32 @@ def _scores(result: CaseResult | None) -> dict[str, Any]:
             for name, d in result.details.items()
         },
     }
+
+
+def list_queues(store: Store) -> list[dict[str, Any]]:
+    """Every queue with its rule and progress (:func:`tracegrade.store.review.queues`)."""
+    return queue_store.queues(store.db)
+
+
+def skip_item(store: Store, queue: str, conversation: str, reviewer: str) -> None:
+    """Give a claimed item back; it is never offered to ``reviewer`` again."""
+    queue_store.skip(store.db, queue, conversation, reviewer)
+
+
+def queue_item(store: Store, queue: str, conversation: str) -> QueueItem:
+    """One item of a queue.
+
+    Raises:
+        StoreError: no such item.
+    """
+    return queue_store.item(store.db, queue, conversation)
+
+
+def queue_progress(store: Store, queue: str) -> dict[str, int]:
+    """A queue's item counts (``open``, ``claimed``, ``done``, ``total``).
+
+    Raises:
+        StoreError: no such queue.
+    """
+    queue_store.queue_rule(store.db, queue)
+    return queue_store.progress(store.db, queue)

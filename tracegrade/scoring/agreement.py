@@ -9,7 +9,8 @@ Cohen's kappa (Cohen, 1960) discounts the agreement two raters reach by chance f
 pass rates: kappa = (p_o - p_e) / (1 - p_e). It and its asymptotic standard error and
 confidence interval come from :func:`statsmodels.stats.inter_rater.cohens_kappa` (Fleiss,
 Cohen and Everitt's large-sample variance, as SAS reports it: the interval is that normal
-distribution's central ``1 - alpha``), clipped to [-1, 1]. Kappa is None when chance
+distribution's central ``1 - alpha``), clipped to [-1, 1]; there is none when that standard
+error is 0 (one rater gave one verdict throughout, or they agree perfectly). Kappa is None when chance
 agreement is already 1 (both raters gave one and the same verdict every time); a ratio is
 None when its denominator is 0.
 """
@@ -80,6 +81,8 @@ def kappa_interval(
     kappa = _finite(result.kappa)
     if kappa is None:
         return None, None, None
+    if not result.std_kappa > 0:  # a constant rater, or perfect agreement: no interval
+        return kappa, None, None
     # the asymptotic normal distribution of kappa statsmodels fits (a scipy.stats.norm)
     interval = result.distribution_kappa.interval(1 - alpha)
     low, high = _finite(interval[0]), _finite(interval[1])

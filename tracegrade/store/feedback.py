@@ -302,6 +302,16 @@ def feedback_for(db: Database, trace_ids: Sequence[str]) -> dict[str, list[Feedb
     return out
 
 
+def traces_with_feedback(db: Database, since_s: float | None = None) -> list[str]:
+    """Trace ids that received feedback since ``since_s`` (Unix s; None: ever)."""
+    sql = "SELECT DISTINCT trace_id FROM feedback WHERE trace_id IS NOT NULL"
+    args: list[Any] = []
+    if since_s is not None:
+        sql += " AND received_at >= ?"
+        args.append(since_s)
+    return [row[0] for row in db.execute(sql, args)]
+
+
 def recent(db: Database, *, since_s: float | None = None, limit: int = 1000) -> list[Feedback]:
     """Feedback received since ``since_s`` (Unix s; None: any time), newest first."""
     sql = f"SELECT {FEEDBACK_COLUMNS} FROM feedback"

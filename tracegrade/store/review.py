@@ -182,9 +182,9 @@ def progress(db: Database, name: str, now: float | None = None) -> dict[str, int
     now = time.time() if now is None else now
     counts = {"open": 0, "claimed": 0, "done": 0}
     for state, lease, n in db.execute(
-        "SELECT state, lease_until < ?, COUNT(*) FROM review_items WHERE queue = ?"
-        " GROUP BY state, lease_until < ?",
-        (now, name, now),
+        "SELECT state, CASE WHEN lease_until < ? THEN 1 ELSE 0 END, COUNT(*) FROM review_items"
+        " WHERE queue = ? GROUP BY 1, 2",
+        (now, name),
     ):
         key = "open" if state == "claimed" and lease else state
         counts[key] = counts.get(key, 0) + int(n)

@@ -11,10 +11,7 @@ did not change since the form was opened (its digest), applies the form
 
 from __future__ import annotations
 
-import os
 import re
-import stat
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +32,7 @@ from tracegrade.dataset.editing import (
     digest,
     form_values,
     validate,
+    write_atomically,
 )
 from tracegrade.errors import StoreError
 from tracegrade.normalize import normalize_trace
@@ -75,12 +73,7 @@ class Source:
         if self.path is None:
             stored.put_dataset(ui.store, str(self.name), text)
             return
-        mode = stat.S_IMODE(self.path.stat().st_mode)
-        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, self.path)
+        write_atomically(self.path, text)
 
 
 def sources(ui: Ui) -> dict[str, Source]:

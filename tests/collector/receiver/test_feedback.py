@@ -65,7 +65,9 @@ def test_feedback_by_every_route_before_and_after_its_trace_joins_the_right_trac
     store_location: str,
 ) -> None:
     a, b = _turn("where is my order?"), _turn("cancel it")
-    c = _turn("change the address", **{"user.feedback": "thumbs_down", "user.feedback.comment": "no"})
+    c = _turn(
+        "change the address", **{"user.feedback": "thumbs_down", "user.feedback.comment": "no"}
+    )
     (a_id, a_span, a_raw, a_raw_span), (b_id, _, _, _), (c_id, _, c_raw, c_raw_span) = map(
         _ids, (a, b, c)
     )

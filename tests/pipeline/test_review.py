@@ -1,0 +1,231 @@
+"""The review loop on real stores: conversations sent to the real receiver by the SDK's
+exporter, a queue built by rule, two reviewers claiming at once without overlap (SQLite and
+PostgreSQL), labels kept with who and when, exported and imported, and a reviewed conversation
+promoted to a case that loads and passes on its own trace."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.collector.receiver.helpers import running
+from tests.collector.receiver.sdk_pipelines import span_exporter
+from tests.support.sdk import agent_turn, record
+from tracegrade.config import load_config
+from tracegrade.curate.promote import CaseEdits
+from tracegrade.dataset import load_dataset
+from tracegrade.errors import DatasetError, StoreError
+from tracegrade.pipeline.evaluate import evaluate_dataset
+from tracegrade.pipeline.labels_io import export_labels, import_labels
+from tracegrade.pipeline.promote import promote
+from tracegrade.pipeline.reading import traces_by_id
+from tracegrade.pipeline.review import (
+    LabelInput,
+    QueueRule,
+    build_queue,
+    next_item,
+    queue_progress,
+    record_label,
+    review_view,
+    skip_item,
+)
+from tracegrade.store import review as queue_store
+from tracegrade.store.datasets import get_dataset
+from tracegrade.store.traces import Store
+
+TAU = Path(__file__).parents[2] / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
+
+
+def _send(location: str, count: int, *, thumbs_down: set[int]) -> list[str]:
+    """``count`` one-turn conversations through the real receiver; negative feedback (POST
+    /v1/feedback) on those in ``thumbs_down``. Returns their trace ids in order."""
+    turns = [
+        record(lambda t, i=i: agent_turn(t, f"question {i}", f"answer {i}")) for i in range(count)
+    ]
+    ids = [f"{next(s for s in spans if s.parent is None).context.trace_id:032x}" for spans in turns]
+    with running(location) as receiver:
+        exporter = span_exporter("http", receiver)
+        assert exporter.export([s for spans in turns for s in spans]).name == "SUCCESS"
+        exporter.shutdown()
+        for i in sorted(thumbs_down):
+            body = {"trace_id": ids[i], "label": "thumbs_down"}
+            assert httpx.post(f"{receiver.http_endpoint}/v1/feedback", json=body).status_code == 200
+    return ids
+
+
+def test_a_queue_built_by_rule_hands_items_to_two_reviewers_without_overlap(store_location) -> None:
+    negative = {1, 2, 4, 5, 7, 8, 10, 11}
+    ids = _send(store_location, 12, thumbs_down=negative)
+    built = build_queue(store_location, "unhappy", QueueRule(feedback="negative"), "lead")
+    assert (built.considered, built.items) == (12, len(negative))
+    claimed: dict[str, list[str]] = {"ana": [], "ben": []}
+    start = threading.Barrier(2)
+
+    def review(reviewer: str) -> None:
+        with Store(store_location) as store:
+            start.wait()
+            while (item := next_item(store, "unhappy", reviewer)) is not None:
+                claimed[reviewer].append(item.trace_ids[0])
+                record_label(
+                    store,
+                    LabelInput(
+                        item.trace_ids,
+                        reviewer,
+                        "fail",
+                        queue="unhappy",
+                        conversation=item.conversation,
+                    ),
+                )
+
+    threads = [threading.Thread(target=review, args=(name,)) for name in claimed]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not set(claimed["ana"]) & set(claimed["ben"])
+    assert sorted(claimed["ana"] + claimed["ben"]) == sorted(ids[i] for i in negative)
+    with Store(store_location) as store:
+        assert queue_progress(store, "unhappy") == {"open": 0, "claimed": 0, "done": 8, "total": 8}
+        labels = queue_store.labels(store.db)
+    assert {(label.reviewer, label.verdict) for label in labels} <= {
+        ("ana", "fail"),
+        ("ben", "fail"),
+    }
+    assert all(label.created_at > 0 and label.queue == "unhappy" for label in labels)
+
+
+def test_a_held_item_comes_back_to_its_reviewer_and_a_skipped_one_goes_to_the_other(
+    tmp_path,
+) -> None:
+    location = str(tmp_path / "claims.db")
+    _send(location, 3, thumbs_down=set())
+    build_queue(location, "all", QueueRule(), "lead")
+    with Store(location) as store:
+        first = next_item(store, "all", "ana")
+        again = next_item(store, "all", "ana")  # a reload does not take a second item
+        assert again.conversation == first.conversation and again.lease_until >= first.lease_until
+        other = next_item(store, "all", "ben")
+        assert other is not None and other.conversation != first.conversation
+        skip_item(store, "all", first.conversation, "ana")
+        assert next_item(store, "all", "ana").conversation not in (
+            first.conversation,
+            other.conversation,
+        )
+        assert next_item(store, "all", "carl").conversation == first.conversation
+        with pytest.raises(StoreError, match="no review queue 'nope'"):
+            next_item(store, "nope", "ana")
+    with pytest.raises(StoreError, match="exists"):
+        build_queue(location, "all", QueueRule(), "lead")
+
+
+def test_rules_combine_filters_and_signals(tmp_path) -> None:
+    location = str(tmp_path / "rules.db")
+    _send(location, 6, thumbs_down={0, 3})
+    assert build_queue(location, "sample", QueueRule(sample=2), None).items == 2
+    assert build_queue(location, "other-service", QueueRule(service="nobody"), None).items == 0
+    assert build_queue(location, "any-fb", QueueRule(feedback="any", limit=1), None).items == 1
+    failing = build_queue(location, "failing", QueueRule(failed_scorers=["errors"]), None)
+    assert failing.items == 0  # the example turns' tool calls all succeed
+    with Store(location) as store:
+        reasons = [item.reason for item in queue_store.items(store.db, "any-fb")]
+    assert reasons == ["1 feedback"]
+
+
+def test_labels_are_exported_and_imported_back_without_loss_or_doubles(tmp_path) -> None:
+    location = str(tmp_path / "labels.db")
+    ids = _send(location, 2, thumbs_down=set())
+    with Store(location) as store:
+        record_label(
+            store,
+            LabelInput(
+                [ids[0]],
+                "ana",
+                "fail",
+                {"tools_right": "fail"},
+                "wrong tool",
+                {"must_not_contain": ["refund"]},
+            ),
+        )
+    assert export_labels(location, tmp_path / "labels.jsonl") == 1
+    line = json.loads((tmp_path / "labels.jsonl").read_text())
+    assert line["reviewer"] == "ana" and line["axes"] == {"tools_right": "fail"}
+    assert (
+        line["schema_version"] == "tracegrade.label/1" and line["conversation"] == f"trace:{ids[0]}"
+    )
+    other = str(tmp_path / "other.db")
+    bad = (
+        '{"trace_ids": [], "reviewer": "x", "verdict": "pass"}\n'
+        '{"trace_ids": ["ab"], "reviewer": "x", "verdict": "maybe"}\n'
+    )
+    (tmp_path / "mixed.jsonl").write_text((tmp_path / "labels.jsonl").read_text() + bad)
+    first, again = (
+        import_labels(other, tmp_path / "mixed.jsonl"),
+        import_labels(other, tmp_path / "mixed.jsonl"),
+    )
+    assert (first.added, first.duplicates, [e.line for e in first.errors]) == (1, 0, [2, 3])
+    assert "mixed.jsonl:3: verdict" in str(first.errors[1])
+    assert (again.added, again.duplicates) == (0, 1)
+    with Store(other) as store:
+        (label,) = queue_store.labels(store.db)
+    assert {**label.to_dict(), "schema_version": "tracegrade.label/1"} == line
+
+
+@pytest.fixture
+def tau_store(tmp_path) -> tuple[str, list[str]]:
+    """Three tau-bench conversations (multi-turn, one trace each) in a store."""
+    from click.testing import CliRunner
+
+    from tracegrade.cli import cli
+
+    records = json.loads(TAU.read_text())[:3]
+    (tmp_path / "three.json").write_text(json.dumps(records))
+    location = str(tmp_path / "tau.db")
+    result = CliRunner().invoke(
+        cli, ["import", str(tmp_path / "three.json"), "--messages-key", "traj", "--db", location]
+    )
+    assert result.exit_code == 0, result.output
+    with Store(location) as store:
+        return location, store.trace_ids()
+
+
+def test_a_promoted_case_loads_and_passes_on_its_own_trace(tau_store, tmp_path) -> None:
+    location, ids = tau_store
+    target = tmp_path / "golden.yaml"
+    target.write_text("# reviewed cases\nname: golden\ncases: []\n")
+    with Store(location) as store:
+        view = review_view(store, [ids[0]], load_config())
+        record_label(store, LabelInput([ids[0]], "ana", "pass", note="right answer"))
+        performed = [t for t in view["tools"] if t["default"] == "name"]
+        picks = {performed[0]["index"]: "arguments"}
+        promoted = promote(
+            store,
+            [ids[0]],
+            str(target),
+            "ana",
+            CaseEdits(tool_calls=picks, must_not_contain=["I cannot help"]),
+        )
+        with pytest.raises(DatasetError, match="has a case"):
+            promote(store, [ids[0]], str(target), "ana", CaseEdits())
+        traces = traces_by_id(store, ids)
+    assert target.read_text().startswith("# reviewed cases")
+    dataset = load_dataset(target)
+    (case,) = dataset.cases
+    assert case.turns and len(case.turns) == len(traces[ids[0]].user_inputs) > 1  # multi-turn
+    assert case.label == "pass" and case.metadata["reviewed_by"] == "ana"
+    assert case.expected_tool_calls[0].name == performed[0]["name"]
+    assert case.must_not_contain == ["I cannot help"]
+    assert promoted.case["id"] == case.id
+    result = evaluate_dataset([traces[ids[0]]], dataset, judge=False).results[0]
+    assert result.trace_id == ids[0] and result.passed, result.reasons
+
+
+def test_a_case_promoted_to_a_stored_dataset_is_there(tau_store) -> None:
+    location, ids = tau_store
+    with Store(location) as store:
+        promote(store, [ids[1]], "store:reviewed", "ben", CaseEdits(case_id="kept", label="fail"))
+        text = get_dataset(store, "reviewed").text
+    assert "id: kept" in text and "label: fail" in text
