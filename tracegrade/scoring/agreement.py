@@ -18,6 +18,7 @@ None when its denominator is 0.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -77,7 +78,9 @@ def kappa_interval(
         return None, None, None
     from statsmodels.stats.inter_rater import cohens_kappa  # ~1 s to import: only when needed
 
-    result = cohens_kappa(table)
+    with warnings.catch_warnings():  # a degenerate table's variance is nan: no interval then
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = cohens_kappa(table)
     kappa = _finite(result.kappa)
     if kappa is None:
         return None, None, None
