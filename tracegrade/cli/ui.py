@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import socket
 from pathlib import Path
 
@@ -10,7 +11,10 @@ import click
 from tracegrade.cli.options import db_option
 from tracegrade.errors import ConfigError
 from tracegrade.http_guard import LimitedProtocol
-from tracegrade.web.security import TOKEN_ENV, allowed_hosts, is_loopback
+from tracegrade.pipeline.accounts import account_names
+from tracegrade.web.security import LOOPBACK_NAMES, TOKEN_ENV, allowed_hosts, is_loopback
+
+LOOPBACK_HOSTS = frozenset(LOOPBACK_NAMES)
 
 DEFAULT_PORT = 8765
 
@@ -55,6 +59,19 @@ def _bind(host: str, port: int) -> socket.socket:
     "behind a reverse proxy). Bound off loopback without it, any name is answered.",
 )
 @click.option(
+    "--user-header",
+    metavar="NAME",
+    help="A trusted proxy's header naming the user (e.g. X-Forwarded-User); believed only "
+    "from --trusted-proxy addresses.",
+)
+@click.option(
+    "--trusted-proxy",
+    "trusted_proxies",
+    multiple=True,
+    metavar="ADDRESS",
+    help="A proxy address whose --user-header is believed (repeatable; default loopback).",
+)
+@click.option(
     "--dataset",
     "datasets",
     multiple=True,
@@ -67,21 +84,24 @@ def command(
     port: int,
     token: str | None,
     allow_hosts: tuple[str, ...],
+    user_header: str | None,
+    trusted_proxies: tuple[str, ...],
     datasets: tuple[Path, ...],
 ) -> None:
-    """Serve the dashboard (runs, trends, compare, traces) and the case editor.
+    """Serve the dashboard (runs, trends, compare, traces, review) and the case editor.
 
-    Prints one line with the URL once serving. Listening beyond loopback needs --token."""
+    Prints one line with the URL once serving. Listening beyond loopback needs --token, named
+    accounts (tracegrade users) or --user-header."""
     import uvicorn
 
     from tracegrade.web import UiConfig, create_app
 
     if token is not None and not token.strip():
         raise ConfigError(f"--token / {TOKEN_ENV} is blank: set a token of visible characters")
-    if not is_loopback(host) and not token:
+    if not is_loopback(host) and not (token or user_header or account_names(db)):
         raise ConfigError(
-            f"--host {host} is not loopback: set --token (or {TOKEN_ENV}) so only people with "
-            "the token can read traces and edit datasets"
+            f"--host {host} is not loopback: set --token (or {TOKEN_ENV}), add accounts "
+            "(tracegrade users add) or --user-header, so only known people read traces"
         )
     app = create_app(
         UiConfig(
@@ -89,6 +109,9 @@ def command(
             token=token,
             datasets=tuple(p.resolve() for p in datasets),
             hosts=allowed_hosts(host, allow_hosts),
+            user_header=user_header,
+            trusted_proxies=frozenset(trusted_proxies) or LOOPBACK_HOSTS,
+            local_user=getpass.getuser(),
         )
     )
     sock = _bind(host, port)

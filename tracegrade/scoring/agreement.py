@@ -10,7 +10,7 @@ pass rates: kappa = (p_o - p_e) / (1 - p_e). It and its asymptotic standard erro
 confidence interval come from :func:`statsmodels.stats.inter_rater.cohens_kappa` (Fleiss,
 Cohen and Everitt's large-sample variance, as SAS reports it: the interval is that normal
 distribution's central ``1 - alpha``), clipped to [-1, 1]; there is none when that standard
-error is 0 (one rater gave one verdict throughout, or they agree perfectly). Kappa is None when chance
+error is 0 (one rater gave one verdict throughout, or they agree perfectly). Kappa is None
 agreement is already 1 (both raters gave one and the same verdict every time); a ratio is
 None when its denominator is 0.
 """

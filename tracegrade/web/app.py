@@ -25,7 +25,7 @@ from starlette.templating import Jinja2Templates
 
 from tracegrade.errors import DatasetError, StoreError
 from tracegrade.web import compare_page, editor, login, runs, traces
-from tracegrade.web.base import HERE, Ui, UiConfig, render
+from tracegrade.web.base import HERE, StoreAccounts, Ui, UiConfig, render
 from tracegrade.web.security import Guard, SecurityMiddleware
 
 __all__ = ["UiConfig", "create_app", "routes"]
@@ -81,11 +81,18 @@ def create_app(config: UiConfig) -> Starlette:
     )
     templates = Jinja2Templates(env=env)
     _filters(templates)
-    guard = Guard(config.token, config.hosts)
+    guard = Guard(
+        config.token,
+        config.hosts,
+        user_header=config.user_header,
+        trusted_proxies=config.trusted_proxies,
+        local_user=config.local_user,
+    )
     app = Starlette(
         routes=routes(),
         middleware=[Middleware(SecurityMiddleware, guard=guard)],
         exception_handlers={StoreError: _store_error, DatasetError: _store_error},
     )
     app.state.ui = Ui(config, guard, templates)
+    guard.accounts = StoreAccounts(app.state.ui)
     return app

@@ -10,6 +10,7 @@ judge output are untrusted and are never marked safe.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +22,9 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from tracegrade.config import Config, load_config
+from tracegrade.pipeline.accounts import has_accounts, verify
 from tracegrade.store.traces import Store
-from tracegrade.web.security import CSRF_FIELD, LOOPBACK_NAMES, Guard
+from tracegrade.web.security import CSRF_FIELD, LOOPBACK_NAMES, Guard, user_of
 
 HERE = Path(__file__).parent
 LOOPBACK_HOSTS = frozenset(LOOPBACK_NAMES)
@@ -39,6 +41,12 @@ class UiConfig:
     token: str | None = None
     datasets: Sequence[Path] = ()
     hosts: frozenset[str] | None = LOOPBACK_HOSTS
+    user_header: str | None = None
+    """A trusted proxy's header naming the user (e.g. ``X-Forwarded-User``); None: none."""
+    trusted_proxies: frozenset[str] = LOOPBACK_HOSTS
+    """Client addresses whose ``user_header`` is believed."""
+    local_user: str = "local"
+    """Who uses a server that asks nobody to log in (no token, account or proxy header)."""
 
 
 @dataclass
@@ -82,6 +90,25 @@ class Ui:
             self._store = None
 
 
+@dataclass
+class StoreAccounts:
+    """The named accounts in the store (:mod:`tracegrade.pipeline.accounts`), for the guard;
+    whether any exists is read again at most every :attr:`RECHECK_S` seconds."""
+
+    ui: Ui
+    RECHECK_S = 5.0
+    _known: tuple[float, bool] = (-RECHECK_S, False)
+
+    def exist(self) -> bool:
+        now = time.monotonic()
+        if now - self._known[0] >= self.RECHECK_S:
+            self._known = (now, has_accounts(self.ui.store))
+        return self._known[1]
+
+    def verify(self, name: str, password: str) -> bool:
+        return verify(self.ui.store, name, password)
+
+
 def ui_of(request: Request) -> Ui:
     """The :class:`Ui` serving ``request``."""
     ui: Ui = request.app.state.ui
@@ -101,7 +128,8 @@ def render(
         return JSONResponse(_jsonable(data), status_code=status_code)
     ui = ui_of(request)
     context = {**data, "csrf_token": ui.guard.csrf_token(request), "csrf_field": CSRF_FIELD}
-    context["logged_in"] = ui.guard.token is not None
+    context["logged_in"] = ui.guard.required
+    context["user"] = user_of(request)
     return ui.templates.TemplateResponse(request, template, context, status_code=status_code)
 
 

@@ -1,6 +1,7 @@
-"""The login form: ``GET /login`` shows it, ``POST /login`` checks the token (throttled:
-:class:`~.security.LoginThrottle`) and sets the HttpOnly session cookie (see
-:mod:`.security`), ``POST /logout`` ends the session and clears the cookie."""
+"""The login form: ``GET /login`` shows it, ``POST /login`` checks a name and password (a named
+account) or the token (both throttled: :class:`~.security.LoginThrottle`) and sets the
+HttpOnly session cookie (see :mod:`.security`), ``POST /logout`` ends the session and clears
+the cookie."""
 
 from __future__ import annotations
 
@@ -12,14 +13,23 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from tracegrade.web.base import render, ui_of
-from tracegrade.web.security import SESSION_COOKIE, safe_next, state_changing
+from tracegrade.web.security import SESSION_COOKIE, Guard, safe_next, state_changing
 
 
 async def login_form(request: Request) -> Response:
     """The login form; ``next`` is where to go afterwards (a local path)."""
-    return render(
-        request, "login.html", {"next": safe_next(request.query_params.get("next")), "error": None}
-    )
+    return render(request, "login.html", _form(request, request.query_params.get("next"), None))
+
+
+def _form(request: Request, target: str | None, error: str | None) -> dict[str, object]:
+    guard = ui_of(request).guard
+    accounts = bool(guard.accounts and guard.accounts.exist())
+    return {
+        "next": safe_next(target),
+        "error": error,
+        "accounts": accounts,
+        "token": bool(guard.token),
+    }
 
 
 @state_changing
@@ -36,20 +46,33 @@ async def login(request: Request, form: FormData) -> Response:
             headers={"retry-after": str(math.ceil(wait_s))},
         )
     target = safe_next(str(form.get("next") or "/"))
-    token = form.get("token")
-    if guard.token is None or not isinstance(token, str) or not guard.token_matches(token):
+    user = _who(guard, form)
+    if user is None:
         guard.throttle.failed(client)
-        data = {"next": target, "error": "wrong token"}
+        data = _form(
+            request, target, "wrong name or password" if form.get("name") else "wrong token"
+        )
         return render(request, "login.html", data, status_code=401)
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
-        guard.new_session(),
+        guard.new_session(user),
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",
     )
     return response
+
+
+def _who(guard: Guard, form: FormData) -> str | None:
+    """The user a login form proves: a named account's name and password, or the token."""
+    name, password, token = form.get("name"), form.get("password"), form.get("token")
+    if isinstance(name, str) and name.strip() and isinstance(password, str):
+        accounts = guard.accounts
+        return name.strip() if accounts and accounts.verify(name.strip(), password) else None
+    if guard.token is not None and isinstance(token, str) and guard.token_matches(token):
+        return "token"
+    return None
 
 
 @state_changing

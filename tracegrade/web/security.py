@@ -4,12 +4,18 @@
   (:attr:`Guard.hosts`: the loopback names when bound to loopback, plus ``--allow-host``) is
   refused (400) before anything else, so a DNS-rebinding page (``Host: evil.example``
   resolving to 127.0.0.1) reads and changes nothing.
-- **Token**: when the server has a token (``--token`` / ``TRACEGRADE_UI_TOKEN``; required
-  when listening beyond loopback; blank tokens are refused), every request needs a session
-  cookie that ``/login`` sets (HttpOnly, SameSite=Strict; a random id kept server-side, which
-  ``/logout`` and :data:`SESSION_TTL_S` end) or an ``Authorization: Bearer TOKEN`` header
-  (scripts reading the JSON twins). Without either, HTML pages redirect to the login form and
-  everything else answers 401. Wrong tokens are throttled (:class:`LoginThrottle`).
+- **Who**: when the server has a token (``--token`` / ``TRACEGRADE_UI_TOKEN``; blank tokens
+  are refused), named accounts (``tracegrade users``: a name and an Argon2id password hash,
+  :mod:`tracegrade.pipeline.accounts`) or a trusted proxy's user header (``--user-header``,
+  honoured only from ``--trusted-proxy`` addresses, loopback by default), every request needs
+  to say who it is: a session cookie that ``/login`` sets for an account or the token
+  (HttpOnly, SameSite=Strict; a random id kept server-side with the user's name, which
+  ``/logout`` and :data:`SESSION_TTL_S` end), an ``Authorization: Bearer TOKEN`` header
+  (scripts reading the JSON twins and automation: the user ``token``), or the proxy's header.
+  Without any, HTML pages redirect to the login form and everything else answers 401. Wrong
+  tokens and passwords are throttled (:class:`LoginThrottle`). A server with none of the three
+  is open, and its one user is the local login name (``local_user``). The user's name is
+  :func:`user_of` a request: who labels and promotes.
 - **CSRF**: every state-changing request (POST) carries a ``csrf_token`` form field that is an
   HMAC of the browser's random ``tg_csrf`` cookie under a per-process secret (signed double
   submit), and, when the browser sends ``Origin``, comes from this server's own origin (whose
@@ -30,7 +36,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from functools import wraps
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
 from starlette.datastructures import FormData
@@ -89,23 +95,52 @@ def host_name(netloc: str) -> str:
         return ""
 
 
+class Accounts(Protocol):
+    """The named accounts a :class:`Guard` checks (the store's, in :mod:`.base`)."""
+
+    def exist(self) -> bool:
+        """Whether any account exists."""
+        ...  # pragma: no cover
+
+    def verify(self, name: str, password: str) -> bool:
+        """Whether ``password`` is account ``name``'s."""
+        ...  # pragma: no cover
+
+
 class Guard:
-    """The host check, token check, sessions and CSRF tokens of one server process (see the
-    module docstring). ``hosts`` None accepts any ``Host``.
+    """The host check, who is asking (token, accounts, proxy header), sessions and CSRF tokens
+    of one server process (see the module docstring). ``hosts`` None accepts any ``Host``.
 
     Raises:
         ValueError: ``token`` is blank (empty or only whitespace).
     """
 
-    def __init__(self, token: str | None, hosts: frozenset[str] | None = None):
+    def __init__(
+        self,
+        token: str | None,
+        hosts: frozenset[str] | None = None,
+        *,
+        user_header: str | None = None,
+        trusted_proxies: frozenset[str] = frozenset(LOOPBACK_NAMES),
+        local_user: str = "local",
+    ):
         if token is not None and token != "" and not token.strip():
             raise ValueError("the UI token is blank: set a non-blank --token")
         self.token = token or None
         self.hosts = hosts
+        self.user_header = user_header.lower() if user_header else None
+        self.trusted_proxies = trusted_proxies
+        self.local_user = local_user
+        self.accounts: Accounts | None = None
         self._secret = secrets.token_bytes(32)
-        self._sessions: OrderedDict[str, float] = OrderedDict()
-        """Session id -> when it expires (time.monotonic()), oldest login first."""
+        self._sessions: OrderedDict[str, tuple[float, str]] = OrderedDict()
+        """Session id -> (when it expires (time.monotonic()), the user), oldest login first."""
         self.throttle = LoginThrottle()
+
+    @property
+    def required(self) -> bool:
+        """Whether requests must say who they are (a token, accounts or a proxy header)."""
+        return bool(self.token or self.user_header or (self.accounts and self.accounts.exist()))
 
     def _mac(self, purpose: str, value: str) -> str:
         return hmac.new(self._secret, f"{purpose}:{value}".encode(), hashlib.sha256).hexdigest()
@@ -116,14 +151,15 @@ class Guard:
             return True
         return host_name(request.headers.get("host", "")) in self.hosts
 
-    def new_session(self) -> str:
-        """Start a session (after a correct token); returns its id, the cookie's value."""
+    def new_session(self, user: str = "token") -> str:
+        """Start a session for ``user`` (after a correct token or password); returns its id,
+        the cookie's value."""
         now = time.monotonic()
         self._expire(now)
         while len(self._sessions) >= MAX_SESSIONS:
             self._sessions.popitem(last=False)
         session = secrets.token_urlsafe(32)
-        self._sessions[session] = now + SESSION_TTL_S
+        self._sessions[session] = (now + SESSION_TTL_S, user)
         return session
 
     def end_session(self, session: str | None) -> None:
@@ -131,12 +167,13 @@ class Guard:
         if session:
             self._sessions.pop(session, None)
 
-    def _session_valid(self, session: str) -> bool:
+    def _session_user(self, session: str) -> str | None:
         self._expire(time.monotonic())
-        return session in self._sessions
+        found = self._sessions.get(session)
+        return None if found is None else found[1]
 
     def _expire(self, now: float) -> None:
-        while self._sessions and next(iter(self._sessions.values())) <= now:
+        while self._sessions and next(iter(self._sessions.values()))[0] <= now:
             self._sessions.popitem(last=False)
 
     def token_matches(self, candidate: str) -> bool:
@@ -145,16 +182,23 @@ class Guard:
             candidate.encode(), self.token.encode()
         )
 
-    def authenticated(self, request: Request) -> bool:
-        """True when no token is set, or the request carries the session cookie or the
-        bearer token."""
-        if self.token is None:
-            return True
+    def user(self, request: Request) -> str | None:
+        """Who the request is from (see the module docstring); None when it must log in."""
+        if self.user_header and request.client and request.client.host in self.trusted_proxies:
+            named = request.headers.get(self.user_header, "").strip()
+            if named:
+                return named
         cookie = request.cookies.get(SESSION_COOKIE, "")
-        if cookie and self._session_valid(cookie):
-            return True
+        if cookie and (user := self._session_user(cookie)) is not None:
+            return user
         scheme, _, value = request.headers.get("authorization", "").partition(" ")
-        return scheme.lower() == "bearer" and self.token_matches(value.strip())
+        if scheme.lower() == "bearer" and self.token_matches(value.strip()):
+            return "token"
+        return None if self.required else self.local_user
+
+    def authenticated(self, request: Request) -> bool:
+        """True when the request says who it is, or none needs to (see :meth:`user`)."""
+        return self.user(request) is not None
 
     def csrf_token(self, request: Request) -> str:
         """The CSRF token for this browser's ``tg_csrf`` cookie (set by the middleware)."""
@@ -191,7 +235,8 @@ class SecurityMiddleware(BaseHTTPMiddleware):
         fresh = not nonce or len(nonce) != 32
         request.state.csrf_nonce = secrets.token_hex(16) if fresh else nonce
         open_path = request.url.path.startswith(OPEN_PATHS)
-        if open_path or self.guard.authenticated(request):
+        request.state.user = self.guard.user(request)
+        if open_path or request.state.user is not None:
             response = await call_next(request)
         else:
             response = _refuse(request)
@@ -282,3 +327,9 @@ class LoginThrottle:
         self._all = [*self._all[-self.OVERALL :], now]
         while len(self._failures) > self.MAX_CLIENTS:
             self._failures.popitem(last=False)
+
+
+def user_of(request: Request) -> str:
+    """The name of who sent ``request`` (set by :class:`SecurityMiddleware`; ``anonymous`` on
+    an open path before login)."""
+    return getattr(request.state, "user", None) or "anonymous"
