@@ -4,7 +4,8 @@ Jinja2 templates, behind the security middleware (:mod:`.security`).
 
 Pages (each HTML page has a JSON twin: the same path with ``.json``, datasette's pattern):
 ``/runs``, ``/trends``, ``/runs/{run_id}``, ``/runs/{run_id}/cases/{n}``, ``/compare``,
-``/traces`` and ``/traces/{trace_id}``, ``/datasets/...`` (the case editor), ``/login``.
+``/traces`` and ``/traces/{trace_id}``, ``/datasets/...`` (the case editor), ``/review/...``
+(review queues, :mod:`.review`), ``/agreement``, ``/login``.
 Templates and static files ship inside the package (``tracegrade/web/templates``,
 ``tracegrade/web/static``); nothing is loaded from the internet.
 """
@@ -24,7 +25,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from tracegrade.errors import DatasetError, StoreError
-from tracegrade.web import compare_page, editor, login, runs, traces
+from tracegrade.web import compare_page, editor, login, review, runs, traces
 from tracegrade.web.base import HERE, StoreAccounts, Ui, UiConfig, render
 from tracegrade.web.security import Guard, SecurityMiddleware
 
@@ -68,6 +69,7 @@ def routes() -> list[BaseRoute]:
         *traces.ROUTES,
         *compare_page.ROUTES,
         *editor.ROUTES,
+        *review.ROUTES,
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
 
