@@ -12,13 +12,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.collector.receiver.helpers import running
+from tests.collector.receiver.helpers import http_export, running
 from tests.collector.receiver.sdk_pipelines import span_exporter
 from tests.support.sdk import agent_turn, record
 from tracegrade.config import load_config
 from tracegrade.curate.promote import CaseEdits
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import DatasetError, StoreError
+from tracegrade.otlp.transcripts import to_request
 from tracegrade.pipeline.evaluate import evaluate_dataset
 from tracegrade.pipeline.labels_io import export_labels, import_labels
 from tracegrade.pipeline.promote import promote
@@ -176,18 +177,13 @@ def test_labels_are_exported_and_imported_back_without_loss_or_doubles(tmp_path)
 
 @pytest.fixture
 def tau_store(tmp_path) -> tuple[str, list[str]]:
-    """Three tau-bench conversations (multi-turn, one trace each) in a store."""
-    from click.testing import CliRunner
-
-    from tracegrade.cli import cli
-
-    records = json.loads(TAU.read_text())[:3]
-    (tmp_path / "three.json").write_text(json.dumps(records))
+    """Three tau-bench conversations (multi-turn, one trace each) sent to the real receiver as
+    OTLP/HTTP protobuf exports."""
     location = str(tmp_path / "tau.db")
-    result = CliRunner().invoke(
-        cli, ["import", str(tmp_path / "three.json"), "--messages-key", "traj", "--db", location]
-    )
-    assert result.exit_code == 0, result.output
+    with running(location) as receiver:
+        for record in json.loads(TAU.read_text())[:3]:
+            body = to_request(record, messages_key="traj").SerializeToString()
+            assert http_export(receiver, "traces", body).status_code == 200
     with Store(location) as store:
         return location, store.trace_ids()
 
