@@ -14,7 +14,10 @@ renders what it returns.
 - :mod:`.evaluate`: :func:`evaluate_dataset`, the Python API's one call;
 - :mod:`.suite`: a test session's cases (the pytest plugin);
 - :mod:`.reading`, :mod:`.sources`, :mod:`.selection`: the one way to read traces;
-- :mod:`.views`: what the dashboard and ``runs``/``history`` read; :mod:`.outputs`.
+- :mod:`.views`: what the dashboard and ``runs``/``history`` read; :mod:`.outputs`;
+- :mod:`.review`, :mod:`.labels_io`, :mod:`.promote`, :mod:`.agreement`,
+  :mod:`.conversations`, :mod:`.accounts`: the review loop (queues, labels, golden cases from
+  reviewed conversations, agreement with people; ``judge-check``: :mod:`.judge_check`).
 """
 
 from typing import TYPE_CHECKING
@@ -37,6 +40,13 @@ _EXPORTS = {
     "CompareOptions": "tracegrade.pipeline.compare",
     "compare": "tracegrade.pipeline.compare",
     "JudgeCheckOptions": "tracegrade.pipeline.judging",
+    # the review loop
+    "QueueRule": "tracegrade.pipeline.review",
+    "build_queue": "tracegrade.pipeline.review",
+    "record_label": "tracegrade.pipeline.review",
+    "promote": "tracegrade.pipeline.promote",
+    "AgreementOptions": "tracegrade.pipeline.agreement",
+    "agreement": "tracegrade.pipeline.agreement",
     "check_judge": "tracegrade.pipeline.judging",
     # reading traces
     "load": "tracegrade.pipeline.reading",
@@ -60,6 +70,12 @@ __all__ = [
     "compare",
     "JudgeCheckOptions",
     "check_judge",
+    "QueueRule",
+    "build_queue",
+    "record_label",
+    "promote",
+    "AgreementOptions",
+    "agreement",
     "load",
     "load_batches",
     "traces_by_id",
@@ -69,11 +85,14 @@ __all__ = [
 __getattr__, __dir__ = lazy(_EXPORTS)
 
 if TYPE_CHECKING:
+    from tracegrade.pipeline.agreement import AgreementOptions, agreement
     from tracegrade.pipeline.compare import CompareOptions, compare
     from tracegrade.pipeline.dataset import DatasetBuildOptions, build
     from tracegrade.pipeline.evaluate import evaluate_dataset
     from tracegrade.pipeline.judging import JudgeCheckOptions, check_judge
+    from tracegrade.pipeline.promote import promote
     from tracegrade.pipeline.reading import load, load_batches, traces_by_id
+    from tracegrade.pipeline.review import QueueRule, build_queue, record_label
     from tracegrade.pipeline.run import AgentOptions, RunOptions, RunOutcome, run
     from tracegrade.pipeline.score import ScoredRun, ScoreOptions, score
     from tracegrade.pipeline.sources import from_files, from_store

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tracegrade.config import Config, load_config
 from tracegrade.curate.promote import suggested_facts, tool_choices
-from tracegrade.errors import ConfigError
+from tracegrade.errors import ConfigError, StoreError
 from tracegrade.pipeline.conversations import (
     StoredConversation,
     chat,
@@ -253,7 +253,7 @@ def record_label(store: Store, label: LabelInput) -> tuple[Label, bool]:
 def _key_of(store: Store, trace_ids: Sequence[str]) -> str:
     try:
         return conversation_of(store, trace_ids).key
-    except Exception:  # noqa: BLE001 - traces not stored (yet): the first trace names it
+    except StoreError:  # traces not stored (yet): the first trace names it
         return f"trace:{trace_ids[0]}"
 
 
