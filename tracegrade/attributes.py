@@ -1,9 +1,12 @@
-"""The span and resource attribute names tracegrade itself defines (``tracegrade.*``).
+"""The attribute names tracegrade itself defines (``tracegrade.*``).
 
-Every layer may import this module; it imports nothing. The runner sets these attributes
+Every layer may import this module; it imports nothing. The runner sets the first ones
 (on its case span, or through ``OTEL_RESOURCE_ATTRIBUTES`` / W3C baggage for agents in other
 processes), the store indexes the first two, and scoring matches traces to cases by
-:data:`CASE_ID_ATTR`.
+:data:`CASE_ID_ATTR`. What ``--export-otlp`` sends carries them too: its
+``gen_ai.evaluation.result`` log records the run, case, repeat, dataset and verdict; its
+metric data points the dataset, service, window and axis
+(:mod:`tracegrade.report.evaluation_signals`).
 """
 
 from __future__ import annotations
@@ -23,5 +26,15 @@ REVIVAL_ATTR = "tracegrade.revival"
 baggage; an int); absent on an attempt's first session."""
 TIMING_ATTR = "tracegrade.timing"
 """``"synthetic"`` on the root span of a trace built from a transcript, whose times are made up."""
+DATASET_ATTR = "tracegrade.dataset"
+"""The golden dataset's name (exported records and metric data points; a string)."""
+VERDICT_ATTR = "tracegrade.verdict"
+"""The case's verdict, ``pass`` or ``fail``, on each of its exported evaluation records."""
+SERVICE_ATTR = "tracegrade.service"
+"""The evaluated agent's ``service.name`` on a window's metric data points."""
+WINDOW_ATTR = "tracegrade.window"
+"""A window's length on its metric data points: seconds with an ``s``, e.g. ``300s``."""
+AXIS_ATTR = "tracegrade.axis"
+"""The scoring axis (``groundedness``, ``correctness``...) of an axis-mean data point."""
 ATTRIBUTE_PREFIX = "tracegrade."
 """Every attribute above starts with this."""

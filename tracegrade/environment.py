@@ -63,6 +63,54 @@ URL alerts are POSTed to (``--alert-webhook``): regressions against a baseline, 
 thresholds of ``score --follow --window``. Slack-compatible JSON (``text``).
 """
 
+TRACEGRADE_EXPORT_OTLP = "TRACEGRADE_EXPORT_OTLP"
+"""
+.. envvar:: TRACEGRADE_EXPORT_OTLP
+
+OTLP endpoint (base URL) that ``score``, ``run`` and ``score --follow`` send their
+``gen_ai.evaluation.result`` records and figures to (``--export-otlp``). The OpenTelemetry
+SDK's exporters read the rest of their settings from the standard ``OTEL_EXPORTER_OTLP_*``
+variables (headers, timeout, certificates, compression): see ``docs/guides/otlp-export.md``.
+"""
+
+OTEL_EXPORTER_OTLP_PROTOCOL = "OTEL_EXPORTER_OTLP_PROTOCOL"
+"""
+.. envvar:: OTEL_EXPORTER_OTLP_PROTOCOL
+
+The OpenTelemetry standard variable: ``http/protobuf`` (default) or ``grpc``, the protocol
+of ``--export-otlp``.
+"""
+
+OTEL_EXPORTER_OTLP_LOGS_PROTOCOL = "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL"
+"""
+.. envvar:: OTEL_EXPORTER_OTLP_LOGS_PROTOCOL
+
+The protocol of the evaluation records alone (wins over :envvar:`OTEL_EXPORTER_OTLP_PROTOCOL`).
+"""
+
+OTEL_EXPORTER_OTLP_METRICS_PROTOCOL = "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
+"""
+.. envvar:: OTEL_EXPORTER_OTLP_METRICS_PROTOCOL
+
+The protocol of the figures alone (wins over :envvar:`OTEL_EXPORTER_OTLP_PROTOCOL`).
+"""
+
+OTEL_EXPORTER_OTLP_LOGS_ENDPOINT = "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"
+"""
+.. envvar:: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT
+
+Where the evaluation records go instead of ``--export-otlp``'s URL (the full URL, with
+``/v1/logs`` for OTLP/HTTP), as the OpenTelemetry SDK reads it.
+"""
+
+OTEL_EXPORTER_OTLP_METRICS_ENDPOINT = "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+"""
+.. envvar:: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
+
+Where the figures go instead of ``--export-otlp``'s URL (the full URL, with ``/v1/metrics``
+for OTLP/HTTP), e.g. a Prometheus server's OTLP endpoint.
+"""
+
 TRACEGRADE_JUDGE_MODEL = "TRACEGRADE_JUDGE_MODEL"
 """
 .. envvar:: TRACEGRADE_JUDGE_MODEL
@@ -146,6 +194,12 @@ VARIABLES: tuple[str, ...] = (
     TRACEGRADE_TOKEN,
     TRACEGRADE_UI_TOKEN,
     TRACEGRADE_ALERT_WEBHOOK,
+    TRACEGRADE_EXPORT_OTLP,
+    OTEL_EXPORTER_OTLP_PROTOCOL,
+    OTEL_EXPORTER_OTLP_LOGS_PROTOCOL,
+    OTEL_EXPORTER_OTLP_METRICS_PROTOCOL,
+    OTEL_EXPORTER_OTLP_LOGS_ENDPOINT,
+    OTEL_EXPORTER_OTLP_METRICS_ENDPOINT,
     TRACEGRADE_JUDGE_MODEL,
     TRACEGRADE_JUDGE_BASE_URL,
     TRACEGRADE_JUDGE_API_KEY,

@@ -203,6 +203,17 @@ class AgentTrace:
         return next((g for g in self.gaps if g.field == name), None)
 
     @property
+    def evaluated_span_id(self) -> str | None:
+        """The span an evaluation of this trace is about (hex): its first outermost agent span,
+        else its first LLM call's span; None with neither. GenAI semconv parents a
+        ``gen_ai.evaluation.result`` event to "the GenAI operation span being evaluated". In a
+        conversation merged from several traces both come from the first trace, whose id the
+        merged trace keeps."""
+        outermost = (a.span_id for a in self.agents if a.parent_agent_span_id is None)
+        first = next(outermost, None) or (self.agents[0].span_id if self.agents else None)
+        return first or (self.llm_calls[0].span_id if self.llm_calls else None)
+
+    @property
     def tools_called(self) -> tuple[str, ...]:
         """Names of the tool calls, in execution order."""
         return tuple(call.name for call in self.tool_calls)

@@ -250,6 +250,15 @@ report_options = stacked(
         click.option(
             "--verbose", "-v", is_flag=True, help="Every case with every scorer's value and reason."
         ),
+        click.option(
+            "--export-otlp",
+            metavar="ENDPOINT",
+            envvar=environment.TRACEGRADE_EXPORT_OTLP,
+            help="Send each result as gen_ai.evaluation.result log records, and the run's (or "
+            "--follow's windows') figures as metrics, to this OTLP endpoint, e.g. "
+            "http://collector:4318 (OTEL_EXPORTER_OTLP_* settings apply).",
+        ),
     ]
 )
-"""``--json FILE`` (the run document), ``--junit FILE`` and ``--verbose`` of ``score``/``run``."""
+"""``--json FILE`` (the run document), ``--junit FILE``, ``--verbose`` and ``--export-otlp
+ENDPOINT`` of ``score``/``run``."""

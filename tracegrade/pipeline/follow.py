@@ -28,9 +28,11 @@ from typing import Any
 from tracegrade.config import Config
 from tracegrade.dataset import Dataset, Tier
 from tracegrade.normalize import normalize_trace
+from tracegrade.pipeline.export import RunExport, open_export
 from tracegrade.pipeline.score import ScoreOptions, plan_run
 from tracegrade.report import windows
 from tracegrade.report.alerts import post_alert
+from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.sampling import sampled
 from tracegrade.scoring import CaseResult, evaluate
 from tracegrade.scoring.score import Scorer
@@ -67,6 +69,9 @@ class Follower:
     batch: int = 50
     """Traces claimed per poll."""
     open_window: float | None = None
+    export: RunExport = field(default_factory=lambda: RunExport(None, RunContext()))
+    """Where results and closed windows' figures are sent (``--export-otlp``); closed when
+    :meth:`run` returns."""
 
     def poll(self, store: Store) -> list[tuple[CaseResult, bool]]:
         """Offer what settled since the last poll, claim a batch and score it; returns the
@@ -136,6 +141,7 @@ class Follower:
         while self.open_window < current:
             start, self.open_window = self.open_window, self.open_window + self.window_s
             rows = shared.results_between(store.db, start, start + self.window_s)
+            self.export.window(rows, self.window_s)
             for service, aggregates in windows.aggregate(rows).items():
                 first = shared.save_window(store.db, start, self.window_s, service, aggregates)
                 lines.append(windows.line(start, self.window_s, service, aggregates))
@@ -179,17 +185,23 @@ class Follower:
         poll_s: float = POLL_S,
     ) -> dict[str, bool]:
         """Poll until ``stop`` is set, telling ``on_result`` of each scored trace (its result
-        and whether it updates an earlier one) and ``on_text`` of each window line; returns
-        whether the latest result of every trace scored passed (trace id -> passed)."""
+        and whether it updates an earlier one) and ``on_text`` of each window line (and of
+        the export's first failure); returns whether the latest result of every trace scored
+        passed (trace id -> passed). Closes the export."""
         with Store(self.db) as store:
             while not stop.is_set():
                 for result, updated in self.poll(store):
                     on_result(result, updated)
+                    self.export.result(result)
                 for text in self.close_windows(store):
                     on_text(text)
+                if problem := self.export.problem():
+                    on_text(f"warning: {problem}")
                 stop.wait(poll_s)
             for text in self.partial_window(store):
                 on_text(text)
+        for text in self.export.close():
+            on_text(f"warning: {text}")
         return self.passed
 
 
@@ -236,5 +248,12 @@ def make_follower(
         window_s=windows.parse_window(window) if window else None,
         alert_webhook=options.alert_webhook,
         lease_s=lease_s,
+        export=open_export(options.export_otlp, _context(resolved.dataset), periodic=True),
     )
     return follower, resolved.judge
+
+
+def _context(dataset: Dataset | None) -> RunContext:
+    """What a follower's exported records carry: the dataset's name (no run id: a follower
+    is no stored run)."""
+    return RunContext(dataset=dataset.name if dataset else None)

@@ -8,7 +8,7 @@ to an in-process OTLP receiver; a case is scored once they settle.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from tracegrade.dataset import Case, Dataset, Tier, load_dataset, select_cases
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.judge import Clarifier, resolve_settings
 from tracegrade.judge.faithfulness import with_judged_faithfulness
+from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
     apply_min_score,
     compare_with_base,
@@ -28,6 +29,7 @@ from tracegrade.pipeline.gate import (
 )
 from tracegrade.pipeline.judging import judge_cache, make_judge
 from tracegrade.pipeline.outputs import verdict, write_outputs
+from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.runner.agents import (
     DEFAULT_BODY,
     Agent,
@@ -43,7 +45,7 @@ from tracegrade.runner.conversation import (
     JudgeClarifications,
     ScriptedClarifications,
 )
-from tracegrade.runner.execute import RunPlan, Scoring
+from tracegrade.runner.execute import Outcome, RunPlan, Scoring
 from tracegrade.runner.session import EvalRun, new_run_id, run_eval, store_location
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import run_threshold, run_weights
@@ -104,6 +106,9 @@ class RunOptions:
     alert_webhook: str | None = None
     markdown_path: str | None = None
     min_score: float | None = None
+    export_otlp: str | None = None
+    """As :attr:`~tracegrade.pipeline.score.ScoreOptions.export_otlp`; every attempt's
+    result is sent (``tracegrade.repeat`` when cases repeat)."""
 
 
 @dataclass
@@ -282,16 +287,35 @@ def run(options: RunOptions) -> RunOutcome:
     ]
     hook = follow_up_hook(config, options.judge, options.judge_model)
     session = _session(options, dataset, cases, config, [*scorers], hook)
-    with store_location(options.db) as location, judge_cache(location, judge):
+    context = RunContext(session.plan.run_id, dataset.name)
+    with (
+        store_location(options.db) as location,
+        judge_cache(location, judge),
+        run_export(options.export_otlp, context) as export,
+    ):
+        session.on_outcome = _exporting(export, options.repeat)
         doc = run_eval(session, location)
         if (usage := _clarifier_usage(hook)) is not None:
             doc["summary"]["clarifier"] = usage
         apply_min_score(doc, options.min_score)
+        export.summary(doc["summary"])
         no_save = not options.save or options.db is None
         write_outputs(doc, location, options.json_path, options.junit_path, no_save)
         current = current_source(doc, base)
         comparison = compare_with_base(
             current, base, dbs=[location, options.db], config=config, alpha=options.alpha
         )
-    warnings = publish_gate(doc, comparison, options.alert_webhook, options.markdown_path)
+        warnings = export.close()
+    warnings = (
+        publish_gate(doc, comparison, options.alert_webhook, options.markdown_path) + warnings
+    )
     return RunOutcome(doc, comparison, warnings)
+
+
+def _exporting(export: RunExport, repeat: int) -> Callable[[Outcome], None]:
+    """Each attempt's result to the export (with its repeat when cases repeat)."""
+
+    def send(outcome: Outcome) -> None:
+        export.result(outcome.result, outcome.repeat if repeat > 1 else None)
+
+    return send

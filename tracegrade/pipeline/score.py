@@ -26,6 +26,7 @@ from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.judge.faithfulness import with_judged_faithfulness
 from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.files import ReadOptions
+from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
     Base,
     BaselineTraces,
@@ -42,7 +43,8 @@ from tracegrade.pipeline.reading import ErrorSink, load_batches, load_mapping, n
 from tracegrade.pipeline.selection import keeps, parse_since, select_batches
 from tracegrade.pipeline.sources import LateErrors, decoded, iter_raw_from_files
 from tracegrade.report.caselog import CaseLog
-from tracegrade.report.document import case_dict, run_info, streamed_document
+from tracegrade.report.document import case_dict, new_run_id, run_info, streamed_document
+from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import run_threshold
 from tracegrade.scoring.parallel import default_workers
@@ -96,6 +98,9 @@ class ScoreOptions:
     min_score: float | None = None
     keep_results: bool = False
     """Keep every :class:`CaseResult` in memory (the Python API) besides the case log."""
+    export_otlp: str | None = None
+    """An OTLP endpoint (base URL) to send each result's ``gen_ai.evaluation.result`` records
+    and the run's figures to (:mod:`tracegrade.pipeline.export`); None: not sent."""
 
 
 @dataclass
@@ -148,6 +153,12 @@ class Plan:
     workers: int
     since_ns: int | None
     base: Base | None
+    run_id: str = field(default_factory=new_run_id)
+    """The run's id, chosen before it starts (its exported records carry it)."""
+
+    def export_context(self) -> RunContext:
+        """What the run's exported records carry: its id and dataset name."""
+        return RunContext(self.run_id, self.dataset.name if self.dataset else None)
 
 
 def _dataset(value: Dataset | str | Path | None) -> Dataset | None:
@@ -266,14 +277,15 @@ def _read_again(
 
 
 def _collector(
-    running: RunningSummary, cases: CaseLog, kept: list[CaseResult] | None
+    running: RunningSummary, cases: CaseLog, kept: list[CaseResult] | None, export: RunExport
 ) -> Callable[[CaseResult], None]:
-    """Each result into the running summary, the case log (as its document entry) and,
-    when kept, the list."""
+    """Each result into the running summary, the case log (as its document entry), the
+    export and, when kept, the list."""
 
     def collect(result: CaseResult) -> None:
         running.add(result)
         cases.add(case_dict(result))
+        export.result(result)
         if kept is not None:
             kept.append(result)
 
@@ -325,7 +337,7 @@ def score(
     batches = _batches(options, plan, errors, read, late, on_errors)
     running = RunningSummary(run_threshold(options.threshold, plan.dataset, plan.config))
     kept: list[CaseResult] | None = [] if options.keep_results else None
-    with CaseLog() as cases:
+    with CaseLog() as cases, run_export(options.export_otlp, plan.export_context()) as export:
         cache = judge_cache(options.db, plan.judge) if _stored(options) else nullcontext()
         with cache:
             leftover, facts = stream_results(
@@ -333,7 +345,7 @@ def score(
                 plan.dataset,
                 plan.scorers,
                 plan.config,
-                _collector(running, cases, kept),
+                _collector(running, cases, kept, export),
                 tier=options.tier,
                 threshold=options.threshold,
                 mapping=_mapping(options, plan.dataset),
@@ -349,7 +361,7 @@ def score(
             on_errors(found)
         if not facts.count:
             raise _no_traces(options, read[0])
-        yield _finish(options, plan, running, cases, facts, leftover, errors, keeper, kept)
+        yield _finish(options, plan, running, cases, facts, leftover, errors, keeper, kept, export)
 
 
 def _finish(
@@ -362,8 +374,9 @@ def _finish(
     errors: list[InputError],
     keeper: BaselineTraces | None,
     kept: list[CaseResult] | None,
+    export: RunExport,
 ) -> ScoredRun:
-    """The document of the finished run, written, stored, compared and gated."""
+    """The document of the finished run, written, stored, exported, compared and gated."""
     summary = running.summary(leftover)
     if options.traces is not None:
         source = "traces in memory"
@@ -377,9 +390,11 @@ def _finish(
         min_pass_rate=options.min_pass_rate,
         trace_source=source,
         config_sources=plan.config.sources,
+        run_id=plan.run_id,
     )
     doc = streamed_document(summary, cases, info)
     apply_min_score(doc, options.min_score)
+    export.summary(doc["summary"])
     write_outputs(doc, options.db, options.json_path, options.junit_path, not options.save)
     read_again = (
         partial(_read_again, options.files, options.messages_key, plan.workers > 1)
@@ -396,5 +411,6 @@ def _finish(
         preloaded=keeper.preloaded(current, read_again) if keeper else None,
     )
     warnings = publish_gate(doc, comparison, options.alert_webhook, options.markdown_path)
+    warnings += export.close()
     run_summary = running.run_summary(leftover)
     return ScoredRun(doc, run_summary, plan.dataset, comparison, errors, warnings, kept)

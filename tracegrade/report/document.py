@@ -144,6 +144,12 @@ def run_passed(result: RunResult | Mapping[str, Any], min_pass_rate: float) -> b
     )
 
 
+def new_run_id(now: dt.datetime | None = None) -> str:
+    """A run id: ``YYYYmmdd-HHMMSS-xxxxxx`` (UTC time, 6 random hex digits)."""
+    now = now or dt.datetime.now(dt.UTC)
+    return f"{now:%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
 def run_info(
     result: RunResult | Mapping[str, Any],
     traces: Sequence[AgentTrace] | TraceFacts,
@@ -153,17 +159,19 @@ def run_info(
     min_pass_rate: float,
     trace_source: str,
     config_sources: Sequence[str],
+    run_id: str | None = None,
 ) -> RunInfo:
     """Metadata for a run: ids, dataset version, code version, agent version and models
     (from the traces, or the :class:`TraceFacts` a streamed run kept of them). ``result``:
     the run's results, or the document summary of a streamed run
-    (:class:`~tracegrade.scoring.summary.RunningSummary`)."""
+    (:class:`~tracegrade.scoring.summary.RunningSummary`); ``run_id``: the id chosen when the
+    run started (default: a new one, :func:`new_run_id`)."""
     facts = traces if isinstance(traces, TraceFacts) else TraceFacts.of(traces)
     versions = facts.versions
     models = sorted(facts.models)
     now = dt.datetime.now(dt.UTC)
     return RunInfo(
-        run_id=f"{now:%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}",
+        run_id=run_id or new_run_id(now),
         created_at=now.isoformat(timespec="seconds"),
         dataset=None
         if dataset is None

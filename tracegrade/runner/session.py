@@ -12,7 +12,7 @@ import asyncio
 import datetime as dt
 import tempfile
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +24,7 @@ from tracegrade.collector.receiver import Receiver, ReceiverConfig
 from tracegrade.dataset import Dataset
 from tracegrade.runner.agents import Agent
 from tracegrade.runner.conversation import FollowUpHook
-from tracegrade.runner.execute import Runner, RunPlan, Scoring
+from tracegrade.runner.execute import Outcome, Runner, RunPlan, Scoring
 from tracegrade.runner.progress import RunProgress
 from tracegrade.runner.results import run_document
 from tracegrade.runner.settle import StoreWorker
@@ -54,6 +54,9 @@ class EvalRun:
     config_sources: Sequence[str] = ()
     verbose: bool = False
     progress_console: Console | None = None
+    on_outcome: Callable[[Outcome], None] | None = None
+    """Told of each finished attempt (after the progress display), on the event loop's
+    thread: it must not block (``--export-otlp`` queues its records)."""
 
 
 @contextmanager
@@ -74,7 +77,8 @@ async def _drive(run: EvalRun, receiver: Receiver, worker: StoreWorker) -> dict[
         with RunProgress(
             total, run.plan.repeat, console=run.progress_console, verbose=run.verbose
         ) as progress:
-            runner = Runner(run.agent, worker, run.scoring, run.hook, progress.finished)
+            listener = _both(progress.finished, run.on_outcome)
+            runner = Runner(run.agent, worker, run.scoring, run.hook, listener)
             finished = await runner.run(run.plan)
     finally:
         await run.agent.close()
@@ -90,6 +94,19 @@ async def _drive(run: EvalRun, receiver: Receiver, worker: StoreWorker) -> dict[
         started=started,
         config_sources=run.config_sources,
     )
+
+
+def _both(
+    first: Callable[[Outcome], None], second: Callable[[Outcome], None] | None
+) -> Callable[[Outcome], None]:
+    if second is None:
+        return first
+
+    def both(outcome: Outcome) -> None:
+        first(outcome)
+        second(outcome)
+
+    return both
 
 
 def run_eval(run: EvalRun, db: str) -> dict[str, Any]:

@@ -145,6 +145,7 @@ def score_trace(
         tier=case.tier if case else None,
         metadata=dict(case.metadata) if case else {},
         category=case.category if case else None,
+        span_id=trace.evaluated_span_id,
     )
 
 

@@ -36,6 +36,11 @@ class CaseResult:
     notes: tuple[str, ...] = ()
     category: str | None = None
     """The case's ``category`` (for per-category breakdowns in reports)."""
+    span_id: str | None = None
+    """The span of the trace this result evaluates (hex,
+    :attr:`~tracegrade.trace.AgentTrace.evaluated_span_id`): the parent of its
+    ``gen_ai.evaluation.result`` records (``--export-otlp``); None without a trace or such a
+    span. Not part of the run document."""
 
     @property
     def hallucinated(self) -> bool:

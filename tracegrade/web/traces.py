@@ -1,6 +1,7 @@
 """Pages about stored traces (eval runs and production traffic alike): the Traces list and one
-trace as a waterfall with its reference-free scores and lint findings, and a form to start a
-golden case from it."""
+trace as a waterfall with its reference-free scores, the evaluation results other evaluators
+recorded with it (``gen_ai.evaluation.result`` log records), lint findings, and a form to
+start a golden case from it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from starlette.responses import Response
 
 from tracegrade.config import Config
 from tracegrade.normalize import normalize_trace
+from tracegrade.normalize.evaluations import evaluations_of
 from tracegrade.normalize.lint import lint
 from tracegrade.pipeline.views import reference_free
 from tracegrade.spans import TraceData
@@ -30,7 +32,8 @@ async def traces_page(request: Request) -> Response:
 
 
 async def trace_page(request: Request) -> Response:
-    """One trace: waterfall, reference-free scores, lint findings, "new case from this trace"."""
+    """One trace: waterfall, reference-free scores, recorded evaluations, lint findings, "new
+    case from this trace"."""
     trace_id = request.path_params["trace_id"].lower()
     ui = ui_of(request)
     loaded = ui.store.load([trace_id])
@@ -51,6 +54,7 @@ def analysed(trace_data: TraceData, config: Config) -> dict[str, Any]:
         "final_output": trace.final_output,
         "waterfall": waterfall.build(trace_data, config.pricing),
         "scores": reference_free(trace, config),
+        "evaluations": [e.to_dict() for e in evaluations_of(trace_data.logs)],
         "lint": lint(trace).to_dict(),
     }
 

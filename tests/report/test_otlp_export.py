@@ -1,0 +1,189 @@
+"""``tracegrade score --export-otlp``: the OpenTelemetry SDK's own OTLP exporters send every
+case's ``gen_ai.evaluation.result`` records to tracegrade's own receiver (which stores log
+records) and the run's figures to a small OTLP metrics receiver (tests/support/metrics_sink:
+tracegrade's receiver acknowledges metrics and stores none), on gRPC and on HTTP. Records
+arrive with the evaluated trace's id, its agent span's id and the case's attributes; figures
+with the run's values; a dead or refusing endpoint changes no exit code, costs the run no
+time to speak of and is reported once."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+from tests.collector.receiver.helpers import running
+from tests.scoring.ecommerce_agent import ShopAgent
+from tests.support.metrics_sink import MetricsSink
+from tracegrade.cli import cli
+from tracegrade.errors import ConfigError
+from tracegrade.pipeline.evaluations import evaluations_for
+from tracegrade.report.evaluation_signals import INSTRUMENTS
+from tracegrade.report.otlp_export import ExportTarget
+from tracegrade.store.traces import Store
+
+DATASETS = Path(__file__).parents[2] / "datasets"
+ORDERS = DATASETS / "e-commerce-agents" / "order_management.json"
+QUESTIONS = [c["input"] for c in json.loads(ORDERS.read_text())]
+PROTOCOLS = {"grpc": "grpc", "http": "http/protobuf"}
+
+
+@pytest.fixture
+def shop(tmp_path) -> tuple[Path, dict[str, str]]:
+    """Trace file of the dataset's questions (one answered with an invented price, one
+    without a tool call: a case hallucinates, one fails) and each trace's ``invoke_agent``
+    span id."""
+    agents = {b: ShopAgent(b) for b in ("good", "invented_price", "no_tool")}
+    for n, question in enumerate(QUESTIONS):
+        agents[{1: "invented_price", 3: "no_tool"}.get(n, "good")].ask(question)
+    spans = [s for agent in agents.values() for s in agent.exporter.get_finished_spans()]
+    agent_spans = {
+        format(s.context.trace_id, "032x"): format(s.context.span_id, "016x")
+        for s in spans
+        if s.name.startswith("invoke_agent")
+    }
+    path = tmp_path / "traces.binpb"
+    path.write_bytes(encode_spans(spans).SerializeToString())
+    return path, agent_spans
+
+
+def _score(path: Path, out: Path, *extra: str):
+    args = ["score", str(path), "--dataset", str(ORDERS), "--json", str(out), "--no-save"]
+    return CliRunner().invoke(cli, [*args, *extra])
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_every_case_s_evaluation_records_and_the_run_s_figures_arrive(
+    tmp_path, monkeypatch, shop, protocol
+):
+    traces, agent_spans = shop
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", PROTOCOLS[protocol])
+    db, out = tmp_path / "received.db", tmp_path / "run.json"
+    with running(db) as receiver, MetricsSink() as sink:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", sink.endpoint(protocol))
+        endpoint = receiver.grpc_endpoint if protocol == "grpc" else receiver.http_endpoint
+        result = _score(traces, out, "--export-otlp", endpoint)
+        points = sink.points()
+    assert result.exit_code == 1, result.output  # some cases fail: the run fails as without
+    assert "export-otlp" not in result.output
+    doc = json.loads(out.read_text())
+    with Store(db) as store:
+        received = evaluations_for(store, [c["trace_id"] for c in doc["cases"]])
+    for case in doc["cases"]:
+        records = received[case["trace_id"]]
+        assert [r.name for r in records] == [*case["details"], "overall"]
+        for record in records:
+            assert record.span_id == agent_spans[case["trace_id"]]
+            assert record.evaluator == "tracegrade"
+            assert record.attributes == {
+                "tracegrade.run_id": doc["run"]["run_id"],
+                "tracegrade.case_id": case["case_id"],
+                "tracegrade.dataset": "order_management",
+                "tracegrade.verdict": "pass" if case["passed"] else "fail",
+            }
+        by_name = {r.name: r for r in records}
+        for name, detail in case["details"].items():
+            assert by_name[name].score_value == detail["value"]
+            assert by_name[name].explanation == (detail["reason"] or None)
+        overall = by_name["overall"]
+        assert overall.score_value == pytest.approx(case["score"])
+        assert overall.score_label == ("pass" if case["passed"] else "fail")
+    summary = doc["summary"]
+    assert 0 < summary["pass_rate"] < 1 and summary["hallucination_rate"] > 0
+    expected = {
+        "tracegrade.evaluation.cases": summary["results"],
+        "tracegrade.evaluation.pass_rate": summary["pass_rate"],
+        "tracegrade.evaluation.score": summary["score"],
+        "tracegrade.evaluation.hallucination_rate": summary["hallucination_rate"],
+        "tracegrade.trace.duration.p50": summary["latency_p50_ms"] / 1000,
+        "tracegrade.trace.duration.p95": summary["latency_p95_ms"] / 1000,
+        "tracegrade.trace.cost": summary["cost_usd"],
+    }
+    for name, value in expected.items():
+        [(attributes, got, unit)] = points[name]
+        assert got == pytest.approx(value), name
+        assert unit == INSTRUMENTS[name][0]
+        assert attributes == {"tracegrade.dataset": "order_management", "resource": "tracegrade"}
+    axes = {a["tracegrade.axis"]: v for a, v, _ in points["tracegrade.evaluation.axis_score"]}
+    assert axes == pytest.approx(summary["axes"])
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_a_dead_endpoint_changes_no_exit_code_slows_nothing_and_is_reported_once(
+    tmp_path, monkeypatch, shop, protocol
+):
+    traces, _ = shop
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", PROTOCOLS[protocol])
+    started = time.perf_counter()
+    plain = _score(traces, tmp_path / "plain.json")
+    plain_s = time.perf_counter() - started
+    started = time.perf_counter()
+    dead = _score(traces, tmp_path / "dead.json", "--export-otlp", f"http://127.0.0.1:{_free_port()}")
+    dead_s = time.perf_counter() - started
+    assert dead.exit_code == plain.exit_code == 1
+    lines = [line for line in dead.output.splitlines() if "export-otlp" in line]
+    assert len(lines) == 1, dead.output  # one warning, no SDK retry chatter
+    assert "Connection refused" in lines[0] or "UNAVAILABLE" in lines[0]
+    assert "records" in lines[0] and "not delivered" in lines[0]
+    assert "Transient error" not in dead.output.replace(lines[0], "")
+    assert dead_s < plain_s + 1.0  # no retry waits: the SDK retries for up to 10 s a batch
+    verdicts = [
+        [(c["case_id"], c["passed"], c["score"]) for c in json.loads(p.read_text())["cases"]]
+        for p in (tmp_path / "plain.json", tmp_path / "dead.json")
+    ]
+    assert verdicts[0] == verdicts[1]
+
+
+def test_headers_from_the_standard_variable_authenticate_and_a_refusal_is_reported(
+    tmp_path, monkeypatch, shop
+):
+    traces, _ = shop
+    db = tmp_path / "received.db"
+    with running(db, token="s3cret") as receiver:
+        refused = _score(traces, tmp_path / "a.json", "--export-otlp", receiver.http_endpoint)
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "authorization=Bearer%20s3cret")
+        accepted = _score(traces, tmp_path / "b.json", "--export-otlp", receiver.http_endpoint)
+    assert refused.exit_code == accepted.exit_code == 1
+    [warning] = [line for line in refused.output.splitlines() if "export-otlp" in line]
+    assert "401" in warning
+    assert "export-otlp" not in accepted.output
+    doc = json.loads((tmp_path / "b.json").read_text())
+    with Store(db) as store:
+        received = evaluations_for(store, [c["trace_id"] for c in doc["cases"]])
+    assert {r.attributes["tracegrade.run_id"] for rs in received.values() for r in rs} == {
+        doc["run"]["run_id"]
+    }
+
+
+def test_the_endpoint_must_be_a_url_and_the_protocol_one_the_sdk_speaks():
+    with pytest.raises(ConfigError, match="http://localhost:4318"):
+        ExportTarget.resolve("localhost:4318", {})
+    with pytest.raises(ConfigError, match="http/protobuf or grpc"):
+        ExportTarget.resolve("http://x:4318", {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"})
+
+
+def test_the_signal_variables_win_over_the_base_endpoint():
+    target = ExportTarget.resolve(
+        "http://collector:4318/",
+        {
+            "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": "http://prometheus:9090/api/v1/otlp/v1/metrics",
+            "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+            "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": "http/protobuf",
+        },
+    )
+    assert target.exporter_endpoint("logs") == "http://collector:4318/v1/logs"
+    assert target.exporter_endpoint("metrics") is None  # the SDK reads its variable
+    assert target.protocols == {"logs": "http/protobuf", "metrics": "grpc"}
+    grpc = ExportTarget.resolve("http://collector:4317", {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
+    assert grpc.exporter_endpoint("logs") == "http://collector:4317"

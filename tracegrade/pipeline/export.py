@@ -1,0 +1,91 @@
+"""``--export-otlp`` in the use cases: a run's (or a follower's) evaluation records and
+figures sent to an OTLP endpoint while it scores (:mod:`tracegrade.report.otlp_export` sends,
+:mod:`tracegrade.report.evaluation_signals` says what).
+
+``score``, ``run`` and ``score --follow`` open one :class:`RunExport` (a no-op without an
+endpoint), hand it each case result as it is scored and the run's summary (or each closed
+window's results) at the end, and close it; closing returns the warnings to show. Nothing
+here changes a verdict or an exit code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from tracegrade.report.evaluation_signals import (
+    RunContext,
+    evaluation_records,
+    run_figures,
+    window_figures,
+)
+from tracegrade.report.otlp_export import ExportTarget, OtlpExport
+from tracegrade.scoring.results import CaseResult
+from tracegrade.store.follow import ResultRow
+
+__all__ = ["RunExport", "open_export", "run_export"]
+
+
+class RunExport:
+    """One run's export: its :class:`RunContext` and, with an endpoint, its
+    :class:`OtlpExport` (None: every method does nothing)."""
+
+    def __init__(self, export: OtlpExport | None, context: RunContext) -> None:
+        self.export, self.context = export, context
+
+    def result(self, result: CaseResult, repeat: int | None = None) -> None:
+        """Send one case result's evaluation records (``repeat``: its attempt, when cases
+        repeat)."""
+        if self.export is not None:
+            self.export.send(evaluation_records(result, self.context, repeat))
+
+    def summary(self, summary: Mapping[str, Any]) -> None:
+        """Record a finished run's figures (its document ``summary``)."""
+        if self.export is not None:
+            self.export.record(run_figures(summary, self.context.dataset))
+
+    def window(self, rows: Sequence[ResultRow], window_s: float) -> None:
+        """Record a closed window's figures (the results scored in it)."""
+        if self.export is not None:
+            self.export.record(window_figures(rows, window_s, self.context.dataset))
+
+    def problem(self) -> str | None:
+        """The first failure, once (a follower shows it as soon as it happens)."""
+        return self.export.problem() if self.export is not None else None
+
+    def close(self) -> list[str]:
+        """Send what is left (bounded) and stop; the warning to show, if any (the first
+        call's: later calls return none)."""
+        export, self.export = self.export, None
+        if export is None:
+            return []
+        warning = export.close().warning()
+        return [warning] if warning else []
+
+
+def open_export(endpoint: str | None, context: RunContext, *, periodic: bool = False) -> RunExport:
+    """The :class:`RunExport` of ``--export-otlp ENDPOINT`` (None: one that sends nothing);
+    ``periodic``: figures also sent every ``OTEL_METRIC_EXPORT_INTERVAL`` (a follower). The
+    caller closes it.
+
+    Raises:
+        ConfigError: ENDPOINT is not an http(s) URL, or the OTLP protocol is unknown.
+    """
+    target = ExportTarget.resolve(endpoint) if endpoint else None
+    return RunExport(OtlpExport(target, periodic=periodic) if target else None, context)
+
+
+@contextmanager
+def run_export(endpoint: str | None, context: RunContext) -> Iterator[RunExport]:
+    """:func:`open_export`, closed on the way out (a finished run closes it first itself,
+    to show its warning).
+
+    Raises:
+        ConfigError: as :func:`open_export`.
+    """
+    export = open_export(endpoint, context)
+    try:
+        yield export
+    finally:
+        export.close()

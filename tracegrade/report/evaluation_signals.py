@@ -1,0 +1,241 @@
+"""What ``--export-otlp`` sends, as plain data: per case, ``gen_ai.evaluation.result`` log
+records; per run or window, metric figures. :mod:`tracegrade.report.otlp_export` hands them
+to the OpenTelemetry SDK.
+
+**Evaluation records** (GenAI semconv event ``gen_ai.evaluation.result``, parented to the
+evaluated span: :attr:`~tracegrade.trace.AgentTrace.evaluated_span_id`, the trace's
+outermost agent span, else its first LLM call). One record per scorer of a case result, and
+one named ``overall`` for the case itself:
+
+- ``gen_ai.evaluation.name``: the scorer (``tool_correctness``, ``hallucination``,
+  ``judge``...), or ``overall``;
+- ``gen_ai.evaluation.score.value``: its score in [0, 1]; absent when it did not apply;
+- ``gen_ai.evaluation.score.label``: ``pass`` (1), ``partial`` (between), ``fail`` (0) for a
+  scorer; the case's verdict (``pass``/``fail``, by the run's threshold) for ``overall``;
+- ``gen_ai.evaluation.explanation``: the scorer's reason; the case's reasons for ``overall``;
+- ``error.type``: the exception's type when a scorer crashed, ``judge_error`` when the LLM
+  judge could not give a verdict;
+- ``tracegrade.run_id``, ``tracegrade.case_id``, ``tracegrade.repeat``, ``tracegrade.dataset``
+  and ``tracegrade.verdict`` (the case's ``pass``/``fail``) where they apply.
+
+A result without a trace (no trace matched its case, the agent failed) has nothing to be
+parented to and sends no record; it counts in the figures.
+
+**Figures** (metric data points; instruments in :data:`INSTRUMENTS`, units by the UCUM
+conventions OpenTelemetry uses: ``1`` for ratios, ``s`` for durations, ``{USD}`` for cost):
+a run's from its summary, with ``tracegrade.dataset``; a production window's (``score
+--follow --window``) per ``service.name`` of the agent, with ``tracegrade.service``,
+``tracegrade.window`` and ``tracegrade.dataset``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tracegrade.attributes import (
+    AXIS_ATTR,
+    CASE_ID_ATTR,
+    DATASET_ATTR,
+    REPEAT_ATTR,
+    RUN_ID_ATTR,
+    SERVICE_ATTR,
+    VERDICT_ATTR,
+    WINDOW_ATTR,
+)
+from tracegrade.normalize.evaluations import (
+    ERROR_TYPE,
+    EXPLANATION,
+    NAME,
+    SCORE_LABEL,
+    SCORE_VALUE,
+)
+from tracegrade.report import windows
+from tracegrade.scoring.results import CaseResult, percentile
+from tracegrade.store.follow import ResultRow
+
+__all__ = [
+    "INSTRUMENTS",
+    "OVERALL",
+    "EvaluationRecord",
+    "Figure",
+    "RunContext",
+    "evaluation_records",
+    "run_figures",
+    "window_figures",
+]
+
+OVERALL = "overall"
+"""``gen_ai.evaluation.name`` of a case's own record (its overall score and verdict)."""
+_CRASHED = "scorer crashed: "
+_JUDGE_ERROR = "judge_error"
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What every record of a run carries besides its result (None: not sent)."""
+
+    run_id: str | None = None
+    dataset: str | None = None
+
+
+@dataclass(frozen=True)
+class EvaluationRecord:
+    """One ``gen_ai.evaluation.result`` log record: its trace context (hex) and attributes."""
+
+    trace_id: str
+    span_id: str | None
+    attributes: Mapping[str, str | bool | int | float]
+
+
+def label_of(value: float | None) -> str | None:
+    """A scorer's ``gen_ai.evaluation.score.label``: ``pass`` at 1, ``fail`` at 0,
+    ``partial`` between; None when it did not apply."""
+    if value is None:
+        return None
+    return "pass" if value >= 1.0 else "fail" if value <= 0.0 else "partial"
+
+
+def _error_type(detail: Mapping[str, Any]) -> str | None:
+    """``error.type`` of a scorer's detail: the exception type of a crash (``scorer crashed:
+    KeyError: ...``), ``judge_error`` when the judge failed; None otherwise."""
+    reason = str(detail.get("reason") or "")
+    if reason.startswith(_CRASHED):
+        return reason[len(_CRASHED) :].split(":", 1)[0] or "crash"
+    if (detail.get("details") or {}).get("error"):
+        return _JUDGE_ERROR
+    return None
+
+
+def _common(
+    result: CaseResult, context: RunContext, repeat: int | None
+) -> dict[str, str | bool | int | float]:
+    values = {
+        RUN_ID_ATTR: context.run_id,
+        CASE_ID_ATTR: result.case_id,
+        REPEAT_ATTR: repeat,
+        DATASET_ATTR: context.dataset,
+        VERDICT_ATTR: "pass" if result.passed else "fail",
+    }
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def _record(
+    result: CaseResult,
+    common: Mapping[str, str | bool | int | float],
+    name: str,
+    values: Mapping[str, str | float | None],
+) -> EvaluationRecord:
+    attributes = {NAME: name, **{k: v for k, v in values.items() if v is not None}, **common}
+    return EvaluationRecord(result.trace_id or "", result.span_id, attributes)
+
+
+def evaluation_records(
+    result: CaseResult, context: RunContext, repeat: int | None = None
+) -> list[EvaluationRecord]:
+    """The records of one case result (module docstring): one per scorer, in the result's
+    order, then ``overall``; none for a result without a trace."""
+    if result.trace_id is None:
+        return []
+    common = _common(result, context, repeat)
+    records = [
+        _record(
+            result,
+            common,
+            name,
+            {
+                SCORE_VALUE: detail.get("value"),
+                SCORE_LABEL: label_of(detail.get("value")),
+                EXPLANATION: detail.get("reason") or None,
+                ERROR_TYPE: _error_type(detail),
+            },
+        )
+        for name, detail in result.details.items()
+    ]
+    overall = {
+        SCORE_VALUE: result.score,
+        SCORE_LABEL: "pass" if result.passed else "fail",
+        EXPLANATION: "; ".join(result.reasons) or None,
+    }
+    return [*records, _record(result, common, OVERALL, overall)]
+
+
+# --- figures ----------------------------------------------------------------------------------
+
+INSTRUMENTS: Mapping[str, tuple[str, str]] = {
+    "tracegrade.evaluation.cases": ("{case}", "Case results (traces in a window) evaluated."),
+    "tracegrade.evaluation.pass_rate": ("1", "Share of case results that passed."),
+    "tracegrade.evaluation.score": ("1", "Mean overall score; a failed unscored case is 0."),
+    "tracegrade.evaluation.hallucination_rate": (
+        "1",
+        "Share of case results with an invented value or a must_not_contain hit.",
+    ),
+    "tracegrade.evaluation.axis_score": ("1", "Mean score of one axis (tracegrade.axis)."),
+    "tracegrade.trace.duration.p50": ("s", "Median trace duration."),
+    "tracegrade.trace.duration.p95": ("s", "95th percentile of trace durations."),
+    "tracegrade.trace.cost": ("{USD}", "Total cost of the traces' LLM calls (priced ones)."),
+    "tracegrade.trace.tool_error_rate": ("1", "Share of tool calls that failed (windows)."),
+}
+"""Instrument name -> (unit, description): every figure is a gauge of one of these."""
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One data point: an instrument of :data:`INSTRUMENTS`, its value and attributes."""
+
+    instrument: str
+    value: float
+    attributes: Mapping[str, str] = field(default_factory=dict)
+
+
+def _figures(values: Mapping[str, float | None], attributes: Mapping[str, str]) -> list[Figure]:
+    return [Figure(k, float(v), attributes) for k, v in values.items() if v is not None]
+
+
+def _seconds(ms: float | None) -> float | None:
+    return None if ms is None else ms / 1000
+
+
+def run_figures(summary: Mapping[str, Any], dataset: str | None) -> list[Figure]:
+    """A finished run's figures from its document ``summary`` (durations ms -> s)."""
+    attributes = {DATASET_ATTR: dataset} if dataset else {}
+    values = {
+        "tracegrade.evaluation.cases": summary.get("results"),
+        "tracegrade.evaluation.pass_rate": summary.get("pass_rate"),
+        "tracegrade.evaluation.score": summary.get("score"),
+        "tracegrade.evaluation.hallucination_rate": summary.get("hallucination_rate"),
+        "tracegrade.trace.duration.p50": _seconds(summary.get("latency_p50_ms")),
+        "tracegrade.trace.duration.p95": _seconds(summary.get("latency_p95_ms")),
+        "tracegrade.trace.cost": summary.get("cost_usd"),
+    }
+    axes = [
+        Figure("tracegrade.evaluation.axis_score", float(mean), {**attributes, AXIS_ATTR: axis})
+        for axis, mean in sorted((summary.get("axes") or {}).items())
+    ]
+    return [*_figures(values, attributes), *axes]
+
+
+def window_figures(rows: Sequence[ResultRow], window_s: float, dataset: str | None) -> list[Figure]:
+    """A closed window's figures per service (the results scored in it: ``rows``), from the
+    window's aggregates (:mod:`tracegrade.report.windows`) and its scores and durations."""
+    figures: list[Figure] = []
+    for service, aggregates in windows.aggregate(rows).items():
+        mine = [r for r in rows if (r.service or windows.UNKNOWN_SERVICE) == service]
+        attributes = {SERVICE_ATTR: service, WINDOW_ATTR: f"{window_s:g}s"}
+        attributes |= {DATASET_ATTR: dataset} if dataset else {}
+        durations = sorted(r.duration_ms for r in mine if r.duration_ms is not None)
+        costs = [r.cost_usd for r in mine if r.cost_usd is not None]
+        values = {
+            "tracegrade.evaluation.cases": aggregates["traces"],
+            "tracegrade.evaluation.pass_rate": 1.0 - aggregates["failure_rate"],
+            "tracegrade.evaluation.score": statistics.fmean(r.score or 0.0 for r in mine),
+            "tracegrade.evaluation.hallucination_rate": aggregates["hallucination_rate"],
+            "tracegrade.trace.duration.p50": _seconds(percentile(durations, 50)),
+            "tracegrade.trace.duration.p95": _seconds(aggregates["p95_latency_ms"]),
+            "tracegrade.trace.cost": sum(costs) if costs else None,
+            "tracegrade.trace.tool_error_rate": aggregates["tool_error_rate"],
+        }
+        figures += _figures(values, attributes)
+    return figures
