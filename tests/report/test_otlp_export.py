@@ -129,7 +129,9 @@ def test_a_dead_endpoint_changes_no_exit_code_slows_nothing_and_is_reported_once
     plain = _score(traces, tmp_path / "plain.json")
     plain_s = time.perf_counter() - started
     started = time.perf_counter()
-    dead = _score(traces, tmp_path / "dead.json", "--export-otlp", f"http://127.0.0.1:{_free_port()}")
+    dead = _score(
+        traces, tmp_path / "dead.json", "--export-otlp", f"http://127.0.0.1:{_free_port()}"
+    )
     dead_s = time.perf_counter() - started
     assert dead.exit_code == plain.exit_code == 1
     lines = [line for line in dead.output.splitlines() if "export-otlp" in line]

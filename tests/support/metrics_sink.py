@@ -76,7 +76,9 @@ class MetricsSink:
                             attributes = {**decode_attributes(point.attributes)}
                             attributes["resource"] = service.get("service.name")
                             value = point.as_double if point.HasField("as_double") else point.as_int
-                            found.setdefault(metric.name, []).append((attributes, value, metric.unit))
+                            found.setdefault(metric.name, []).append(
+                                (attributes, value, metric.unit)
+                            )
         return found
 
 

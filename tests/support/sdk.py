@@ -70,4 +70,20 @@ def agent_turn(
             pass
 
 
-__all__ = ["agent_turn", "encode_logs", "record", "trace_request"]
+def logs_request(emit: Callable[[Any], Any], resource: Mapping[str, Any] | None = None) -> Any:
+    """An ``ExportLogsServiceRequest`` of the records ``emit(logger)`` emits on a fresh SDK
+    ``LoggerProvider`` (encoded by the SDK's own OTLP encoder)."""
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    exporter = InMemoryLogRecordExporter()
+    provider = LoggerProvider(
+        resource=Resource.create(dict(resource or {"service.name": "evaluator"}))
+    )
+    provider.add_log_record_processor(SimpleLogRecordProcessor(exporter))
+    emit(provider.get_logger("tests.support.sdk", "1.0"))
+    provider.shutdown()
+    return encode_logs(list(exporter.get_finished_logs()))
+
+
+__all__ = ["agent_turn", "encode_logs", "logs_request", "record", "trace_request"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegrade.report.evaluation_signals import (
     RunContext,
@@ -20,9 +20,11 @@ from tracegrade.report.evaluation_signals import (
     run_figures,
     window_figures,
 )
-from tracegrade.report.otlp_export import ExportTarget, OtlpExport
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store.follow import ResultRow
+
+if TYPE_CHECKING:
+    from tracegrade.report.otlp_export import OtlpExport
 
 __all__ = ["RunExport", "open_export", "run_export"]
 
@@ -72,8 +74,11 @@ def open_export(endpoint: str | None, context: RunContext, *, periodic: bool = F
     Raises:
         ConfigError: ENDPOINT is not an http(s) URL, or the OTLP protocol is unknown.
     """
-    target = ExportTarget.resolve(endpoint) if endpoint else None
-    return RunExport(OtlpExport(target, periodic=periodic) if target else None, context)
+    if not endpoint:
+        return RunExport(None, context)
+    from tracegrade.report.otlp_export import ExportTarget, OtlpExport  # the SDK: only here
+
+    return RunExport(OtlpExport(ExportTarget.resolve(endpoint), periodic=periodic), context)
 
 
 @contextmanager

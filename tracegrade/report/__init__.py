@@ -1,5 +1,6 @@
 """Reports of a scoring run: the versioned JSON document (also what the store keeps), JUnit
-XML for any CI system, and the rich console report."""
+XML for any CI system, the rich console report, and the ``gen_ai.evaluation.result`` records
+and figures sent over OTLP (``--export-otlp``)."""
 
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,9 @@ _EXPORTS = {
     "write_junit": "tracegrade.report.junit",
     "CaseLog": "tracegrade.report.caselog",
     "post_webhook": "tracegrade.report.alerts",
+    "OtlpExport": "tracegrade.report.otlp_export",
+    "ExportTarget": "tracegrade.report.otlp_export",
+    "evaluation_records": "tracegrade.report.evaluation_signals",
 }
 __all__ = [
     "document",
@@ -22,6 +26,9 @@ __all__ = [
     "write_junit",
     "CaseLog",
     "post_webhook",
+    "OtlpExport",
+    "ExportTarget",
+    "evaluation_records",
 ]
 __getattr__, __dir__ = lazy(_EXPORTS)
 
@@ -30,4 +37,6 @@ if TYPE_CHECKING:
     from tracegrade.report.caselog import CaseLog
     from tracegrade.report.console import print_report
     from tracegrade.report.document import case_dict, document, run_info
+    from tracegrade.report.evaluation_signals import evaluation_records
     from tracegrade.report.junit import write_junit
+    from tracegrade.report.otlp_export import ExportTarget, OtlpExport

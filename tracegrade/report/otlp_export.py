@@ -189,24 +189,25 @@ def _sdk_metric_exporter(target: ExportTarget) -> MetricExporter:
 @dataclass(frozen=True)
 class ExportReport:
     """What an export delivered: records the endpoint accepted, records not delivered
-    (refused, dropped while it failed, or left at the deadline), metric exports that failed,
-    and the first failure (None when there was none); ``reported``: that failure was already
-    shown (:meth:`OtlpExport.problem`)."""
+    (refused, dropped while it failed, or left at the deadline), whether figures recorded
+    were never accepted, and the first failure (None when there was none); ``reported``: that
+    failure was already shown (:meth:`OtlpExport.problem`)."""
 
     records_sent: int
     records_lost: int
-    metric_exports_failed: int
+    figures_lost: bool
     problem: str | None
     reported: bool = False
 
     def warning(self) -> str | None:
         """The one line to show when something was not delivered (None when nothing was
         lost, or the failure was already reported)."""
-        if self.reported or (self.problem is None and not self.records_lost):
+        lost_any = self.records_lost or self.figures_lost
+        if self.reported or (self.problem is None and not lost_any):
             return None
         total = self.records_sent + self.records_lost
         lost = f"{self.records_lost} of {total} evaluation records"
-        figures = " and the figures" if self.metric_exports_failed else ""
+        figures = " and the figures" if self.figures_lost else ""
         return f"--export-otlp: {lost}{figures} not delivered: {self.problem or 'timed out'}"
 
 
@@ -219,7 +220,9 @@ class _Health:
         self.target = target
         self.lock = threading.Condition()
         self.failing = threading.Event()
-        self.emitted = self.handed = self.sent = self.lost = self.metric_failures = 0
+        self.emitted = self.handed = self.sent = self.lost = 0
+        self.figures_pending = False
+        """Figures were recorded and no metric export was accepted since."""
         self.problem: str | None = None
         self.reported = False
 
@@ -236,10 +239,10 @@ class _Health:
         with self.lock:
             if ok:
                 self.sent += count
+                self.figures_pending &= signal != "metrics"
                 self.failing.clear()
             else:
                 self.lost += count
-                self.metric_failures += signal == "metrics"
                 reason = reason or "the endpoint did not accept the export"
                 self.problem = self.problem or f"{self.target.describe(signal)}: {reason}"
                 self.failing.set()
@@ -249,7 +252,8 @@ class _Health:
         """What was delivered so far (records still queued count as lost)."""
         with self.lock:
             lost = self.lost + (self.emitted - self.handed)
-            return ExportReport(self.sent, lost, self.metric_failures, self.problem, self.reported)
+            figures = self.figures_pending
+            return ExportReport(self.sent, lost, figures, self.problem, self.reported)
 
 
 _capturing = threading.local()
@@ -425,12 +429,15 @@ class OtlpExport:
     def send(self, records: Iterable[EvaluationRecord]) -> None:
         """Queue ``gen_ai.evaluation.result`` records (dropped, counted, when there is no
         room: module docstring)."""
+        contexts: dict[tuple[str, str | None], Context] = {}  # a result's records share one
         for record in records:
             if not self._room():
                 continue
+            key = (record.trace_id, record.span_id)
+            context = contexts.get(key) or contexts.setdefault(key, _context(*key))
             self._logger.emit(
                 timestamp=time.time_ns(),
-                context=_context(record.trace_id, record.span_id),
+                context=context,
                 severity_number=SeverityNumber.INFO,
                 attributes=dict(record.attributes),
                 event_name=EVALUATION_EVENT,
@@ -446,6 +453,8 @@ class OtlpExport:
                 left = deadline - time.monotonic()
                 if health.failing.is_set() or left <= 0:
                     health.failing.set()
+                    slow = f"{self.target.describe('logs')}: it does not keep up"
+                    health.problem = health.problem or slow
                     break
                 health.lock.wait(left)
             else:
@@ -460,6 +469,8 @@ class OtlpExport:
         periodic one)."""
         for figure in figures:
             self._gauges[figure.instrument].set(figure.value, attributes=dict(figure.attributes))
+            with self.health.lock:
+                self.health.figures_pending = True
 
     def problem(self) -> str | None:
         """The first failure, the first time it is asked for (then None: reported once)."""

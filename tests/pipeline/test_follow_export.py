@@ -1,0 +1,128 @@
+"""``score --follow --export-otlp``: each followed trace's result goes out as
+``gen_ai.evaluation.result`` records as it is scored, each closed window's figures per
+service as metrics; a dead endpoint is reported once, however long the follower runs."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable
+
+from tests.collector.receiver.helpers import running
+from tests.support.metrics_sink import MetricsSink
+from tests.support.sdk import agent_turn, trace_request
+from tracegrade.config import load_config
+from tracegrade.dataset import Case, Dataset
+from tracegrade.pipeline.evaluations import evaluations_for
+from tracegrade.pipeline.export import open_export
+from tracegrade.pipeline.follow import Follower
+from tracegrade.report.evaluation_signals import RunContext
+from tracegrade.scoring import build_scorers, config_for
+from tracegrade.store.traces import Store
+
+DATASET = Dataset(
+    name="shop",
+    cases=[Case(id="shoes", input="find shoes", expected_tools=["search"])],
+)
+
+
+def _follower(db: str, endpoint: str, window_s: float | None) -> Follower:
+    config = config_for(load_config(None), DATASET)
+    export = open_export(endpoint, RunContext(dataset="shop"), periodic=True)
+    return Follower(
+        db,
+        DATASET,
+        build_scorers(config),
+        config,
+        quiet_s=0.0,
+        since=0.0,
+        window_s=window_s,
+        export=export,
+    )
+
+
+def _follow(follower: Follower, until: Callable[[list[str]], bool], timeout_s: float) -> list[str]:
+    """Run the follower in a thread until ``until(lines)`` (or the timeout); its lines."""
+    lines: list[str] = []
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=follower.run,
+        args=(stop, lambda result, updated: lines.append(result.trace_id or ""), lines.append),
+        kwargs={"poll_s": 0.02},
+    )
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not until(lines) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stop.set()
+    thread.join()
+    return lines
+
+
+def test_followed_results_and_closed_windows_are_exported(tmp_path, monkeypatch):
+    db = str(tmp_path / "follow.db")
+    requests = [
+        trace_request(lambda t: agent_turn(t, "find shoes", "Found shoes for $40")),
+        trace_request(lambda t: agent_turn(t, "what time is it", "It is noon")),
+    ]
+    with Store(db) as store:
+        store.write(requests)
+    trace_ids = [r.resource_spans[0].scope_spans[0].spans[0].trace_id.hex() for r in requests]
+    with running(tmp_path / "received.db") as receiver, MetricsSink() as sink:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", sink.endpoint("http"))
+        follower = _follower(db, receiver.http_endpoint, window_s=1.0)
+        lines = _follow(follower, lambda lines: any(x.startswith("WINDOW") for x in lines), 10)
+        points = sink.points()
+    assert [x for x in lines if "export-otlp" in x] == []
+    with Store(tmp_path / "received.db") as store:
+        received = evaluations_for(store, trace_ids)
+    assert set(received) == {trace_ids[0]}  # the other trace matched no case
+    records = received[trace_ids[0]]
+    assert records[-1].name == "overall" and records[0].span_id
+    assert {r.attributes.get("tracegrade.case_id") for r in records} == {"shoes"}
+    assert all("tracegrade.run_id" not in r.attributes for r in records)  # no stored run
+    [(attributes, cases, _)] = points["tracegrade.evaluation.cases"][:1]
+    assert cases == 1
+    assert attributes == {
+        "tracegrade.service": "test-agent",
+        "tracegrade.window": "1s",
+        "tracegrade.dataset": "shop",
+        "resource": "tracegrade",
+    }
+    assert {"tracegrade.evaluation.pass_rate", "tracegrade.trace.duration.p95"} <= set(points)
+
+
+def test_a_dead_endpoint_is_reported_once_while_following(tmp_path, monkeypatch):
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "0.5")  # the SDK gives up a batch sooner
+    db = str(tmp_path / "follow.db")
+    with Store(db) as store:
+        store.write([trace_request(lambda t: agent_turn(t, "find shoes", "Found"))])
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    follower = _follower(db, f"http://127.0.0.1:{port}", window_s=None)
+    done = threading.Event()
+
+    def more() -> None:  # traces keep arriving after the first failure
+        with Store(db) as store:
+            for _ in range(3):
+                time.sleep(0.4)
+                store.write([trace_request(lambda t: agent_turn(t, "find shoes", "Found"))])
+        done.set()
+
+    threading.Thread(target=more).start()
+
+    def finished(lines: list[str]) -> bool:
+        scored = sum(1 for x in lines if len(x) == 32)
+        return done.is_set() and scored == 4 and any("export-otlp" in x for x in lines)
+
+    lines = _follow(follower, finished, 15)
+    warnings = [x for x in lines if "export-otlp" in x]
+    assert len(warnings) == 1 and warnings[0].startswith("warning: --export-otlp:"), lines
+    assert sum(1 for x in lines if len(x) == 32) == 4  # every trace still scored
+
+
+def test_a_follower_without_an_endpoint_exports_nothing(tmp_path):
+    follower = _follower(str(tmp_path / "f.db"), "", None)
+    assert follower.export.export is None and follower.export.close() == []
