@@ -1,7 +1,8 @@
 """The OpenTelemetry Collector configurations shipped under deploy/ parse as YAML with the
 keys the Collector (contrib distribution) expects: the top-level sections, known component
 types and their settings, tail-sampling policies, the loadbalancing exporter's routing and
-resolver, and pipelines that only name defined components."""
+resolver, the evaluations config's separate receiver for tracegrade's exports, and pipelines
+that only name defined components."""
 
 from __future__ import annotations
 
@@ -43,6 +44,20 @@ SETTINGS = {
         "balancer_name",
         "auth",
     },
+    ("exporters", "otlphttp"): {
+        "endpoint",
+        "traces_endpoint",
+        "logs_endpoint",
+        "metrics_endpoint",
+        "tls",
+        "headers",
+        "retry_on_failure",
+        "sending_queue",
+        "compression",
+        "timeout",
+        "encoding",
+        "auth",
+    },
     ("exporters", "loadbalancing"): {"routing_key", "protocol", "resolver", "timeout"},
 }
 POLICY_TYPES = {
@@ -74,8 +89,12 @@ def config(request) -> dict:
     return yaml.safe_load(request.param.read_text())
 
 
-def test_both_configurations_are_shipped():
-    assert {p.name for p in CONFIGS} == {"tail-sampling.yaml", "loadbalancing.yaml"}
+def test_the_three_configurations_are_shipped():
+    assert {p.name for p in CONFIGS} == {
+        "tail-sampling.yaml",
+        "loadbalancing.yaml",
+        "evaluations.yaml",
+    }
 
 
 def test_sections_and_component_settings_are_the_collectors(config):
@@ -129,6 +148,28 @@ def test_loadbalancing_routes_by_trace_id_to_several_receivers():
     hosts = exporter["resolver"]["static"]["hostnames"]
     assert len(hosts) >= 2 and all(re.fullmatch(r"[\w.-]+:\d+", h) for h in hosts)
     assert all(p["exporters"] == ["loadbalancing"] for p in config["service"]["pipelines"].values())
+
+
+def _endpoints(config: dict) -> list[str]:
+    return [p["endpoint"] for r in config["receivers"].values() for p in r["protocols"].values()]
+
+
+def test_evaluations_reach_the_backend_beside_the_traces_and_never_loop_back():
+    config = yaml.safe_load((REPO / "deploy/collector/evaluations.yaml").read_text())
+    pipelines = config["service"]["pipelines"]
+    backend, tracegrade = "otlphttp/backend", "otlp/tracegrade"
+    assert len(set(_endpoints(config))) == len(_endpoints(config)) == 4  # no port twice
+    for name in ("traces", "logs"):  # the agents' telemetry: to the backend and to tracegrade
+        assert pipelines[name]["receivers"] == ["otlp"]
+        assert set(pipelines[name]["exporters"]) == {backend, tracegrade}
+    from_tracegrade = [p for p in pipelines.values() if "otlp/tracegrade" in p["receivers"]]
+    assert {_type(n) for n, p in pipelines.items() if p in from_tracegrade} == {"logs", "metrics"}
+    for pipeline in from_tracegrade:  # evaluation records and figures: to the backend only
+        assert pipeline["receivers"] == ["otlp/tracegrade"] and pipeline["exporters"] == [backend]
+    exporter = config["exporters"][backend]
+    assert exporter["endpoint"] == "${env:BACKEND_OTLP_ENDPOINT}"
+    assert "${env:BACKEND_AUTHORIZATION}" in str(exporter["headers"])
+    assert "Bearer ${env:TRACEGRADE_TOKEN}" in str(config["exporters"][tracegrade])
 
 
 def test_the_readme_points_at_the_shipped_files():
