@@ -220,7 +220,8 @@ class _Health:
         self.target = target
         self.lock = threading.Condition()
         self.failing = threading.Event()
-        self.emitted = self.handed = self.sent = self.lost = 0
+        self.emitted = self.handed = self.sent = self.dropped = 0
+        """Records queued, taken by the exporter, accepted, refused a place in the queue."""
         self.figures_pending = False
         """Figures were recorded and no metric export was accepted since."""
         self.problem: str | None = None
@@ -242,16 +243,16 @@ class _Health:
                 self.figures_pending &= signal != "metrics"
                 self.failing.clear()
             else:
-                self.lost += count
                 reason = reason or "the endpoint did not accept the export"
                 self.problem = self.problem or f"{self.target.describe(signal)}: {reason}"
                 self.failing.set()
             self.lock.notify_all()
 
     def report(self) -> ExportReport:
-        """What was delivered so far (records still queued count as lost)."""
+        """What was delivered so far: every record not accepted (refused, failed, still
+        queued or in flight) counts as lost."""
         with self.lock:
-            lost = self.lost + (self.emitted - self.handed)
+            lost = self.emitted + self.dropped - self.sent
             figures = self.figures_pending
             return ExportReport(self.sent, lost, figures, self.problem, self.reported)
 
@@ -461,7 +462,7 @@ class OtlpExport:
                 if not self._closed:
                     health.emitted += 1
                     return True
-            health.lost += 1
+            health.dropped += 1
             return False
 
     def record(self, figures: Iterable[Figure]) -> None:
