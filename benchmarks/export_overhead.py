@@ -17,7 +17,7 @@ Reported per mode: median wall seconds and median CPU seconds of the child (user
 its SDK threads included: steadier than wall time on a shared machine), each with
 ``x_plain`` (median / plain's median; the target is under 1.15), the exit codes seen (the
 same in every mode), the ``--export-otlp`` warning lines, and for the exporting modes the
-records the receiver stored per run (11 per case: 10 scorers and ``overall``).
+records the receiver stored per run (one per scorer and case, and each case's ``overall``).
 """
 
 from __future__ import annotations

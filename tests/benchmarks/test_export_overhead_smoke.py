@@ -13,5 +13,6 @@ def test_export_overhead_reports_every_mode():
     assert set(modes) == {"plain", "http", "grpc", "dead"}
     assert all(m["median_s"] > 0 and m["x_plain"] > 0 for m in modes.values())
     assert len({tuple(m["exit_codes"]) for m in modes.values()}) == 1
-    assert modes["http"]["records_stored"] == modes["grpc"]["records_stored"] == [33]
+    [stored] = modes["http"]["records_stored"]
+    assert modes["grpc"]["records_stored"] == [stored] and stored % 3 == 0 and stored > 3
     assert modes["dead"]["warnings"] == 1 and modes["http"]["warnings"] == 0
