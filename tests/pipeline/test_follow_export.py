@@ -16,11 +16,13 @@ from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.pipeline.evaluations import evaluations_for
 from tracegrade.pipeline.export import open_export
-from tracegrade.pipeline.follow import Follower
+from tracegrade.pipeline.follow import Follower, make_follower
+from tracegrade.pipeline.score import ScoreOptions
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.store.traces import Store
 
+_DEAD = "http://127.0.0.1:1"
 DATASET = Dataset(
     name="shop",
     cases=[Case(id="shoes", input="find shoes", expected_tools=["search"])],
@@ -121,6 +123,14 @@ def test_a_dead_endpoint_is_reported_once_while_following(tmp_path, monkeypatch)
     warnings = [x for x in lines if "export-otlp" in x]
     assert len(warnings) == 1 and warnings[0].startswith("warning: --export-otlp:"), lines
     assert sum(1 for x in lines if len(x) == 32) == 4  # every trace still scored
+
+
+def test_score_follow_s_options_open_the_export_with_the_dataset_and_no_run_id(tmp_path):
+    options = ScoreOptions(db=str(tmp_path / "f.db"), dataset=DATASET, export_otlp=_DEAD)
+    follower, _ = make_follower(options, quiet_s=0.0, window=None, lease_s=60)
+    assert follower.export.export is not None
+    assert follower.export.context == RunContext(run_id=None, dataset="shop")
+    follower.export.close()
 
 
 def test_a_follower_without_an_endpoint_exports_nothing(tmp_path):
