@@ -11,10 +11,10 @@ from collections.abc import Callable
 
 from tests.collector.receiver.helpers import running
 from tests.support.metrics_sink import MetricsSink
+from tests.support.received import evaluation_records
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset
-from tracegrade.pipeline.evaluations import evaluations_for
 from tracegrade.pipeline.export import open_export
 from tracegrade.pipeline.follow import Follower, make_follower
 from tracegrade.pipeline.score import ScoreOptions
@@ -77,11 +77,11 @@ def test_followed_results_and_closed_windows_are_exported(tmp_path, monkeypatch)
         lines = _follow(follower, lambda lines: any(x.startswith("WINDOW") for x in lines), 10)
         points = sink.points()
     assert [x for x in lines if "export-otlp" in x] == []
-    with Store(tmp_path / "received.db") as store:
-        received = evaluations_for(store, trace_ids)
+    received = evaluation_records(tmp_path / "received.db", trace_ids)
     assert set(received) == {trace_ids[0]}  # the other trace matched no case
     records = received[trace_ids[0]]
-    assert records[-1].name == "overall" and records[0].span_id
+    assert "overall" in {r.attributes["gen_ai.evaluation.name"] for r in records}
+    assert len({r.span_id for r in records}) == 1 and records[0].span_id
     assert {r.attributes.get("tracegrade.case_id") for r in records} == {"shoes"}
     assert all("tracegrade.run_id" not in r.attributes for r in records)  # no stored run
     [(attributes, cases, _)] = points["tracegrade.evaluation.cases"][:1]

@@ -20,11 +20,12 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from tests.collector.receiver.helpers import running
 from tests.scoring.ecommerce_agent import ShopAgent
 from tests.support.metrics_sink import MetricsSink
+from tests.support.received import evaluation_records
 from tracegrade.cli import cli
 from tracegrade.errors import ConfigError
-from tracegrade.pipeline.evaluations import evaluations_for
 from tracegrade.report.evaluation_signals import INSTRUMENTS
 from tracegrade.report.otlp_export import ExportTarget
+from tracegrade.store.feedback import feedback_for
 from tracegrade.store.traces import Store
 
 DATASETS = Path(__file__).parents[2] / "datasets"
@@ -78,27 +79,29 @@ def test_every_case_s_evaluation_records_and_the_run_s_figures_arrive(
     assert result.exit_code == 1, result.output  # some cases fail: the run fails as without
     assert "export-otlp" not in result.output
     doc = json.loads(out.read_text())
-    with Store(db) as store:
-        received = evaluations_for(store, [c["trace_id"] for c in doc["cases"]])
+    received = evaluation_records(db, [c["trace_id"] for c in doc["cases"]])
     for case in doc["cases"]:
         records = received[case["trace_id"]]
-        assert [r.name for r in records] == [*case["details"], "overall"]
+        names = [r.attributes["gen_ai.evaluation.name"] for r in records]
+        assert sorted(names) == sorted([*case["details"], "overall"])  # batches may interleave
         for record in records:
             assert record.span_id == agent_spans[case["trace_id"]]
-            assert record.evaluator == "tracegrade"
-            assert record.attributes == {
+            assert record.resource_attributes["service.name"] == "tracegrade"
+            assert {k: v for k, v in record.attributes.items() if k.startswith("tracegrade.")} == {
                 "tracegrade.run_id": doc["run"]["run_id"],
                 "tracegrade.case_id": case["case_id"],
                 "tracegrade.dataset": "order_management",
                 "tracegrade.verdict": "pass" if case["passed"] else "fail",
             }
-        by_name = {r.name: r for r in records}
+        by_name = {r.attributes["gen_ai.evaluation.name"]: r.attributes for r in records}
         for name, detail in case["details"].items():
-            assert by_name[name].score_value == detail["value"]
-            assert by_name[name].explanation == (detail["reason"] or None)
+            assert by_name[name].get("gen_ai.evaluation.score.value") == detail["value"]
+            assert by_name[name].get("gen_ai.evaluation.explanation") == (detail["reason"] or None)
         overall = by_name["overall"]
-        assert overall.score_value == pytest.approx(case["score"])
-        assert overall.score_label == ("pass" if case["passed"] else "fail")
+        assert overall["gen_ai.evaluation.score.value"] == pytest.approx(case["score"])
+        assert overall["gen_ai.evaluation.score.label"] == ("pass" if case["passed"] else "fail")
+    with Store(db) as store:  # tracegrade's own verdicts are never taken for end-user feedback
+        assert feedback_for(store.db, list(received)) == {}
     summary = doc["summary"]
     assert 0 < summary["pass_rate"] < 1 and summary["hallucination_rate"] > 0
     expected = {
@@ -161,11 +164,10 @@ def test_headers_from_the_standard_variable_authenticate_and_a_refusal_is_report
     assert "401" in warning
     assert "export-otlp" not in accepted.output
     doc = json.loads((tmp_path / "b.json").read_text())
-    with Store(db) as store:
-        received = evaluations_for(store, [c["trace_id"] for c in doc["cases"]])
-    assert {r.attributes["tracegrade.run_id"] for rs in received.values() for r in rs} == {
-        doc["run"]["run_id"]
-    }
+    received = evaluation_records(db, [c["trace_id"] for c in doc["cases"]])
+    assert len(received) == len(doc["cases"])
+    runs = {r.attributes["tracegrade.run_id"] for records in received.values() for r in records}
+    assert runs == {doc["run"]["run_id"]}
 
 
 def test_the_endpoint_must_be_a_url_and_the_protocol_one_the_sdk_speaks():

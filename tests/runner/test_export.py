@@ -12,7 +12,7 @@ import pytest
 from tests.collector.receiver.helpers import running
 from tests.runner.conftest import CASES, run_cli, write_dataset
 from tests.support.metrics_sink import MetricsSink
-from tracegrade.pipeline.evaluations import evaluations_for
+from tests.support.received import evaluation_records
 from tracegrade.store.traces import Store
 
 
@@ -38,9 +38,9 @@ def test_each_attempt_s_records_and_the_run_s_figures_are_sent(
         points = sink.points()
     assert ran.exit_code == 1 and "export-otlp" not in ran.stderr, ran.stderr
     attempts = [(case, attempt) for case in ran.doc["cases"] for attempt in case["attempts"]]
-    with Store(received) as out, Store(store) as run_store:
-        ids = [t for _, a in attempts for t in a["trace_ids"]]
-        records = evaluations_for(out, ids)
+    ids = [t for _, a in attempts for t in a["trace_ids"]]
+    records = evaluation_records(received, ids)
+    with Store(store) as run_store:
         for case, attempt in attempts:
             if case["case_id"] == "boom":
                 assert not attempt["trace_ids"] or attempt["trace_ids"][0] not in records
@@ -48,12 +48,12 @@ def test_each_attempt_s_records_and_the_run_s_figures_are_sent(
             (trace_id,) = attempt["trace_ids"]
             (trace,) = run_store.load([trace_id])
             agent = next(s.span_id for s in trace.spans if s.name == "invoke_agent shop")
-            mine = records[trace_id]
-            assert mine[-1].name == "overall" and len(mine) > 1
-            assert {r.span_id for r in mine} == {agent}
-            assert {r.attributes["tracegrade.repeat"] for r in mine} == {attempt["repeat"]}
-            assert {r.attributes["tracegrade.run_id"] for r in mine} == {ran.doc["run"]["run_id"]}
-            assert {r.attributes["tracegrade.case_id"] for r in mine} == {case["case_id"]}
+            mine = [r.attributes for r in records[trace_id]]
+            assert len(mine) > 1 and "overall" in {r["gen_ai.evaluation.name"] for r in mine}
+            assert {r.span_id for r in records[trace_id]} == {agent}
+            assert {r["tracegrade.repeat"] for r in mine} == {attempt["repeat"]}
+            assert {r["tracegrade.run_id"] for r in mine} == {ran.doc["run"]["run_id"]}
+            assert {r["tracegrade.case_id"] for r in mine} == {case["case_id"]}
     summary = ran.doc["summary"]
     [(_, cases, _)] = points["tracegrade.evaluation.cases"]
     [(_, pass_rate, _)] = points["tracegrade.evaluation.pass_rate"]

@@ -1,6 +1,7 @@
-"""The trace page shows the ``gen_ai.evaluation.result`` records other evaluators sent with
-a trace beside tracegrade's own scores, on the page and its JSON twin (escaped like
-everything else from the store)."""
+"""The trace page shows the ``gen_ai.evaluation.result`` records other evaluators sent about
+a trace (stored as feedback: :mod:`tracegrade.store.feedback`) beside tracegrade's own scores,
+on the page and its JSON twin (escaped like everything else from the store); tracegrade's own
+exported records (``tracegrade.verdict``) are not among them."""
 
 from __future__ import annotations
 
@@ -35,6 +36,11 @@ def _store(path: Path) -> tuple[str, str]:
                 "gen_ai.evaluation.explanation": "<b>wrong</b> price",
             },
         )
+        logger.emit(  # tracegrade's own (--export-otlp) sent back to a tracegrade receiver
+            context=context,
+            event_name="gen_ai.evaluation.result",
+            attributes={"gen_ai.evaluation.name": "overall", "tracegrade.verdict": "fail"},
+        )
 
     with Store(path) as store:
         store.write([spans], [logs_request(emit, {"service.name": "support-widget"})])
@@ -49,15 +55,16 @@ def test_recorded_evaluations_are_shown_beside_the_scores(tmp_path: Path) -> Non
         html = client.get(f"/traces/{trace_id}").text
     app.state.ui.close()
     [evaluation] = data["evaluations"]
-    assert evaluation["evaluator"] == "support-widget" and evaluation["span_id"] == span_id
-    assert (evaluation["name"], evaluation["score_value"], evaluation["score_label"]) == (
+    assert evaluation["source"] == "event" and evaluation["span_id"] == span_id
+    assert (evaluation["name"], evaluation["score"], evaluation["label"]) == (
         "user_feedback",
         0.0,
         "thumbs_down",
     )
+    assert evaluation["positive"] is False
     assert data["scores"]["scorers"]  # tracegrade's own, on the same page
     table = html[html.index('id="evaluations"') : html.index("<h2>Lint")]
-    assert "support-widget" in table and "thumbs_down" in table and span_id in table
+    assert "user_feedback" in table and "thumbs_down" in table and span_id in table
     assert "&lt;b&gt;wrong&lt;/b&gt; price" in table and "<b>wrong" not in table
 
 
@@ -69,5 +76,5 @@ def test_a_trace_without_recorded_evaluations_says_so(tmp_path: Path) -> None:
     app = create_app(UiConfig(db=str(tmp_path / "s.db")))
     with TestClient(app, base_url="http://localhost") as client:
         assert client.get(f"/traces/{trace_id}.json").json()["evaluations"] == []
-        assert "No gen_ai.evaluation.result records" in client.get(f"/traces/{trace_id}").text
+        assert "No evaluation result" in client.get(f"/traces/{trace_id}").text
     app.state.ui.close()

@@ -23,7 +23,6 @@ from tracegrade.normalize import (
     vercel_ai,
 )
 from tracegrade.normalize.assemble import assemble
-from tracegrade.normalize.evaluations import Evaluation, evaluations_of
 from tracegrade.normalize.view import Context, Convention, SpanView
 from tracegrade.spans import LogRecord, Span, TraceData, group_by_trace
 from tracegrade.trace import AgentTrace
@@ -43,14 +42,7 @@ CONVENTIONS: tuple[Convention, ...] = (
 )
 """Convention readers in the order they see each span (first value set wins)."""
 
-__all__ = [
-    "CONVENTIONS",
-    "Evaluation",
-    "evaluations_of",
-    "normalize_trace",
-    "normalize_all",
-    "read_view",
-]
+__all__ = ["CONVENTIONS", "normalize_trace", "normalize_all", "read_view"]
 
 
 def read_view(span: Span, context: Context) -> SpanView:

@@ -14,8 +14,7 @@ renders what it returns.
 - :mod:`.evaluate`: :func:`evaluate_dataset`, the Python API's one call;
 - :mod:`.suite`: a test session's cases (the pytest plugin);
 - :mod:`.reading`, :mod:`.sources`, :mod:`.selection`: the one way to read traces;
-- :mod:`.evaluations`: :func:`evaluations_for`, the ``gen_ai.evaluation.result`` records
-  other evaluators sent with stored traces; :mod:`.export`: ``--export-otlp``;
+- :mod:`.export`: ``--export-otlp`` (results and figures sent to an OTLP backend);
 - :mod:`.views`: what the dashboard and ``runs``/``history`` read; :mod:`.outputs`;
 - :mod:`.review`, :mod:`.labels_io`, :mod:`.promote`, :mod:`.agreement`,
   :mod:`.conversations`, :mod:`.accounts`: the review loop (queues, labels, golden cases from
@@ -56,9 +55,6 @@ _EXPORTS = {
     "traces_by_id": "tracegrade.pipeline.reading",
     "from_files": "tracegrade.pipeline.sources",
     "from_store": "tracegrade.pipeline.sources",
-    # evaluations other evaluators recorded with stored traces
-    "Evaluation": "tracegrade.pipeline.evaluations",
-    "evaluations_for": "tracegrade.pipeline.evaluations",
 }
 __all__ = [
     "ScoreOptions",
@@ -86,8 +82,6 @@ __all__ = [
     "traces_by_id",
     "from_files",
     "from_store",
-    "Evaluation",
-    "evaluations_for",
 ]
 __getattr__, __dir__ = lazy(_EXPORTS)
 
@@ -96,7 +90,6 @@ if TYPE_CHECKING:
     from tracegrade.pipeline.compare import CompareOptions, compare
     from tracegrade.pipeline.dataset import DatasetBuildOptions, build
     from tracegrade.pipeline.evaluate import evaluate_dataset
-    from tracegrade.pipeline.evaluations import Evaluation, evaluations_for
     from tracegrade.pipeline.judging import JudgeCheckOptions, check_judge
     from tracegrade.pipeline.promote import promote
     from tracegrade.pipeline.reading import load, load_batches, traces_by_id

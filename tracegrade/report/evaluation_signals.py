@@ -19,7 +19,9 @@ one named ``overall`` for the case itself:
   and ``tracegrade.verdict`` (the case's ``pass``/``fail``) where they apply.
 
 A result without a trace (no trace matched its case, the agent failed) has nothing to be
-parented to and sends no record; it counts in the figures.
+parented to and sends no record; it counts in the figures. ``tracegrade.verdict`` marks a
+record as tracegrade's own: a tracegrade receiver never takes it for end-user feedback
+(:mod:`tracegrade.store.feedback`).
 
 **Figures** (metric data points; instruments in :data:`INSTRUMENTS`, units by the UCUM
 conventions OpenTelemetry uses: ``1`` for ratios, ``s`` for durations, ``{USD}`` for cost):
@@ -45,15 +47,9 @@ from tracegrade.attributes import (
     VERDICT_ATTR,
     WINDOW_ATTR,
 )
-from tracegrade.normalize.evaluations import (
-    ERROR_TYPE,
-    EXPLANATION,
-    NAME,
-    SCORE_LABEL,
-    SCORE_VALUE,
-)
 from tracegrade.report import windows
 from tracegrade.scoring.results import CaseResult, percentile
+from tracegrade.store.feedback import EXPLANATION_ATTR, LABEL_ATTR, NAME_ATTR, SCORE_ATTR
 from tracegrade.store.follow import ResultRow
 
 __all__ = [
@@ -67,6 +63,8 @@ __all__ = [
     "window_figures",
 ]
 
+ERROR_TYPE = "error.type"
+"""Why an evaluation itself failed (GenAI semconv ``error.type``)."""
 OVERALL = "overall"
 """``gen_ai.evaluation.name`` of a case's own record (its overall score and verdict)."""
 _CRASHED = "scorer crashed: "
@@ -128,7 +126,7 @@ def _record(
     name: str,
     values: Mapping[str, str | float | None],
 ) -> EvaluationRecord:
-    attributes = {NAME: name, **{k: v for k, v in values.items() if v is not None}, **common}
+    attributes = {NAME_ATTR: name, **{k: v for k, v in values.items() if v is not None}, **common}
     return EvaluationRecord(result.trace_id or "", result.span_id, attributes)
 
 
@@ -146,18 +144,18 @@ def evaluation_records(
             common,
             name,
             {
-                SCORE_VALUE: detail.get("value"),
-                SCORE_LABEL: label_of(detail.get("value")),
-                EXPLANATION: detail.get("reason") or None,
+                SCORE_ATTR: detail.get("value"),
+                LABEL_ATTR: label_of(detail.get("value")),
+                EXPLANATION_ATTR: detail.get("reason") or None,
                 ERROR_TYPE: _error_type(detail),
             },
         )
         for name, detail in result.details.items()
     ]
     overall = {
-        SCORE_VALUE: result.score,
-        SCORE_LABEL: "pass" if result.passed else "fail",
-        EXPLANATION: "; ".join(result.reasons) or None,
+        SCORE_ATTR: result.score,
+        LABEL_ATTR: "pass" if result.passed else "fail",
+        EXPLANATION_ATTR: "; ".join(result.reasons) or None,
     }
     return [*records, _record(result, common, OVERALL, overall)]
 

@@ -62,8 +62,8 @@ from opentelemetry.sdk.resources import Resource
 
 from tracegrade import environment
 from tracegrade.errors import ConfigError
-from tracegrade.normalize.evaluations import EVALUATION_EVENT
 from tracegrade.report.evaluation_signals import INSTRUMENTS, EvaluationRecord, Figure
+from tracegrade.store.feedback import EVENT as EVALUATION_EVENT
 from tracegrade.version import __version__
 
 __all__ = ["FLUSH_TIMEOUT_S", "ExportReport", "ExportTarget", "OtlpExport"]

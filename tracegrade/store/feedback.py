@@ -14,6 +14,10 @@ and log records carrying them are written (:meth:`tracegrade.store.traces.Store.
 - ``POST /v1/feedback`` on the receiver, which the receiver turns into such a log record with
   ``tracegrade.feedback.source = "api"`` (:func:`feedback_request`).
 
+The records tracegrade itself sends (``score --export-otlp``: a verdict per scorer, marked
+``tracegrade.verdict``) are not feedback and are not read here, should they reach a
+tracegrade receiver.
+
 Rows are keyed by trace id only: feedback that arrives before its trace is kept and joins the
 trace when it comes (:func:`feedback_for`), and feedback for a trace never stored stays
 queryable. A resent record adds nothing (its digest). Feedback that names only a
@@ -35,6 +39,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
 
+from tracegrade.attributes import VERDICT_ATTR
 from tracegrade.otlp.codec import decode_attributes, key_values
 from tracegrade.store.database import Database
 from tracegrade.store.rows import digest, text
@@ -170,6 +175,8 @@ def from_log_rows(rows: Iterable[Sequence[Any]]) -> list[tuple[bytes, Feedback]]
         attributes = decode_attributes(record.attributes)
         event = getattr(record, "event_name", "") or attributes.get("event.name")
         if event != EVENT:
+            continue
+        if VERDICT_ATTR in attributes:  # tracegrade's own result (--export-otlp): no feedback
             continue
         found = _from_attributes(attributes, row[1], row[2], int(row[3]))
         if found is not None:

@@ -37,7 +37,7 @@ from tracegrade.otlp.codec import (
     span_from_proto,
 )
 from tracegrade.otlp.redaction import Redactor
-from tracegrade.spans import LogRecord, TraceData
+from tracegrade.spans import TraceData
 from tracegrade.store import feedback, migrations
 from tracegrade.store.database import Database, display, is_postgres
 from tracegrade.store.migrations import MIGRATIONS
@@ -467,22 +467,6 @@ class Store:
             traces[trace_id].spans.append(
                 span_from_proto(span, resources[rid], scope.name, scope.version)
             )
-        for trace_id, records in self._log_records(ids, resources, scopes).items():
-            traces[trace_id].logs.extend(records)
-        return [traces[tid] for tid in ids]
-
-    def log_records(self, trace_ids: Iterable[str]) -> dict[str, list[LogRecord]]:
-        """The stored log records of each trace id (oldest first), without the spans: trace
-        id -> records, for the ids that have any."""
-        return self._log_records(list(dict.fromkeys(trace_ids)), self._resources(), self._scopes())
-
-    def _log_records(
-        self,
-        ids: Sequence[str],
-        resources: dict[int, dict[str, Any]],
-        scopes: dict[int, InstrumentationScope],
-    ) -> dict[str, list[LogRecord]]:
-        found: dict[str, list[LogRecord]] = {}
         for chunk in _chunks(ids, 500):
             marks = ",".join("?" * len(chunk))
             for trace_id, rid, sid, payload in self.db.execute(
@@ -491,10 +475,10 @@ class Store:
                 chunk,
             ):
                 record = logs_pb2.LogRecord.FromString(payload)
-                found.setdefault(trace_id, []).append(
+                traces[trace_id].logs.append(
                     log_from_proto(record, resources[rid], scopes[sid].name)
                 )
-        return found
+        return [traces[tid] for tid in ids]
 
 
 def trace_ids_query(

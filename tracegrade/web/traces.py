@@ -1,7 +1,8 @@
 """Pages about stored traces (eval runs and production traffic alike): the Traces list and one
-trace as a waterfall with its reference-free scores, the evaluation results other evaluators
-recorded with it (``gen_ai.evaluation.result`` log records), lint findings, and a form to
-start a golden case from it."""
+trace as a waterfall with its reference-free scores, the evaluation results and end-user
+feedback others recorded about it (``gen_ai.evaluation.result`` log records, a feedback span
+attribute, ``POST /v1/feedback``: :mod:`tracegrade.store.feedback`), lint findings, and a form
+to start a golden case from it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from starlette.responses import Response
 
 from tracegrade.config import Config
 from tracegrade.normalize import normalize_trace
-from tracegrade.normalize.evaluations import evaluations_of
 from tracegrade.normalize.lint import lint
+from tracegrade.pipeline.conversations import conversation_feedback
 from tracegrade.pipeline.views import reference_free
 from tracegrade.spans import TraceData
 from tracegrade.store import browse
@@ -41,6 +42,7 @@ async def trace_page(request: Request) -> Response:
         return not_found(request, f"no trace {trace_id!r} in the store")
     data = await run_in_threadpool(analysed, loaded[0], ui.scoring_config)
     data["trace_id"] = trace_id
+    data["evaluations"] = [f.to_dict() for f in conversation_feedback(ui.store, [trace_id])]
     data["datasets"] = dataset_choices(ui)
     return render(request, "trace.html", data)
 
@@ -54,7 +56,6 @@ def analysed(trace_data: TraceData, config: Config) -> dict[str, Any]:
         "final_output": trace.final_output,
         "waterfall": waterfall.build(trace_data, config.pricing),
         "scores": reference_free(trace, config),
-        "evaluations": [e.to_dict() for e in evaluations_of(trace_data.logs)],
         "lint": lint(trace).to_dict(),
     }
 
