@@ -55,7 +55,9 @@ from tracegrade.errors import ConfigError
     multiple=True,
     metavar="PATTERN",
     help="Key pattern whose values are redacted before storage, at any depth (repeatable; "
-    "replaces the keys of config/redaction.yaml: " + ", ".join(DEFAULT_REDACT[:6]) + ", ...).",
+    "replaces the keys of config/redaction.yaml: "
+    + ", ".join(f"``{key}``" for key in DEFAULT_REDACT[:6])
+    + ", ...).",
 )
 @click.option("--no-redact", is_flag=True, help="Store everything as received (no redaction).")
 @click.option(

@@ -46,7 +46,7 @@ def command() -> None:
     "ignore_tools",
     multiple=True,
     metavar="GLOB",
-    help="Leave tools matching this pattern (get_*) out of the expectations (repeatable).",
+    help="Leave tools matching this pattern (e.g. ``get_*``) out of the expectations (repeatable).",
 )
 @click.option(
     "--redact",

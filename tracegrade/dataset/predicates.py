@@ -7,7 +7,10 @@ plain value (must equal it) or an object of operators:
 ``equals: V``               equal to V (numbers compare by value: ``5 == 5.0``)
 ``one_of: [V1, V2]``        equal to one of them; ``""`` in the list means the argument
                             may be omitted (BFCL ``possible_answer`` convention)
-``lte`` / ``<=``, ``gte`` / ``>=``, ``lt`` / ``<``, ``gt`` / ``>``   numeric bounds
+``lte: N`` / ``<=: N``       at most N (numeric bounds, as the next three)
+``gte: N`` / ``>=: N``       at least N
+``lt: N`` / ``<: N``         below N
+``gt: N`` / ``>: N``         above N
 ``regex: P``                a string that P matches somewhere (RE2: linear time)
 ``contains: S``             a string containing S
 ``subset: [..] | {..}``     a list holding all these items / an object holding these pairs
