@@ -187,6 +187,14 @@ a session that follows an agent revival: the agent must restore the conversation
 storage (it gets only the messages from the revived turn on).
 """
 
+COLUMNS = "COLUMNS"
+"""
+.. envvar:: COLUMNS
+
+The width of the terminal report, in columns. Default: the terminal's width in a terminal,
+160 when the output is a pipe, a file or a CI log (:data:`tracegrade.terminal.PIPE_WIDTH`).
+"""
+
 VARIABLES: tuple[str, ...] = (
     TRACEGRADE_DB,
     TRACEGRADE_CONFIG,
@@ -210,5 +218,6 @@ VARIABLES: tuple[str, ...] = (
     GITHUB_REF_NAME,
     TRACEGRADE_CONVERSATION_ID,
     TRACEGRADE_REVIVED,
+    COLUMNS,
 )
 """Every variable above, in the order the documentation lists them."""

@@ -1,6 +1,7 @@
-"""Issue 10 item 19: the README's command reference lists every command and option that
-exists, because it is generated from the click commands (``python -m
-tracegrade.cli.reference --write README.md``) and this test fails when they disagree."""
+"""Issue 10 item 19 (moved to the docs by issue 27): the command reference of the docs
+(``docs/reference/cli.md``) lists every command and option that exists, because it is
+generated from the click commands (``python -m tracegrade.cli.reference --write
+docs/reference/cli.md``) and this test fails when they disagree."""
 
 from __future__ import annotations
 
@@ -15,17 +16,17 @@ from tracegrade.cli import COMMANDS
 from tracegrade.cli.reference import END, START, main, reference
 
 ROOT = Path(__file__).parents[2]
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "reference" / "cli.md"
 
 
 def _block(text: str) -> str:
     return text[text.index(START) + len(START) : text.index(END)].strip()
 
 
-def test_10_19_the_readme_command_reference_is_what_the_click_commands_define():
-    assert _block(README.read_text(encoding="utf-8")) == reference(), (
-        "README.md's command reference is stale: run "
-        "`python -m tracegrade.cli.reference --write README.md`"
+def test_10_19_the_docs_command_reference_is_what_the_click_commands_define():
+    assert _block(PAGE.read_text(encoding="utf-8")) == reference(), (
+        "docs/reference/cli.md's command reference is stale: run "
+        "`python -m tracegrade.cli.reference --write docs/reference/cli.md`"
     )
 
 
@@ -62,11 +63,11 @@ def test_10_19_the_reference_names_every_command_and_every_option():
                     assert any(f"[{opt}{end}" in entry for end in " ]|"), (path, opt)
 
 
-def test_10_19_check_fails_on_a_stale_readme(tmp_path):
-    stale = tmp_path / "README.md"
-    stale.write_text(README.read_text(encoding="utf-8").replace("[--status-every X]", ""))
+def test_10_19_check_fails_on_a_stale_page(tmp_path):
+    stale = tmp_path / "cli.md"
+    stale.write_text(PAGE.read_text(encoding="utf-8").replace("[--status-every X]", ""))
     result = CliRunner().invoke(main, ["--check", str(stale)])
-    assert result.exit_code == 1 and "--write README.md" in result.stderr
+    assert result.exit_code == 1 and "--write docs/reference/cli.md" in result.stderr
     assert CliRunner().invoke(main, ["--write", str(stale)]).exit_code == 0
     assert CliRunner().invoke(main, ["--check", str(stale)]).exit_code == 0
 

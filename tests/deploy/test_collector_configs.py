@@ -172,6 +172,6 @@ def test_evaluations_reach_the_backend_beside_the_traces_and_never_loop_back():
     assert "Bearer ${env:TRACEGRADE_TOKEN}" in str(config["exporters"][tracegrade])
 
 
-def test_the_readme_points_at_the_shipped_files():
-    readme = (REPO / "README.md").read_text()
-    assert all(f"deploy/collector/{p.name}" in readme for p in CONFIGS)
+def test_the_docs_point_at_the_shipped_files():
+    page = (REPO / "docs" / "guides" / "receiving-otlp.md").read_text()
+    assert all(f"deploy/collector/{p.name}" in page for p in CONFIGS)

@@ -8,8 +8,8 @@ page, in one working directory per page that holds the repository's shipped data
 it from a clone (``.venv/bin/tracegrade ...``) and what it writes (``out/``,
 ``.tracegrade/``) stays in the temporary directory:
 
-- ``bash``: run by ``bash -euo pipefail``; stops at the first failing command, whose status must be 0, or N when the fence says
-  ``exit=N`` (```` ```bash exit=1 ````).
+- ``bash``: run by ``bash -euo pipefail``, so it stops at the first failing command; its
+  status must be 0, or N when the fence says ``exit=N`` (```` ```bash exit=1 ````).
 - ``python``: executed in the page's namespace (blocks of a page share it). With
   ``file=PATH`` the block is written to PATH instead (and compiled), for a later block to use.
 - ``yaml``: ``dataset`` loads it with :func:`tracegrade.load_dataset`, ``config`` with

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tracegrade import terminal
 from tracegrade.cli.runs import db_option
 from tracegrade.pipeline.views import RunOverview, stored_overviews
 from tracegrade.report.comparison import value
@@ -78,7 +78,7 @@ def command(
     if not views:
         click.echo("no stored runs" + (f" of dataset {dataset}" if dataset else ""))
         return
-    Console().print(_table(views, by))
+    terminal.console().print(_table(views, by))
     if png_path:
         write_png(views, [version_of(v, by) for v in views], png_path)
         click.echo(f"chart written to {png_path}")

@@ -5,9 +5,9 @@ commands.
 docs/reference/cli.md`` replaces the block between the :data:`START` and :data:`END` markers
 of that file, ``--check docs/reference/cli.md`` exits 1 when the block differs from what the
 commands define (the test suite runs the same comparison). The page renders the block as
-the synopsis above each command's full help (sphinx-click). Every command of :data:`tracegrade.cli.COMMANDS` is listed,
-sub-commands of groups too, each with its arguments and every visible option, then its
-one-line help.
+the synopsis above each command's full help (sphinx-click). Every command of
+:data:`tracegrade.cli.COMMANDS` is listed, sub-commands of groups too, each with its
+arguments and every visible option, then its one-line help.
 """
 
 from __future__ import annotations

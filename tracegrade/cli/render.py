@@ -13,6 +13,7 @@ from rich.progress import MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.tree import Tree
 
+from tracegrade import terminal
 from tracegrade.normalize.lint import LintReport
 from tracegrade.trace import AgentTrace, LlmCall, Retrieval, ToolCall
 
@@ -20,8 +21,8 @@ _STATUS_STYLE = {"ok": "green", "partial": "yellow", "missing": "red", "implausi
 
 
 def console() -> Console:
-    """The console commands print to (wide enough for trees when piped)."""
-    return Console(soft_wrap=False, width=None if Console().is_terminal else 160)
+    """The console commands print to (see :mod:`tracegrade.terminal`)."""
+    return terminal.console()
 
 
 def short(value: Any, limit: int = 90) -> str:

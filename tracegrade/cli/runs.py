@@ -7,8 +7,8 @@ import dataclasses
 import json
 
 import click
-from rich.console import Console
 
+from tracegrade import terminal
 from tracegrade.cli.runs_table import fitted_table
 from tracegrade.pipeline.views import stored_overviews
 from tracegrade.report.console import print_report
@@ -45,7 +45,7 @@ def command(
         for view in views:
             click.echo(json.dumps(dataclasses.asdict(view), ensure_ascii=False))
         return
-    console = Console()
+    console = terminal.console()
     console.print(fitted_table(views, console.width) if views else "no stored runs")
 
 

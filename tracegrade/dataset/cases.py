@@ -48,7 +48,10 @@ class ExpectedToolCall(_Strict):
 
     name: str
     arguments: dict[str, Any] = {}
+    """Argument name -> a plain value (must equal it) or an object of predicate operators
+    (``{regex: ...}``, ``{one_of: [...]}``, ``{"<=": 5}``, ...)."""
     allow_extra_arguments: bool = True
+    """Whether the call may pass arguments not named in ``arguments``."""
     required: bool = False
     """When true, the case fails (hard) unless some call satisfies every predicate."""
     _predicates: dict[str, Predicate] = PrivateAttr(default_factory=dict)
@@ -76,8 +79,13 @@ class Judge(_Strict):
     """An LLM-judge rubric (scored by the judge scorer, a later addition)."""
 
     rubric: str
+    """What a good answer does, in words; or ``faithfulness``, the built-in rubric (every claim
+    supported by a tool result or retrieved document)."""
     threshold: float = Field(0.7, ge=0, le=1)
+    """The judge's score below which the case fails (bands: 1.0 meets the rubric, 0.5
+    partially, 0.0 not at all)."""
     model: str | None = None
+    """The judge model for this rubric (wins over ``--judge-model``)."""
 
 
 class ReferenceDocument(_Strict):
@@ -108,6 +116,7 @@ class Case(_Strict):
     """One golden case. Only ``input`` (or ``turns``) is required."""
 
     id: str | None = None
+    """Pairs the case across runs (compare, history); default ``<file stem>:<n>``."""
     name: str | None = None
     """A display name (the case editor's and regression alerts' ``name``)."""
     category: str | None = None
@@ -126,25 +135,41 @@ class Case(_Strict):
     expected_tools: list[str] = []
     """Tool names to call, as a multiset (two entries need two calls)."""
     expected_tool_calls: list[ExpectedToolCall] = []
+    """Calls with predicates on their arguments (scored by ``tool_arguments``); a ``required``
+    one not made is a hard failure."""
     forbidden_tools: list[str] = []
+    """Tools the agent must not call: any attempt is a hard failure."""
     strict_tools: list[str] = []
     """Tools whose every performed call must match one of ``expected_tool_calls`` (all its
     predicates): an extra or different call of these tools is a hard failure."""
     order: Literal["any", "in_order", "exact"] = "any"
+    """How ``expected_tools`` are ordered: any order; ``in_order`` (credit: the longest common
+    subsequence over the expected count, calls between allowed); ``exact`` (the same over the
+    longer sequence, so extra calls cost)."""
     expected_fields: list[str] = []
+    """Fields the answer must name or state by value, matched through the alias lists of
+    ``config/aliases.yaml`` (and ``field_aliases``) on word boundaries."""
     criteria: dict[str, Any] = {}
     """Free-form flags from the design documents; ``grounded`` and ``tool_called`` are used."""
     must_contain: list[str] = []
+    """Phrases the answer should contain (partial credit: the fraction found)."""
     must_not_contain: list[str] = []
+    """Phrases the answer must not contain: a hit is a hard failure (hallucination)."""
     contain_scope: Literal["final", "replies", "any_response"] = "final"
     """Where ``must_contain`` looks: the final answer; every reply (assistant turn that
     requests no tool); or any assistant text, including text sent alongside tool calls."""
     max_latency_ms: float | None = Field(None, gt=0)
+    """Budget on the whole trace's duration, ms (exceeded: a hard failure)."""
     max_cost_usd: float | None = Field(None, ge=0)
+    """Budget on the trace's cost, USD (from token counts and the pricing table)."""
     max_tool_calls: int | None = Field(None, ge=0)
+    """Budget on the number of tool calls."""
     max_tokens: int | None = Field(None, ge=0)
+    """Budget on input plus output tokens."""
     budgets: list[Budget] = []
+    """Budgets on one agent's subtree or one tool."""
     judge: Judge | None = None
+    """An LLM-judge rubric for this case (else the dataset's ``judge``)."""
     reference: str | list[str | ReferenceDocument] | None = None
     """The reference context the answer must keep to (the evaluation design's ``reference``):
     text, or a list of documents (text or ``{content, id}``). Evidence for value grounding,
@@ -157,11 +182,16 @@ class Case(_Strict):
     max_followups: int = Field(2, ge=0)
     """At most this many clarification follow-ups per case in ``tracegrade run``."""
     tags: list[str] = []
+    """Free labels; the report breaks the run down by tag, ``run --tags`` selects by them."""
     weight: float = Field(1.0, gt=0)
+    """The case's weight in the run's mean score."""
     tier: Tier = "full"
+    """``smoke`` cases run with ``--smoke``; the full tier (``--full``, the default) runs every
+    case."""
     trace_id: str | list[str] | None = None
     """Explicit mapping to the trace(s) this case scores."""
     metadata: dict[str, Any] = {}
+    """Free data kept with every result of the case (``dataset build`` records its sources)."""
 
     @model_validator(mode="after")
     def _input_or_turns(self) -> Case:
@@ -231,10 +261,14 @@ class Dataset(_Strict):
     """A golden dataset: cases plus optional settings that override the config."""
 
     name: str = "dataset"
+    """Names the dataset in stored runs (``runs --dataset``, ``history``, baselines)."""
     description: str | None = None
     threshold: float | None = Field(None, ge=0, le=1)
+    """The pass score per case (default: the config's, 0.7)."""
     weights: dict[str, float] | None = None
+    """Axis or scorer -> weight in the overall score, replacing the config's weights."""
     field_aliases: dict[str, list[str]] | None = None
+    """Field -> the words that name it, added to ``config/aliases.yaml``'s."""
     judge: Judge | None = None
     """The default judge rubric and threshold for cases that set none."""
     cases: list[Case]

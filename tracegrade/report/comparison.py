@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tracegrade import terminal
 from tracegrade.compare import CaseComparison, Comparison, Delta, RunOverview, TraceDiff, overview
 
 LOWER_IS_BETTER = frozenset(
@@ -188,7 +189,7 @@ def dataset_note(comparison: Comparison) -> str | None:
 
 def print_comparison(comparison: Comparison, console: Console | None = None) -> None:
     """Print the comparison: the runs, metric and axis deltas, the changed cases, the verdict."""
-    out = console or Console()
+    out = console or terminal.console()
     out.print(
         f"[bold]compare[/] base {escape(_run_name(comparison.base))} -> current "
         f"{escape(_run_name(comparison.current))}"

@@ -10,6 +10,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tracegrade import terminal
+
 
 def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
     return "n/a" if value is None else pattern.format(value)
@@ -198,7 +200,7 @@ def print_report(
     at most ``limit`` of them (None: all) then how many more and ``see_all``, where to see
     them. ``doc["cases"]`` is read once (it may be a
     :class:`~tracegrade.report.caselog.CaseLog`)."""
-    out = console or Console()
+    out = console or terminal.console()
     summary = doc["summary"]
     followups, shown, more = _read_cases(doc["cases"], verbose, limit)
     out.print(_header(doc))
