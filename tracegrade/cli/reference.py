@@ -91,7 +91,7 @@ def reference() -> str:
         module, summary = COMMANDS[name]
         command = importlib.import_module(module).command
         lines += _entries(name, command, summary)
-    return "```\n" + "\n".join(lines) + "\n```"
+    return "```text\n" + "\n".join(lines) + "\n```"
 
 
 def replace_block(text: str, block: str, source: str = "docs/reference/cli.md") -> str:
