@@ -5,6 +5,7 @@ namespace, and a selected example first runs the ones before it on its page."""
 
 from __future__ import annotations
 
+import re
 import unittest
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,3 +90,20 @@ def test_the_docs_have_runnable_examples_in_every_language():
         if hasattr(example.parsed, "language")
     }
     assert languages == set(RUNNABLE)
+
+
+_BARE = re.compile(r"^(?:\w+=\S*\s+)*(tracegrade|python|pip|pytest)\b")
+
+
+@pytest.mark.parametrize("path", documents(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_command_uses_the_venv_invocation(path: Path):
+    """Commands are written as ``.venv/bin/tracegrade ...`` everywhere (said once, on the
+    first page and in the README); only ``python3`` itself creates the venv."""
+    bare = [
+        f"line {example.line}: {line.strip()}"
+        for example in SYBIL.parse(path)
+        if getattr(example.parsed, "language", None) == "bash"
+        for line in example.parsed.source.splitlines()
+        if _BARE.match(line.strip())
+    ]
+    assert not bare, f"{path.name}: commands not run through .venv/bin/: {bare}"
