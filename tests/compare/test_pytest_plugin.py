@@ -6,6 +6,7 @@ cases (and the session) that regressed."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,16 +23,17 @@ import tracegrade.pytest_plugin.evals  # noqa: F401,E402  isort: skip
 
 pytest_plugins = ["pytester"]
 
-TEST_FILE = """
-import pytest
-from examples.ecommerce.agent import answer
+DOCS_PAGE = Path(__file__).parents[2] / "docs" / "getting-started" / "pytest-plugin.md"
+DOCS_DATASET = 'dataset="datasets/ecommerce/golden.yaml"'
 
-@pytest.mark.tracegrade(dataset={dataset!r}, tier="smoke")
-def test_shop(tracegrade, tracegrade_case):
-    with tracegrade.capture(tracegrade_case):
-        answer(tracegrade_case.input)
-    tracegrade.check(tracegrade_case)
-"""
+
+def _test_file(dataset: str) -> str:
+    """The docs' pytest example (``docs/getting-started/pytest-plugin.md``) as written, with
+    ``dataset`` for the golden dataset: the page's example runs here, on the scripted model."""
+    page = DOCS_PAGE.read_text(encoding="utf-8")
+    example = re.search(r"```python file=test_shop_agent.py\n(.*?)```", page, re.DOTALL)
+    assert example and DOCS_DATASET in example.group(1), f"{DOCS_PAGE}: no pytest example"
+    return example.group(1).replace(DOCS_DATASET, f"dataset={dataset!r}")
 
 
 @pytest.fixture
@@ -58,7 +60,7 @@ def _suite(pytester: pytest.Pytester, threshold: float | None = None) -> None:
         data["threshold"] = threshold
         dataset = str(pytester.path / "golden.yaml")
         Path(dataset).write_text(yaml.safe_dump(data, sort_keys=False))
-    pytester.makepyfile(test_shop=TEST_FILE.format(dataset=dataset))
+    pytester.makepyfile(test_shop=_test_file(dataset))
 
 
 def test_each_case_is_a_test_and_the_good_model_passes(pytester, model) -> None:
@@ -66,7 +68,7 @@ def test_each_case_is_a_test_and_the_good_model_passes(pytester, model) -> None:
     _suite(pytester)
     result = pytester.runpytest_inprocess("-v", "--tracegrade-json", "run.json")
     result.assert_outcomes(passed=5)
-    result.stdout.fnmatch_lines(["*test_shop[[]headphones-under-300[]] PASSED*"])
+    result.stdout.fnmatch_lines(["*test_shop_agent[[]headphones-under-300[]] PASSED*"])
     doc = json.loads((pytester.path / "run.json").read_text())
     assert doc["summary"]["results"] == 5 and doc["summary"]["score"] == 1.0
 
