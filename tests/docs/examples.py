@@ -9,7 +9,10 @@ it from a clone (``.venv/bin/tracegrade ...``) and what it writes (``out/``,
 ``.tracegrade/``) stays in the temporary directory:
 
 - ``bash``: run by ``bash -euo pipefail``, so it stops at the first failing command; its
-  status must be 0, or N when the fence says ``exit=N`` (```` ```bash exit=1 ````).
+  status must be 0, or N when the fence says ``exit=N`` (```` ```bash exit=1 ````). With
+  ``model=ecommerce`` (or ``model=ecommerce:VARIANT``) the example shop agent's calls go to the
+  scripted model of :mod:`tests.support.ecommerce_model` (``OPENAI_BASE_URL``), so a command
+  written for a real model and key runs here without either.
 - ``python``: executed in the page's namespace (blocks of a page share it). With
   ``file=PATH`` the block is written to PATH instead (and compiled), for a later block to use.
 - ``yaml``: ``dataset`` loads it with :func:`tracegrade.load_dataset`, ``config`` with
@@ -120,15 +123,35 @@ def _write(page: Page, block: Block) -> Path | None:
     return path
 
 
+@contextmanager
+def _model(block: Block) -> Iterator[dict[str, str]]:
+    """The environment that points the shop agent at the scripted model, when asked for."""
+    if "model" not in block.options:
+        yield {}
+        return
+    from tests.support.ecommerce_model import ecommerce_model
+    from tests.support.openai_server import ScriptedOpenAI
+
+    name, _, variant = block.options["model"].partition(":")
+    assert name == "ecommerce", f"unknown model={name!r} (only the shop's: ecommerce)"
+    with ScriptedOpenAI(ecommerce_model(variant or "good")) as server:  # type: ignore[arg-type]
+        yield {
+            "OPENAI_BASE_URL": server.base_url,
+            "OPENAI_API_KEY": "scripted",
+            "OPENAI_MODEL": "gpt-4o-mini",
+        }
+
+
 def _bash(page: Page, block: Block, where: str) -> None:
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block.source],
-        cwd=page.workdir,
-        env=page.env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT_S,
-    )
+    with _model(block) as model_env:
+        done = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", block.source],
+            cwd=page.workdir,
+            env={**page.env, **model_env},
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+        )
     expected = int(block.options.get("exit", "0"))
     if done.returncode != expected:
         raise AssertionError(
