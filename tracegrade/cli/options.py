@@ -177,7 +177,8 @@ judge_options = stacked(
             envvar=environment.TRACEGRADE_JUDGE_MODEL,
             show_envvar=True,
             help="Judge model (default gpt-4o; a case's judge.model wins). Endpoint and key: "
-            "TRACEGRADE_JUDGE_BASE_URL / TRACEGRADE_JUDGE_API_KEY, else OPENAI_*.",
+            "TRACEGRADE_JUDGE_BASE_URL / TRACEGRADE_JUDGE_API_KEY, else OPENAI_BASE_URL / "
+            "OPENAI_API_KEY.",
         ),
         click.option(
             "--judge-concurrency",
