@@ -165,10 +165,11 @@ def test_a_bad_page_cursor_is_a_400_that_says_so(client: TestClient) -> None:
 
 
 def test_the_trace_page_scores_in_a_worker_thread(client, shop, monkeypatch) -> None:
+    from tracegrade.pipeline import pages
     from tracegrade.web import traces
 
     threads: dict[str, int] = {}
-    scored, chosen = traces.reference_free, traces.dataset_choices
+    scored, chosen = pages.reference_free, traces.dataset_choices
 
     def reference_free(*args):
         threads["scores"] = threading.get_ident()
@@ -178,7 +179,7 @@ def test_the_trace_page_scores_in_a_worker_thread(client, shop, monkeypatch) -> 
         threads["page"] = threading.get_ident()
         return chosen(*args)
 
-    monkeypatch.setattr(traces, "reference_free", reference_free)
+    monkeypatch.setattr(pages, "reference_free", reference_free)
     monkeypatch.setattr(traces, "dataset_choices", dataset_choices)
     assert client.get(f"/traces/{shop.xss_trace}.json").status_code == 200
     assert threads["scores"] != threads["page"]

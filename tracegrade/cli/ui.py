@@ -118,8 +118,9 @@ def command(
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"tracegrade ui: serving http://{shown}:{sock.getsockname()[1]}/", err=False)
     # Headers bounded in size (431) and time (10 s), connections in number: see http_guard.
+    # The lifespan runs the trace index in the background (tracegrade.web.app).
     config = uvicorn.Config(
-        app, http=LimitedProtocol, log_level="warning", access_log=False, lifespan="off"
+        app, http=LimitedProtocol, log_level="warning", access_log=False, lifespan="on"
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])

@@ -11,7 +11,7 @@ from tracegrade.config import Config, Pricing
 from tracegrade.dataset import load_dataset
 from tracegrade.pipeline.evaluate import evaluate_dataset
 from tracegrade.pipeline.reading import traces_by_id
-from tracegrade.store.runs import baselines, load_run, recent_runs
+from tracegrade.store.runs import baselines, case_trace_ids, load_run, recent_runs
 from tracegrade.store.traces import Store
 from tracegrade.trace import AgentTrace
 
@@ -41,14 +41,6 @@ def stored_overviews(
     return [overview(d, baseline=d["run"]["run_id"] in marked) for d in docs]
 
 
-def trace_ids_of(case: dict[str, Any]) -> list[str]:
-    """The trace ids of a case result: every attempt's, else the case's ``trace_id``."""
-    ids = [t for a in case.get("attempts") or () for t in a.get("trace_ids") or ()]
-    if not ids and case.get("trace_id"):
-        ids = [case["trace_id"]]
-    return list(dict.fromkeys(ids))
-
-
 CHANGED = ("regressed", "improved")
 """Statuses of the cases whose traces a stored comparison diffs."""
 
@@ -63,7 +55,7 @@ def _changed_traces(
         for doc in docs
         for case in doc["cases"]
         if str(case.get("case_id")) in changed
-        for trace_id in trace_ids_of(case)
+        for trace_id in case_trace_ids(case)
     ]
     return traces_by_id(store, ids)
 

@@ -6,14 +6,16 @@ migration this version does not know was written by a newer tracegrade and is re
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 from tracegrade.errors import StoreError
-from tracegrade.store.database import Database
+from tracegrade.store.database import Database, query_batches
 from tracegrade.store.rows import CHUNK_COLUMNS, digest
+from tracegrade.store.runs import case_trace_ids
 
 
 def _m001_raw_telemetry(db: Database) -> None:
@@ -250,6 +252,70 @@ def _m012_review(db: Database) -> None:
     )
 
 
+def _m013_trace_search(db: Database) -> None:
+    # The dashboard's trace search (store/search.py): one row per normalised trace (service,
+    # conversation id, a preview, searchable text), the tools each trace called, and the
+    # traces each stored case result scored (a verdict filter without reading run documents).
+    db.script(
+        """
+        CREATE TABLE trace_index (
+            trace_id TEXT PRIMARY KEY, span_count INTEGER NOT NULL,
+            start_unix_nano INTEGER NOT NULL, service TEXT, conversation_id TEXT,
+            user_input TEXT, tool_calls INTEGER NOT NULL, failed_tool_calls INTEGER NOT NULL,
+            text TEXT NOT NULL, indexed_at REAL NOT NULL
+        );
+        CREATE INDEX trace_index_by_service ON trace_index(service, start_unix_nano);
+        CREATE INDEX trace_index_by_conversation ON trace_index(conversation_id);
+        CREATE TABLE trace_tools (
+            trace_id TEXT NOT NULL, tool_name TEXT NOT NULL, start_unix_nano INTEGER NOT NULL,
+            calls INTEGER NOT NULL, failed INTEGER NOT NULL, argument_keys TEXT NOT NULL,
+            PRIMARY KEY (trace_id, tool_name)
+        );
+        CREATE INDEX trace_tools_by_tool ON trace_tools(tool_name, start_unix_nano);
+        CREATE TABLE result_traces (
+            trace_id TEXT NOT NULL,
+            run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+            position INTEGER NOT NULL, passed INTEGER NOT NULL,
+            PRIMARY KEY (trace_id, run_id, position)
+        );
+        CREATE INDEX result_traces_by_run ON result_traces(run_id)
+        """
+    )
+    _backfill_result_traces(db)
+    _trigram_index(db)
+
+
+def _backfill_result_traces(db: Database) -> None:
+    sql = "SELECT run_id, position, passed, result FROM case_results ORDER BY run_id, position"
+    for rows in query_batches(db, sql, (), 1000, "tracegrade_m013"):
+        out = [
+            (trace_id, run_id, position, passed)
+            for run_id, position, passed, result in rows
+            for trace_id in case_trace_ids(json.loads(result))
+        ]
+        if out:
+            db.insert_many(
+                "INSERT INTO result_traces (trace_id, run_id, position, passed)",
+                out,
+                "ON CONFLICT DO NOTHING",
+            )
+
+
+def _trigram_index(db: Database) -> None:
+    # PostgreSQL: a trigram index (pg_trgm, a trusted contrib extension since PostgreSQL 13)
+    # serves the text search's LIKE '%...%'; without the extension the search scans. SQLite
+    # scans (store/search.py says what that costs).
+    if not db.postgres:
+        return
+    row = db.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'),"
+        " has_database_privilege(current_database(), 'CREATE')"
+    ).fetchone()
+    if row and row[0] and row[1]:
+        db.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        db.execute("CREATE INDEX trace_index_text ON trace_index USING gin (text gin_trgm_ops)")
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
@@ -262,6 +328,9 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("010_datasets_and_listings", _m010_datasets_and_listings),
     ("011_lz4_values", _m011_lz4_values),
     ("012_review", _m012_review),
+
+
+    ("013_trace_search", _m013_trace_search),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 

@@ -25,9 +25,19 @@ if TYPE_CHECKING:
     from tracegrade.store.traces import Store
 
 
+def case_trace_ids(case: dict[str, Any]) -> list[str]:
+    """The trace ids a case result scored: every attempt's (a conversation or repeats span
+    several traces), else the case's ``trace_id``; each once, in order."""
+    ids = [t for a in case.get("attempts") or () for t in a.get("trace_ids") or ()]
+    if not ids and case.get("trace_id"):
+        ids = [case["trace_id"]]
+    return list(dict.fromkeys(ids))
+
+
 def save_run(store: Store, doc: dict[str, Any]) -> str:
     """Store a run document and its case results (one transaction; ``doc["cases"]`` is read
-    once, :data:`_CHUNK` rows at a time); returns the run id."""
+    once, :data:`_CHUNK` rows at a time), and which traces each case result scored
+    (``result_traces``, the dashboard's verdict filter); returns the run id."""
     run = doc["run"]
     with store.db:
         store.db.execute(
@@ -42,20 +52,23 @@ def save_run(store: Store, doc: dict[str, Any]) -> str:
                 json.dumps({k: v for k, v in doc.items() if k != "cases"}),
             ),
         )
-        rows = (
-            (
-                run["run_id"],
-                i,
-                c["case_id"],
-                c["trace_id"],
-                int(c["passed"]),
-                c["score"],
-                json.dumps(c),
+        cases = enumerate(doc["cases"])
+        while chunk := list(itertools.islice(cases, _CHUNK)):  # cases may outnumber memory
+            store.db.executemany(
+                "INSERT INTO case_results VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (run["run_id"], i, c["case_id"], c["trace_id"], int(c["passed"]), c["score"])
+                    + (json.dumps(c),)
+                    for i, c in chunk
+                ],
             )
-            for i, c in enumerate(doc["cases"])
-        )
-        while chunk := list(itertools.islice(rows, _CHUNK)):  # cases may outnumber memory
-            store.db.executemany("INSERT INTO case_results VALUES (?, ?, ?, ?, ?, ?, ?)", chunk)
+            scored = {
+                (trace_id, run["run_id"], i, int(c["passed"]))
+                for i, c in chunk
+                for trace_id in case_trace_ids(c)
+            }
+            if scored:
+                store.db.executemany("INSERT INTO result_traces VALUES (?, ?, ?, ?)", scored)
     return str(run["run_id"])
 
 

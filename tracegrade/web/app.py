@@ -12,7 +12,11 @@ Templates and static files ship inside the package (``tracegrade/web/templates``
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import datetime as dt
+import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 import jinja2
@@ -25,18 +29,27 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from tracegrade.errors import DatasetError, StoreError
+from tracegrade.pipeline.trace_search import INDEX_BATCH, index_traces
+from tracegrade.report.comparison import METRIC_NAMES, signed
+from tracegrade.report.comparison import value as comparison_value
 from tracegrade.web import compare_page, editor, login, review, runs, traces
 from tracegrade.web.base import HERE, StoreAccounts, Ui, UiConfig, render
+from tracegrade.web.markdown import render_markdown
 from tracegrade.web.security import Guard, SecurityMiddleware
+
+INDEX_IDLE_S = 5.0
+"""Seconds the background indexer waits when no trace is pending."""
+_log = logging.getLogger("tracegrade.ui")
 
 __all__ = ["UiConfig", "create_app", "routes"]
 
 
 async def _store_error(request: Request, exc: Exception) -> Response:
-    """A missing run, trace, case or dataset is 404; a bad cursor 400; anything else (the
-    store or a dataset file cannot be read) 500, with the message."""
+    """A missing run, trace, case or dataset is 404; a bad cursor or filter ("bad ...") 400;
+    anything else (the store or a dataset file cannot be read) 500, with the message."""
     message = str(exc)
-    status = 404 if message.startswith("no ") else 400 if "cursor" in message else 500
+    bad = message.startswith("bad ") or "cursor" in message
+    status = 404 if message.startswith("no ") else 400 if bad else 500
     return render(request, "error.html", {"error": message}, status_code=status)
 
 
@@ -50,6 +63,10 @@ def _filters(templates: Jinja2Templates) -> None:
     env.filters["unix_s"] = lambda v: (
         "–" if _absent(v) else dt.datetime.fromtimestamp(v, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
     )
+    env.filters["markdown"] = render_markdown
+    env.filters["metric"] = metric_value
+    env.filters["metric_delta"] = metric_delta
+    env.filters["metric_name"] = lambda m: METRIC_NAMES.get(m, m)
     env.filters["unix_ns"] = lambda v: (
         "–"
         if _absent(v) or not v
@@ -57,8 +74,52 @@ def _filters(templates: Jinja2Templates) -> None:
     )
 
 
+async def keep_indexed(ui: Ui, stop: asyncio.Event) -> None:
+    """Index pending traces (:func:`tracegrade.pipeline.trace_search.index_traces`) a batch
+    at a time until ``stop`` is set, waiting :data:`INDEX_IDLE_S` when none is pending or the
+    store cannot be read (said once in the log)."""
+    warned = False
+    while not stop.is_set():
+        try:
+            done = await ui.offload(index_traces, INDEX_BATCH)
+        except Exception as exc:  # the store is unreadable: the pages say why
+            if not warned:
+                _log.warning("tracegrade ui: cannot index traces: %s", exc)
+                warned = True
+            done = 0
+        if done < INDEX_BATCH:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), INDEX_IDLE_S)
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: Starlette) -> AsyncIterator[None]:
+    """Run :func:`keep_indexed` while the application serves; on shutdown, let the batch in
+    progress finish (its thread holds a store connection)."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(keep_indexed(app.state.ui, stop))
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
+
+
 def _absent(value: Any) -> bool:
     return value is None or isinstance(value, jinja2.Undefined)
+
+
+def metric_value(number: Any, metric: str) -> str:
+    """A run metric in its unit, as the console's comparison shows it (rates as %, latency
+    in ms, cost in USD, scores to 3 decimals); "–" when absent."""
+    return "–" if _absent(number) else comparison_value(metric, number)
+
+
+def metric_delta(delta: Any, metric: str) -> str:
+    """A metric's change with its sign (rates in percentage points); "–" when absent."""
+    if _absent(delta) or _absent(delta.delta):
+        return "–"
+    return signed(metric, delta)
 
 
 def routes() -> list[BaseRoute]:
@@ -94,6 +155,7 @@ def create_app(config: UiConfig) -> Starlette:
         routes=routes(),
         middleware=[Middleware(SecurityMiddleware, guard=guard)],
         exception_handlers={StoreError: _store_error, DatasetError: _store_error},
+        lifespan=lifespan if config.index_traces else None,
     )
     app.state.ui = Ui(config, guard, templates)
     guard.accounts = StoreAccounts(app.state.ui)

@@ -9,13 +9,15 @@ judge output are untrusted and are never marked safe.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -28,6 +30,11 @@ from tracegrade.web.security import CSRF_FIELD, LOOPBACK_NAMES, Guard, user_of
 
 HERE = Path(__file__).parent
 LOOPBACK_HOSTS = frozenset(LOOPBACK_NAMES)
+WORKERS = 4
+"""Pipeline calls (:meth:`Ui.offload`) running at once, each on its own store connection."""
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass
@@ -47,18 +54,44 @@ class UiConfig:
     """Client addresses whose ``user_header`` is believed."""
     local_user: str = "local"
     """Who uses a server that asks nobody to log in (no token, account or proxy header)."""
+    index_traces: bool = True
+    """Keep the trace index up to date in the background while serving (searches index a
+    bounded number of pending traces themselves either way)."""
 
 
 @dataclass
 class Ui:
     """Per-process state: the config, the guard, the templates and the store (opened on the
-    first request, on the event loop's thread; every endpoint is ``async`` and uses it there)."""
+    first request, on the event loop's thread; every endpoint is ``async`` and uses it there),
+    and :data:`WORKERS` more store connections for the pipeline calls that normalise traces,
+    which run in worker threads (:meth:`offload`), never on the event loop: a hostile trace
+    slows its own page only."""
 
     config: UiConfig
     guard: Guard
     templates: Jinja2Templates
     _store: Store | None = field(default=None, repr=False)
     _config: Config | None = field(default=None, repr=False)
+    _idle: list[Store] = field(default_factory=list, repr=False)
+    _slots: asyncio.Semaphore | None = field(default=None, repr=False)
+
+    async def offload(
+        self, function: Callable[Concatenate[Store, P], T], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """``function(store, *args, **kwargs)`` in a worker thread, with a store connection
+        of its own (at most :data:`WORKERS` at once; the others wait).
+
+        Raises:
+            StoreError: a store connection cannot be opened; what ``function`` raises.
+        """
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(WORKERS)
+        async with self._slots:
+            store = self._idle.pop() if self._idle else Store(self.config.db)
+            try:
+                return await run_in_threadpool(function, store, *args, **kwargs)
+            finally:
+                self._idle.append(store)
 
     @property
     def store(self) -> Store:
@@ -84,10 +117,12 @@ class Ui:
         return self._config
 
     def close(self) -> None:
-        """Close the store, if open."""
+        """Close the stores, if open."""
         if self._store is not None:
             self._store.close()
             self._store = None
+        while self._idle:
+            self._idle.pop().close()
 
 
 @dataclass

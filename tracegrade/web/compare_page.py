@@ -1,5 +1,7 @@
 """The Compare page: two stored runs side by side, case by case (improved / regressed /
-unchanged, ...), with the structural diff of a changed case's two traces.
+unchanged, ...), with the structural diff of a changed case's two traces; and one case of two
+runs side by side (:func:`tracegrade.pipeline.pages.side_by_side`: the answers and the
+conversations, each run's verdict and reasons).
 
 The comparison itself is :func:`tracegrade.compare.compare_runs` (the same one ``tracegrade
 compare`` and ``--baseline`` use); this module only loads the runs and the traces of the
@@ -13,9 +15,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tracegrade.pipeline.pages import side_by_side
 from tracegrade.pipeline.views import compare_stored
 from tracegrade.store import browse
-from tracegrade.web.base import render, twin, ui_of
+from tracegrade.web.base import not_found, render, twin, ui_of
 
 _ORDER = {"regressed": 0, "flaky": 1, "improved": 2, "new": 3, "removed": 4, "unchanged": 5}
 
@@ -41,4 +44,15 @@ async def compare_page(request: Request) -> Response:
     return render(request, "compare.html", data)
 
 
-ROUTES = [*twin("/compare", compare_page)]
+async def case_side_by_side(request: Request) -> Response:
+    """``?base=RUN&current=RUN&case=CASE_ID``: one case's answers and conversations in two
+    runs, side by side."""
+    params = request.query_params
+    base, current, case_id = params.get("base"), params.get("current"), params.get("case")
+    if not (base and current and case_id):
+        return not_found(request, "no case to compare: give base, current and case")
+    data = await ui_of(request).offload(side_by_side, base, current, case_id)
+    return render(request, "side_by_side.html", data)
+
+
+ROUTES = [*twin("/compare/case", case_side_by_side), *twin("/compare", compare_page)]

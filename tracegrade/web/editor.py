@@ -35,7 +35,7 @@ from tracegrade.dataset.editing import (
     write_atomically,
 )
 from tracegrade.errors import StoreError
-from tracegrade.normalize import normalize_trace
+from tracegrade.pipeline.pages import case_from_trace
 from tracegrade.store import datasets as stored
 from tracegrade.web.base import Ui, not_found, render, twin, ui_of
 from tracegrade.web.security import state_changing
@@ -167,21 +167,6 @@ def _form_page(
     return render(request, "case_form.html", data, status_code=200 if error is None else 400)
 
 
-def _prefill(ui: Ui, trace_id: str) -> dict[str, str]:
-    """Form values from a stored trace: its user input(s) and the tools it called."""
-    loaded = [t for t in ui.store.load([trace_id.lower()]) if t.spans]
-    if not loaded:
-        return {}
-    trace = normalize_trace(loaded[0])
-    inputs = list(trace.user_inputs)
-    return {
-        "input": inputs[0] if inputs else "",
-        "turns": "\n".join(inputs) if len(inputs) > 1 else "",
-        "expected_tools": "\n".join(dict.fromkeys(trace.tools_called)),
-        "tier": "full",
-    }
-
-
 async def new_case_from_trace(request: Request) -> Response:
     """``?dataset=KEY&trace_id=ID`` (the trace page's form) -> that dataset's new-case form."""
     key = request.query_params.get("dataset") or ""
@@ -199,7 +184,7 @@ async def new_case_form(request: Request) -> Response:
         return not_found(request, f"no dataset {request.path_params['key']!r}")
     ui = ui_of(request)
     trace_id = request.query_params.get("trace_id")
-    values = _prefill(ui, trace_id) if trace_id else {}
+    values = await ui.offload(case_from_trace, trace_id) if trace_id else {}
     version = digest(source.read(ui))
     action = f"/datasets/{source.key}/cases/new"
     return _form_page(request, source, values, action=action, version=version)

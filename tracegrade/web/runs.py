@@ -1,27 +1,19 @@
 """Pages about stored runs: the Runs list, a dataset's Trends, one Run, one Case result.
 
-Runs come from :mod:`tracegrade.store.runs` and :mod:`tracegrade.store.browse` (the stored
-run documents, :mod:`tracegrade.report.document`); a case result's traces are read from the
-store and drawn as waterfalls (:mod:`.waterfall`).
+Runs come from :mod:`tracegrade.store.browse` (the stored run documents,
+:mod:`tracegrade.report.document`); the Run and Case pages are
+:func:`tracegrade.pipeline.pages.run_page` and :func:`~tracegrade.pipeline.pages.case_page`
+(the case's traces normalised, drawn as waterfalls and as a chat), run in a worker thread.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from typing import Any
-
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tracegrade.config import Pricing
-from tracegrade.normalize import normalize_trace
-from tracegrade.pipeline.views import trace_ids_of
-from tracegrade.spans import TraceData
+from tracegrade.pipeline.pages import case_page as case_view
+from tracegrade.pipeline.pages import run_page as run_view
 from tracegrade.store import browse
-from tracegrade.store.runs import load_run
-from tracegrade.trace import AgentTrace
-from tracegrade.web import waterfall
 from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.charts import trend_charts
 
@@ -72,86 +64,31 @@ async def trends_page(request: Request) -> Response:
     return render(request, "trends.html", data)
 
 
-def breakdown(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per tag and per ``metadata.category``: cases, passed, pass rate, mean score."""
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for case in cases:
-        for tag in case.get("tags") or ():
-            groups[f"tag: {tag}"].append(case)
-        category = (case.get("metadata") or {}).get("category") or case.get("category")
-        if category:
-            groups[f"category: {category}"].append(case)
-    out = []
-    for name in sorted(groups):
-        members = groups[name]
-        scores = [c["score"] for c in members if c.get("score") is not None]
-        passed = sum(bool(c.get("passed")) for c in members)
-        out.append(
-            {
-                "group": name,
-                "cases": len(members),
-                "passed": passed,
-                "pass_rate": passed / len(members),
-                "score": sum(scores) / len(scores) if scores else None,
-            }
-        )
-    return out
-
-
 async def run_page(request: Request) -> Response:
     """One run: summary, axes, per-tag/category breakdown, the case table with reasons."""
-    doc = load_run(ui_of(request).store, request.path_params["run_id"])
-    cases = [{**c, "position": i} for i, c in enumerate(doc["cases"])]
     sort = request.query_params.get("sort", "failed")
-    key = SORTS.get(sort, SORTS["failed"])
-    cases.sort(key=key, reverse=request.query_params.get("desc") == "1")
-    dataset = (doc["run"].get("dataset") or {}).get("name")
-    others = browse.list_run_page(ui_of(request).store, dataset=dataset, limit=100).rows
-    data = {
-        "run": doc["run"],
-        "summary": doc["summary"],
-        "others": others,
-        "cases": cases,
-        "breakdown": breakdown(doc["cases"]),
-        "sort": sort if sort in SORTS else "failed",
-    }
+    data = await ui_of(request).offload(
+        run_view,
+        request.path_params["run_id"],
+        SORTS.get(sort, SORTS["failed"]),
+        request.query_params.get("desc") == "1",
+    )
+    data["sort"] = sort if sort in SORTS else "failed"
     return render(request, "run.html", data)
 
 
 async def case_page(request: Request) -> Response:
-    """One case result: inputs, final answer, scorers, judge, follow-ups, waterfalls."""
+    """One case result: inputs, final answer, the conversation as a chat, scorers, judge,
+    follow-ups, waterfalls (or why the traces are not shown)."""
     ui = ui_of(request)
-    run_id = request.path_params["run_id"]
     try:
         position = int(request.path_params["position"])
     except ValueError:
         return not_found(request, "a case position is a number")
-    head = browse.load_run_head(ui.store, run_id)
-    case = browse.load_case_result(ui.store, run_id, position)
-    traces = [t for t in ui.store.load(trace_ids_of(case)) if t.spans]
-    pricing = ui.scoring_config.pricing
-    # normalised and drawn in a worker thread, never on the event loop
-    normalized, waterfalls = await run_in_threadpool(_drawn, traces, pricing)
-    data = {
-        "run": head["run"],
-        "case": case,
-        "position": position,
-        "inputs": [i for t in normalized for i in t.user_inputs],
-        "final_output": normalized[-1].final_output if normalized else None,
-        "judge": (case.get("details") or {}).get("judge"),
-        "followups": [
-            {"repeat": a.get("repeat"), **m}
-            for a in case.get("attempts") or ()
-            for m in a.get("followup_messages") or ()
-        ],
-        "waterfalls": waterfalls,
-    }
+    data = await ui.offload(
+        case_view, request.path_params["run_id"], position, ui.scoring_config.pricing
+    )
     return render(request, "case.html", data)
-
-
-def _drawn(traces: list[TraceData], pricing: Pricing) -> tuple[list[AgentTrace], list[Any]]:
-    """The traces normalised, and their waterfalls."""
-    return [normalize_trace(t) for t in traces], [waterfall.build(t, pricing) for t in traces]
 
 
 ROUTES = [

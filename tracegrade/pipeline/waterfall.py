@@ -1,5 +1,8 @@
 """The waterfall of one trace: its spans on a time axis, in tree order, each with what the
-normalisers read from it (role, model, tokens, cost, tool arguments and result).
+normalisers read from it (role, model, tokens, cost, tool arguments and result), and every
+failed span marked: a span whose status is ERROR, a tool call whose span or result reports an
+error (:attr:`tracegrade.trace.ToolCall.error`, the normalised trace's verdict), a failed
+LLM call. :attr:`Waterfall.failures` lists them for the summary above the bars.
 
 Geometry is computed here, in thousandths of the trace's duration (``x``, ``width`` in
 0..1000), so the template draws bars as SVG attributes (no inline style, no script building
@@ -17,6 +20,7 @@ from tracegrade.config import Pricing
 from tracegrade.normalize import read_view
 from tracegrade.normalize.view import Context, SpanView
 from tracegrade.spans import LogRecord, Span, TraceData
+from tracegrade.trace import AgentTrace
 
 MAX_TEXT = 20_000
 """Characters shown of one value (arguments, results, messages); the rest is cut, said so."""
@@ -38,7 +42,8 @@ class SpanRow:
     duration_ms: float
     x: float
     width: float
-    error: bool
+    error: str | None
+    """Why the span failed (the tool call's error, the status message, ``ERROR``), else None."""
     details: list[tuple[str, str]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -63,11 +68,17 @@ class Waterfall:
     rows: list[SpanRow]
     ticks: list[tuple[float, str]]
 
+    @property
+    def failures(self) -> list[SpanRow]:
+        """The failed spans' rows, in tree order."""
+        return [r for r in self.rows if r.error]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "trace_id": self.trace_id,
             "duration_ms": self.duration_ms,
             "spans": [r.to_json() for r in self.rows],
+            "failures": [{"span_id": r.span_id, "error": r.error} for r in self.failures],
         }
 
 
@@ -138,8 +149,29 @@ def _start(span: Span) -> int:
     return span.start_unix_nano
 
 
-def build(trace: TraceData, pricing: Pricing) -> Waterfall:
-    """The waterfall of ``trace`` (its spans and the log records that carry their content)."""
+def _failures(trace: AgentTrace | None) -> dict[str, str]:
+    """span id -> why it failed, from the normalised trace's tool and LLM calls."""
+    if trace is None:
+        return {}
+    out = {c.span_id: c.error for c in trace.llm_calls if c.error}
+    out.update({c.span_id: c.error for c in trace.tool_calls if c.error and c.span_id})
+    return out
+
+
+def _error(span: Span, view: SpanView, failed: dict[str, str]) -> str | None:
+    if span.span_id in failed:
+        return failed[span.span_id]
+    if view.tool_error is not None:
+        return str(view.tool_error) or "tool error"
+    if span.is_error:
+        return span.status_message or "ERROR"
+    return None
+
+
+def build(trace: TraceData, pricing: Pricing, normalized: AgentTrace | None = None) -> Waterfall:
+    """The waterfall of ``trace`` (its spans and the log records that carry their content);
+    ``normalized``, its normalised trace, marks the tool calls whose result reports an error."""
+    failed = _failures(normalized)
     logs: dict[str, list[LogRecord]] = {}
     for record in trace.logs:
         if record.span_id:
@@ -165,7 +197,7 @@ def build(trace: TraceData, pricing: Pricing) -> Waterfall:
                 duration_ms=span.duration_ms,
                 x=round(1000 * offset / total_ms, 2),
                 width=round(max(1000 * span.duration_ms / total_ms, 2.0), 2),
-                error=span.is_error or view.tool_error is not None,
+                error=_error(span, view, failed),
                 details=_details(view, pricing),
             )
         )

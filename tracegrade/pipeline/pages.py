@@ -1,0 +1,273 @@
+"""What the dashboard's pages show, one function per page: each reads the store, normalises
+the traces it needs (once, here: a page never reads spans), and returns the page's data as a
+mapping (its JSON twin is the same mapping). The pages run these in a worker thread.
+
+- :func:`case_page`: one case result of a stored run (inputs, answer, chat per attempt,
+  waterfalls, the verdict's reason; says so when the run's traces are not in the store);
+- :func:`trace_page`: one stored trace (waterfall, chat of its conversation, reference-free
+  scores, lint);
+- :func:`side_by_side`: one case in two stored runs, answers and conversations side by side;
+- :func:`run_page`: one stored run's cases, each failure's reason once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from tracegrade.config import Config, Pricing
+from tracegrade.normalize import normalize_trace
+from tracegrade.normalize.conversations import conversations
+from tracegrade.normalize.lint import lint
+from tracegrade.pipeline import waterfall
+from tracegrade.pipeline.chat import Chat, build_chat
+from tracegrade.pipeline.conversations import conversation_feedback
+from tracegrade.pipeline.views import reference_free
+from tracegrade.spans import TraceData
+from tracegrade.store import browse, search
+from tracegrade.store.runs import case_trace_ids, load_run
+from tracegrade.store.traces import Store
+from tracegrade.trace import AgentTrace
+
+Loaded = dict[str, tuple[TraceData, AgentTrace]]
+"""Stored traces by id, each with its normalised trace."""
+
+
+def load_normalized(store: Store, trace_ids: Sequence[str]) -> Loaded:
+    """The stored traces among ``trace_ids`` (those with spans), normalised."""
+    return {t.trace_id: (t, normalize_trace(t)) for t in store.load(trace_ids) if t.spans}
+
+
+def verdict_reason(case: dict[str, Any], threshold: float | None) -> str | None:
+    """Why a case failed, in one line (None when it passed): its hard failures, else its
+    error, else its score under the threshold."""
+    if case.get("passed"):
+        return None
+    if case.get("hard_failures"):
+        return "; ".join(case["hard_failures"])
+    errors = [a["error"] for a in case.get("attempts") or () if a.get("error")]
+    if errors:
+        return str(errors[0])
+    if case.get("score") is None:
+        return next(iter(case.get("reasons") or ()), "not scored")
+    if threshold is not None and case["score"] < threshold:
+        return f"score {case['score']:.3f} is below the threshold {threshold:.2f}"
+    return next(iter(case.get("reasons") or ()), None)
+
+
+def other_reasons(case: dict[str, Any]) -> list[str]:
+    """The case's reasons that are not already among its hard failures (a run document lists
+    each hard failure in both)."""
+    hard = set(case.get("hard_failures") or ())
+    return [r for r in case.get("reasons") or () if r not in hard]
+
+
+def _chats(case: dict[str, Any], loaded: Loaded) -> list[Chat]:
+    """One chat per attempt (repeats are separate conversations)."""
+    attempts = [a.get("trace_ids") or [] for a in case.get("attempts") or ()]
+    if not any(attempts):
+        attempts = [case_trace_ids(case)]
+    return [
+        build_chat([loaded[t] for t in ids if t in loaded], [t for t in ids if t not in loaded])
+        for ids in attempts
+        if ids
+    ]
+
+
+def case_page(store: Store, run_id: str, position: int, pricing: Pricing) -> dict[str, Any]:
+    """One case result: ``run`` (the run head), ``case``, ``inputs``, ``final_output``,
+    ``chats`` (one per attempt), ``waterfalls``, ``missing`` (trace ids the store lacks),
+    ``trace_source``, ``verdict_reason``, ``reasons`` (those not among the hard failures),
+    ``judge``, ``followups``.
+
+    Raises:
+        StoreError: no such run or position.
+    """
+    head = browse.load_run_head(store, run_id)
+    case = browse.load_case_result(store, run_id, position)
+    ids = case_trace_ids(case)
+    loaded = load_normalized(store, ids)
+    present = [loaded[t] for t in ids if t in loaded]
+    return {
+        "run": head["run"],
+        "case": case,
+        "position": position,
+        "inputs": [i for _, t in present for i in t.user_inputs],
+        "final_output": present[-1][1].final_output if present else None,
+        "chats": _chats(case, loaded),
+        "waterfalls": [waterfall.build(data, pricing, trace) for data, trace in present],
+        "missing": [t for t in ids if t not in loaded],
+        "trace_source": head["run"].get("trace_source"),
+        "verdict_reason": verdict_reason(case, head["summary"].get("threshold")),
+        "reasons": other_reasons(case),
+        "judge": (case.get("details") or {}).get("judge"),
+        "followups": [
+            {"repeat": a.get("repeat"), **m}
+            for a in case.get("attempts") or ()
+            for m in a.get("followup_messages") or ()
+        ],
+        "others": _runs_with_case(store, head, case),
+    }
+
+
+def _runs_with_case(
+    store: Store, head: dict[str, Any], case: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Other stored runs of the same dataset (newest first, at most 100), to put this case
+    side by side with."""
+    dataset = (head["run"].get("dataset") or {}).get("name")
+    if not dataset or case.get("case_id") is None:
+        return []
+    rows = browse.list_run_page(store, dataset=dataset, limit=100).rows
+    return [r for r in rows if r["run_id"] != head["run"]["run_id"]]
+
+
+def conversation(store: Store, trace: tuple[TraceData, AgentTrace]) -> Chat:
+    """The chat of the conversation ``trace`` belongs to: the indexed traces with its
+    conversation id (at most 200), grouped as scoring groups them; the trace alone without
+    one."""
+    data, normalized = trace
+    if not normalized.conversation_id:
+        return build_chat([trace])
+    ids = search.conversation_traces(store, normalized.conversation_id)
+    loaded = load_normalized(store, [i for i in ids if i != data.trace_id])
+    loaded[data.trace_id] = trace
+    group = next(
+        g
+        for g in conversations([t for _, t in loaded.values()])
+        if any(t.trace_id == data.trace_id for t in g)
+    )
+    return build_chat([loaded[t.trace_id] for t in group])
+
+
+def trace_page(store: Store, trace_id: str, config: Config) -> dict[str, Any] | None:
+    """One stored trace (None when not stored): ``inputs``, ``final_output``, ``waterfall``,
+    ``chat`` (its conversation), ``scores`` (reference-free), ``evaluations`` (the evaluation
+    results and end-user feedback recorded about it, oldest first), ``lint``, ``verdicts``."""
+    loaded = load_normalized(store, [trace_id])
+    if trace_id not in loaded:
+        return None
+    data, trace = loaded[trace_id]
+    return {
+        "trace_id": trace_id,
+        "inputs": list(trace.user_inputs),
+        "final_output": trace.final_output,
+        "service": trace.resource_attributes.get("service.name"),
+        "waterfall": waterfall.build(data, config.pricing, trace),
+        "chat": conversation(store, loaded[trace_id]),
+        "scores": reference_free(trace, config),
+        "evaluations": [f.to_dict() for f in conversation_feedback(store, [trace_id])],
+        "lint": lint(trace).to_dict(),
+        "verdicts": search.verdicts(store, [trace_id])[trace_id],
+    }
+
+
+def _side(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
+    doc = load_run(store, run_id)
+    position = next(
+        (i for i, c in enumerate(doc["cases"]) if str(c.get("case_id")) == case_id), None
+    )
+    if position is None:
+        return {"run": doc["run"], "case": None, "position": None, "chats": [], "missing": []}
+    case = doc["cases"][position]
+    loaded = load_normalized(store, case_trace_ids(case))
+    chats = _chats(case, loaded)
+    return {
+        "run": doc["run"],
+        "case": case,
+        "position": position,
+        "chats": chats,
+        "answer": next((m.text for m in reversed(chats[0].messages) if m.final), None)
+        if chats
+        else None,
+        "missing": [t for c in chats for t in c.missing],
+        "verdict_reason": verdict_reason(case, doc["summary"].get("threshold")),
+    }
+
+
+def side_by_side(store: Store, base_id: str, current_id: str, case_id: str) -> dict[str, Any]:
+    """Case ``case_id`` in two stored runs: per side (``base``, ``current``) the run, the case
+    result (None when the run lacks the case), its chats, final ``answer``, ``missing`` trace
+    ids, and ``verdict_reason``.
+
+    Raises:
+        StoreError: either run is not stored.
+    """
+    return {
+        "case_id": case_id,
+        "base": _side(store, base_id, case_id),
+        "current": _side(store, current_id, case_id),
+    }
+
+
+def case_from_trace(store: Store, trace_id: str) -> dict[str, str]:
+    """The case editor's form values for a new case from a stored trace: its user input(s)
+    and the tools it called ({} when the trace is not stored)."""
+    loaded = load_normalized(store, [trace_id.lower()])
+    if not loaded:
+        return {}
+    _, trace = next(iter(loaded.values()))
+    inputs = list(trace.user_inputs)
+    return {
+        "input": inputs[0] if inputs else "",
+        "turns": "\n".join(inputs) if len(inputs) > 1 else "",
+        "expected_tools": "\n".join(dict.fromkeys(trace.tools_called)),
+        "tier": "full",
+    }
+
+
+def breakdown(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per tag and per ``metadata.category``: cases, passed, pass rate, mean score."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for case in cases:
+        for tag in case.get("tags") or ():
+            groups[f"tag: {tag}"].append(case)
+        category = (case.get("metadata") or {}).get("category") or case.get("category")
+        if category:
+            groups[f"category: {category}"].append(case)
+    out = []
+    for name in sorted(groups):
+        members = groups[name]
+        scores = [c["score"] for c in members if c.get("score") is not None]
+        passed = sum(bool(c.get("passed")) for c in members)
+        out.append(
+            {
+                "group": name,
+                "cases": len(members),
+                "passed": passed,
+                "pass_rate": passed / len(members),
+                "score": sum(scores) / len(scores) if scores else None,
+            }
+        )
+    return out
+
+
+def run_page(store: Store, run_id: str, sort_key: Any, descending: bool) -> dict[str, Any]:
+    """One stored run: ``run``, ``summary``, ``cases`` sorted by ``sort_key`` (each with its
+    ``position``, ``verdict_reason`` and ``other_reasons``), ``others`` (runs of the same
+    dataset to compare with).
+
+    Raises:
+        StoreError: no such run.
+    """
+    doc = load_run(store, run_id)
+    threshold = doc["summary"].get("threshold")
+    cases = [
+        {
+            **c,
+            "position": i,
+            "verdict_reason": verdict_reason(c, threshold),
+            "other_reasons": other_reasons(c),
+        }
+        for i, c in enumerate(doc["cases"])
+    ]
+    cases.sort(key=sort_key, reverse=descending)
+    dataset = (doc["run"].get("dataset") or {}).get("name")
+    return {
+        "run": doc["run"],
+        "summary": doc["summary"],
+        "cases": cases,
+        "breakdown": breakdown(doc["cases"]),
+        "others": browse.list_run_page(store, dataset=dataset, limit=100).rows,
+    }
