@@ -314,7 +314,10 @@ def test_required_call_not_made_as_expected_is_a_hard_failure():
         [{"name": "cancel_order", "arguments": {"order_id": "A1"}, "required": True}],
         [tool("cancel_order", {"order_id": "B2"})],
     )
-    assert score.hard_failures == ("required call cancel_order not made as expected",)
+    assert score.hard_failures == (
+        'wrong-argument call cancel_order({"order_id": "B2"}): argument \'order_id\' expected'
+        ' "A1", got "B2"',
+    )
 
 
 def test_required_call_made_as_expected_is_not_a_hard_failure():
@@ -364,7 +367,33 @@ def test_strict_tool_call_with_different_arguments_is_a_hard_failure():
         [tool("refund", {"order_id": "B2"})],
         strict_tools=["refund"],
     )
-    assert any("unexpected call refund" in h for h in score.hard_failures)
+    (hard,) = score.hard_failures
+    assert hard.startswith('wrong-argument call refund({"order_id": "B2"}): argument \'order_id\'')
+
+
+def test_a_wrong_argument_call_is_reported_once_not_as_unexpected_and_not_made():
+    """Issue 27, defect 8: a required call of a strict tool made with a wrong argument was
+    two hard failures ("unexpected call" and "required call not made") for one call."""
+    score = arguments(
+        [{"name": "cancel_order", "arguments": {"order_id": "A1"}, "required": True}],
+        [tool("cancel_order", {"order_id": "B2"})],
+        strict_tools=["cancel_order"],
+    )
+    assert score.hard_failures == (
+        'wrong-argument call cancel_order({"order_id": "B2"}): argument \'order_id\' expected'
+        ' "A1", got "B2"',
+    )
+
+
+def test_a_second_strict_call_beside_a_wrong_argument_one_is_still_unexpected():
+    score = arguments(
+        [{"name": "refund", "arguments": {"order_id": "A1"}, "required": True}],
+        [tool("refund", {"order_id": "B2"}), tool("refund", {"order_id": "C3"})],
+        strict_tools=["refund"],
+    )
+    assert len(score.hard_failures) == 2
+    assert score.hard_failures[0].startswith("unexpected call refund")
+    assert score.hard_failures[1].startswith("wrong-argument call refund")
 
 
 def test_strict_tool_failed_call_is_not_a_hard_failure():

@@ -2,7 +2,11 @@
 (examples/ecommerce) against its golden dataset's smoke tier, with the scripted model playing
 a good model and the ``invented_price`` regression, plus a hostile trace (XSS payloads in the
 user's input, the answer, a tool argument and a tool result; recorded by the OpenTelemetry
-SDK) scored by ``tracegrade score`` against a dataset whose case input is the payload too."""
+SDK) scored by ``tracegrade score`` against a dataset whose case input is the payload too; a
+two-turn support conversation (two traces linked by ``gen_ai.conversation.id``, service
+``support-agent``) whose first turn has a tool call that fails by status and one whose result
+reports an error, and a Markdown answer; and a run scored from a trace file with ``--db``
+(``score FILE --db``: the run is stored, its trace is not)."""
 
 from __future__ import annotations
 
@@ -54,6 +58,10 @@ class ShopStore:
     golden: Path
     """A copy of the golden dataset (tests edit copies of it, never the repo's)."""
     xss_dataset: Path
+    support_traces: list[str]
+    """The two turns of the support conversation, oldest first."""
+    file_run: str
+    """Scored from a trace file: its trace is not in the store."""
 
 
 @contextmanager
@@ -165,6 +173,105 @@ def _hostile(db: Path, root: Path) -> tuple[str, str, Path]:
     return str(json.loads(out.read_text())["run"]["run_id"]), trace_id, dataset
 
 
+CONVERSATION_ID = "conv-support-1"
+SUPPORT_ANSWER = (
+    "**Sorry**, I could not find order `1234`.\n\n- check the number\n"
+    "- see [the help page](https://example.com/help)"
+)
+
+
+def _messages(role: str, *parts: dict[str, object]) -> str:
+    return json.dumps([{"role": role, "parts": list(parts)}])
+
+
+def _text(content: str) -> dict[str, object]:
+    return {"type": "text", "content": content}
+
+
+def _call(call_id: str, order_id: str) -> dict[str, object]:
+    arguments = {"order_id": order_id}
+    return {"type": "tool_call", "id": call_id, "name": "get_order", "arguments": arguments}
+
+
+def _chat(tracer, history: list[dict[str, object]], *output: dict[str, object]) -> None:  # type: ignore[no-untyped-def]
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "gpt-4o",
+        "gen_ai.conversation.id": CONVERSATION_ID,
+        "gen_ai.usage.input_tokens": 20,
+        "gen_ai.usage.output_tokens": 8,
+        "gen_ai.input.messages": json.dumps(history),
+        "gen_ai.output.messages": _messages("assistant", *output),
+    }
+    with tracer.start_as_current_span("chat gpt-4o", attributes=attributes):
+        pass
+
+
+def _get_order(tracer, call_id: str, order_id: str, result: str, error: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    from opentelemetry.trace import Status, StatusCode
+
+    attributes = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": "get_order",
+        "gen_ai.tool.call.id": call_id,
+        "gen_ai.tool.call.arguments": json.dumps({"order_id": order_id}),
+        "gen_ai.tool.call.result": result,
+    }
+    with tracer.start_as_current_span("execute_tool get_order", attributes=attributes) as span:
+        if error:
+            span.set_status(Status(StatusCode.ERROR, error))
+
+
+def _support_turn_1(tracer) -> None:  # type: ignore[no-untyped-def]
+    user = {"role": "user", "parts": [_text("Where is my order 1234?")]}
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": CONVERSATION_ID}
+    with tracer.start_as_current_span("invoke_agent support", attributes=agent):
+        _chat(tracer, [user], _call("c1", "1234"))
+        _get_order(tracer, "c1", "1234", "", error="upstream timeout after 5 s")
+        _chat(tracer, [user], _call("c2", "1234"))
+        _get_order(tracer, "c2", "1234", json.dumps({"error": "order 1234 not found"}))
+        _chat(tracer, [user], _text(SUPPORT_ANSWER))
+
+
+def _support_turn_2(tracer) -> None:  # type: ignore[no-untyped-def]
+    history = [
+        {"role": "user", "parts": [_text("Where is my order 1234?")]},
+        {"role": "assistant", "parts": [_text(SUPPORT_ANSWER)]},
+        {"role": "user", "parts": [_text("Sorry, it is 1243")]},
+    ]
+    agent = {"gen_ai.operation.name": "invoke_agent", "gen_ai.conversation.id": CONVERSATION_ID}
+    with tracer.start_as_current_span("invoke_agent support", attributes=agent):
+        _chat(tracer, history, _call("c3", "1243"))
+        _get_order(tracer, "c3", "1243", json.dumps({"order_id": "1243", "status": "shipped"}))
+        _chat(tracer, history, _text("Order 1243 has **shipped**."))
+
+
+def _support(db: Path) -> list[str]:
+    """The two turns of the support conversation, stored; their trace ids, oldest first."""
+    resource = {"service.name": "support-agent"}
+    ids = []
+    with Store(db) as store:
+        for turn in (_support_turn_1, _support_turn_2):
+            spans = record(turn, resource)
+            store.add_traces(encode_spans(spans))
+            ids.append(format(spans[0].context.trace_id, "032x"))
+    return ids
+
+
+def _scored_from_file(root: Path, db: Path) -> str:
+    """``tracegrade score FILE --db DB``: a run stored without its trace."""
+    from google.protobuf import json_format
+
+    trace_file = root / "from-file.json"
+    request = encode_spans(record(lambda tracer: _hostile_turn(tracer), {"service.name": "files"}))
+    trace_file.write_text(json_format.MessageToJson(request))
+    out = root / "from-file-run.json"
+    args = ["score", str(trace_file), "--db", str(db), "--json", str(out)]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    return str(json.loads(out.read_text())["run"]["run_id"])
+
+
 def build(root: Path) -> ShopStore:
     """Build the store under ``root`` (about 7 s: two agent runs)."""
     db = root / "ui.db"
@@ -172,6 +279,10 @@ def build(root: Path) -> ShopStore:
     bad = _run(db, "invented_price", root / "bad.json")
     judged = _judged_run(db, root)
     xss_run, xss_trace, xss_dataset = _hostile(db, root)
+    support = _support(db)
+    file_run = _scored_from_file(root, db)
     golden = root / "golden.yaml"
     shutil.copy(GOLDEN, golden)
-    return ShopStore(db, good, bad, judged, xss_run, xss_trace, golden, xss_dataset)
+    return ShopStore(
+        db, good, bad, judged, xss_run, xss_trace, golden, xss_dataset, support, file_run
+    )

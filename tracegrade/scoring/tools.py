@@ -12,6 +12,9 @@
   is left. The reasons name each failed argument and the value it had. An expected call
   marked ``required`` that no call fully satisfies is a hard failure, and so is a call of a
   ``strict_tools`` entry that is not a full match of some expected call (an extra write).
+  Each call is reported once: a call paired with an expected call whose arguments are wrong
+  is one "wrong-argument call" (hard when the expected call is required or the tool strict),
+  never also an "unexpected call" and a "required call not made".
 
 Both count performed calls by default (``count_tool_calls`` in the config): a call that
 failed did not do the work.
@@ -156,16 +159,33 @@ def _assign(
 
 
 def _unexpected(
-    case: Case, calls: list[ToolCall], assignment: dict[int, int], checks: _Checks
+    case: Case,
+    calls: list[ToolCall],
+    assignment: dict[int, int],
+    checks: _Checks,
+    wrong: set[int],
 ) -> list[str]:
     """Performed calls of ``strict_tools`` that are not a full match of an expected call
-    (a failed call changed nothing, so it never counts here)."""
+    (a failed call changed nothing, so it never counts here), leaving out the calls in
+    ``wrong`` (``id`` of calls reported as wrong-argument calls of an expected call)."""
     full = {j for i, j in assignment.items() if checks.full(case.expected_tool_calls[i], calls[j])}
     return [
         f"unexpected call {c.name}({_short(c.arguments)})"
         for j, c in enumerate(calls)
-        if c.name in case.strict_tools and j not in full
+        if c.name in case.strict_tools and j not in full and id(c) not in wrong
     ]
+
+
+def _hard(expected: ExpectedToolCall, call: ToolCall | None, failures: list[str]) -> str:
+    """The hard failure of an expected call not fully matched: not made, or the one call
+    paired with it made with wrong (or unrecorded) arguments."""
+    if call is None:
+        return f"required call {expected.name} not made as expected"
+    if not call.arguments_recorded:
+        return f"required call {expected.name}: its arguments are not recorded"
+    prefix = f"{expected.name}: "
+    why = "; ".join(f.removeprefix(prefix) for f in failures)
+    return f"wrong-argument call {call.name}({_short(call.arguments)}): {why}"
 
 
 def _short(arguments: object, limit: int = 80) -> str:
@@ -191,14 +211,18 @@ class ToolArguments:
             return unrecorded
         calls = counted_calls(trace, self.counting)
         checks = _Checks()
-        assignment = _assign(case.expected_tool_calls, calls, checks)
+        expected_calls = case.expected_tool_calls
+        assignment = _assign(expected_calls, calls, checks)
+        wrong = {
+            id(calls[j])
+            for i, j in assignment.items()
+            if not checks.full(expected_calls[i], calls[j])
+        }
         performed = counted_calls(trace, "performed")
         strict_assignment = (
-            assignment
-            if performed == calls
-            else _assign(case.expected_tool_calls, performed, checks)
+            assignment if performed == calls else _assign(expected_calls, performed, checks)
         )
-        extra = _unexpected(case, performed, strict_assignment, checks)
+        extra = _unexpected(case, performed, strict_assignment, checks, wrong)
         if not case.expected_tool_calls:
             return Score(
                 self.name,
@@ -208,14 +232,14 @@ class ToolArguments:
             )
         credits, failures, hard, per_call = [], [], list(extra), []
         for i, expected in enumerate(case.expected_tool_calls):
-            credit, call_failures = self._one(
-                expected, calls[assignment[i]] if i in assignment else None, checks
-            )
+            call = calls[assignment[i]] if i in assignment else None
+            credit, call_failures = self._one(expected, call, checks)
             credits.append(credit)
             failures.extend(call_failures)
             per_call.append({"name": expected.name, "credit": credit, "failures": call_failures})
-            if expected.required and credit < 1.0:
-                hard.append(f"required call {expected.name} not made as expected")
+            strict = call is not None and call.performed and call.name in case.strict_tools
+            if credit < 1.0 and (expected.required or strict):
+                hard.append(_hard(expected, call, call_failures))
         value = sum(credits) / len(credits)
         matched = sum(1 for c in credits if c == 1.0)
         reason = f"{matched}/{len(credits)} expected call(s) made with all arguments right"

@@ -109,17 +109,25 @@ def _absent(value: Any) -> bool:
     return value is None or isinstance(value, jinja2.Undefined)
 
 
+def _usd(number: float, sign: str = "") -> str:
+    """Dollars: 4 decimals, 6 under a cent (an eval run of a small model costs $0.0001)."""
+    digits = 6 if abs(number) < 0.01 else 4
+    return f"{'-' if number < 0 else '+' if sign else ''}${abs(number):,.{digits}f}"
+
+
 def metric_value(number: Any, metric: str) -> str:
     """A run metric in its unit, as the console's comparison shows it (rates as %, latency
     in ms, cost in USD, scores to 3 decimals); "–" when absent."""
-    return "–" if _absent(number) else comparison_value(metric, number)
+    if _absent(number):
+        return "–"
+    return _usd(number) if metric.endswith("_usd") else comparison_value(metric, number)
 
 
 def metric_delta(delta: Any, metric: str) -> str:
     """A metric's change with its sign (rates in percentage points); "–" when absent."""
     if _absent(delta) or _absent(delta.delta):
         return "–"
-    return signed(metric, delta)
+    return _usd(delta.delta, "+") if metric.endswith("_usd") else signed(metric, delta)
 
 
 def routes() -> list[BaseRoute]:
