@@ -207,3 +207,51 @@ def test_a_save_keeps_the_dataset_files_permissions(client: TestClient, golden: 
     response = client.post("/datasets/file:golden/cases/0", data=form, follow_redirects=False)
     assert response.status_code == 303, response.text
     assert golden.stat().st_mode & 0o777 == 0o644
+
+
+def _post_form(client: TestClient, url: str, action: str, **changes: str):  # type: ignore[no-untyped-def]
+    form = _form(client, url)
+    form.update(changes)
+    return client.post(action, data=form, follow_redirects=False)
+
+
+def test_deleting_a_case_without_an_id_renames_no_other_case(tmp_path: Path) -> None:
+    """Issue 27, defect 6: ids are positional when a case has none (``NAME:N``); deleting
+    case 1 renamed case 3 to ``shop:2``, so compare and history paired different cases."""
+    path = tmp_path / "shop.yaml"
+    path.write_text(
+        "name: shop\ncases:\n  - input: first\n  - input: second  # kept\n  - input: third\n"
+    )
+    before = [c.id for c in load_dataset(path).cases]
+    app = create_app(UiConfig(db=str(tmp_path / "s.db"), datasets=(path,)))
+    with TestClient(app, base_url="http://localhost") as client:
+        page = client.get("/datasets/file:shop").text
+        version = re.search(r'name="version" value="([0-9a-f]+)"', page)
+        assert version
+        data = {"csrf_token": csrf_token(page), "version": version.group(1)}
+        deleted = client.post("/datasets/file:shop/cases/0/delete", data=data)
+        assert deleted.status_code == 200, deleted.text
+    app.state.ui.close()
+    after = {c.input: c.id for c in load_dataset(path).cases}
+    assert before == ["shop:1", "shop:2", "shop:3"]
+    assert after == {"second": "shop:2", "third": "shop:3"}
+    assert "  - id: shop:2\n    input: second  # kept\n" in path.read_text()
+
+
+def test_a_new_case_without_an_id_gets_a_stable_one_from_its_input(
+    client: TestClient, golden: Path
+) -> None:
+    url = "/datasets/file:golden/cases/new"
+    first = _post_form(client, url, url, input="Find me a Cheap USB-C charger, please!")
+    second = _post_form(client, url, url, input="Find me a cheap USB-C charger, please")
+    assert first.status_code == second.status_code == 303
+    ids = [c.id for c in load_dataset(golden).cases[-2:]]
+    assert ids == ["find-me-a-cheap-usb-c-charger-please", "find-me-a-cheap-usb-c-charger-please-2"]
+
+
+def test_clearing_the_id_of_an_existing_case_keeps_its_id(client: TestClient, golden: Path) -> None:
+    url = "/datasets/file:golden/cases/0"
+    response = _post_form(client, url, url, id="", input="Wireless headphones under $250")
+    assert response.status_code == 303
+    case = load_dataset(golden).cases[0]
+    assert case.id == "headphones-under-300" and case.input == "Wireless headphones under $250"

@@ -33,7 +33,7 @@ from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.errors import DatasetError
 
 FIELDS: tuple[tuple[str, str, str], ...] = (
-    ("id", "text", "Case id"),
+    ("id", "text", "Case id (runs are compared by it; left blank, one is made from the input)"),
     ("input", "textarea", "Input (the user's first message)"),
     ("turns", "lines", "Turns (one user message per line, for multi-turn cases)"),
     ("expected_tools", "lines", "Expected tools (one per line)"),
@@ -151,6 +151,40 @@ class Document:
         """Remove case ``index``."""
         self.case(index)
         del self.cases[index]
+
+    def pin_ids(self, dataset: Dataset) -> None:
+        """Write each case's id into the cases that have none: ``load_dataset`` names them
+        by position (``NAME:N``), so deleting or inserting a case would rename every later one
+        and runs would pair different cases. ``dataset`` is this text loaded."""
+        for mapping, case in zip(self.cases, dataset.cases, strict=False):
+            if isinstance(mapping, dict) and not mapping.get("id") and case.id:
+                _put_first(mapping, "id", case.id)
+
+    def new_id(self, text: str) -> str:
+        """A stable id for a new case: the first words of ``text`` (its input) as a slug
+        (``find-wireless-headphones-under-300``), suffixed ``-2``, ``-3`` ... when taken;
+        ``case-N`` without words."""
+        words = _WORDS.findall(text.casefold())
+        base = "-".join(words)[:48].strip("-") or f"case-{len(self.cases) + 1}"
+        taken = {str(c.get("id")) for c in self.cases if isinstance(c, Mapping)}
+        new, n = base, 2
+        while new in taken:
+            new, n = f"{base}-{n}", n + 1
+        return new
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def _put_first(mapping: Any, key: str, value: Any) -> None:
+    """Set ``key`` as the mapping's first key (a YAML case keeps its comments)."""
+    if hasattr(mapping, "insert"):
+        mapping.insert(0, key, value)
+        return
+    rest = list(mapping.items())
+    mapping.clear()
+    mapping[key] = value
+    mapping.update(rest)
 
 
 def _lines(value: Any) -> str:

@@ -219,6 +219,7 @@ async def _save(
         return _form_page(request, source, values, action=action, version=digest(text), error=error)
     try:
         document = Document.parse(text, source.suffix)
+        _pin_ids(document, text, source)
         change(document)
         new_text = document.dump()
         validate(new_text, source.suffix, source.label)
@@ -228,13 +229,31 @@ async def _save(
     return RedirectResponse(f"/datasets/{source.key}", status_code=303)
 
 
+def _pin_ids(document: Document, text: str, source: Source) -> None:
+    """Pin the positional ids of the cases that have none (see :meth:`Document.pin_ids`)
+    before a change; a dataset that does not load as it is has nothing to pin."""
+    try:
+        document.pin_ids(validate(text, source.suffix, source.label))
+    except CaseError:
+        pass
+
+
+def _values(form: FormData, document: Document, old_id: Any = None) -> dict[str, str]:
+    """The form's values; a blank id keeps the case's id, or a new case gets a stable one."""
+    values = {k: str(v) for k, v in form.items()}
+    if not values.get("id", "").strip():
+        first = values.get("input") or values.get("turns") or ""
+        values["id"] = str(old_id) if old_id else document.new_id(first)
+    return values
+
+
 @state_changing
 async def create_case(request: Request, form: FormData) -> Response:
-    """Append a case from the form."""
+    """Append a case from the form (a blank id: one made from its input)."""
 
     def change(document: Document) -> None:
         case = CommentedMap() if document.suffix not in (".json", ".jsonl") else {}
-        apply_form(case, {k: str(v) for k, v in form.items()})
+        apply_form(case, _values(form, document))
         document.cases.append(case)
 
     key = request.path_params["key"]
@@ -247,7 +266,8 @@ async def update_case(request: Request, form: FormData) -> Response:
     index = int(request.path_params["index"])
 
     def change(document: Document) -> None:
-        apply_form(document.case(index), {k: str(v) for k, v in form.items()})
+        case = document.case(index)
+        apply_form(case, _values(form, document, case.get("id")))
 
     key = request.path_params["key"]
     return await _save(request, form, change, action=f"/datasets/{key}/cases/{index}")
