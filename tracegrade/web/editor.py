@@ -11,6 +11,7 @@ did not change since the form was opened (its digest), applies the form
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -232,10 +233,8 @@ async def _save(
 def _pin_ids(document: Document, text: str, source: Source) -> None:
     """Pin the positional ids of the cases that have none (see :meth:`Document.pin_ids`)
     before a change; a dataset that does not load as it is has nothing to pin."""
-    try:
+    with contextlib.suppress(CaseError):
         document.pin_ids(validate(text, source.suffix, source.label))
-    except CaseError:
-        pass
 
 
 def _values(form: FormData, document: Document, old_id: Any = None) -> dict[str, str]:
