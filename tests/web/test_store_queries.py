@@ -1,5 +1,6 @@
 """The dashboard's store queries (:mod:`tracegrade.store.browse`, :mod:`tracegrade.store.datasets`,
-the trace search :mod:`tracegrade.store.search`) on both backends: SQLite and the real PostgreSQL server."""
+the trace search :mod:`tracegrade.store.search`) on both backends: SQLite and the real
+PostgreSQL server."""
 
 from __future__ import annotations
 
