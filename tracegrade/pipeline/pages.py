@@ -39,28 +39,26 @@ def load_normalized(store: Store, trace_ids: Sequence[str]) -> Loaded:
     return {t.trace_id: (t, normalize_trace(t)) for t in store.load(trace_ids) if t.spans}
 
 
-def verdict_reason(case: dict[str, Any], threshold: float | None) -> str | None:
-    """Why a case failed, in one line (None when it passed): its hard failures, else its
-    error, else its score under the threshold."""
+def verdict_reasons(case: dict[str, Any], threshold: float | None) -> list[str]:
+    """Why a case failed ([] when it passed): its hard failures (a score of 1.000 fails on
+    one), else its error, else its score under the threshold, else its first reason."""
     if case.get("passed"):
-        return None
+        return []
     if case.get("hard_failures"):
-        return "; ".join(case["hard_failures"])
-    errors = [a["error"] for a in case.get("attempts") or () if a.get("error")]
-    if errors:
-        return str(errors[0])
-    if case.get("score") is None:
-        return next(iter(case.get("reasons") or ()), "not scored")
-    if threshold is not None and case["score"] < threshold:
-        return f"score {case['score']:.3f} is below the threshold {threshold:.2f}"
-    return next(iter(case.get("reasons") or ()), None)
+        return list(case["hard_failures"])
+    errors = [str(a["error"]) for a in case.get("attempts") or () if a.get("error")]
+    if errors or case.get("error"):
+        return errors[:1] or [str(case["error"])]
+    if case.get("score") is not None and threshold is not None and case["score"] < threshold:
+        return [f"score {case['score']:.3f} is below the threshold {threshold:.2f}"]
+    return list(case.get("reasons") or ())[:1] or ["not scored"]
 
 
-def other_reasons(case: dict[str, Any]) -> list[str]:
-    """The case's reasons that are not already among its hard failures (a run document lists
-    each hard failure in both)."""
-    hard = set(case.get("hard_failures") or ())
-    return [r for r in case.get("reasons") or () if r not in hard]
+def other_reasons(case: dict[str, Any], shown: Sequence[str] = ()) -> list[str]:
+    """The case's reasons less its hard failures (a run document lists each hard failure
+    among its reasons too) and less those already ``shown``."""
+    skip = {*(case.get("hard_failures") or ()), *shown}
+    return [r for r in case.get("reasons") or () if r not in skip]
 
 
 def _chats(case: dict[str, Any], loaded: Loaded) -> list[Chat]:
@@ -78,8 +76,8 @@ def _chats(case: dict[str, Any], loaded: Loaded) -> list[Chat]:
 def case_page(store: Store, run_id: str, position: int, pricing: Pricing) -> dict[str, Any]:
     """One case result: ``run`` (the run head), ``case``, ``inputs``, ``final_output``,
     ``chats`` (one per attempt), ``waterfalls``, ``missing`` (trace ids the store lacks),
-    ``trace_source``, ``verdict_reason``, ``reasons`` (those not among the hard failures),
-    ``judge``, ``followups``.
+    ``trace_source``, ``verdict_reasons`` (why it failed), ``judge``, ``followups``,
+    ``others`` (runs to put it side by side with).
 
     Raises:
         StoreError: no such run or position.
@@ -99,8 +97,7 @@ def case_page(store: Store, run_id: str, position: int, pricing: Pricing) -> dic
         "waterfalls": [waterfall.build(data, pricing, trace) for data, trace in present],
         "missing": [t for t in ids if t not in loaded],
         "trace_source": head["run"].get("trace_source"),
-        "verdict_reason": verdict_reason(case, head["summary"].get("threshold")),
-        "reasons": other_reasons(case),
+        "verdict_reasons": verdict_reasons(case, head["summary"].get("threshold")),
         "judge": (case.get("details") or {}).get("judge"),
         "followups": [
             {"repeat": a.get("repeat"), **m}
@@ -182,14 +179,14 @@ def _side(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
         if chats
         else None,
         "missing": [t for c in chats for t in c.missing],
-        "verdict_reason": verdict_reason(case, doc["summary"].get("threshold")),
+        "verdict_reasons": verdict_reasons(case, doc["summary"].get("threshold")),
     }
 
 
 def side_by_side(store: Store, base_id: str, current_id: str, case_id: str) -> dict[str, Any]:
     """Case ``case_id`` in two stored runs: per side (``base``, ``current``) the run, the case
     result (None when the run lacks the case), its chats, final ``answer``, ``missing`` trace
-    ids, and ``verdict_reason``.
+    ids, and ``verdict_reasons``.
 
     Raises:
         StoreError: either run is not stored.
@@ -245,23 +242,18 @@ def breakdown(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def run_page(store: Store, run_id: str, sort_key: Any, descending: bool) -> dict[str, Any]:
     """One stored run: ``run``, ``summary``, ``cases`` sorted by ``sort_key`` (each with its
-    ``position``, ``verdict_reason`` and ``other_reasons``), ``others`` (runs of the same
-    dataset to compare with).
+    ``position``, ``verdict_reasons`` and its other ``reasons``: each reason once),
+    ``breakdown`` (per tag and category), ``others`` (runs of the same dataset).
 
     Raises:
         StoreError: no such run.
     """
     doc = load_run(store, run_id)
     threshold = doc["summary"].get("threshold")
-    cases = [
-        {
-            **c,
-            "position": i,
-            "verdict_reason": verdict_reason(c, threshold),
-            "other_reasons": other_reasons(c),
-        }
-        for i, c in enumerate(doc["cases"])
-    ]
+    cases = []
+    for i, c in enumerate(doc["cases"]):
+        why = verdict_reasons(c, threshold)
+        cases.append({**c, "position": i, "verdict_reasons": why, "reasons": other_reasons(c, why)})
     cases.sort(key=sort_key, reverse=descending)
     dataset = (doc["run"].get("dataset") or {}).get("name")
     return {
