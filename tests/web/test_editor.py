@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -19,17 +20,28 @@ from tracegrade.errors import DatasetError
 from tracegrade.web import UiConfig, create_app
 
 
-def _form(client: TestClient, url: str) -> dict[str, str]:
-    """The form's fields as the browser would submit them (hidden ones included)."""
+def _form(client: TestClient, url: str) -> dict[str, Any]:
+    """The form's fields as the browser would submit them (hidden ones included; a checkbox
+    when checked; the expected tool rows, ``expected_tool``, as a list)."""
     page = client.get(url).text
-    fields = dict(re.findall(r'<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"', page))
+    fields: dict[str, Any] = {"expected_tool": []}
+    for tag in re.findall(r"<input[^>]*>", page):
+        name = re.search(r'name="([^"]+)"', tag)
+        value = re.search(r'value="([^"]*)"', tag)
+        if name is None or ('type="checkbox"' in tag and "checked" not in tag):
+            continue
+        text = _unescape(value.group(1)) if value else "on"
+        if name.group(1) == "expected_tool":
+            fields["expected_tool"].append(text)
+        else:
+            fields[name.group(1)] = text
     for name, text in re.findall(r'<textarea name="([^"]+)"[^>]*>(.*?)</textarea>', page, re.S):
         fields[name] = _unescape(text)
     for name, body in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', page, re.S):
         chosen = re.search(r'<option value="([^"]*)" selected', body)
-        fields[name] = chosen.group(1) if chosen else ""
+        fields[name] = _unescape(chosen.group(1)) if chosen else ""
     fields["csrf_token"] = csrf_token(page)
-    return {k: _unescape(v) for k, v in fields.items()}
+    return fields
 
 
 def _unescape(text: str) -> str:
@@ -43,7 +55,7 @@ def test_editing_a_case_changes_the_file_keeps_comments_and_still_loads(
 ) -> None:
     before = golden.read_text()
     form = _form(client, "/datasets/file:golden/cases/0")
-    assert form["id"] == "headphones-under-300" and "search_products" in form["expected_tools"]
+    assert form["id"] == "headphones-under-300" and form["expected_tool"][0] == "search_products"
     form.update(input="Find me wireless headphones under $250", max_latency_ms="4000")
     response = client.post("/datasets/file:golden/cases/0", data=form, follow_redirects=False)
     assert response.status_code == 303, response.text
@@ -81,7 +93,8 @@ def test_an_invalid_case_shows_load_datasets_message_next_to_the_field(
 
 def test_a_bad_predicate_is_reported_on_the_tool_calls_field(client, golden: Path) -> None:
     form = _form(client, "/datasets/file:golden/cases/0")
-    form["expected_tool_calls"] = "- name: search_products\n  arguments: {query: {regex: '('}}\n"
+    assert form["call-0-name"] == "search_products" and form["call-0-arg-0-op"] == "regex"
+    form["call-0-arg-0-value"] = "("
     response = client.post("/datasets/file:golden/cases/0", data=form)
     assert response.status_code == 400
     assert 'id="error-expected_tool_calls"' in response.text and "regex" in response.text
@@ -90,7 +103,7 @@ def test_a_bad_predicate_is_reported_on_the_tool_calls_field(client, golden: Pat
 def test_new_duplicate_and_delete(client: TestClient, golden: Path) -> None:
     count = len(load_dataset(golden).cases)
     form = _form(client, "/datasets/file:golden/cases/new")
-    form.update(id="new-case", input="Do you sell <b>socks</b>?", expected_tools="search_products")
+    form.update(id="new-case", input="Do you sell <b>socks</b>?", expected_tool=["search_products"])
     form.update(tags="products, new", tier="smoke", judge_rubric="helpful", judge_threshold="0.8")
     assert client.post("/datasets/file:golden/cases/new", data=form).status_code == 200
     cases = load_dataset(golden).cases
@@ -128,7 +141,7 @@ def test_new_case_from_a_trace_is_prefilled(client: TestClient, shop: ShopStore)
     )
     assert redirect.status_code == 200
     form = _form(client, f"/datasets/file:golden/cases/new?trace_id={trace_id}")
-    assert form["input"] and form["expected_tools"]
+    assert form["input"] and form["expected_tool"][0]
 
 
 def test_stored_datasets_are_created_and_edited_in_the_database(tmp_path: Path) -> None:
@@ -255,3 +268,68 @@ def test_clearing_the_id_of_an_existing_case_keeps_its_id(client: TestClient, go
     assert response.status_code == 303
     case = load_dataset(golden).cases[0]
     assert case.id == "headphones-under-300" and case.input == "Wireless headphones under $250"
+
+
+def test_tool_fields_are_picked_from_the_tools_seen_in_traces(client: TestClient) -> None:
+    page = client.get("/datasets/file:golden/cases/0").text
+    seen = re.search(r'<datalist id="tools-seen">(.*?)</datalist>', page, re.S)
+    assert seen and '<option value="search_products">' in seen.group(1)
+    assert '<option value="get_order">' in seen.group(1)  # the support conversation's tool
+    keys = re.search(r'<datalist id="keys-search_products">(.*?)</datalist>', page, re.S)
+    assert keys and '<option value="query">' in keys.group(1)
+    assert 'name="tool_calls_as" value="rows"' in page
+    assert 'name="call-0-arg-1-key" class="arg-key" list="keys-search_products"' in page
+    assert '<option value="&lt;=" selected>' in page  # the operator as written, kept
+
+
+def test_a_new_case_with_tool_calls_picked_as_rows(client: TestClient, golden: Path) -> None:
+    url = "/datasets/file:golden/cases/new"
+    form = _form(client, url)
+    form.update(
+        {
+            "id": "order-1243",
+            "input": "Where is order 1243?",
+            "expected_tool": ["get_order", ""],
+            "call-0-name": "get_order",
+            "call-0-required": "on",
+            "call-0-arg-0-key": "order_id",
+            "call-0-arg-0-op": "is",
+            "call-0-arg-0-value": '"1243"',
+            "call-0-arg-1-key": "verbose",
+            "call-0-arg-1-op": "any",
+        }
+    )
+    response = client.post(url, data=form, follow_redirects=False)
+    assert response.status_code == 303, response.text
+    case = load_dataset(golden).cases[-1]
+    assert case.expected_tools == ["get_order"]
+    (call,) = case.expected_tool_calls
+    assert call.name == "get_order" and call.required
+    assert call.arguments == {"order_id": "1243", "verbose": {"any": True}}
+
+
+def test_calls_the_rows_cannot_show_stay_yaml(client: TestClient, golden: Path) -> None:
+    index = next(
+        i
+        for i, c in enumerate(load_dataset(golden).cases)
+        if any(
+            isinstance(spec, dict) and len(spec) > 1  # e.g. {optional: true, "<=": 10}
+            for call in c.expected_tool_calls
+            for spec in call.arguments.values()
+        )
+    )
+    page = client.get(f"/datasets/file:golden/cases/{index}").text
+    assert 'name="tool_calls_as"' not in page
+    textarea = re.search(r'<textarea name="expected_tool_calls"[^>]*>(.*?)</textarea>', page, re.S)
+    assert textarea and "ignore_case: true" in textarea.group(1)
+
+
+def test_saving_every_case_unchanged_through_the_form_leaves_the_file_as_it_was(
+    client: TestClient, golden: Path
+) -> None:
+    before = golden.read_text()
+    for index in range(len(load_dataset(golden).cases)):
+        url = f"/datasets/file:golden/cases/{index}"
+        response = client.post(url, data=_form(client, url), follow_redirects=False)
+        assert response.status_code == 303, (index, response.text[-2000:])
+    assert golden.read_text() == before

@@ -35,8 +35,10 @@ from tracegrade.dataset.editing import (
     validate,
     write_atomically,
 )
+from tracegrade.dataset.tool_form import OPERATORS, CallRow, call_rows, collect
 from tracegrade.errors import StoreError
 from tracegrade.pipeline.pages import case_from_trace
+from tracegrade.pipeline.trace_search import tools_seen
 from tracegrade.store import datasets as stored
 from tracegrade.web.base import Ui, not_found, render, twin, ui_of
 from tracegrade.web.security import state_changing
@@ -146,7 +148,7 @@ async def dataset_page(request: Request) -> Response:
     return render(request, "dataset.html", data)
 
 
-def _form_page(
+async def _form_page(
     request: Request,
     source: Source,
     values: dict[str, str],
@@ -155,6 +157,9 @@ def _form_page(
     version: str,
     error: CaseError | None = None,
 ) -> Response:
+    """The case form; its tool fields as rows picked from the tools the stored traces called
+    (:mod:`tracegrade.dataset.tool_form`; calls the rows cannot show stay YAML)."""
+    blocks = call_rows(values.get("expected_tool_calls", ""))
     data = {
         "source": source.key,
         "label": source.label,
@@ -164,8 +169,19 @@ def _form_page(
         "version": version,
         "error": None if error is None else str(error),
         "errors": {} if error is None else {k or "": v for k, v in error.errors.items()},
+        "tool_rows": [*values.get("expected_tools", "").splitlines(), "", ""],
+        "call_blocks": None if blocks is None else [*blocks, CallRow()],
+        "operators": OPERATORS,
+        "tools_seen": await ui_of(request).offload(tools_seen),
     }
     return render(request, "case_form.html", data, status_code=200 if error is None else 400)
+
+
+def _submitted(form: FormData) -> dict[str, str]:
+    """The form's text values, its tool rows turned into the text they stand for."""
+    values = {k: str(v) for k, v in form.items()}
+    values.update(collect({k: [str(v) for v in form.getlist(k)] for k in form}))
+    return values
 
 
 async def new_case_from_trace(request: Request) -> Response:
@@ -188,7 +204,7 @@ async def new_case_form(request: Request) -> Response:
     values = await ui.offload(case_from_trace, trace_id) if trace_id else {}
     version = digest(source.read(ui))
     action = f"/datasets/{source.key}/cases/new"
-    return _form_page(request, source, values, action=action, version=version)
+    return await _form_page(request, source, values, action=action, version=version)
 
 
 async def edit_case_form(request: Request) -> Response:
@@ -203,7 +219,7 @@ async def edit_case_form(request: Request) -> Response:
     action = f"/datasets/{source.key}/cases/{index}"
     if request.url.path.endswith(".json"):
         return render(request, "case_form.html", {"values": values, "version": digest(text)})
-    return _form_page(request, source, values, action=action, version=digest(text))
+    return await _form_page(request, source, values, action=action, version=digest(text))
 
 
 async def _save(
@@ -213,11 +229,14 @@ async def _save(
     if source is None:
         return not_found(request, f"no dataset {request.path_params['key']!r}")
     ui = ui_of(request)
-    values = {name: str(form.get(name) or "") for name, _, _ in FIELDS}
+    submitted = _submitted(form)
+    values = {name: submitted.get(name, "") for name, _, _ in FIELDS}
     text = source.read(ui)
     if form.get("version") != digest(text):
         error = CaseError("the dataset changed since this form was opened; reload it", None)
-        return _form_page(request, source, values, action=action, version=digest(text), error=error)
+        return await _form_page(
+            request, source, values, action=action, version=digest(text), error=error
+        )
     try:
         document = Document.parse(text, source.suffix)
         _pin_ids(document, text, source)
@@ -225,7 +244,9 @@ async def _save(
         new_text = document.dump()
         validate(new_text, source.suffix, source.label)
     except CaseError as exc:
-        return _form_page(request, source, values, action=action, version=digest(text), error=exc)
+        return await _form_page(
+            request, source, values, action=action, version=digest(text), error=exc
+        )
     source.write(ui, new_text)
     return RedirectResponse(f"/datasets/{source.key}", status_code=303)
 
@@ -239,7 +260,7 @@ def _pin_ids(document: Document, text: str, source: Source) -> None:
 
 def _values(form: FormData, document: Document, old_id: Any = None) -> dict[str, str]:
     """The form's values; a blank id keeps the case's id, or a new case gets a stable one."""
-    values = {k: str(v) for k, v in form.items()}
+    values = _submitted(form)
     if not values.get("id", "").strip():
         first = values.get("input") or values.get("turns") or ""
         values["id"] = str(old_id) if old_id else document.new_id(first)

@@ -11,3 +11,14 @@ document.addEventListener("DOMContentLoaded", function () {
     });
   });
 });
+// The case editor: an argument key offers the keys seen for the call's tool.
+document.addEventListener("DOMContentLoaded", function () {
+  document.querySelectorAll(".call-block").forEach(function (block) {
+    var name = block.querySelector(".call-name");
+    if (!name) { return; }
+    name.addEventListener("change", function () {
+      var list = document.getElementById("keys-" + name.value) ? "keys-" + name.value : "keys-_all";
+      block.querySelectorAll(".arg-key").forEach(function (key) { key.setAttribute("list", list); });
+    });
+  });
+});
