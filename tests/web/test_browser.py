@@ -150,6 +150,8 @@ def test_xss_payloads_in_spans_and_datasets_never_execute(browser, served, shop)
     page.add_init_script("window.__xss = null;")
     targets = [
         f"{url}/traces/{shop.xss_trace}",
+        f"{url}/compare/case?base={shop.xss_run}&current={shop.xss_run}&case=xss-case",
+        f"{url}/traces?q=script",
         f"{url}/runs/{shop.xss_run}/cases/0",
         f"{url}/datasets/file:hostile",
         f"{url}/datasets/file:hostile/cases/0",
@@ -191,3 +193,71 @@ def test_without_the_token_the_browser_is_refused_and_forged_posts_fail(
     )
     assert status == 403
     assert golden.read_text() == before
+
+
+def test_search_traces_then_read_the_conversation_as_a_chat(page, served, shop) -> None:
+    url = served[0]
+    page.goto(f"{url}/traces")
+    page.fill("#f-q", "1243")
+    page.select_option("#f-tool", "get_order")
+    page.click("#search")
+    page.wait_for_url(re.compile(r".*/traces\?.*q=1243.*"))
+    rows = page.locator("#traces tbody tr")
+    assert rows.count() == 1 and "Sorry, it is 1243" in rows.first.inner_text()
+    screenshot(page, "10-traces-search")
+    page.select_option("#f-tool", "")
+    page.fill("#f-q", "")
+    page.select_option("#f-service", "support-agent")
+    page.click("#search")
+    page.wait_for_url(re.compile(r".*service=support-agent.*"))
+    assert page.locator("#traces tbody tr").count() == 2
+    page.locator("#traces tbody tr", has_text="Where is my order 1234?").locator("a").first.click()
+    page.wait_for_selector("#chat-t")
+    chat = page.locator("#chat-t")
+    assert chat.locator(".msg-user").count() == 2
+    assert chat.locator(".tool-call.failed").count() == 2
+    assert chat.locator(".msg.final strong").first.inner_text() == "Sorry"
+    assert "upstream timeout after 5 s" in chat.locator(".tool-call.failed").first.inner_text()
+    failed_rows = page.locator(".wf-row.error")
+    assert failed_rows.count() == 2
+    assert failed_rows.first.evaluate("e => getComputedStyle(e.querySelector('rect')).fill") in (
+        "rgb(179, 38, 30)",
+        "#b3261e",
+    )
+    screenshot(page, "11-conversation-chat")
+
+
+def test_two_runs_answers_side_by_side_from_compare(page, served, shop) -> None:
+    url = served[0]
+    page.goto(f"{url}/compare?base={shop.good_run}&current={shop.bad_run}")
+    page.locator("#case-comparison tr.status-regressed a.side-by-side").first.click()
+    page.wait_for_selector("#sides")
+    assert page.locator("#side-base .badge.pass").count() == 1
+    assert page.locator("#side-current .badge.fail").count() == 1
+    base, current = (
+        page.locator(f"#side-{s} .side-answer").inner_text() for s in ("base", "current")
+    )
+    assert base and current and base != current
+    screenshot(page, "12-side-by-side")
+
+
+def test_pick_tool_calls_from_the_tools_seen(page, served) -> None:
+    url, golden = served
+    page.goto(f"{url}/datasets/file:golden/cases/new")
+    page.fill("#f-input", "Where is order 1243?")
+    page.locator("input.expected-tool").first.fill("get_order")
+    block = page.locator(".call-block").first
+    block.locator("input.call-name").fill("get_order")
+    block.locator("input.call-name").dispatch_event("change")
+    key = block.locator("input.arg-key").first
+    assert key.get_attribute("list") == "keys-get_order"
+    key.fill("order_id")
+    block.locator("input[name='call-0-arg-0-value']").fill('"1243"')
+    block.locator("input[type=checkbox]").check()
+    screenshot(page, "13-editor-tool-picker")
+    page.click("#save")
+    page.wait_for_url(f"{url}/datasets/file:golden")
+    case = load_dataset(golden).cases[-1]
+    assert case.id == "where-is-order-1243" and case.expected_tools == ["get_order"]
+    (call,) = case.expected_tool_calls
+    assert call.arguments == {"order_id": "1243"} and call.required

@@ -133,8 +133,13 @@ def test_two_runs_answers_side_by_side(client, shop) -> None:
     assert base["answer"] and current["answer"] and base["answer"] != current["answer"]
     assert current["verdict_reasons"][0].startswith("score 0.767 is below the threshold")
     assert all(c["messages"][0]["role"] == "user" for c in base["chats"] + current["chats"])
+    kinds = {kind for kind, _ in data["changes"]}
+    assert kinds == {"same", "removed", "added"}
+    assert "".join(t for k, t in data["changes"] if k != "added") == base["answer"]
+    assert "".join(t for k, t in data["changes"] if k != "removed") == current["answer"]
     html = client.get("/compare/case", params=params).text
     assert 'id="side-base"' in html and 'id="side-current"' in html
+    assert "<del>$49.95;</del><ins>$44.96;</ins>" in html
     compare = client.get(f"/compare?base={shop.good_run}&current={shop.bad_run}").text
     assert "/compare/case?base=" in compare
     position = client.get(f"/runs/{shop.bad_run}.json").json()["cases"][0]["position"]

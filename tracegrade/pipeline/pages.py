@@ -12,6 +12,8 @@ mapping (its JSON twin is the same mapping). The pages run these in a worker thr
 
 from __future__ import annotations
 
+import difflib
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
@@ -183,19 +185,45 @@ def _side(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
     }
 
 
+DIFF_WORDS = 2_000
+"""Words of each answer compared by :func:`answer_changes` (the diff is quadratic at worst)."""
+_TOKENS = re.compile(r"\s+|\S+")
+
+
+def answer_changes(base: str | None, current: str | None) -> list[tuple[str, str]]:
+    """The word-level changes from the base answer to the current one, as (``same`` |
+    ``removed`` | ``added``, text) segments in order ([] when either is missing); the first
+    :data:`DIFF_WORDS` words of each (difflib's matcher)."""
+    if base is None or current is None:
+        return []
+    a = _TOKENS.findall(base)[: 2 * DIFF_WORDS]
+    b = _TOKENS.findall(current)[: 2 * DIFF_WORDS]
+    out: list[tuple[str, str]] = []
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal":
+            out.append(("same", "".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(("removed", "".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(("added", "".join(b[j1:j2])))
+    return out
+
+
 def side_by_side(store: Store, base_id: str, current_id: str, case_id: str) -> dict[str, Any]:
     """Case ``case_id`` in two stored runs: per side (``base``, ``current``) the run, the case
     result (None when the run lacks the case), its chats, final ``answer``, ``missing`` trace
-    ids, and ``verdict_reasons``.
+    ids, and ``verdict_reasons``; ``changes``, the answer's word-level changes
+    (:func:`answer_changes`).
 
     Raises:
         StoreError: either run is not stored.
     """
-    return {
-        "case_id": case_id,
-        "base": _side(store, base_id, case_id),
-        "current": _side(store, current_id, case_id),
-    }
+    base = _side(store, base_id, case_id)
+    current = _side(store, current_id, case_id)
+    changes = answer_changes(base.get("answer"), current.get("answer"))
+    return {"case_id": case_id, "base": base, "current": current, "changes": changes}
 
 
 def case_from_trace(store: Store, trace_id: str) -> dict[str, str]:
