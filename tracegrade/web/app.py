@@ -59,7 +59,7 @@ def _filters(templates: Jinja2Templates) -> None:
     env.filters["pct"] = lambda v: "–" if _absent(v) else f"{100 * v:.0f}%"
     env.filters["num"] = lambda v, d=2: "–" if _absent(v) else f"{v:.{d}f}"
     env.filters["ms"] = lambda v: "–" if _absent(v) else f"{v:,.0f} ms"
-    env.filters["usd"] = lambda v: "–" if _absent(v) else f"${v:.4f}"
+    env.filters["usd"] = lambda v: "–" if _absent(v) else _usd(v)
     env.filters["unix_s"] = lambda v: (
         "–" if _absent(v) else dt.datetime.fromtimestamp(v, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
     )
