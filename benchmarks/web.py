@@ -226,6 +226,7 @@ def index(db: Path) -> dict[str, float]:
     with Store(db) as store:
         store.db.execute("DELETE FROM trace_index")
         store.db.execute("DELETE FROM trace_tools")
+        store.db.execute("DELETE FROM trace_index_state")
         store.db.conn.commit()
         t0 = time.perf_counter()
         done = 0

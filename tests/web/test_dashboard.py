@@ -38,9 +38,10 @@ def test_traces_are_searched_by_service_tool_text_verdict_and_time(client, shop)
     assert {t["case_id"] for t in failed} >= {"headphones-under-300", "recent-orders"}
     assert all(any(not v["passed"] for v in t["verdicts"]) for t in failed)
     everything = client.get("/traces.json").json()["traces"]
-    newest = everything[0]["start_unix_nano"] / 10**9
-    since = dt.datetime.fromtimestamp(newest, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")
-    until = dt.datetime.fromtimestamp(newest - 3600, dt.UTC).strftime("%Y-%m-%dT%H:%M")
+    micros = everything[0]["start_unix_nano"] // 1000  # floored: the filter is inclusive
+    newest = dt.datetime.fromtimestamp(micros // 10**6, dt.UTC).replace(microsecond=micros % 10**6)
+    since = newest.strftime("%Y-%m-%dT%H:%M:%S.%f")
+    until = (newest - dt.timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
     assert _inputs(client, since=since) == [everything[0]["user_input"]]
     assert _inputs(client, until=until) == []
     html = client.get("/traces", params={"service": "support-agent"}).text

@@ -3,19 +3,21 @@ up to date from normalised traces, and finding traces by service, time, verdict,
 
 :func:`index_traces` normalises pending traces (never indexed, or grown since) newest first and
 writes their rows; ``tracegrade ui`` runs it in the background and before each search
-(:data:`INDEX_PER_SEARCH` traces at most, so a search answers at once even on a store that was
-never indexed; the page says how many traces are still pending).
+(:data:`INDEX_PER_SEARCH` traces at most: a small store is searched complete at once, a large
+one as far as it is indexed; the page says how many traces are still pending).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from tracegrade.normalize import normalize_trace
+from tracegrade.spans import TraceData
 from tracegrade.store import search
 from tracegrade.store.browse import Page
 from tracegrade.store.search import IndexRow, ToolRow, TraceQuery
@@ -24,8 +26,13 @@ from tracegrade.trace import AgentTrace
 
 INDEX_BATCH = 256
 """Traces normalised and written per transaction."""
-INDEX_PER_SEARCH = 512
-"""Pending traces a search indexes first, at most."""
+LOOK_BACK_S = 60.0
+"""Seconds before the index's watermark that each pass looks again: a receiver stamps a
+trace's receive time before its transaction commits, so a commit may land after a pass that
+started later than the stamp."""
+INDEX_PER_SEARCH = 64
+"""Pending traces a search indexes first, at most (a few tens of milliseconds: the
+background indexer does the rest)."""
 
 
 def _text(trace: AgentTrace) -> str:
@@ -75,19 +82,36 @@ def _batches(items: list[Any], size: int) -> Iterable[list[Any]]:
         yield items[start : start + size]
 
 
+def _since(store: Store) -> float:
+    return max(search.watermark(store) - LOOK_BACK_S, 0.0)
+
+
 def index_traces(store: Store, limit: int = INDEX_BATCH) -> int:
-    """Index up to ``limit`` pending traces, newest first; returns how many were indexed."""
+    """Index up to ``limit`` pending traces, most recently received first; returns how many
+    were indexed. A pass that finds fewer than ``limit`` moves the watermark to its start."""
+    started = time.time()
+    todo = search.pending(store, limit, _since(store))
     done = 0
-    for batch in _batches(search.pending(store, limit), INDEX_BATCH):
+    for batch in _batches(todo, INDEX_BATCH):
         counts = dict(batch)
         rows = [
-            index_row(normalize_trace(data), counts[data.trace_id])
-            for data in store.load(list(counts))
-            if data.spans
+            _row(data, counts[data.trace_id]) for data in store.load(list(counts)) if data.spans
         ]
         search.put(store, rows)
         done += len(rows)
+    if len(todo) < limit:
+        search.set_watermark(store, started)
     return done
+
+
+def _row(data: TraceData, span_count: int) -> IndexRow:
+    """The index row of a stored trace; a trace the normaliser cannot read gets an empty row
+    (found by time and verdict only), so it is not tried again until it grows."""
+    try:
+        return index_row(normalize_trace(data), span_count)
+    except Exception:  # a hostile or broken trace must not stop the index
+        start = min((s.start_unix_nano for s in data.spans), default=0)
+        return IndexRow(data.trace_id, span_count, start, None, None, None, 0, 0, "")
 
 
 @dataclass(frozen=True)
@@ -118,7 +142,7 @@ def find_traces(store: Store, query: TraceQuery, before: str | None = None) -> T
     return TraceSearch(
         rows=rows,
         next_before=page.next_before,
-        pending=search.pending_count(store),
+        pending=search.pending_count(store, _since(store)),
         services=search.services(store),
         tools=search.tool_names(store),
     )

@@ -278,7 +278,8 @@ def _m013_trace_search(db: Database) -> None:
             position INTEGER NOT NULL, passed INTEGER NOT NULL,
             PRIMARY KEY (trace_id, run_id, position)
         );
-        CREATE INDEX result_traces_by_run ON result_traces(run_id)
+        CREATE INDEX result_traces_by_run ON result_traces(run_id);
+        CREATE TABLE trace_index_state (name TEXT PRIMARY KEY, value REAL NOT NULL)
         """
     )
     _backfill_result_traces(db)

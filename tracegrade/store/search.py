@@ -14,7 +14,10 @@ index* holds it, one row per trace, written from the normalised trace
 
 A row records the trace's ``span_count`` when it was indexed: a trace that received spans since
 is *pending* (:func:`pending`) and indexed again. Filters on the service, a tool or text see
-indexed traces only; the time range and verdict filters see every trace.
+indexed traces only; the time range and verdict filters see every trace. The indexer records
+how far it got (:func:`watermark`: every trace last received before it is indexed), so finding
+what is pending reads only the traces received since (on the ``last_received_at`` index), not
+the whole store.
 
 Costs: the time range, service, tool and verdict filters are index lookups on both backends;
 the text filter scans ``trace_index.text`` newest first until a page is full (SQLite's
@@ -94,23 +97,45 @@ class IndexRow:
 
 _PENDING = (
     " FROM traces t LEFT JOIN trace_index i ON i.trace_id = t.trace_id"
-    " WHERE t.span_count > 0 AND (i.trace_id IS NULL OR i.span_count <> t.span_count)"
+    " WHERE t.last_received_at > ? AND t.span_count > 0"
+    " AND (i.trace_id IS NULL OR i.span_count <> t.span_count)"
 )
 
 
-def pending(store: Store, limit: int) -> list[tuple[str, int]]:
+def pending(store: Store, limit: int, received_after: float = 0.0) -> list[tuple[str, int]]:
     """(trace id, span count) of up to ``limit`` traces not indexed, or grown since they were,
-    newest first."""
+    among those last received after ``received_after`` (Unix s), most recently received
+    first."""
     rows = store.db.execute(
-        f"SELECT t.trace_id, t.span_count{_PENDING} ORDER BY t.start_unix_nano DESC LIMIT ?",
-        (limit,),
+        f"SELECT t.trace_id, t.span_count{_PENDING} ORDER BY t.last_received_at DESC LIMIT ?",
+        (received_after, limit),
     )
     return [(str(r[0]), int(r[1])) for r in rows]
 
 
-def pending_count(store: Store) -> int:
+def pending_count(store: Store, received_after: float = 0.0) -> int:
     """How many traces :func:`pending` would return without a limit."""
-    return int(store.db.execute(f"SELECT COUNT(*){_PENDING}").fetchone()[0])
+    return int(store.db.execute(f"SELECT COUNT(*){_PENDING}", (received_after,)).fetchone()[0])
+
+
+def watermark(store: Store) -> float:
+    """The receive time (Unix s) before which every trace was indexed; 0 at first."""
+    row = store.db.execute(
+        "SELECT value FROM trace_index_state WHERE name = 'indexed_through'"
+    ).fetchone()
+    return float(row[0]) if row else 0.0
+
+
+def set_watermark(store: Store, received_before: float) -> None:
+    """Record that every trace last received before ``received_before`` is indexed (never
+    moves back)."""
+    greatest = store.db.greatest("trace_index_state.value", "excluded.value")
+    with store.db:
+        store.db.execute(
+            "INSERT INTO trace_index_state VALUES ('indexed_through', ?) ON CONFLICT (name)"
+            f" DO UPDATE SET value = {greatest}",
+            (received_before,),
+        )
 
 
 def put(store: Store, rows: Sequence[IndexRow]) -> None:
