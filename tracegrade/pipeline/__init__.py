@@ -18,7 +18,10 @@ renders what it returns.
 - :mod:`.views`: what the dashboard and ``runs``/``history`` read; :mod:`.outputs`;
 - :mod:`.review`, :mod:`.labels_io`, :mod:`.promote`, :mod:`.agreement`,
   :mod:`.conversations`, :mod:`.accounts`: the review loop (queues, labels, golden cases from
-  reviewed conversations, agreement with people; ``judge-check``: :mod:`.judge_check`).
+  reviewed conversations, agreement with people; ``judge-check``: :mod:`.judge_check`);
+- :mod:`.pages`: one function per dashboard page that shows traces (case, trace, run, side
+  by side), with :mod:`.chat` (a conversation as a chat), :mod:`.waterfall` (a trace's spans
+  on a time axis) and :mod:`.trace_search` (the trace index and the Traces page's search).
 """
 
 from typing import TYPE_CHECKING
