@@ -72,6 +72,16 @@ def test_a_conversation_of_two_traces_is_one_chat_with_tool_calls_inline(client,
     assert messages[6]["text"] == "Order 1243 has **shipped**." and messages[6]["final"]
 
 
+def test_a_conversation_by_its_trace_ids_for_other_pages(shop) -> None:
+    from tracegrade.pipeline.pages import chat_of
+
+    second, first = reversed(shop.support_traces)
+    with Store(shop.db) as store:
+        chat = chat_of(store, [second, "0" * 32, first])
+    assert chat.trace_ids == (first, second) and chat.missing == ("0" * 32,)
+    assert chat.failed_tool_calls == 2 and chat.messages[-1].final
+
+
 def test_chat_markdown_is_rendered_and_links_cannot_script(client, shop) -> None:
     html = client.get(f"/traces/{shop.support_traces[0]}").text
     assert "<strong>Sorry</strong>, I could not find order <code>1234</code>" in html

@@ -13,9 +13,9 @@ from tests.web.shop import JUDGE_REASONING, ShopStore
 
 def test_runs_lists_the_stored_runs_newest_first_with_their_numbers(client, shop) -> None:
     runs = client.get("/runs.json").json()["runs"]
-    order = [shop.xss_run, shop.judged_run, shop.bad_run, shop.good_run]
+    order = [shop.file_run, shop.xss_run, shop.judged_run, shop.bad_run, shop.good_run]
     assert [r["run_id"] for r in runs] == order
-    bad = runs[2]
+    bad = runs[3]
     assert bad["label"] == "invented_price" and bad["dataset"] == "ecommerce"
     assert bad["pass_rate"] < 1 and bad["hallucination_rate"] > 0 and bad["latency_p95_ms"] > 0
     html = client.get("/runs").text
@@ -36,8 +36,8 @@ def test_runs_page_through_with_a_cursor(client, shop) -> None:
     with Store(shop.db) as store:
         first = browse.list_run_page(store, limit=2)
         second = browse.list_run_page(store, limit=2, before=first.next_before)
-    assert [r["run_id"] for r in first.rows] == [shop.xss_run, shop.judged_run]
-    assert [r["run_id"] for r in second.rows] == [shop.bad_run, shop.good_run]
+    assert [r["run_id"] for r in first.rows] == [shop.file_run, shop.xss_run]
+    assert [r["run_id"] for r in second.rows] == [shop.judged_run, shop.bad_run]
 
 
 def test_trends_draw_five_charts_with_one_point_per_run(client, shop) -> None:

@@ -122,6 +122,16 @@ def _runs_with_case(
     return [r for r in rows if r["run_id"] != head["run"]["run_id"]]
 
 
+def chat_of(store: Store, trace_ids: Sequence[str]) -> Chat:
+    """The chat of one conversation given by its traces' ids (any order; those not stored are
+    listed in :attr:`Chat.missing`): what a page that shows a conversation calls, rendered
+    by the ``chat`` macro of ``_chat.html``."""
+    loaded = load_normalized(store, trace_ids)
+    return build_chat(
+        [loaded[t] for t in trace_ids if t in loaded], [t for t in trace_ids if t not in loaded]
+    )
+
+
 def conversation(store: Store, trace: tuple[TraceData, AgentTrace]) -> Chat:
     """The chat of the conversation ``trace`` belongs to: the indexed traces with its
     conversation id (at most 200), grouped as scoring groups them; the trace alone without
