@@ -82,6 +82,19 @@ def test_a_conversation_by_its_trace_ids_for_other_pages(shop) -> None:
     assert chat.failed_tool_calls == 2 and chat.messages[-1].final
 
 
+def test_a_later_turn_alone_shows_the_turns_it_replays_as_earlier(shop) -> None:
+    """Its first turn's trace not asked for, the second trace's replayed history comes first,
+    marked ``history`` (the review page and ``review show`` render it "earlier turn")."""
+    from tracegrade.pipeline.pages import chat_of
+
+    with Store(shop.db) as store:
+        chat = chat_of(store, [shop.support_traces[1]])
+    history = [m for m in chat.messages if m.role == "history"]
+    assert [m.text for m in history] == ["Where is my order 1234?"]
+    assert chat.messages[0].role == "history"
+    assert [m.text for m in chat.messages if m.role == "user"] == ["Sorry, it is 1243"]
+
+
 def test_chat_markdown_is_rendered_and_links_cannot_script(client, shop) -> None:
     html = client.get(f"/traces/{shop.support_traces[0]}").text
     assert "<strong>Sorry</strong>, I could not find order <code>1234</code>" in html

@@ -78,8 +78,8 @@ def test_a_reviewer_signs_in_labels_three_promotes_one_and_the_case_is_in_the_da
     page.wait_for_url(re.compile(r".*/review/airline/item\?c=.*"))
     verdicts = ["pass", "fail", "pass"]
     for n, verdict in enumerate(verdicts):
-        assert page.locator("#conversation .msg-user").count() >= 2  # multi-turn, as a chat
-        assert page.locator("#conversation .msg-tool").count() >= 1
+        assert page.locator("#chat-review .msg-user").count() >= 2  # multi-turn, as a chat
+        assert page.locator("#chat-review .tool-call").count() >= 1
         assert page.locator("#scores tr").count() >= 3
         assert page.locator("#progress").inner_text() == f"{n} of 4 done"
         screenshot(page, f"review-0{n + 1}-item")

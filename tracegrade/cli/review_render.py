@@ -11,8 +11,32 @@ from rich.markup import escape
 from rich.table import Table
 
 from tracegrade.cli.render import short
+from tracegrade.pipeline.chat import Chat
 
-_ROLE = {"user": "[bold blue]user[/]", "assistant": "[bold green]assistant[/]"}
+_ROLE = {
+    "user": "[bold blue]user[/]",
+    "history": "[bold blue]user[/] [dim](earlier turn)[/]",
+    "assistant": "[bold green]assistant[/]",
+}
+
+
+def _print_chat(out: Console, chat: Chat) -> None:
+    """Each message of the chat, its tool calls on their own lines."""
+    for message in chat.messages:
+        if message.text:
+            out.print(f"  {_ROLE[message.role]}: {escape(message.text)}")
+        if message.error:
+            out.print(f"  [red]✗ LLM call failed: {escape(short(message.error, 100))}[/]")
+        for call in message.tool_calls:
+            outcome = (
+                f"[red]✗ {escape(short(call.error, 100))}[/]"
+                if call.error
+                else escape(short(call.result or "", 100))
+            )
+            arguments = escape(short(call.arguments or "", 80))
+            out.print(f"  [yellow]tool[/] {escape(call.name)}({arguments}) → {outcome}")
+    if chat.missing:
+        out.print(f"  [dim]not stored: {', '.join(chat.missing)}[/]")
 
 
 def print_conversation(out: Console, view: Mapping[str, Any]) -> None:
@@ -20,18 +44,7 @@ def print_conversation(out: Console, view: Mapping[str, Any]) -> None:
     out.print(
         f"[bold]conversation[/] {escape(view['key'])} · traces {', '.join(view['trace_ids'])}"
     )
-    for message in view["chat"]:
-        if message["role"] == "tool":
-            outcome = (
-                f"[red]✗ {escape(short(message['error'], 100))}[/]"
-                if message["error"]
-                else escape(short(message["result"], 100))
-            )
-            call = f"{escape(message['name'])}({escape(short(message['arguments'], 80))})"
-            out.print(f"  [yellow]tool[/] {call} → {outcome}")
-        else:
-            earlier = " [dim](earlier turn)[/]" if message.get("earlier") else ""
-            out.print(f"  {_ROLE[message['role']]}{earlier}: {escape(message['text'])}")
+    _print_chat(out, view["chat"])
     scores = view["scores"]
     verdict = {True: "[green]pass[/]", False: "[red]fail[/]", None: "n/a"}[scores["passed"]]
     score = "n/a" if scores["score"] is None else f"{scores['score']:.2f}"

@@ -1,6 +1,7 @@
 """Stored conversations for review: read from the store and grouped (a conversation may span
 several traces: :mod:`tracegrade.normalize.conversations`), scored reference-free with the
-engine every face uses, joined with their end-user feedback, and laid out as a chat.
+engine every face uses, and joined with their end-user feedback (the chat a reviewer reads is
+:func:`tracegrade.pipeline.pages.chat_of`, the dashboard's chat view).
 
 A conversation is addressed by its key (``id:<conversation id>`` or ``trace:<first trace id>``)
 and its trace ids; labels and feedback join it by trace id, so either may arrive before the
@@ -9,7 +10,6 @@ traces do.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,7 +25,7 @@ from tracegrade.pipeline.sources import from_store
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store.feedback import Feedback, feedback_for
 from tracegrade.store.traces import Store
-from tracegrade.trace import AgentTrace, ToolCall
+from tracegrade.trace import AgentTrace
 
 
 @dataclass(frozen=True)
@@ -111,58 +111,3 @@ def scored(
     by_trace = {c.trace.trace_id: c.key for c in conversations}
     run = evaluate_dataset([c.trace for c in conversations], dataset, config=config, judge=judge)
     return {by_trace[r.trace_id]: r for r in run.results if r.trace_id in by_trace}
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _tool(call: ToolCall) -> dict[str, Any]:
-    return {
-        "role": "tool",
-        "name": call.name,
-        "arguments": _text(call.arguments),
-        "result": call.result or "",
-        "error": call.error,
-    }
-
-
-def chat(conversation: StoredConversation) -> list[dict[str, Any]]:
-    """The conversation as chat messages in order: ``{"role": "user" | "assistant", "text"}``
-    and ``{"role": "tool", "name", "arguments", "result", "error"}``. Turns earlier than the
-    first stored trace (its history) come first with ``"earlier": true``. A user turn starts
-    each trace and follows every reply (an LLM response requesting no tool call)."""
-    messages: list[dict[str, Any]] = [
-        {"role": "user", "text": text, "earlier": True} for text in conversation.members[0].history
-    ]
-    for trace in conversation.members:
-        messages += _trace_chat(trace)
-    return messages
-
-
-def _trace_chat(trace: AgentTrace) -> list[dict[str, Any]]:
-    inputs = list(trace.user_inputs)
-    out: list[dict[str, Any]] = []
-    calls: dict[int, list[ToolCall]] = {i: [] for i in range(len(trace.llm_calls))}
-    loose = []
-    for call in trace.tool_calls:
-        if call.llm_call_index in calls:
-            calls[call.llm_call_index].append(call)
-        else:
-            loose.append(call)
-    starts_turn = True
-    for i, llm in enumerate(trace.llm_calls):
-        if starts_turn and inputs:
-            out.append({"role": "user", "text": inputs.pop(0)})
-        if llm.output_text:
-            out.append({"role": "assistant", "text": llm.output_text})
-        out += [_tool(c) for c in calls[i]]
-        starts_turn = not calls[i] and not any(llm.tool_call_ids)
-    out += [{"role": "user", "text": text} for text in inputs]  # turns no boundary placed
-    out += [_tool(c) for c in loose]
-    replies = [m["text"] for m in out if m["role"] == "assistant"]
-    if trace.final_output and (not replies or replies[-1] != trace.final_output):
-        out.append({"role": "assistant", "text": trace.final_output})
-    return out

@@ -25,12 +25,12 @@ from tracegrade.curate.promote import suggested_facts, tool_choices
 from tracegrade.errors import ConfigError, StoreError
 from tracegrade.pipeline.conversations import (
     StoredConversation,
-    chat,
     conversation_feedback,
     conversation_of,
     load_conversations,
     scored,
 )
+from tracegrade.pipeline.pages import chat_of
 from tracegrade.pipeline.selection import parse_since
 from tracegrade.sampling import lowest, sampled
 from tracegrade.scoring.results import CaseResult
@@ -271,7 +271,7 @@ def review_view(store: Store, trace_ids: Sequence[str], config: Config) -> dict[
     return {
         "key": conversation.key,
         "trace_ids": list(conversation.trace_ids),
-        "chat": chat(conversation),
+        "chat": chat_of(store, list(conversation.trace_ids)),
         "scores": _scores(result),
         "feedback": [f.to_dict() for f in conversation_feedback(store, conversation.trace_ids)],
         "labels": [

@@ -329,8 +329,6 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("010_datasets_and_listings", _m010_datasets_and_listings),
     ("011_lz4_values", _m011_lz4_values),
     ("012_review", _m012_review),
-
-
     ("013_trace_search", _m013_trace_search),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
