@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -179,12 +180,45 @@ def test_validate_names_the_dataset_not_a_temporary_file(golden: Path) -> None:
     assert raised.value.field in ("input", "tier")
 
 
-def test_saving_every_case_unchanged_leaves_the_file_byte_for_byte(golden: Path) -> None:
-    text = golden.read_text()
-    document = Document.parse(text, ".yaml")
+REPO = Path(__file__).resolve().parents[2]
+DATASETS = sorted(
+    p.relative_to(REPO)
+    for folder in ("datasets/ecommerce", "datasets/e-commerce-agents", "datasets/rag")
+    for p in (REPO / folder).iterdir()
+    if p.suffix in (".yaml", ".json")
+) + sorted(p.relative_to(REPO) for p in (REPO / "tests/data/design-shapes").iterdir())
+"""Every dataset of datasets/ (the other files there are traces) and every design-document
+case shape: multi-turn cases with turn objects, revival, prompt/judge_prompt, EvalCase."""
+
+
+@pytest.mark.parametrize("path", DATASETS, ids=str)
+def test_saving_every_case_unchanged_leaves_the_file_byte_for_byte(path: Path) -> None:
+    text = (REPO / path).read_text()
+    document = Document.parse(text, path.suffix)
     for index in range(len(document.cases)):
         apply_form(document.case(index), form_values(document.case(index)))
+    assert not document.changed  # the data itself, not only the text given back
     assert document.dump() == text
+
+
+def test_turn_objects_and_revival_are_shown_readably(golden: Path) -> None:
+    document = Document.parse(
+        (REPO / "tests/data/design-shapes/agent_revival.yaml").read_text(), ".yaml"
+    )
+    values = form_values(document.case(0))
+    assert values["turns_as"] == "yaml" and values["revive"] == "true"
+    assert values["turns"].startswith(
+        "- prompt: I want to return the laptop from order 550e8400-e29b-41d4-a716-446655440004\n"
+        "  judge_prompt: Checks whether the order is eligible"
+    )
+    plain = form_values(document.case(1))
+    assert plain["turns_as"] == "yaml" and "- What is in the first one?\n" in plain["turns"]
+    evalcase = Document.parse(
+        (REPO / "tests/data/design-shapes/regression_alerts.json").read_text(), ".json"
+    )
+    values = form_values(evalcase.case(0))
+    assert values["input_as"] == "yaml" and "content: Show me my recent orders" in values["input"]
+    assert values["other_keys"] == "name, expectedOutput, weight"
 
 
 def test_a_changed_list_keeps_its_flow_style(golden: Path) -> None:
@@ -333,3 +367,65 @@ def test_saving_every_case_unchanged_through_the_form_leaves_the_file_as_it_was(
         response = client.post(url, data=_form(client, url), follow_redirects=False)
         assert response.status_code == 303, (index, response.text[-2000:])
     assert golden.read_text() == before
+
+
+@pytest.fixture
+def shapes(tmp_path: Path, shop: ShopStore) -> Iterator[tuple[TestClient, list[Path]]]:
+    """The app over copies of the multi-turn, revival and other-shape datasets."""
+    paths = []
+    for name in DATASETS:
+        if name.name in ("revival.yaml", "case_editor.yaml", "agent_revival.yaml") or (
+            name.name == "regression_alerts.json"
+        ):
+            paths.append(tmp_path / name.name)
+            paths[-1].write_text((REPO / name).read_text())
+    app = create_app(UiConfig(db=str(shop.db), datasets=tuple(paths)))
+    with TestClient(app, base_url="http://localhost") as test_client:
+        yield test_client, paths
+    app.state.ui.close()
+
+
+def test_multi_turn_revival_and_other_shapes_saved_unchanged_through_the_form(shapes) -> None:
+    client, paths = shapes
+    for path in paths:
+        before = path.read_text()
+        for index in range(len(load_dataset(path).cases)):
+            url = f"/datasets/file:{path.stem}/cases/{index}"
+            response = client.post(url, data=_form(client, url), follow_redirects=False)
+            assert response.status_code == 303, (path.name, index, response.text[-2000:])
+        assert path.read_text() == before, path.name
+
+
+def test_a_turns_judge_prompt_and_the_revived_turns_are_edited(shapes) -> None:
+    client, paths = shapes
+    path = next(p for p in paths if p.name == "revival.yaml")
+    url = "/datasets/file:revival/cases/0"
+    form = _form(client, url)
+    assert form["turns_as"] == "yaml" and form["revive"] == "true"
+    form["turns"] = form["turns"].replace("from the search.", "from the search, cheapest first.")
+    form["revive"] = "2"
+    response = client.post(url, data=form, follow_redirects=False)
+    assert response.status_code == 303, response.text[-2000:]
+    text = path.read_text()
+    assert (
+        "judge_prompt: Lists running shoes under $150 with their prices, from the search, "
+        "cheapest first.\n" in text
+    )
+    assert "test_agent_revival: true" not in text and "    revive:\n      - 2\n" in text
+    assert text.startswith("# Agent revival for the example shop assistant")
+    (case,) = load_dataset(path).cases
+    assert case.revived_turns == (2,) and case.turns == [
+        "Show me running shoes under $150",
+        "Is the first one in stock?",
+    ]
+    assert case.judge is not None and "cheapest first" in case.judge.rubric
+
+
+def test_a_bad_turn_in_yaml_is_reported_on_the_turns_field(shapes) -> None:
+    client, paths = shapes
+    url = "/datasets/file:agent_revival/cases/0"
+    form = _form(client, url)
+    form["turns"] = "- prompt: [unclosed"
+    response = client.post(url, data=form)
+    assert response.status_code == 400
+    assert 'id="error-turns"' in response.text and "not valid YAML" in response.text

@@ -6,6 +6,12 @@ ruamel.yaml's round-trip loader (comments, order and quoting survive; JSON and J
 are rewritten as JSON), changed, dumped, and validated by :func:`tracegrade.dataset.
 load_dataset` itself before anything is written: the editor accepts exactly what
 ``tracegrade run`` accepts, and shows its error message next to the field it names.
+
+A case written in a design document's shape (:mod:`tracegrade.dataset.shapes`: ``prompt``,
+``rounds``, ``judge_prompt``, ``test_agent_revival``, an ``EvalCase`` input) is shown and saved
+under its own keys (:data:`ALIASES`); turn objects and structured inputs are edited as YAML
+(:data:`AS_YAML`). A case saved unchanged changes nothing, and a dataset whose cases did not
+change dumps to its text byte for byte (JSON layout included).
 """
 
 from __future__ import annotations
@@ -20,13 +26,14 @@ import stat
 import tempfile
 import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.util import load_yaml_guess_indent
 
 from tracegrade.bounded import YamlLimitError, check_yaml, load_json
 from tracegrade.dataset import Case, Dataset, load_dataset
@@ -36,6 +43,11 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("id", "text", "Case id (runs are compared by it; left blank, one is made from the input)"),
     ("input", "textarea", "Input (the user's first message)"),
     ("turns", "lines", "Turns (one user message per line, for multi-turn cases)"),
+    (
+        "revive",
+        "revive",
+        "Revive the agent (true: before every turn after the first; or turns: 2, 3)",
+    ),
     ("expected_tools", "lines", "Expected tools"),
     ("expected_tool_calls", "yaml", "Expected tool calls with argument predicates"),
     ("expected_fields", "lines", "Expected fields (one per line)"),
@@ -49,6 +61,27 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("category", "text", "Category"),
 )
 """(form field, kind, label) of the case editor, in form order."""
+
+ALIASES: dict[str, tuple[str, ...]] = {
+    "input": ("input", "prompt"),
+    "turns": ("turns", "rounds"),
+    "revive": ("revive", "test_agent_revival"),
+}
+"""Form field -> the keys a case may write it under (tracegrade's, then the design documents'
+of :mod:`tracegrade.dataset.shapes`): a field is read from and saved to the key the case uses."""
+
+AS_YAML = ("input", "turns")
+"""Fields shown as YAML (the form's ``NAME_as`` is ``yaml``) when their value is not plain
+text: an ``EvalCase`` input (``{messages: [...]}``), turn objects (``{prompt, judge_prompt,
+judge_threshold, revive}``)."""
+
+_JUDGE_KEYS = {"rubric": "judge_prompt", "threshold": "judge_threshold"}
+
+_SHOWN_KEYS = frozenset(
+    [name for name, _, _ in FIELDS if not name.startswith("judge_")]
+    + [key for keys in ALIASES.values() for key in keys]
+    + ["judge", "metadata", *_JUDGE_KEYS.values()]
+)
 
 _FIELD_IN_ERROR = re.compile(r"field '([^']*)'")
 
@@ -85,6 +118,10 @@ class Document:
 
     root: Any
     suffix: str
+    text: str = ""
+    """The text parsed: :meth:`dump` gives it back unchanged when no case changed."""
+    original: Any = field(default=None, repr=False, compare=False)
+    """The parsed cases as plain data, to tell whether anything changed."""
 
     @classmethod
     def parse(cls, text: str, suffix: str) -> Document:
@@ -101,7 +138,7 @@ class Document:
                 root = _yaml().load(text) if text.strip() else {"cases": []}
         except (YAMLError, YamlLimitError, json.JSONDecodeError) as exc:
             raise CaseError(f"the dataset does not parse: {exc}", None) from exc
-        document = cls(root, suffix)
+        document = cls(root, suffix, text, _plain(root))
         document.cases  # noqa: B018 - raises when there is no case list
         return document
 
@@ -114,14 +151,28 @@ class Document:
         return cases
 
     def dump(self) -> str:
-        """The dataset's text after the edits."""
+        """The dataset's text after the edits: the text parsed, byte for byte, when nothing
+        changed (a JSON file keeps its own layout); else YAML with the file's comments and its
+        indentation, JSON indented by 2."""
+        if self.text and not self.changed:
+            return self.text
         if self.suffix == ".jsonl":
             return "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in self.cases)
         if self.suffix == ".json":
             return json.dumps(self.root, indent=2, ensure_ascii=False) + "\n"
         out = io.StringIO()
-        _yaml().dump(self.root, out)
+        yaml = _yaml()
+        if self.text.strip():
+            _, indent, offset = load_yaml_guess_indent(self.text)
+            if indent is not None and offset is not None:
+                yaml.indent(mapping=2, sequence=max(indent, offset + 2), offset=offset)
+        yaml.dump(self.root, out)
         return out.getvalue()
+
+    @property
+    def changed(self) -> bool:
+        """Whether any case differs from the text parsed (as data: layout aside)."""
+        return bool(_plain(self.root) != self.original)
 
     def case(self, index: int) -> Any:
         """The case mapping at ``index`` (from 0).
@@ -191,28 +242,69 @@ def _lines(value: Any) -> str:
     return "\n".join(str(v) for v in value) if isinstance(value, list) else str(value or "")
 
 
+def key_of(case: Mapping[str, Any], name: str) -> str:
+    """The key ``case`` writes form field ``name`` under (:data:`ALIASES`; its own name when
+    the case has none of them)."""
+    return next((k for k in ALIASES.get(name, ()) if k in case), name)
+
+
+def _judge(case: Mapping[str, Any]) -> dict[str, Any]:
+    """The case's judge rubric and threshold, from ``judge`` or the top-level
+    ``judge_prompt`` / ``judge_threshold`` it is written with."""
+    raw = case.get("judge")
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    return {k: case[key] for k, key in _JUDGE_KEYS.items() if key in case}
+
+
+def _yaml_text(value: Any) -> str:
+    """``value`` as YAML: as written in block style, else (``{...}``, JSON) block style."""
+    out = io.StringIO()
+    yaml = _yaml()
+    if getattr(value, "fa", None) is None or value.fa.flow_style():
+        value, yaml.default_flow_style = _plain(value), False
+    yaml.dump(value, out)
+    return textwrap.dedent(out.getvalue())
+
+
+def _is_text_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str | int | float) for v in value)
+
+
+def _revive_text(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return ", ".join(str(v) for v in value) if isinstance(value, list) else value
+
+
 def form_values(case: Mapping[str, Any]) -> dict[str, str]:
-    """The editor's form values (:data:`FIELDS`) for a case mapping as written."""
-    raw_judge = case.get("judge")
-    judge: Mapping[str, Any] = raw_judge if isinstance(raw_judge, Mapping) else {}
+    """The editor's form values (:data:`FIELDS`) for a case mapping as written (under
+    whichever key of :data:`ALIASES` it uses); ``input_as`` / ``turns_as`` are ``yaml`` when
+    that field is shown as YAML (:data:`AS_YAML`); ``other_keys`` names the case's keys the
+    form does not show (kept as written)."""
+    judge = _judge(case)
     values: dict[str, Any] = {
         "id": case.get("id"),
-        "input": case.get("input"),
         "judge_rubric": judge.get("rubric"),
         "judge_threshold": judge.get("threshold"),
         "max_latency_ms": case.get("max_latency_ms"),
         "tier": case.get("tier"),
         "tags": ", ".join(str(t) for t in case.get("tags") or ()),
         "category": case.get("category") or (case.get("metadata") or {}).get("category"),
+        "revive": _revive_text(case.get(key_of(case, "revive"))),
     }
     for name, kind, _ in FIELDS:
-        if kind == "lines":
-            values[name] = _lines(case.get(name))
+        if kind in ("lines", "textarea") and name not in values:
+            values[name] = _lines(case.get(key_of(case, name)))
+    for name in AS_YAML:
+        value = case.get(key_of(case, name))
+        plain = value is None or isinstance(value, str) or _is_text_list(value)
+        if not plain:
+            values[name], values[f"{name}_as"] = _yaml_text(value), "yaml"
     calls = case.get("expected_tool_calls")
     if calls:
-        out = io.StringIO()
-        _yaml().dump(calls, out)
-        values["expected_tool_calls"] = textwrap.dedent(out.getvalue())
+        values["expected_tool_calls"] = _yaml_text(calls)
+    values["other_keys"] = ", ".join(str(k) for k in case if str(k) not in _SHOWN_KEYS)
     return {k: "" if v is None else str(v) for k, v in values.items()}
 
 
@@ -223,6 +315,15 @@ def _number(text: str) -> Any:
         except ValueError:
             continue
     return text  # load_dataset says why it is not a number
+
+
+def _revive(text: str) -> Any:
+    """``true``/``false``, or turn numbers (``2, 3``); anything else as written, for
+    ``load_dataset`` to say why not."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    parts = [p for p in re.split(r"[,\s]+", text) if p]
+    return [int(p) for p in parts] if all(p.isdigit() for p in parts) else text
 
 
 def _parsed(name: str, kind: str, text: str) -> Any:
@@ -240,6 +341,8 @@ def _parsed(name: str, kind: str, text: str) -> Any:
         return [t.strip() for t in text.split(",") if t.strip()]
     if kind == "number":
         return _number(text)
+    if kind == "revive":
+        return _revive(text)
     if kind == "yaml":
         try:
             return _yaml().load(text)
@@ -267,25 +370,57 @@ def _set(case: Any, key: str, value: Any) -> None:
     case[key] = value
 
 
+def _form_parsed(form: Mapping[str, str]) -> dict[str, Any]:
+    """Each form field's value; an :data:`AS_YAML` field sent as YAML parsed as YAML."""
+    values = {}
+    for name, kind, _ in FIELDS:
+        shown = "yaml" if name in AS_YAML and form.get(f"{name}_as") == "yaml" else kind
+        values[name] = _parsed(name, shown, form.get(name, ""))
+    return values
+
+
 def apply_form(case: Any, form: Mapping[str, str]) -> None:
-    """Write the form's values into a case mapping in place: an empty field removes its key;
-    keys the form does not cover stay as they are.
+    """Write the form's values into a case mapping in place, each under the key the case
+    writes it with (:data:`ALIASES`; the judge in ``judge`` or ``judge_prompt`` /
+    ``judge_threshold``): an empty field removes its key; keys the form does not cover stay
+    as they are.
 
     Raises:
-        CaseError: the expected tool calls are not valid YAML.
+        CaseError: the expected tool calls, input or turns sent as YAML are not valid YAML.
     """
-    values = {name: _parsed(name, kind, form.get(name, "")) for name, kind, _ in FIELDS}
+    values = _form_parsed(form)
     for name, _kind, _ in FIELDS:
-        if not name.startswith("judge_") and name != "category":
-            _set(case, name, values[name])
+        if not name.startswith("judge_") and name not in ("category", "revive"):
+            _set(case, key_of(case, name), values[name])
+    _set_revive(case, values["revive"])
+    _set_judge(case, values["judge_rubric"], values["judge_threshold"])
+    _set_category(case, values["category"])
+
+
+def _set_revive(case: Any, value: Any) -> None:
+    """``test_agent_revival`` holds only true/false; turn numbers go to ``revive``."""
+    key = key_of(case, "revive")
+    if key != "revive" and value is not None and not isinstance(value, bool):
+        position = list(case).index(key)
+        case.pop(key)
+        if hasattr(case, "insert"):  # in its place, a YAML case
+            case.insert(position, "revive", value)
+        key = "revive"
+    _set(case, key, value)
+
+
+def _set_judge(case: Any, rubric: Any, threshold: Any) -> None:
+    if "judge" not in case and any(key in case for key in _JUDGE_KEYS.values()):
+        _set(case, "judge_prompt", rubric)
+        _set(case, "judge_threshold", threshold)
+        return
     judge = dict(case.get("judge") or {})
-    for key in ("rubric", "threshold"):
-        if values[f"judge_{key}"] is None:
+    for key, value in (("rubric", rubric), ("threshold", threshold)):
+        if value is None:
             judge.pop(key, None)
         else:
-            judge[key] = values[f"judge_{key}"]
+            judge[key] = value
     _set(case, "judge", judge or None)
-    _set_category(case, values["category"])
 
 
 def _set_category(case: Any, category: Any) -> None:
@@ -309,8 +444,9 @@ def _form_field(message: str) -> str | None:
         return "input" if "'input' or 'turns'" in message else None
     path = match.group(1)
     head = path.split(".")[0]
-    if head == "judge":
+    if head in ("judge", "judge_prompt", "judge_threshold"):
         return "judge_threshold" if path.endswith("threshold") else "judge_rubric"
+    head = next((name for name, keys in ALIASES.items() if head in keys), head)
     if head == "metadata" or path.startswith("category"):
         return "category"
     return head if any(head == name for name, _, _ in FIELDS) else None

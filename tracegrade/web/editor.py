@@ -26,6 +26,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from tracegrade.dataset.editing import (
+    AS_YAML,
     FIELDS,
     CaseError,
     Document,
@@ -231,6 +232,7 @@ async def _save(
     ui = ui_of(request)
     submitted = _submitted(form)
     values = {name: submitted.get(name, "") for name, _, _ in FIELDS}
+    values |= {f"{name}_as": submitted.get(f"{name}_as", "") for name in AS_YAML}
     text = source.read(ui)
     if form.get("version") != digest(text):
         error = CaseError("the dataset changed since this form was opened; reload it", None)
@@ -238,17 +240,32 @@ async def _save(
             request, source, values, action=action, version=digest(text), error=error
         )
     try:
-        document = Document.parse(text, source.suffix)
-        _pin_ids(document, text, source)
-        change(document)
-        new_text = document.dump()
-        validate(new_text, source.suffix, source.label)
+        new_text = _changed(text, source, change)
     except CaseError as exc:
         return await _form_page(
             request, source, values, action=action, version=digest(text), error=exc
         )
     source.write(ui, new_text)
     return RedirectResponse(f"/datasets/{source.key}", status_code=303)
+
+
+def _changed(text: str, source: Source, change: Callable[[Document], Any]) -> str:
+    """The dataset's text after ``change``, validated; the text itself when the change
+    changes no case (a form saved unchanged leaves the file byte for byte: ids are not pinned).
+
+    Raises:
+        CaseError: the text does not parse, or the result does not load.
+    """
+    probe = Document.parse(text, source.suffix)
+    change(probe)
+    if not probe.changed:
+        return text
+    document = Document.parse(text, source.suffix)
+    _pin_ids(document, text, source)
+    change(document)
+    new_text = document.dump()
+    validate(new_text, source.suffix, source.label)
+    return new_text
 
 
 def _pin_ids(document: Document, text: str, source: Source) -> None:
@@ -258,12 +275,14 @@ def _pin_ids(document: Document, text: str, source: Source) -> None:
         document.pin_ids(validate(text, source.suffix, source.label))
 
 
-def _values(form: FormData, document: Document, old_id: Any = None) -> dict[str, str]:
-    """The form's values; a blank id keeps the case's id, or a new case gets a stable one."""
+def _values(form: FormData, document: Document, case: Any = None) -> dict[str, str]:
+    """The form's values; a blank id keeps an existing ``case``'s id (none written: its
+    positional id, pinned if the save changes anything), a new case gets a stable one."""
     values = _submitted(form)
     if not values.get("id", "").strip():
         first = values.get("input") or values.get("turns") or ""
-        values["id"] = str(old_id) if old_id else document.new_id(first)
+        old_id = case.get("id") if case is not None else None
+        values["id"] = str(old_id) if old_id else "" if case is not None else document.new_id(first)
     return values
 
 
@@ -287,7 +306,7 @@ async def update_case(request: Request, form: FormData) -> Response:
 
     def change(document: Document) -> None:
         case = document.case(index)
-        apply_form(case, _values(form, document, case.get("id")))
+        apply_form(case, _values(form, document, case))
 
     key = request.path_params["key"]
     return await _save(request, form, change, action=f"/datasets/{key}/cases/{index}")
