@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.web.browser import ARGS, CHROMIUM, copy_dataset, require_browser, screenshot, ui_server
-from tests.web.shop import XSS_INPUT, ShopStore
+from tests.web.shop import GOLDEN, XSS_INPUT, ShopStore
 from tracegrade.dataset import load_dataset
 
 TOKEN = "browser-token"
@@ -33,8 +33,11 @@ def browser() -> Iterator:
 def served(shop: ShopStore, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """The UI server with a token, over the shared store and a copy of the golden dataset."""
     require_browser()
-    golden = copy_dataset(shop.golden, tmp_path_factory.mktemp("browser-datasets"))
+    folder = tmp_path_factory.mktemp("browser-datasets")
+    golden = copy_dataset(shop.golden, folder)
+    revival = copy_dataset(GOLDEN.with_name("revival.yaml"), folder)
     args = ["--db", str(shop.db), "--token", TOKEN, "--dataset", str(golden)]
+    args += ["--dataset", str(revival)]
     with ui_server([*args, "--dataset", str(shop.xss_dataset)]) as url:
         yield url, golden
 
@@ -95,7 +98,7 @@ def test_walk_runs_run_case_waterfall_compare(page, served, shop: ShopStore) -> 
     page.wait_for_selector("#lint")
     screenshot(page, "06-trace")
     page.goto(f"{url}/datasets")
-    assert page.locator("#datasets a").count() == 2
+    assert page.locator("#datasets a").count() == 3  # golden, revival, xss
     screenshot(page, "06-datasets")
 
 
@@ -261,3 +264,22 @@ def test_pick_tool_calls_from_the_tools_seen(page, served) -> None:
     assert case.id == "where-is-order-1243" and case.expected_tools == ["get_order"]
     (call,) = case.expected_tool_calls
     assert call.arguments == {"order_id": "1243"} and call.required
+
+
+def test_a_multi_turn_revival_case_shows_its_turns_and_revives_turn_two(page, served) -> None:
+    url, golden = served
+    revival = golden.with_name("revival.yaml")
+    page.goto(f"{url}/datasets/file:revival/cases/0")
+    turns = page.locator("#f-turns")
+    assert "as-yaml" in (turns.get_attribute("class") or "")
+    assert turns.input_value().startswith("- prompt: Show me running shoes under $150\n")
+    assert "judge_prompt: Lists running shoes" in turns.input_value()
+    assert page.locator("#f-revive").input_value() == "true"
+    assert "name, order, criteria" in page.locator("#other-keys").inner_text()
+    page.fill("#f-revive", "2")
+    screenshot(page, "14-editor-turns-revive")
+    page.click("#save")
+    page.wait_for_url(f"{url}/datasets/file:revival")
+    (case,) = load_dataset(revival).cases
+    assert case.revived_turns == (2,) and len(case.turns or ()) == 2
+    assert "judge_prompt: Lists running shoes" in revival.read_text()

@@ -58,7 +58,7 @@ def _filters(templates: Jinja2Templates) -> None:
     env = templates.env
     env.filters["pct"] = lambda v: "–" if _absent(v) else f"{100 * v:.0f}%"
     env.filters["num"] = lambda v, d=2: "–" if _absent(v) else f"{v:.{d}f}"
-    env.filters["ms"] = lambda v: "–" if _absent(v) else f"{v:,.0f} ms"
+    env.filters["ms"] = lambda v: "–" if _absent(v) else _ms(v)
     env.filters["usd"] = lambda v: "–" if _absent(v) else _usd(v)
     env.filters["unix_s"] = lambda v: (
         "–" if _absent(v) else dt.datetime.fromtimestamp(v, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
@@ -72,6 +72,14 @@ def _filters(templates: Jinja2Templates) -> None:
         if _absent(v) or not v
         else dt.datetime.fromtimestamp(v / 1e9, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
     )
+
+
+def _ms(value: float) -> str:
+    """A duration in ms: whole ms from 10 ms, else 1 or 2 decimals (a sub-ms tool call is not
+    "0 ms")."""
+    if abs(value) >= 10 or value == 0:
+        return f"{value:,.0f} ms"
+    return f"{value:.1f} ms" if abs(value) >= 1 else f"{value:.2f} ms"
 
 
 async def keep_indexed(ui: Ui, stop: asyncio.Event) -> None:
