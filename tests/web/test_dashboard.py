@@ -82,6 +82,16 @@ def test_a_conversation_by_its_trace_ids_for_other_pages(shop) -> None:
     assert chat.failed_tool_calls == 2 and chat.messages[-1].final
 
 
+def test_a_trace_page_dims_the_other_turns_of_its_conversation(client, shop) -> None:
+    first, second = shop.support_traces
+    html = client.get(f"/traces/{second}").text
+    chat = html.split('id="chat-t"', 1)[1].split("</section>", 1)[0]
+    dimmed = re.findall(r'class="msg msg-(\w+)[^"]* elsewhere" title="trace (\w+)"', chat)
+    assert [role for role, _ in dimmed] == ["user", "assistant", "assistant", "assistant"]
+    assert {trace for _, trace in dimmed} == {first}
+    assert chat.count(" elsewhere") == 4  # the second turn's three messages are not dimmed
+
+
 def test_a_later_turn_alone_shows_the_turns_it_replays_as_earlier(shop) -> None:
     """Its first turn's trace not asked for, the second trace's replayed history comes first,
     marked ``history`` (the review page and ``review show`` render it "earlier turn")."""
