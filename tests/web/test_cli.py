@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -35,3 +38,22 @@ def test_the_token_comes_from_the_environment_too(tmp_path: Path) -> None:
         refused = CliRunner().invoke(cli, args, env={"TRACEGRADE_UI_TOKEN": ""})
     assert accepted.exit_code == 2 and "cannot listen on 0.0.0.0" in accepted.output
     assert refused.exit_code == 2 and "TRACEGRADE_UI_TOKEN" in refused.output
+
+
+def test_a_store_that_cannot_be_opened_is_refused_at_start_up(tmp_path: Path) -> None:
+    """``ui --db DIRECTORY`` used to print "serving" and answer every page with HTTP 500;
+    like every other command it now refuses at start-up (before binding) and says why. A
+    subprocess with a timeout: before the fix the command served until killed."""
+    for env in ({}, {"TRACEGRADE_DB": str(tmp_path)}):
+        args = ["ui", "--port", "0"] + ([] if env else ["--db", str(tmp_path)])
+        result = subprocess.run(
+            [sys.executable, "-m", "tracegrade", *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={**os.environ, **env},
+        )
+        assert result.returncode == 2, result.stdout + result.stderr
+        assert "serving" not in result.stdout
+        assert f"{tmp_path} is a directory" in result.stderr
+        assert str(tmp_path / "tracegrade.db") in result.stderr

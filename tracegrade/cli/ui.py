@@ -12,6 +12,7 @@ from tracegrade.cli.options import db_option
 from tracegrade.errors import ConfigError
 from tracegrade.http_guard import LimitedProtocol
 from tracegrade.pipeline.accounts import account_names
+from tracegrade.store.traces import Store
 from tracegrade.web.security import LOOPBACK_NAMES, TOKEN_ENV, allowed_hosts, is_loopback
 
 LOOPBACK_HOSTS = frozenset(LOOPBACK_NAMES)
@@ -98,6 +99,8 @@ def command(
 
     if token is not None and not token.strip():
         raise ConfigError(f"--token / {TOKEN_ENV} is blank: set a token of visible characters")
+    with Store(db):  # a store that cannot be opened is an error now, not a 500 per page
+        pass
     if not is_loopback(host) and not (token or user_header or account_names(db)):
         raise ConfigError(
             f"--host {host} is not loopback: set --token (or {TOKEN_ENV}), add accounts "

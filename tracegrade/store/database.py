@@ -154,6 +154,10 @@ class Database:
 
     def _connect_sqlite(self) -> sqlite3.Connection:
         path = Path(self.location.removeprefix("sqlite:///"))
+        if path.is_dir():
+            raise IsADirectoryError(
+                f"{path} is a directory; give a store file in it, e.g. {path / 'tracegrade.db'}"
+            )
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
         # 16 KiB pages suit rows that carry a span's bytes (~0.4-2 KB): inserts run ~1/3 faster
