@@ -14,6 +14,7 @@ from tracegrade.store.runs import (
     baselines,
     recent_runs,
     resolve_run,
+    run_datasets,
     run_headers,
     save_run,
     set_baseline,
@@ -59,6 +60,12 @@ def test_runs_filter_by_label_and_dataset(store_location: str) -> None:
         assert run_headers(store, dataset="other") == []
         (doc,) = recent_runs(store, dataset="shop", limit=1)
         assert doc["run"]["run_id"] == "2026-run-2" and doc["cases"][0]["score"] == 0.95
+        free = run("2026-run-7", [case("t", 0.5)], passed=False)
+        free["run"]["dataset"] = None
+        save_run(store, free)
+        assert run_datasets(store) == [None, "shop"]
+        only = run_headers(store, reference_free=True)
+        assert [h["run"]["run_id"] for h in only] == ["2026-run-7"]
 
 
 def test_runs_command_lists_and_marks_the_baseline(tmp_path: Path) -> None:
@@ -83,6 +90,43 @@ def test_history_draws_sparklines_and_a_png(tmp_path: Path) -> None:
     assert "v0" in ran.output and "v2" in ran.output
     assert "▆▁█" in ran.output  # score 0.9, 0.8, 0.95 oldest first
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_history_without_a_dataset_draws_one_trend_per_dataset(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27, defect 5: runs of two datasets were one trend (the sparkline mixed them)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    db = str(tmp_path / "s.db")
+    _store_three(db)
+    other = run("2026-run-9", [case("a", 0.1)], label="other-v9", passed=False)
+    other["run"]["dataset"] = {"name": "airline", "digest": "d2"}
+    free = run("2026-run-8", [case("t", 0.5)], label="free-v8", passed=False)
+    free["run"]["dataset"] = None
+    with Store(db) as store:
+        save_run(store, free)
+        save_run(store, other)
+    ran = invoke("history", "--db", db)
+    assert ran.exit_code == 0, ran.output
+    shop, airline = ran.output.index("history of shop"), ran.output.index("history of airline")
+    scoreless = ran.output.index("history of the runs scored without a dataset")
+    assert airline < scoreless < shop  # the most recently run dataset first
+    assert "other-v9" in ran.output[airline:scoreless] and "free-v8" in ran.output[scoreless:shop]
+    assert "v0" in ran.output[shop:] and "v9" not in ran.output[shop:]
+    assert "▆▁█" in ran.output[shop:]  # the shop trend alone: 0.9, 0.8, 0.95
+    assert invoke("history", "--db", db, "--png", str(tmp_path / "t.png")).exit_code == 2
+
+
+def test_history_of_an_unknown_dataset_is_an_error(tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    _store_three(db)
+    ran = invoke("history", "nodataset", "--db", db)
+    assert ran.exit_code == 2
+    assert "no stored runs of dataset 'nodataset'" in ran.output
+    assert "datasets with runs: shop" in ran.output
+    assert invoke("history", "shop", "--label", "nolabel", "--db", db).exit_code == 2
+    empty = invoke("history", "--db", str(tmp_path / "empty.db"))
+    assert empty.exit_code == 0 and "no stored runs in" in empty.output
 
 
 def test_compare_reads_run_documents_from_files(tmp_path: Path) -> None:

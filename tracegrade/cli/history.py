@@ -12,7 +12,8 @@ from rich.table import Table
 
 from tracegrade import terminal
 from tracegrade.cli.runs import db_option
-from tracegrade.pipeline.views import RunOverview, stored_overviews
+from tracegrade.errors import ConfigError
+from tracegrade.pipeline.views import RunOverview, stored_histories
 from tracegrade.report.comparison import value
 from tracegrade.report.trend import COLUMNS, sparkline, write_png
 from tracegrade.store.traces import Store
@@ -29,8 +30,9 @@ def version_of(view: RunOverview, by: str) -> str:
     return name or view.run_id
 
 
-def _table(views: Sequence[RunOverview], by: str) -> Table:
-    table = Table(title=f"history of {views[-1].dataset or 'runs'}", title_justify="left")
+def _table(dataset: str | None, views: Sequence[RunOverview], by: str) -> Table:
+    title = f"history of {dataset}" if dataset else "history of the runs scored without a dataset"
+    table = Table(title=escape(title), title_justify="left")
     table.add_column(by)
     table.add_column("run")
     for _, title in COLUMNS:
@@ -71,14 +73,21 @@ def command(
     png_path: str | None,
     db: str | None,
 ) -> None:
-    """The last --limit runs of DATASET (a dataset name or file; default: every run), oldest
-    first, with a sparkline per column."""
+    """The last --limit runs of DATASET (a dataset name or file; default: of each dataset,
+    one trend per dataset), oldest first, with a sparkline per column. Exit 2 when DATASET
+    (or --label) matches no stored run."""
     with Store(db) as store:
-        views = list(reversed(stored_overviews(store, dataset, label, limit)))
-    if not views:
-        click.echo("no stored runs" + (f" of dataset {dataset}" if dataset else ""))
+        groups = stored_histories(store, dataset, label, limit)
+        location = store.location
+    if not groups:
+        click.echo(f"no stored runs in {location}")
         return
-    terminal.console().print(_table(views, by))
+    if png_path and len(groups) > 1:
+        names = ", ".join(name for name, _ in groups if name)
+        raise ConfigError(f"--png draws one dataset's trend: name one of {names}")
+    for name, views in groups:
+        terminal.console().print(_table(name, views, by))
     if png_path:
+        views = groups[0][1]
         write_png(views, [version_of(v, by) for v in views], png_path)
         click.echo(f"chart written to {png_path}")

@@ -9,9 +9,10 @@ from typing import Any
 from tracegrade.compare import Comparison, RunOverview, compare_runs, overview
 from tracegrade.config import Config, Pricing
 from tracegrade.dataset import load_dataset
+from tracegrade.errors import StoreError
 from tracegrade.pipeline.evaluate import evaluate_dataset
 from tracegrade.pipeline.reading import traces_by_id
-from tracegrade.store.runs import baselines, case_trace_ids, load_run, recent_runs
+from tracegrade.store.runs import baselines, case_trace_ids, load_run, recent_runs, run_datasets
 from tracegrade.store.traces import Store
 from tracegrade.trace import AgentTrace
 
@@ -21,6 +22,7 @@ __all__ = [
     "compare_stored",
     "dataset_filter",
     "reference_free",
+    "stored_histories",
     "stored_overviews",
 ]
 
@@ -39,6 +41,42 @@ def stored_overviews(
     marked = set(baselines(store).values())
     docs = recent_runs(store, dataset=dataset_filter(dataset), label=label, limit=limit)
     return [overview(d, baseline=d["run"]["run_id"] in marked) for d in docs]
+
+
+def stored_histories(
+    store: Store, dataset: str | None, label: str | None, limit: int
+) -> list[tuple[str | None, list[RunOverview]]]:
+    """Per dataset, its newest ``limit`` runs' overviews, oldest first: one trend per dataset
+    (``dataset``: only that one, a name or a file), never several datasets in one trend.
+    Runs scored without a dataset form their own group (name None). Without ``dataset`` and
+    with no stored run at all, an empty list.
+
+    Raises:
+        StoreError: ``dataset`` (or ``label``) was given and no stored run matches; the
+            message names the datasets that have runs.
+    """
+    name = dataset_filter(dataset)
+    names = run_datasets(store) if name is None else [name]
+    marked = set(baselines(store).values())
+    groups = []
+    for each in names:
+        docs = recent_runs(
+            store, dataset=each, label=label, limit=limit, reference_free=each is None
+        )
+        views = [overview(d, baseline=d["run"]["run_id"] in marked) for d in reversed(docs)]
+        groups.append((each, views))
+    groups = [(each, views) for each, views in groups if views]
+    if not groups and (dataset is not None or label is not None):
+        raise StoreError(_nothing_matches(store, name, label))
+    return groups
+
+
+def _nothing_matches(store: Store, dataset: str | None, label: str | None) -> str:
+    what = " of dataset " + repr(dataset) if dataset else ""
+    what += f" labelled {label!r}" if label else ""
+    known = [n for n in run_datasets(store) if n is not None]
+    hint = f"datasets with runs: {', '.join(known)}" if known else "no run is stored there yet"
+    return f"no stored runs{what} in {store.location} ({hint})"
 
 
 CHANGED = ("regressed", "improved")

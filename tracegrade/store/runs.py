@@ -150,14 +150,31 @@ def baselines(store: Store) -> dict[str, str]:
     return {str(name): str(run_id) for name, run_id in rows}
 
 
+def run_datasets(store: Store) -> list[str | None]:
+    """The dataset names of the stored runs, the most recently run first (None: the runs
+    scored without a dataset)."""
+    rows = store.db.execute(
+        "SELECT dataset_name FROM runs GROUP BY dataset_name ORDER BY MAX(created_at) DESC"
+    )
+    return [None if r[0] is None else str(r[0]) for r in rows]
+
+
 def run_headers(
-    store: Store, *, dataset: str | None = None, label: str | None = None, limit: int = 20
+    store: Store,
+    *,
+    dataset: str | None = None,
+    label: str | None = None,
+    limit: int = 20,
+    reference_free: bool = False,
 ) -> list[dict[str, Any]]:
     """Stored runs newest first, each its document without ``cases`` (``run`` and
-    ``summary``), filtered by dataset name and by label (exact, or a substring when it is not
-    an exact match of any run)."""
+    ``summary``), filtered by dataset name (``reference_free``: only the runs scored without
+    a dataset) and by label (exact, or a substring when it is not an exact match of any
+    run)."""
     sql, params = "SELECT run FROM runs", []
-    if dataset is not None:
+    if reference_free:
+        sql += " WHERE dataset_name IS NULL"
+    elif dataset is not None:
         sql, params = sql + " WHERE dataset_name = ?", [dataset]
     rows = store.db.execute(sql + " ORDER BY created_at DESC, run_id DESC", tuple(params))
     headers = [json.loads(r[0]) for r in rows]
@@ -168,13 +185,18 @@ def run_headers(
 
 
 def recent_runs(
-    store: Store, *, dataset: str | None = None, label: str | None = None, limit: int = 20
+    store: Store,
+    *,
+    dataset: str | None = None,
+    label: str | None = None,
+    limit: int = 20,
+    reference_free: bool = False,
 ) -> list[dict[str, Any]]:
     """Whole run documents (with ``cases``) of :func:`run_headers`, newest first."""
-    return [
-        load_run(store, h["run"]["run_id"])
-        for h in run_headers(store, dataset=dataset, label=label, limit=limit)
-    ]
+    headers = run_headers(
+        store, dataset=dataset, label=label, limit=limit, reference_free=reference_free
+    )
+    return [load_run(store, h["run"]["run_id"]) for h in headers]
 
 
 _LATEST = re.compile(r"^latest(?:~(\d+))?$")
