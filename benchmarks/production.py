@@ -75,7 +75,7 @@ def time_score(db: str) -> float:
 def time_build(db: str, out: Path) -> float:
     """Seconds for ``tracegrade dataset build --db DB --out OUT``."""
     start = time.perf_counter()
-    result = CliRunner().invoke(cli, ["dataset", "build", "--db", db, "--out", str(out)])
+    result = CliRunner().invoke(cli, ["dataset", "build", "--db", db, "--out", str(out), "--force"])
     if result.exit_code != 0:
         raise SystemExit(f"dataset build failed: {result.output}")
     return time.perf_counter() - start

@@ -149,6 +149,22 @@ def test_near_duplicate_inputs_collapse_and_append_adds_only_new_cases(tmp_path)
     assert "0 case(s) added" in output and len(load_dataset(out).cases) == 3
 
 
+def test_an_existing_dataset_is_never_overwritten_silently(tmp_path):
+    """Issue 27, defect 3: ``--out existing.yaml`` replaced a reviewed dataset (exit 0)."""
+    traces = tmp_path / "t.jsonl"
+    write_jsonl(traces, [turn("Where is my order ORD-1?", "Shipped.")])
+    out = tmp_path / "reviewed.yaml"
+    reviewed = "# reviewed by hand\ncases:\n- {id: kept, input: hello}\n"
+    out.write_text(reviewed)
+    code, output = build(str(traces), "--out", str(out))
+    assert code == 2 and f"--out {out} exists" in output and "--append" in output
+    assert "--force" in output and out.read_text() == reviewed
+    code, output = build(str(traces), "--out", str(out), "--append", "--force")
+    assert code == 2 and out.read_text() == reviewed
+    code, output = build(str(traces), "--out", str(out), "--force")
+    assert code == 0 and [c["input"] for c in cases(out)] == ["Where is my order ORD-1?"]
+
+
 def test_where_trace_id_and_sample_select_conversations(tmp_path):
     requests = [
         turn(
@@ -165,11 +181,11 @@ def test_where_trace_id_and_sample_select_conversations(tmp_path):
         str(traces), "--out", str(out), "--where", "user.feedback=positive", "--similarity", "100"
     )
     assert len(cases(out)) == 6
-    build(str(traces), "--out", str(out), "--trace-id", trace_id(requests[3]))
+    build(str(traces), "--out", str(out), "--force", "--trace-id", trace_id(requests[3]))
     assert [c["metadata"]["source_traces"] for c in cases(out)] == [[trace_id(requests[3])]]
-    build(str(traces), "--out", str(out), "--sample", "4", "--similarity", "100")
+    build(str(traces), "--out", str(out), "--force", "--sample", "4", "--similarity", "100")
     picked = [c["metadata"]["source_traces"][0] for c in cases(out)]
-    build(str(traces), "--out", str(out), "--sample", "4", "--similarity", "100")
+    build(str(traces), "--out", str(out), "--force", "--sample", "4", "--similarity", "100")
     assert len(picked) == 4 and [c["metadata"]["source_traces"][0] for c in cases(out)] == picked
     code, output = build(str(traces), "--out", str(out), "--where", "nokey")
     assert code == 2 and "KEY=VALUE" in output

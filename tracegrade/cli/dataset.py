@@ -57,6 +57,9 @@ def command() -> None:
 )
 @click.option("--append", is_flag=True, help="Add to an existing dataset, skipping known cases.")
 @click.option(
+    "--force", is_flag=True, help="Replace OUT when it exists (without it, or --append, refused)."
+)
+@click.option(
     "--headroom",
     type=click.FloatRange(min=1),
     default=2.0,
@@ -84,11 +87,13 @@ def build_command(
     ignore_tools: tuple[str, ...],
     redact: tuple[str, ...],
     append: bool,
+    force: bool,
     headroom: float,
     similarity: float,
 ) -> None:
     """One golden case per conversation of FILES (or of the store), with expectations derived
-    from its trace, marked ``review: pending``; writes (or with --append, extends) OUT."""
+    from its trace, marked ``review: pending``; writes OUT (an existing OUT: --append extends
+    it, --force replaces it, else exit 2 and the file is kept)."""
     params = DatasetBuildOptions(
         files,
         db,
@@ -105,6 +110,7 @@ def build_command(
         append,
         headroom,
         similarity,
+        force,
     )
     built = build(params, report_errors)
     report, existing, path = built.report, built.existing, built.path

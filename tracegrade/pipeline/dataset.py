@@ -30,7 +30,8 @@ from tracegrade.store.verdicts import judge_verdicts
 class DatasetBuildOptions:
     """What ``dataset build`` takes (as its command-line options name them): where the
     conversations come from, which are taken (``since``, ``where`` ``KEY=VALUE``, trace ids,
-    ``sample``: a fraction or a count), how expectations are derived, the file written."""
+    ``sample``: a fraction or a count), how expectations are derived, the file written
+    (an existing ``out`` is extended with ``append``, replaced with ``force``, else refused)."""
 
     files: Sequence[str]
     db: str | None
@@ -47,6 +48,7 @@ class DatasetBuildOptions:
     append: bool = False
     headroom: float = 2.0
     similarity: float = 90.0
+    force: bool = False
 
 
 @dataclass
@@ -83,11 +85,25 @@ def _load(files: Sequence[str], db: str | None, messages_key: str, since_ns: int
     return loaded, verdicts, f"the store {default_path(db)}"
 
 
+def _check_out(path: Path, append: bool, force: bool) -> None:
+    """A reviewed dataset is never overwritten by accident (see :func:`build`)."""
+    if append and force:
+        raise ConfigError("--append extends the dataset and --force replaces it: give one")
+    if path.is_dir():
+        raise ConfigError(f"--out {path}: is a directory; give a dataset file (.yaml)")
+    if path.exists() and not (append or force):
+        raise ConfigError(
+            f"--out {path} exists: --append adds the new cases to it (keeping its cases and "
+            "skipping known ones), --force replaces it"
+        )
+
+
 def build(options: DatasetBuildOptions, on_errors: ErrorSink = lambda errors: None) -> Built:
     """Build the cases and write (or extend) the dataset file.
 
     Raises:
-        ConfigError: no case built; a bad option value.
+        ConfigError: no case built; a bad option value; ``out`` exists and neither
+            ``append`` nor ``force`` was given (checked before any trace is read).
         DatasetError: ``--append`` to a file that is not a dataset.
     """
     build_options = BuildOptions(
@@ -104,6 +120,7 @@ def build(options: DatasetBuildOptions, on_errors: ErrorSink = lambda errors: No
         similarity=options.similarity,
     )
     since_ns = parse_since(options.since)
+    _check_out(Path(options.out), options.append, options.force)
     loaded, verdicts, origin = _load(options.files, options.db, options.messages_key, since_ns)
     on_errors(loaded.errors)
     traces = [t for t in loaded.traces if since_ns is None or t.start_unix_nano >= since_ns]
