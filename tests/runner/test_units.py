@@ -28,7 +28,8 @@ from tracegrade.runner.settle import SettleRule, is_settled
 from tracegrade.runner.telemetry import resource_attributes_env
 from tracegrade.scoring.results import CaseResult
 from tracegrade.spans import Span, TraceData
-from tracegrade.store.traces import TraceState
+from tracegrade.store.runs import run_headers
+from tracegrade.store.traces import Store, TraceState
 
 
 def text_only(message: str) -> str: ...
@@ -176,9 +177,24 @@ def test_a_bad_agent_reference_is_a_usage_error(dataset, tmp_path: Path) -> None
     assert ran.exit_code == 2 and "cannot import no_such_module_xyz" in ran.stderr
 
 
-def test_without_a_store_the_run_uses_a_temporary_one(
+def test_without_a_store_the_run_is_stored_where_score_stores_it(
     model, dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Issue 27, defect 10: a plain ``run`` kept nothing while ``score`` wrote
+    ``.tracegrade/``. Now both store in the default store and say where; ``--no-save`` keeps
+    nothing (its traces go to a temporary store)."""
     monkeypatch.delenv("TRACEGRADE_DB")
-    ran = run_cli(tmp_path, dataset, "--agent", "tests.runner.shop_agent:answer", "--smoke")
-    assert ran.exit_code == 0 and not (tmp_path / ".tracegrade").exists()
+    args = ("--agent", "tests.runner.shop_agent:answer", "--smoke")
+    skipped = run_cli(tmp_path, dataset, *args, "--no-save")
+    assert skipped.exit_code == 0 and not (tmp_path / ".tracegrade").exists()
+    assert "stored in" not in skipped.stdout
+    ran = run_cli(tmp_path, dataset, *args)
+    assert ran.exit_code == 0, ran.stderr
+    run_id = ran.doc["run"]["run_id"]
+    store = Path(".tracegrade") / "tracegrade.db"
+    assert f"run {run_id} stored in {store}" in " ".join(ran.stdout.split())
+    with Store(str(tmp_path / store)) as opened:
+        (head,) = run_headers(opened)
+        assert head["run"]["run_id"] == run_id
+        traces = opened.trace_ids()
+    assert traces and set(traces) >= {c["trace_id"] for c in ran.doc["cases"]}

@@ -25,6 +25,14 @@ def console() -> Console:
     return terminal.console()
 
 
+def stored_line(run_id: str, location: str) -> str:
+    """Where a finished run was stored, and the commands that read it back."""
+    return (
+        f"run {run_id} stored in {location}: `tracegrade runs show {run_id}`, "
+        "`tracegrade compare`, `tracegrade history`, `tracegrade ui` read it (--no-save: not stored)"
+    )
+
+
 def short(value: Any, limit: int = 90) -> str:
     """One line of at most ``limit`` characters for ``value`` (JSON for structures)."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)

@@ -19,6 +19,7 @@ from tracegrade.cli.options import (
     tier_options,
     warn,
 )
+from tracegrade.cli.render import stored_line
 from tracegrade.cli.run_options import agent_options, receiver_options
 from tracegrade.pipeline.run import AgentOptions, RunOptions, run
 from tracegrade.report.comparison import print_comparison
@@ -63,7 +64,9 @@ from tracegrade.report.console import print_report
 @receiver_options
 @report_options
 @click.option(
-    "--no-save", is_flag=True, help="Do not store the run (a temporary store is never kept)."
+    "--no-save",
+    is_flag=True,
+    help="Do not store the run (without --db its traces go to a temporary store, not kept).",
 )
 @click.option(
     "--judge/--no-judge",
@@ -77,8 +80,9 @@ from tracegrade.report.console import print_report
 def command(**params: Any) -> None:
     """Run every selected case of DATASET against the agent (exactly one of --agent,
     --agent-cmd, --agent-url), wait for each case's traces in an in-process OTLP receiver,
-    score them as `tracegrade score` does and print the report. Exit 0 when the run passes, 1
-    below threshold, 2 on a usage or config error, when no case produced a trace, or on Ctrl-C."""
+    score them as `tracegrade score` does, print the report and store the run (--db, default
+    .tracegrade/tracegrade.db, as `score`). Exit 0 when the run passes, 1 below threshold, 2
+    on a usage or config error, when no case produced a trace, or on Ctrl-C."""
     agent = options_of(AgentOptions, params, agent_ref="ref", agent_cmd="command", agent_url="url")
     options = options_of(
         RunOptions, params, dataset_path="dataset", config_path="config", judge_mode="judge"
@@ -86,6 +90,8 @@ def command(**params: Any) -> None:
     options = dataclasses.replace(options, agent=agent, save=not params["no_save"])
     outcome = run(options)
     print_report(outcome.document, verbose=params["verbose"])
+    if outcome.stored_in:
+        click.echo(stored_line(outcome.document["run"]["run_id"], outcome.stored_in))
     if outcome.comparison is not None:
         print_comparison(outcome.comparison)
     warn(outcome.warnings)

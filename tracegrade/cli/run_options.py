@@ -81,7 +81,8 @@ receiver_options = stacked(
             envvar=DB_ENV,
             show_envvar=True,
             metavar="PATH|URL",
-            help="Trace store for the run's traces and results (default: a temporary store).",
+            help="Trace store for the run's traces and results (default "
+            ".tracegrade/tracegrade.db, as score; with --no-save and no --db, a temporary store).",
         ),
         click.option(
             "--otlp-grpc-port",

@@ -25,7 +25,7 @@ from tracegrade.cli.options import (
     tier_options,
     warn,
 )
-from tracegrade.cli.render import progress_counter
+from tracegrade.cli.render import progress_counter, stored_line
 from tracegrade.errors import ConfigError
 from tracegrade.pipeline.score import ScoredRun, ScoreOptions, score
 from tracegrade.report.comparison import print_comparison
@@ -121,6 +121,8 @@ def _render(run: ScoredRun, verbose: bool, json_path: str | None, no_save: bool)
         limit=CASES_SHOWN,
         see_all=_see_all(run_id, json_path, no_save),
     )
+    if run.stored_in:
+        click.echo(stored_line(run_id, run.stored_in))
     if run.comparison is not None:
         print_comparison(run.comparison)
     warn(run.warnings)

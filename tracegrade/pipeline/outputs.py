@@ -77,10 +77,11 @@ def write_outputs(
     json_path: str | None,
     junit_path: str | None,
     no_save: bool,
-) -> None:
+) -> str | None:
     """Write the JSON document and the JUnit XML where asked, and store the run in the store
-    at ``db`` unless ``no_save`` (``doc["cases"]``: a list, or a
-    :class:`~tracegrade.report.caselog.CaseLog` read back one entry at a time).
+    at ``db`` (None: the default store) unless ``no_save`` (``doc["cases"]``: a list, or a
+    :class:`~tracegrade.report.caselog.CaseLog` read back one entry at a time). Returns the
+    store's location (password masked) when the run was stored, else None.
 
     Raises:
         StoreError: the store cannot be opened.
@@ -90,9 +91,11 @@ def write_outputs(
         write_document(json_path, doc)
     if junit_path:
         write_junit(doc, junit_path)
-    if not no_save:
-        with Store(db) as store:
-            save_run(store, doc)
+    if no_save:
+        return None
+    with Store(db) as store:
+        save_run(store, doc)
+        return store.location
 
 
 def verdict(doc: dict[str, Any]) -> ExitCode:

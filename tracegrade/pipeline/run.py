@@ -50,6 +50,7 @@ from tracegrade.runner.session import EvalRun, new_run_id, run_eval, store_locat
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import run_threshold, run_weights
 from tracegrade.scoring.score import Scorer
+from tracegrade.store.traces import default_path
 
 
 @dataclass(frozen=True)
@@ -118,6 +119,8 @@ class RunOutcome:
     document: dict[str, Any]
     comparison: Comparison | None
     warnings: list[str] = field(default_factory=list)
+    stored_in: str | None = None
+    """The store the run was saved in (None: ``--no-save``)."""
 
     @property
     def problem(self) -> str | None:
@@ -257,16 +260,27 @@ def _session(
     )
 
 
+def run_store(db: str | None, save: bool) -> str | None:
+    """Where a run's traces and results go: ``db``; without it the default store
+    (``$TRACEGRADE_DB`` or ``.tracegrade/tracegrade.db``), as ``score`` does; None (a
+    temporary store, deleted after the run) when the run is not saved and no ``db`` is given."""
+    if db is not None:
+        return db
+    return str(default_path()) if save else None
+
+
 def run(options: RunOptions) -> RunOutcome:
-    """Run the selected cases against the agent, score, write, store, compare and gate.
+    """Run the selected cases against the agent, score, write, store (see :func:`run_store`),
+    compare and gate.
 
     Raises:
         ConfigError: bad options (the agent, a case id, the judge's credentials).
         DatasetError: a bad dataset.
     """
     dataset = load_dataset(options.dataset)
+    db = run_store(options.db, options.save)
     base = (
-        resolve_base(options.baseline, options.db, dataset.name, CaseTable())
+        resolve_base(options.baseline, db, dataset.name, CaseTable())
         if options.baseline
         else None
     )
@@ -289,7 +303,7 @@ def run(options: RunOptions) -> RunOutcome:
     session = _session(options, dataset, cases, config, [*scorers], hook)
     context = RunContext(session.plan.run_id, dataset.name)
     with (
-        store_location(options.db) as location,
+        store_location(db) as location,
         judge_cache(location, judge),
         run_export(options.export_otlp, context) as export,
     ):
@@ -299,17 +313,18 @@ def run(options: RunOptions) -> RunOutcome:
             doc["summary"]["clarifier"] = usage
         apply_min_score(doc, options.min_score)
         export.summary(doc["summary"])
-        no_save = not options.save or options.db is None
-        write_outputs(doc, location, options.json_path, options.junit_path, no_save)
+        stored_in = write_outputs(
+            doc, location, options.json_path, options.junit_path, not options.save
+        )
         current = current_source(doc, base)
         comparison = compare_with_base(
-            current, base, dbs=[location, options.db], config=config, alpha=options.alpha
+            current, base, dbs=[location, db], config=config, alpha=options.alpha
         )
         warnings = export.close()
     warnings = (
         publish_gate(doc, comparison, options.alert_webhook, options.markdown_path) + warnings
     )
-    return RunOutcome(doc, comparison, warnings)
+    return RunOutcome(doc, comparison, warnings, stored_in)
 
 
 def _exporting(export: RunExport, repeat: int) -> Callable[[Outcome], None]:

@@ -116,6 +116,8 @@ class ScoredRun:
     input_errors: list[InputError]
     warnings: list[str] = field(default_factory=list)
     results: list[CaseResult] | None = None
+    stored_in: str | None = None
+    """The store the run was saved in (None: not saved)."""
 
     @property
     def regression(self) -> bool:
@@ -395,7 +397,9 @@ def _finish(
     doc = streamed_document(summary, cases, info)
     apply_min_score(doc, options.min_score)
     export.summary(doc["summary"])
-    write_outputs(doc, options.db, options.json_path, options.junit_path, not options.save)
+    stored_in = write_outputs(
+        doc, options.db, options.json_path, options.junit_path, not options.save
+    )
     read_again = (
         partial(_read_again, options.files, options.messages_key, plan.workers > 1)
         if options.files
@@ -413,4 +417,6 @@ def _finish(
     warnings = publish_gate(doc, comparison, options.alert_webhook, options.markdown_path)
     warnings += export.close()
     run_summary = running.run_summary(leftover)
-    return ScoredRun(doc, run_summary, plan.dataset, comparison, errors, warnings, kept)
+    return ScoredRun(
+        doc, run_summary, plan.dataset, comparison, errors, warnings, kept, stored_in
+    )
