@@ -63,6 +63,16 @@ class RunMeta(_Model):
     min_score: float | None = Field(None, description="--min-score, when given.")
 
 
+class Spent(_Model):
+    """What every attempt of a ``tracegrade run`` spent together (``--repeat N`` runs each
+    case N times; the case's ``usage`` and the summary's tokens and cost are one attempt's)."""
+
+    attempts: int = Field(0, description="Attempts counted.")
+    input_tokens: int | None = Field(None, description="Tokens; None when none was recorded.")
+    output_tokens: int | None = Field(None, description="Tokens; None when none was recorded.")
+    cost_usd: float | None = Field(None, description="USD, of the attempts whose cost is known.")
+
+
 class RunSummaryEntry(_Model):
     """``summary``: totals over the run's cases (values in [0, 1], durations in ms, costs in
     USD, tokens in tokens)."""
@@ -86,9 +96,16 @@ class RunSummaryEntry(_Model):
     llm_latency_p95_ms: float | None = None
     tool_latency_p50_ms: float | None = None
     tool_latency_p95_ms: float | None = None
-    input_tokens: int | None = Field(None, description="The agent's, never the judge's.")
+    input_tokens: int | None = Field(
+        None,
+        description="The agent's, never the judge's; with repeats, of one attempt per case (its "
+        "median repeat): what every attempt spent is ``spent``.",
+    )
     output_tokens: int | None = None
     cost_usd: float | None = None
+    spent: Spent | None = Field(
+        None, description="tracegrade run: tokens and USD of every attempt of every case."
+    )
     hallucination_rate: float | None = None
     judge: dict[str, Any] | None = Field(None, description="The judge's own calls and cost.")
     categories: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -134,6 +151,9 @@ class CaseEntry(_Model):
     metadata: dict[str, Any] = Field(default_factory=dict)
     usage: CaseUsage | None = None
     details: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    spent: Spent | None = Field(
+        None, description="tracegrade run: tokens and USD of every attempt of this case."
+    )
 
 
 class RunDocument(_Model):

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.runner.conftest import CASES, run_cli, write_dataset
+from tracegrade.run_document import RunDocument
 from tracegrade.store.runs import load_run
 from tracegrade.store.traces import Store
 
@@ -106,7 +109,10 @@ def test_repeats_report_median_spread_and_a_flaky_case(model, tmp_path: Path) ->
         tmp_path / "d.yaml",
         [CASES[0], {**CASES[0], "id": "flaky", "input": "Flaky: how much is the Sony WH-1000XM5?"}],
     )
-    ran = run_cli(tmp_path, path, "--agent", SHOP, "--repeat", "3", "--concurrency", "3")
+    priced = tmp_path / "tracegrade.yaml"  # the scripted model at gpt-4o-mini's price
+    priced.write_text("pricing:\n  models:\n    scripted: {input: 0.15, output: 0.6}\n")
+    args = ("--agent", SHOP, "--repeat", "3", "--concurrency", "3", "--config", str(priced))
+    ran = run_cli(tmp_path, path, *args)
     assert ran.exit_code == 0, ran.stdout  # 2 of 3 repeats pass: the median repeat passes
     flaky, steady = ran.case("flaky"), ran.case("sony-price")
     assert flaky["flaky"] and not steady["flaky"]
@@ -115,6 +121,19 @@ def test_repeats_report_median_spread_and_a_flaky_case(model, tmp_path: Path) ->
     assert len({tid for a in flaky["attempts"] for tid in a["trace_ids"]}) == 3
     assert ran.doc["summary"]["flaky"] == 1 and ran.doc["run"]["repeat"] == 3
     assert "flaky" in ran.stdout
+    # issue 27, defect 9: the summary's tokens and cost are one attempt per case; what the
+    # six attempts spent is reported too (document, console)
+    attempts = [a for c in ran.doc["cases"] for a in c["attempts"]]
+    summary, spent = ran.doc["summary"], ran.doc["summary"]["spent"]
+    assert spent["attempts"] == 6 and all(a["input_tokens"] for a in attempts)
+    assert spent["input_tokens"] == sum(a["input_tokens"] for a in attempts)
+    assert spent["output_tokens"] == sum(a["output_tokens"] for a in attempts)
+    assert spent["cost_usd"] == pytest.approx(sum(a["cost_usd"] for a in attempts))
+    assert summary["input_tokens"] == sum(c["usage"]["input_tokens"] for c in ran.doc["cases"])
+    assert spent["input_tokens"] > summary["input_tokens"] and spent["cost_usd"] > 0
+    assert flaky["spent"]["input_tokens"] == sum(a["input_tokens"] for a in flaky["attempts"])
+    RunDocument.from_json(ran.doc)
+    assert "spent over 6 attempts" in " ".join(ran.stdout.split())
 
 
 def test_run_metadata_is_stored_with_the_results(model, dataset, tmp_path: Path) -> None:

@@ -280,9 +280,7 @@ def run(options: RunOptions) -> RunOutcome:
     dataset = load_dataset(options.dataset)
     db = run_store(options.db, options.save)
     base = (
-        resolve_base(options.baseline, db, dataset.name, CaseTable())
-        if options.baseline
-        else None
+        resolve_base(options.baseline, db, dataset.name, CaseTable()) if options.baseline else None
     )
     cases = select_cases(dataset, options.tier, options.tags, options.case_ids)
     config = config_for(load_config(options.config), dataset)

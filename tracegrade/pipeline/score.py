@@ -417,6 +417,4 @@ def _finish(
     warnings = publish_gate(doc, comparison, options.alert_webhook, options.markdown_path)
     warnings += export.close()
     run_summary = running.run_summary(leftover)
-    return ScoredRun(
-        doc, run_summary, plan.dataset, comparison, errors, warnings, kept, stored_in
-    )
+    return ScoredRun(doc, run_summary, plan.dataset, comparison, errors, warnings, kept, stored_in)

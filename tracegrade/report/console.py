@@ -75,9 +75,22 @@ def _totals(summary: dict[str, Any]) -> str:
             if summary["input_tokens"] is None and summary["output_tokens"] is None
             else f"tokens {summary['input_tokens'] or 0:,} in"
             f" / {summary['output_tokens'] or 0:,} out",
-            f"est. cost {'n/a' if cost is None else f'${cost:,.4f}'}",
+            f"est. cost {'n/a' if cost is None else f'${cost:,.4f}'}" + _spent(summary),
             f"hallucination rate {'n/a' if rate is None else f'{rate:.0%}'}",
         ]
+    )
+
+
+def _spent(summary: dict[str, Any]) -> str:
+    """With repeats the tokens and cost above are one attempt per case: add what was spent."""
+    spent = summary.get("spent")
+    if not spent or spent["attempts"] <= summary["results"]:
+        return ""
+    cost = spent["cost_usd"]
+    return (
+        f" (one attempt per case) · spent over {spent['attempts']} attempts: tokens "
+        f"{spent['input_tokens'] or 0:,} in / {spent['output_tokens'] or 0:,} out, est. cost "
+        + ("n/a" if cost is None else f"${cost:,.4f}")
     )
 
 

@@ -34,15 +34,19 @@ Schema ``tracegrade.run/1``::
                  "details": {scorer: {"value", "reason", "details"}}}]
     }
 
-``tracegrade run`` adds (:mod:`tracegrade.runner.results`): per case ``"attempts": [{"repeat",
-"trace_ids", "passed", "score", "error", "followups", "followup_sources", "followup_messages":
-[{"source", "question", "reply"}], "gave_up", "revivals" (the turns the agent was revived
-before), "agent_ms", "settle_ms", "score_ms"}]``, ``"spread"``
-(max - min score over repeats) and ``"flaky"`` (repeats disagree on pass/fail); in the summary
-``"flaky"``, ``"agent_errors"`` and ``"runner": {"attempts", "wall_s", "agent_ms_p50",
-"settle_ms_p50", "settle_ms_p95", "score_ms_p50", "score_ms_p95"}``. With repeats, a case's
+``tracegrade run`` adds (:mod:`tracegrade.runner.results`): per case ``"attempts":
+[{"input_tokens", "output_tokens", "cost_usd", "repeat", "trace_ids", "passed", "score",
+"error", "followups", "followup_sources", "followup_messages": [{"source", "question",
+"reply"}], "gave_up", "revivals" (the turns the agent was revived before), "agent_ms",
+"settle_ms", "score_ms"}]``, ``"spread"`` (max - min score over repeats), ``"flaky"`` (repeats
+disagree on pass/fail) and ``"spent": {"attempts", "input_tokens", "output_tokens",
+"cost_usd"}`` (every attempt's together); in the summary ``"flaky"``, ``"agent_errors"``,
+``"spent"`` (every attempt of every case) and ``"runner": {"attempts", "wall_s",
+"agent_ms_p50", "settle_ms_p50", "settle_ms_p95", "score_ms_p50", "score_ms_p95"}``. With
+repeats, a case's
 ``score`` is the median of its repeats' scores and ``passed`` that of the median repeat ordered by
-(passed, score).
+(passed, score), and its ``usage`` (so the summary's tokens and cost) that repeat's: one
+attempt per case, while ``spent`` is what the run cost.
 
 Values are in [0, 1]; ``null`` means the scorer could not run or did not apply (its reason is
 in ``details``). Durations are milliseconds, costs USD, tokens tokens. The agent's tokens and

@@ -4,7 +4,10 @@ Repeats (``--repeat N``): a case's ``score`` is the median of its repeats' score
 without a score left out); its verdict and details are those of the median repeat when the
 repeats are ordered by (passed, score) (the lower median for even N), so a case passes when
 more than half of its repeats pass. ``spread`` is the highest minus the lowest score, and a
-case is ``flaky`` when its repeats disagree on pass/fail. The fields the runner adds to the
+case is ``flaky`` when its repeats disagree on pass/fail. A case's ``usage`` (and the summary's
+tokens and cost) are those of that median repeat, one attempt per case; what every attempt
+spent is each attempt's own ``input_tokens``, ``output_tokens`` and ``cost_usd``, totalled as
+the case's and the summary's ``spent``. The fields the runner adds to the
 ``tracegrade.run/1`` document are listed in :mod:`tracegrade.report.document`.
 """
 
@@ -46,11 +49,32 @@ def _ms(value: float) -> float:
     return round(value, 2)
 
 
+SPENT_KEYS = ("input_tokens", "output_tokens", "cost_usd")
+"""What an attempt spent (tokens, USD), totalled per case and per run as ``spent``."""
+
+
+def _attempt_usage(outcome: Outcome) -> dict[str, Any]:
+    usage = outcome.result.usage
+    return {key: None if usage is None else getattr(usage, key) for key in SPENT_KEYS}
+
+
+def spent(attempts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What ``attempts`` (entries of :func:`attempt_entry`) spent together: ``{"attempts",
+    "input_tokens", "output_tokens", "cost_usd"}``, each total None when no attempt recorded
+    it (the cost is the sum of the attempts whose cost is known)."""
+    totals: dict[str, Any] = {"attempts": len(attempts)}
+    for key in SPENT_KEYS:
+        known = [a[key] for a in attempts if a.get(key) is not None]
+        totals[key] = sum(known) if known else None
+    return totals
+
+
 def attempt_entry(outcome: Outcome) -> dict[str, Any]:
-    """One attempt in the document's ``attempts`` list."""
+    """One attempt in the document's ``attempts`` list (with its own tokens and cost)."""
     conversation = outcome.conversation
     followups = conversation.followups if conversation else []
     return {
+        **_attempt_usage(outcome),
         "repeat": outcome.repeat,
         "trace_ids": list(outcome.trace_ids),
         "passed": outcome.result.passed,
@@ -84,8 +108,10 @@ def by_case(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> list[tuple[Ca
 def _case_fields(outcomes: Sequence[Outcome]) -> dict[str, Any]:
     scores = [o.result.score for o in outcomes if o.result.score is not None]
     verdicts = {o.result.passed for o in outcomes}
+    attempts = [attempt_entry(o) for o in outcomes]
     return {
-        "attempts": [attempt_entry(o) for o in outcomes],
+        "attempts": attempts,
+        "spent": spent(attempts),
         "error": representative(outcomes).error,
         "spread": round(max(scores) - min(scores), 4) if len(scores) > 1 else None,
         "flaky": len(verdicts) > 1,
@@ -167,6 +193,7 @@ def run_document(
     doc["summary"].update(
         flaky=sum(c["flaky"] for c in doc["cases"]),
         agent_errors=sum(c["error"] is not None for c in doc["cases"]),
+        spent=spent([a for c in doc["cases"] for a in c["attempts"]]),
         runner=_runner_summary(finished),
     )
     return doc
