@@ -29,7 +29,8 @@ def stored_line(run_id: str, location: str) -> str:
     """Where a finished run was stored, and the commands that read it back."""
     return (
         f"run {run_id} stored in {location}: `tracegrade runs show {run_id}`, "
-        "`tracegrade compare`, `tracegrade history`, `tracegrade ui` read it (--no-save: not stored)"
+        "`tracegrade compare`, `tracegrade history`, `tracegrade ui` read it "
+        "(--no-save: not stored)"
     )
 
 
