@@ -10,8 +10,9 @@ Three ways to run it, as ``tracegrade run`` does:
 - as a service (``--serve PORT``): ``POST /`` with ``{"message": ...}`` or ``{"messages":
   [...]}``, continuing the caller's W3C ``traceparent``.
 
-Inputs that start with ``CRASH``, ``HANG`` or ``EXIT3`` make the command abort, sleep forever,
-or print to stderr and exit 3 (before any heavy import, so those cases are quick). The model
+Inputs that start with ``CRASH``, ``HANG``, ``EXIT3`` or ``RAISE`` make the command abort, sleep
+forever, print to stderr and exit 3, or die of an uncaught exception (before any heavy import,
+so those cases are quick). The model
 is whatever ``OPENAI_BASE_URL`` serves (the tests' ``ShopModel``). In process the agent uses
 the ``openai`` client; the command and the service speak the same Chat Completions wire
 format with ``httpx`` (:class:`_HttpxChat`), because importing ``openai`` costs 2-3 s per
@@ -184,6 +185,13 @@ def _misbehave(text: str) -> None:
     if text.startswith("EXIT3"):
         print("shop agent: cannot reach the catalogue", file=sys.stderr)
         sys.exit(3)
+    if text.startswith("RAISE"):
+        _look_up_the_catalogue()
+
+
+def _look_up_the_catalogue() -> None:
+    """Fails with an uncaught exception: a traceback of several frames on stderr."""
+    raise LookupError("catalogue index missing for 'sony'")
 
 
 def _configure() -> Any:

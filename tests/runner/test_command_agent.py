@@ -53,6 +53,19 @@ def test_crash_hang_and_nonzero_exit_each_fail_only_their_case(model, tmp_path: 
     assert "3 case(s) failed in the agent" in ran.stdout
 
 
+def test_a_traceback_is_reported_by_its_error_line(model, tmp_path: Path) -> None:
+    """Issue 27, defect 12: the progress line showed "stderr: Traceback (most recent call
+    last): File ..." cut at 200 characters, never the error itself."""
+    path = write_dataset(tmp_path / "d.yaml", [{"id": "raise", "input": "RAISE now"}])
+    ran = run_cli(tmp_path, path, "--agent-cmd", COMMAND)
+    error = ran.case("raise")["error"]
+    stated = "LookupError: catalogue index missing for 'sony'"
+    assert error.startswith(f"agent command exited with code 1: {stated}\nstderr: "), error
+    assert "Traceback (most recent call last)" in error  # the tail is still there
+    (line,) = [line for line in ran.stderr.splitlines() if line.startswith("FAIL raise")]
+    assert stated in line and "Traceback" not in line
+
+
 def test_multi_turn_over_grpc_scores_the_turns_traces_together(model, tmp_path: Path) -> None:
     turns = ["How much is the Sony WH-1000XM5?", "And the Bose QC Ultra?"]
     path = write_dataset(

@@ -22,6 +22,7 @@ from tracegrade.runner.agents import (
     reply_from_response,
     reply_text,
 )
+from tracegrade.runner.agents.base import error_line
 from tracegrade.runner.execute import Outcome, merge_traces
 from tracegrade.runner.results import combine
 from tracegrade.runner.settle import SettleRule, is_settled
@@ -198,3 +199,41 @@ def test_without_a_store_the_run_is_stored_where_score_stores_it(
         assert head["run"]["run_id"] == run_id
         traces = opened.trace_ids()
     assert traces and set(traces) >= {c["trace_id"] for c in ran.doc["cases"]}
+
+
+PYTHON_TRACEBACK = """Traceback (most recent call last):
+  File "agent.py", line 9, in <module>
+    main()
+  File "agent.py", line 5, in main
+    raise ValueError("no such order: 42")
+ValueError: no such order: 42
+"""
+NODE_STACK = """/srv/agent.js:3
+  throw new TypeError("reply is undefined");
+  ^
+
+TypeError: reply is undefined
+    at Object.<anonymous> (/srv/agent.js:3:9)
+    at node:internal/main/run_main_module:28:49
+
+Node.js v20.11.0
+"""
+
+
+@pytest.mark.parametrize(
+    ("stderr", "line"),
+    [
+        (PYTHON_TRACEBACK, "ValueError: no such order: 42"),
+        (NODE_STACK, "TypeError: reply is undefined"),
+        ("panic: runtime error: index out of range\n\ngoroutine 1 [running]:\n", None),
+        ("warming up\nshop agent: cannot reach the catalogue\n", None),
+        ("   \n", None),
+    ],
+)
+def test_the_error_line_of_an_agents_stderr(stderr: str, line: str | None) -> None:
+    expected = {
+        "panic": "panic: runtime error: index out of range",
+        "warming": "shop agent: cannot reach the catalogue",
+    }
+    want = line or next((v for k, v in expected.items() if stderr.startswith(k)), None)
+    assert error_line(stderr) == want

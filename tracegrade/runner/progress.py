@@ -28,7 +28,8 @@ def _line(outcome: Outcome, repeat: int, markup: bool) -> str:
     )
     which = f" (repeat {outcome.repeat}/{repeat})" if repeat > 1 else ""
     score = "n/a" if result.score is None else f"{result.score:.2f}"
-    why = "" if result.passed or not result.reasons else f": {result.reasons[0]}"
+    first = next(iter(result.reasons[0].strip().splitlines()), "") if result.reasons else ""
+    why = "" if result.passed or not first else f": {first}"
     why = why if len(why) <= 200 else why[:199] + "…"
     text = f"{outcome.case.id}{which} score {score} in {outcome.agent_ms / 1000:.2f} s{why}"
     return f"{verdict} {escape(text) if markup else text}"

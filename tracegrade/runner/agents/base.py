@@ -155,3 +155,22 @@ def tail(text: str, limit: int = STDERR_TAIL_CHARS) -> str:
     """The last ``limit`` characters of ``text``, stripped."""
     text = text.strip()
     return text if len(text) <= limit else "…" + text[-limit:]
+
+
+_ERROR_LINE = re.compile(r"^[\w.$:<>-]*(?:error|exception|panic|fatal)\b", re.IGNORECASE)
+"""A line that states an error: Python's ``ValueError: ...`` (the last line of a traceback),
+Node's ``Error: ...`` / ``TypeError: ...``, Go's ``panic: ...``, ``error: ...``, ``FATAL ...``."""
+
+
+def error_line(stderr: str) -> str | None:
+    """The line of an agent's stderr that says what went wrong: the last unindented line that
+    states an error (see :data:`_ERROR_LINE`), else the last unindented line that is not a
+    traceback header; None for an empty stderr. A traceback's frames are indented in Python,
+    Node and Java, so they are never chosen."""
+    lines = [line.rstrip() for line in stderr.splitlines() if line.strip()]
+    top = [line for line in lines if not line[0].isspace()]
+    stated = [line for line in top if _ERROR_LINE.match(line)]
+    if stated:
+        return stated[-1]
+    plain = [line for line in top if not line.startswith("Traceback (most recent call last)")]
+    return plain[-1] if plain else None

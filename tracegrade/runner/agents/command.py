@@ -38,6 +38,7 @@ from tracegrade.runner.agents.base import (
     Attempt,
     Message,
     Session,
+    error_line,
     placeholder_values,
     tail,
 )
@@ -173,8 +174,14 @@ class _CommandSession(Session):
             pass  # the agent does not read stdin
 
     def diagnostics(self) -> str:
-        text = tail(self.stderr.decode("utf-8", "replace"))
-        return f"; stderr: {text}" if text else "; no stderr"
+        """``: ERROR LINE`` then, on the next lines, ``stderr: TAIL`` for a failed turn: the
+        line that states the error is the reason's first line (what progress lines show),
+        the stderr tail follows it."""
+        text = self.stderr.decode("utf-8", "replace")
+        if not text.strip():
+            return "; no stderr"
+        line = error_line(text)
+        return (f": {line}" if line else "") + f"\nstderr: {tail(text)}"
 
 
 EXIT_POLL_S = 0.005
