@@ -72,6 +72,25 @@ def test_bad_lines_exit_2_and_import_the_rest(tmp_path):
     assert json.loads(run("inspect", "--json").stdout.splitlines()[0])["trace_id"]
 
 
+def test_inspect_and_lint_print_each_input_error_once(tmp_path):
+    """Issue 27, defect 12: inspect (and lint) printed an error as it was met and again at
+    the end. A bad line mid-way and a file that is no trace file at all, with and without
+    --limit (which stops reading early)."""
+    import gzip
+
+    with gzip.open(OTLP / "traceloop" / "traces.jsonl.gz", "rt") as text:
+        lines = text.read().splitlines()[:2]
+    mixed, alien = tmp_path / "mixed.jsonl", tmp_path / "alien.jsonl"
+    mixed.write_text(lines[0] + "\nnot json\n" + lines[1] + "\n")
+    alien.write_text('{"bad": 1}\n')
+    for args in (["inspect"], ["inspect", "--json"], ["lint"], ["inspect", "--limit", "1"]):
+        result = run(*args, mixed, alien)
+        assert result.exit_code == 2, (args, result.output)
+        errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == len(set(errors)) == 2, (args, result.stderr)
+        assert any(f"{mixed}:2:" in e for e in errors) and any(str(alien) in e for e in errors)
+
+
 def test_lint_reports_missing_inputs_with_exit_1():
     result = run("lint", "--json", OTLP / "otel_genai_default" / "traces.jsonl.gz")
     assert result.exit_code == 0  # partial results are not missing inputs

@@ -9,11 +9,11 @@ import click
 
 from tracegrade.cli import render
 from tracegrade.cli.options import (
+    ErrorReport,
     db_option,
     emit,
     files_argument,
     messages_key_option,
-    report_errors,
 )
 from tracegrade.errors import InputError
 from tracegrade.pipeline.reading import load_batches, no_traces_error
@@ -54,8 +54,9 @@ def command(
         click.echo(json.dumps(json_schema(), indent=2))
         return
     errors: list[InputError] = []
+    reported = ErrorReport()
     batches = load_batches(
-        files, db, messages_key, errors, trace_ids=trace_ids, limit=limit, on_errors=report_errors
+        files, db, messages_key, errors, trace_ids=trace_ids, limit=limit, on_errors=reported
     )
     wanted = set(trace_ids)
     count = llm_calls = tool_calls = 0
@@ -70,4 +71,11 @@ def command(
             break
     if not count and not files:
         raise no_traces_error(files, db, trace_ids=trace_ids, limit=limit)
-    emit([], as_json, lambda _: render.traces_total(count, llm_calls, tool_calls), errors)
+    reported(errors)  # met after the last batch printed, or past a --limit cut
+    emit(
+        [],
+        as_json,
+        lambda _: render.traces_total(count, llm_calls, tool_calls),
+        errors,
+        reported=True,
+    )

@@ -9,11 +9,11 @@ import click
 
 from tracegrade.cli import render
 from tracegrade.cli.options import (
+    ErrorReport,
     db_option,
     emit,
     files_argument,
     messages_key_option,
-    report_errors,
 )
 from tracegrade.errors import ExitCode, InputError
 from tracegrade.normalize.lint import lint
@@ -34,9 +34,8 @@ def command(
     trace misses an input."""
     errors: list[InputError] = []
     count = missing = 0
-    for batch in load_batches(
-        files, db, messages_key, errors, limit=limit, on_errors=report_errors
-    ):
+    reported = ErrorReport()
+    for batch in load_batches(files, db, messages_key, errors, limit=limit, on_errors=reported):
         reports = [lint(t) for t in batch[: None if limit is None else limit - count]]
         count += len(reports)
         missing += sum(1 for r in reports if not r.ok)
@@ -45,6 +44,7 @@ def command(
             break
     if not count and not files:
         raise no_traces_error(files, db, limit=limit)
-    emit([], as_json, lambda _: render.lint_total(count, missing), errors)
+    reported(errors)  # met after the last batch printed, or past a --limit cut
+    emit([], as_json, lambda _: render.lint_total(count, missing), errors, reported=True)
     if missing:
         sys.exit(int(ExitCode.FAILED))

@@ -119,20 +119,35 @@ def report_errors(errors: Sequence[InputError]) -> None:
         click.echo(f"error: {error}", err=True)
 
 
+class ErrorReport:
+    """An ``on_errors`` sink that prints each input error once, however often it is given
+    (errors met while reading are printed then; the command's final call prints the rest)."""
+
+    def __init__(self) -> None:
+        self.printed: set[int] = set()
+
+    def __call__(self, errors: Sequence[InputError]) -> None:
+        report_errors([e for e in errors if id(e) not in self.printed])
+        self.printed.update(id(e) for e in errors)
+
+
 def emit(
     items: Sequence[Any],
     as_json: bool,
     render: Callable[[Sequence[Any]], None],
     errors: Sequence[InputError],
+    *,
+    reported: bool = False,
 ) -> None:
     """Print ``items`` as JSON lines (their ``to_dict()``) or with ``render``, then the input
-    errors; exit 2 when there were any."""
+    errors (unless they were ``reported`` as they were met); exit 2 when there were any."""
     if as_json:
         for item in items:
             click.echo(json.dumps(item.to_dict(), ensure_ascii=False))
     else:
         render(items)
-    report_errors(errors)
+    if not reported:
+        report_errors(errors)
     if errors:
         sys.exit(int(ExitCode.USAGE))
 
