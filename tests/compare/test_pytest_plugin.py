@@ -71,6 +71,8 @@ def test_each_case_is_a_test_and_the_good_model_passes(pytester, model) -> None:
     result.stdout.fnmatch_lines(["*test_shop_agent[[]headphones-under-300[]] PASSED*"])
     doc = json.loads((pytester.path / "run.json").read_text())
     assert doc["summary"]["results"] == 5 and doc["summary"]["score"] == 1.0
+    # issue 27, defect 12: tracegrade's own code warned on every test (InMemoryLogExporter)
+    result.stdout.no_fnmatch_line("*tracegrade/*Warning*")
 
 
 def test_a_failing_case_fails_with_tracegrades_reasons(pytester, model) -> None:

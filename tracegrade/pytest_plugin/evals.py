@@ -20,9 +20,14 @@ except ImportError as exc:  # only pytest loads this module, and it brings pytes
 from opentelemetry import trace
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
-from opentelemetry.sdk._logs.export import InMemoryLogExporter, SimpleLogRecordProcessor
+from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+try:  # opentelemetry-sdk >= 1.39 renamed it; the old name warns on every capture
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter as InMemoryLogs
+except ImportError:  # pragma: no cover - opentelemetry-sdk < 1.39
+    from opentelemetry.sdk._logs.export import InMemoryLogExporter as InMemoryLogs
 
 from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.normalize import normalize_all
@@ -103,7 +108,7 @@ class Evaluator:
     def capture(self, case: Case | None = None) -> Iterator[Captured]:
         """Record every span and log record the process emits inside the block (the global
         OpenTelemetry providers, joined or set once), under a case span for ``case``."""
-        spans, logs = InMemorySpanExporter(), InMemoryLogExporter()
+        spans, logs = InMemorySpanExporter(), InMemoryLogs()
         captured = Captured()
         telemetry.route(SimpleSpanProcessor(spans), SimpleLogRecordProcessor(logs))
         try:
@@ -159,7 +164,7 @@ class Evaluator:
         return [] if regression is None else [regression]
 
 
-def _normalise(spans: InMemorySpanExporter, logs: InMemoryLogExporter) -> list[AgentTrace]:
+def _normalise(spans: InMemorySpanExporter, logs: InMemoryLogs) -> list[AgentTrace]:
     finished = spans.get_finished_spans()
     if not finished:
         return []
