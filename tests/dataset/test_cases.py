@@ -316,6 +316,23 @@ def test_10_16_every_error_of_the_file_is_reported_at_once_on_its_fields_line(tm
         "did you mean 'must_contain'?",
         f"{path}:6: case 2 (id 'b'): field 'tier': Input should be 'smoke' or 'full'",
         f"{path}:7: case 2 (id 'b'): field 'weight': Input should be greater than 0",
+        # the duplicate id too, though other fields are invalid (issue 27, defect 12)
+        f"{path}:8: case 3 (id 'a'): field 'id': duplicate id 'a' (first used by case 1)",
+    ]
+
+
+def test_a_missing_input_is_reported_beside_other_fields_errors(tmp_path):
+    path = write(
+        tmp_path,
+        "d.yaml",
+        """
+        - id: a
+          tier: nightly
+    """,
+    )
+    assert error_of(path).splitlines() == [
+        f"{path}:1: case 1 (id 'a'): field '(case)': a case needs 'input' or 'turns'",
+        f"{path}:2: case 1 (id 'a'): field 'tier': Input should be 'smoke' or 'full'",
     ]
 
 

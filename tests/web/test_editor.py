@@ -101,6 +101,34 @@ def test_a_bad_predicate_is_reported_on_the_tool_calls_field(client, golden: Pat
     assert 'id="error-expected_tool_calls"' in response.text and "regex" in response.text
 
 
+def test_one_save_shows_every_fields_error(client: TestClient, golden: Path) -> None:
+    """Issue 27, defect 12: the editor showed one field's error per save. Tool calls that are
+    not YAML, an input left empty, a latency that is no number, a judge threshold above 1 and
+    an id another case has: all five in one answer, each next to its field; nothing written."""
+    before = golden.read_text()
+    taken = load_dataset(golden).cases[0].id
+    form = _form(client, "/datasets/file:golden/cases/1")
+    form.pop("tool_calls_as", None)  # the tool calls typed as YAML, not picked as rows
+    form.update(
+        expected_tool_calls="- name: [search_products\n",
+        input="",
+        max_latency_ms="fast",
+        judge_rubric="Polite",
+        judge_threshold="3",
+        id=str(taken),
+    )
+    response = client.post("/datasets/file:golden/cases/1", data=form)
+    assert response.status_code == 400
+    shown = dict(
+        re.findall(r'<p class="field-error" id="error-([a-z_]+)">(.*?)</p>', response.text)
+    )
+    assert set(shown) >= {"expected_tool_calls", "input", "max_latency_ms", "judge_threshold", "id"}
+    assert "not valid YAML" in shown["expected_tool_calls"]
+    assert "&#39;input&#39; or &#39;turns&#39;" in shown["input"]
+    assert "duplicate id" in shown["id"]
+    assert golden.read_text() == before
+
+
 def test_new_duplicate_and_delete(client: TestClient, golden: Path) -> None:
     count = len(load_dataset(golden).cases)
     form = _form(client, "/datasets/file:golden/cases/new")

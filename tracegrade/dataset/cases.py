@@ -352,12 +352,38 @@ def load_dataset(path: str | Path) -> Dataset:
         dataset = Dataset.model_validate(data)
     except ValidationError as exc:
         problems += validation_problems(exc, Dataset, CASE_KEYS)
+        problems += _hidden_problems(data.get("cases"), problems)
     if problems:
         found = messages(str(path), locate(text, case_lines), data, problems)
         raise DatasetError("\n".join(found))
     assert dataset is not None
     _assign_ids(dataset, path, locate(text, case_lines))
     return dataset
+
+
+_Problem = tuple[tuple[str | int, ...], str, bool]
+
+
+def _hidden_problems(cases: Any, found: list[_Problem]) -> list[_Problem]:
+    """What pydantic does not say while a field of a case is invalid: a case without 'input'
+    or 'turns' (its model check runs only on valid fields) and duplicate explicit ids
+    (checked on a valid dataset), so every problem of the file is reported at once."""
+    if not isinstance(cases, list):
+        return []
+    said = {path[:2] for path, message, _ in found if "'input' or 'turns'" in message}
+    problems: list[_Problem] = []
+    seen: dict[Any, int] = {}
+    for index, case in enumerate(cases):
+        if not isinstance(case, dict):
+            continue
+        if not case.get("input") and not case.get("turns") and ("cases", index) not in said:
+            problems.append((("cases", index), "a case needs 'input' or 'turns'", False))
+        case_id = case.get("id")
+        if isinstance(case_id, str) and case_id in seen:
+            why = f"duplicate id {case_id!r} (first used by case {seen[case_id] + 1})"
+            problems.append((("cases", index, "id"), why, False))
+        seen.setdefault(case_id, index)
+    return problems
 
 
 def _assign_ids(dataset: Dataset, path: Path, where: Located) -> None:

@@ -25,7 +25,7 @@ import re
 import stat
 import tempfile
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -326,6 +326,13 @@ def _revive(text: str) -> Any:
     return [int(p) for p in parts] if all(p.isdigit() for p in parts) else text
 
 
+class _Unparsable:
+    """A form value that could not be parsed: its field keeps the value it had."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+
 def _parsed(name: str, kind: str, text: str) -> Any:
     if kind == "yaml":
         text = textwrap.dedent(text.replace("\r\n", "\n")).strip("\n")
@@ -347,7 +354,7 @@ def _parsed(name: str, kind: str, text: str) -> Any:
         try:
             return _yaml().load(text)
         except YAMLError as exc:
-            raise CaseError(f"field '{name}': not valid YAML: {exc}", name) from exc
+            return _Unparsable(f"field '{name}': not valid YAML: {' '.join(str(exc).split())}")
     return text
 
 
@@ -371,7 +378,8 @@ def _set(case: Any, key: str, value: Any) -> None:
 
 
 def _form_parsed(form: Mapping[str, str]) -> dict[str, Any]:
-    """Each form field's value; an :data:`AS_YAML` field sent as YAML parsed as YAML."""
+    """Each form field's value; an :data:`AS_YAML` field sent as YAML parsed as YAML (a value
+    that is not valid YAML is an :class:`_Unparsable`)."""
     values = {}
     for name, kind, _ in FIELDS:
         shown = "yaml" if name in AS_YAML and form.get(f"{name}_as") == "yaml" else kind
@@ -379,22 +387,27 @@ def _form_parsed(form: Mapping[str, str]) -> dict[str, Any]:
     return values
 
 
-def apply_form(case: Any, form: Mapping[str, str]) -> None:
+def apply_form(case: Any, form: Mapping[str, str]) -> list[str]:
     """Write the form's values into a case mapping in place, each under the key the case
     writes it with (:data:`ALIASES`; the judge in ``judge`` or ``judge_prompt`` /
     ``judge_threshold``): an empty field removes its key; keys the form does not cover stay
-    as they are.
-
-    Raises:
-        CaseError: the expected tool calls, input or turns sent as YAML are not valid YAML.
-    """
+    as they are. Returns the problems of values that cannot be parsed (expected tool calls,
+    input or turns sent as YAML that is not valid YAML, one message each, naming the field);
+    such a field keeps its value and every other field is still written, so :func:`validate`
+    reports the rest of the form's problems in the same save."""
     values = _form_parsed(form)
+    problems = [v.message for v in values.values() if isinstance(v, _Unparsable)]
+    values = {
+        k: (case.get(key_of(case, k)) if isinstance(v, _Unparsable) else v)
+        for k, v in values.items()
+    }
     for name, _kind, _ in FIELDS:
         if not name.startswith("judge_") and name not in ("category", "revive"):
             _set(case, key_of(case, name), values[name])
     _set_revive(case, values["revive"])
     _set_judge(case, values["judge_rubric"], values["judge_threshold"])
     _set_category(case, values["category"])
+    return problems
 
 
 def _set_revive(case: Any, value: Any) -> None:
@@ -439,9 +452,11 @@ def _set_category(case: Any, category: Any) -> None:
 
 
 def _form_field(message: str) -> str | None:
+    if "'input' or 'turns'" in message:  # the case's own check, "field '(case)': ..."
+        return "input"
     match = _FIELD_IN_ERROR.search(message)
     if match is None:
-        return "input" if "'input' or 'turns'" in message else None
+        return None
     path = match.group(1)
     head = path.split(".")[0]
     if head in ("judge", "judge_prompt", "judge_threshold"):
@@ -452,23 +467,28 @@ def _form_field(message: str) -> str | None:
     return head if any(head == name for name, _, _ in FIELDS) else None
 
 
-def validate(text: str, suffix: str, shown_as: str) -> Dataset:
+def validate(text: str, suffix: str, shown_as: str, form_problems: Sequence[str] = ()) -> Dataset:
     """Validate a dataset text with :func:`~tracegrade.dataset.load_dataset` (written to a
     temporary file named like the dataset); messages name ``shown_as``, not the temporary
-    file.
+    file. ``form_problems`` (from :func:`apply_form`) are reported with its problems.
 
     Raises:
-        CaseError: the message ``load_dataset`` gives, and the form field it is about.
+        CaseError: every problem: the form's, then the lines ``load_dataset`` gives, each
+            with the form field it is about.
     """
     stem = Path(shown_as).stem or "dataset"
     with tempfile.TemporaryDirectory(prefix="tracegrade-ui-") as tmp:
         path = Path(tmp) / f"{stem}{suffix}"
         path.write_text(text, encoding="utf-8")
         try:
-            return load_dataset(path)
+            dataset = load_dataset(path)
         except DatasetError as exc:
-            message = str(exc).replace(str(path), shown_as)
+            message = "\n".join([*form_problems, str(exc).replace(str(path), shown_as)])
             raise CaseError(message, _form_field(message)) from exc
+    if form_problems:
+        message = "\n".join(form_problems)
+        raise CaseError(message, _form_field(message))
+    return dataset
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -254,17 +254,19 @@ def _changed(text: str, source: Source, change: Callable[[Document], Any]) -> st
     changes no case (a form saved unchanged leaves the file byte for byte: ids are not pinned).
 
     Raises:
-        CaseError: the text does not parse, or the result does not load.
+        CaseError: the text does not parse, a form value cannot be parsed, or the result
+            does not load (every problem in one message).
     """
     probe = Document.parse(text, source.suffix)
-    change(probe)
-    if not probe.changed:
+    changed = change(probe)  # a form's change returns the values it could not parse
+    problems = changed if isinstance(changed, list) else []
+    if not probe.changed and not problems:
         return text
     document = Document.parse(text, source.suffix)
     _pin_ids(document, text, source)
     change(document)
     new_text = document.dump()
-    validate(new_text, source.suffix, source.label)
+    validate(new_text, source.suffix, source.label, problems)
     return new_text
 
 
@@ -290,10 +292,11 @@ def _values(form: FormData, document: Document, case: Any = None) -> dict[str, s
 async def create_case(request: Request, form: FormData) -> Response:
     """Append a case from the form (a blank id: one made from its input)."""
 
-    def change(document: Document) -> None:
+    def change(document: Document) -> list[str]:
         case = CommentedMap() if document.suffix not in (".json", ".jsonl") else {}
-        apply_form(case, _values(form, document))
+        problems = apply_form(case, _values(form, document))
         document.cases.append(case)
+        return problems
 
     key = request.path_params["key"]
     return await _save(request, form, change, action=f"/datasets/{key}/cases/new")
@@ -304,9 +307,9 @@ async def update_case(request: Request, form: FormData) -> Response:
     """Write the form into an existing case (its other keys, comments and order kept)."""
     index = int(request.path_params["index"])
 
-    def change(document: Document) -> None:
+    def change(document: Document) -> list[str]:
         case = document.case(index)
-        apply_form(case, _values(form, document, case))
+        return apply_form(case, _values(form, document, case))
 
     key = request.path_params["key"]
     return await _save(request, form, change, action=f"/datasets/{key}/cases/{index}")
