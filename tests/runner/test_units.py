@@ -237,3 +237,21 @@ def test_the_error_line_of_an_agents_stderr(stderr: str, line: str | None) -> No
     }
     want = line or next((v for k, v in expected.items() if stderr.startswith(k)), None)
     assert error_line(stderr) == want
+
+
+def test_a_receiver_port_in_use_is_a_usage_error(dataset, tmp_path: Path) -> None:
+    """``run --otlp-http-port N`` (a fixed port for --agent-url services) on a taken port
+    printed a traceback; now one clear line, exit 2."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        args = ("--agent", "tests.runner.shop_agent:answer", "--otlp-http-port", port)
+        ran = run_cli(tmp_path, dataset, *args)
+    assert ran.exit_code == 2
+    stated = (
+        f"cannot start the run's OTLP receiver: cannot bind the OTLP/HTTP port 127.0.0.1:{port}"
+    )
+    assert stated + port in ran.stderr and "the port is in use" in ran.stderr

@@ -7,7 +7,9 @@ spelling; :func:`host_port` writes the bracketed form wherever a port follows.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
+import socket
 
 
 def bare_host(host: str) -> str:
@@ -42,3 +44,37 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(bare_host(host)).is_loopback
     except ValueError:
         return False
+
+
+def check_free(host: str, port: int, what: str) -> None:
+    """Raise a clear error when ``port`` on ``host`` is taken, before a server binds it:
+    grpcio's C core otherwise logs a raw ``add_port.cc`` line on stderr first. The probe
+    binds as the servers do (``SO_REUSEADDR``: a port in TIME_WAIT counts as free); port 0
+    (any free port) is not checked.
+
+    Raises:
+        OSError: the port is in use (``errno.EADDRINUSE``), naming ``what`` and the fix.
+    """
+    if port == 0:
+        return
+    try:
+        found = socket.getaddrinfo(
+            bare_host(host), port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except (socket.gaierror, ValueError):
+        return  # the server reports an unresolvable host itself
+    for family, kind, proto, _, address in found:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    continue
+                taken = OSError(
+                    f"cannot bind the {what} {host_port(host, port)}: the port is in use "
+                    "(another process listens on it; stop it, or choose another port, 0 for "
+                    "any free one)"
+                )
+                taken.errno = errno.EADDRINUSE
+                raise taken from None

@@ -39,7 +39,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from tracegrade.collector.address import host_port
+from tracegrade.collector.address import check_free, host_port
 from tracegrade.collector.admission import Signal
 from tracegrade.collector.memory import admission_footprint
 from tracegrade.collector.service import ExportService, Outcome, Pending, admits_inline, settle
@@ -359,6 +359,7 @@ class GrpcServer:
                 for signal, name in SERVICES.items()
             ]
         )
+        check_free(host, port, "gRPC port")
         try:
             address = host_port(host, port)
             bound = self.server.add_insecure_port(address)

@@ -32,7 +32,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from tracegrade.collector.address import bare_host
+from tracegrade.collector.address import bare_host, check_free
 from tracegrade.collector.admission import Encoding, Signal
 from tracegrade.collector.feedback_api import feedback_endpoint
 from tracegrade.collector.grpc_front import settle
@@ -368,6 +368,7 @@ class HttpServer:
         except ValueError as exc:
             raise OSError(str(exc)) from exc
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        check_free(host, port, "OTLP/HTTP port")
         self.socket = socket.create_server((host, port), family=family, reuse_port=False)
         self.port = self.socket.getsockname()[1]
         # Memory is bounded by the receiver's MemoryBudget (bodies are charged as they

@@ -22,6 +22,7 @@ from rich.console import Console
 
 from tracegrade.collector.receiver import Receiver, ReceiverConfig
 from tracegrade.dataset import Dataset
+from tracegrade.errors import ConfigError
 from tracegrade.runner.agents import Agent
 from tracegrade.runner.conversation import FollowUpHook
 from tracegrade.runner.execute import Outcome, Runner, RunPlan, Scoring
@@ -114,12 +115,18 @@ def run_eval(run: EvalRun, db: str) -> dict[str, Any]:
 
     Raises:
         StoreError: the store cannot be opened.
-        OSError: a receiver port cannot be bound.
+        ConfigError: a receiver port cannot be bound (the message names it and why).
     """
     config = ReceiverConfig(grpc_port=run.grpc_port, http_port=run.http_port, db=db)
-    with Receiver(config) as receiver:
+    try:
+        receiver = Receiver(config).start()
+    except OSError as exc:
+        raise ConfigError(f"cannot start the run's OTLP receiver: {exc}") from exc
+    try:
         worker = StoreWorker(db)
         try:
             return asyncio.run(_drive(run, receiver, worker))
         finally:
             worker.close()
+    finally:
+        receiver.stop()

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -177,13 +179,28 @@ def test_an_http_port_in_use_is_a_clear_error():
     with _busy_port() as listener:
         result = _collect("--http-port", str(listener.getsockname()[1]))
     assert result.exit_code == 2 and "cannot start the receiver on 127.0.0.1" in result.output
-    assert "Address already in use" in result.output
+    assert "OTLP/HTTP port 127.0.0.1:" in result.output and "the port is in use" in result.output
 
 
-def test_a_grpc_port_in_use_is_a_clear_error():
+def test_a_grpc_port_in_use_is_a_clear_error_and_nothing_else(tmp_path):
+    """Issue 27, defect 12: grpcio's C core logged a raw ``E... add_port.cc:83] Failed to add
+    port`` line on stderr (its own file descriptor: only a subprocess sees it) before the
+    error. The port is now checked first: the one clear line is all stderr holds."""
     with _busy_port() as listener:
-        result = _collect("--grpc-port", str(listener.getsockname()[1]))
-    assert result.exit_code == 2 and "cannot start the receiver on 127.0.0.1" in result.output
+        port = listener.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-m", "tracegrade", "collect", "--db", str(tmp_path / "s.db")]
+            + ["--grpc-port", str(port), "--http-port", "0"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: cannot start the receiver on 127.0.0.1: cannot bind the gRPC port "
+        f"127.0.0.1:{port}: the port is in use (another process listens on it; stop it, or "
+        "choose another port, 0 for any free one)"
+    ]
 
 
 @pytest.mark.parametrize(
