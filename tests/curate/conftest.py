@@ -22,9 +22,11 @@ def turn(
     *,
     resource: Mapping[str, Any] | None = None,
     root: Mapping[str, Any] | None = None,
+    history: Sequence[tuple[str, str]] = (),
 ) -> Any:
     """One agent turn as an OTLP request: ``invoke_agent`` > a chat call, then each tool
-    ``(name, arguments, result, error or None)``; ``root`` attributes on the agent span."""
+    ``(name, arguments, result, error or None)``; ``root`` attributes on the agent span;
+    ``history`` the earlier turns' ``(role, content)`` the chat call replays."""
 
     def build(tracer):
         with tracer.start_as_current_span(
@@ -38,7 +40,9 @@ def turn(
                     "gen_ai.request.model": "gpt-4o",
                     "gen_ai.usage.input_tokens": 100,
                     "gen_ai.usage.output_tokens": 20,
-                    "gen_ai.input.messages": json.dumps([_text("user", question)]),
+                    "gen_ai.input.messages": json.dumps(
+                        [*(_text(r, c) for r, c in history), _text("user", question)]
+                    ),
                     "gen_ai.output.messages": json.dumps([_text("assistant", answer)]),
                 },
             ):

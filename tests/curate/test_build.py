@@ -114,8 +114,8 @@ def test_personal_data_is_redacted_in_inputs_and_expectations(tmp_path):
     assert "ACME-99812" not in text
     (case,) = cases(out)
     # the card goes when the trace file is read (otlp.redaction), before build sees it
-    assert "[REDACTED:email]" in case["input"] and "card [REDACTED]" in case["input"]
-    assert "[REDACTED:phone]" in case["input"] and "customer [REDACTED]" in case["input"]
+    assert "[REDACTED:email:1]" in case["input"] and "card [REDACTED]" in case["input"]
+    assert "[REDACTED:phone:1]" in case["input"] and "customer [REDACTED:value:1]" in case["input"]
     assert case["expected_tool_calls"][0]["arguments"] == {
         "email": {"any": True},
         "order_id": "ORD-7781",
@@ -283,3 +283,48 @@ def test_a_single_digit_count_a_tool_result_holds_is_expected(tmp_path):
     build(str(traces), "--out", str(out))
     (case,) = cases(out)
     assert case["must_contain"] == ["2"]  # 8 is in no tool result: not expected
+
+
+def test_a_redacted_case_still_matches_its_trace_and_each_value_keeps_its_placeholder(
+    tmp_path,
+):
+    """Issue 27, defect 2: a case whose input held an e-mail address matched no trace (its
+    input said ``[REDACTED:email]``, the trace the address). Placeholders are numbered per
+    value (the same address the same placeholder, in every turn) and match any text."""
+    conversation = {"gen_ai.conversation.id": "conv-7"}
+    first = "Hi, I am bo@example.net and bo2@example.net"
+    traces = tmp_path / "t.jsonl"
+    write_jsonl(
+        traces,
+        [
+            turn(
+                "I'm ann@example.org, where is order ORD-1?",
+                "ORD-1 was shipped.",
+                [("track", {"order_id": "ORD-1"}, '{"order_id": "ORD-1"}', None)],
+            ),
+            turn(first, "Which order?", root=conversation),
+            turn(
+                "Still bo@example.net: order ORD-2",
+                "ORD-2 was shipped.",
+                [("track", {"order_id": "ORD-2"}, '{"order_id": "ORD-2"}', None)],
+                root=conversation,
+                history=[("user", first), ("assistant", "Which order?")],
+            ),
+        ],
+    )
+    out = tmp_path / "d.yaml"
+    code, output = build(str(traces), "--out", str(out))
+    assert code == 0, output
+    single, multi = sorted(cases(out), key=lambda c: "turns" in c)
+    assert single["input"] == "I'm [REDACTED:email:1], where is order ORD-1?"
+    assert multi["turns"] == [
+        "Hi, I am [REDACTED:email:1] and [REDACTED:email:2]",
+        "Still [REDACTED:email:1]: order ORD-2",
+    ]
+    scored = CliRunner().invoke(
+        cli, ["score", str(traces), "--dataset", str(out), "--json", str(tmp_path / "r.json")]
+    )
+    assert scored.exit_code == 0, scored.output
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["summary"]["unmatched_cases"] == 0
+    assert all(c["trace_id"] and c["passed"] for c in document["cases"])

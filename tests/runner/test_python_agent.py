@@ -173,3 +173,31 @@ def test_ctrl_c_stops_the_run_and_reports_what_finished(model, tmp_path: Path) -
     assert ran.doc["run"]["interrupted"] is True and not ran.doc["run"]["passed"]
     assert [c["case_id"] for c in ran.doc["cases"]] == ["sony-price"]
     assert "interrupted" in ran.stderr
+
+
+def test_placeholders_of_redacted_data_reach_the_agent_as_made_up_values(
+    model, tmp_path: Path
+) -> None:
+    """Issue 27, defect 2: a case built from a conversation with an e-mail address says
+    ``[REDACTED:email:1]``; the agent gets a made-up address of that kind, the same one in
+    every turn, never the placeholder."""
+    path = write_dataset(
+        tmp_path / "d.yaml",
+        [
+            {
+                "id": "redacted",
+                "turns": [
+                    "I'm [REDACTED:email:1], card [REDACTED:card:1]. Any headphones?",
+                    "Still [REDACTED:email:1]: the Sony WH-1000XM5, please",
+                ],
+                "expected_tools": ["get_price"],
+            }
+        ],
+    )
+    ran = run_cli(tmp_path, path, "--agent", SHOP)
+    assert ran.exit_code == 0, ran.stdout + ran.stderr
+    sent = [m["content"] for r in model.requests for m in r if m["role"] == "user"]
+    assert sent and not any("[REDACTED" in s for s in sent)
+    assert "I'm customer1@example.com, card 4000 0000 0000 0010. Any headphones?" in sent
+    assert "Still customer1@example.com: the Sony WH-1000XM5, please" in sent
+    assert ran.case("redacted")["passed"]

@@ -24,7 +24,7 @@ from rapidfuzz import fuzz, process
 
 from tracegrade.bounded import load_yaml
 from tracegrade.curate.derive import Conversation, DeriveOptions, derive_case, merge
-from tracegrade.curate.personal_data import Redactor, is_redacted
+from tracegrade.curate.personal_data import Numbering, Redactor, is_redacted
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import ConfigError, DatasetError
 from tracegrade.normalize.conversations import group_conversations
@@ -126,11 +126,15 @@ def select(
 
 def redact_case(case: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
     """The case with personal data replaced in its input, turns and expectations; a redacted
-    ``must_contain`` value is dropped and a redacted argument accepts any value."""
+    ``must_contain`` value is dropped and a redacted argument accepts any value. The input and
+    turns get numbered placeholders (the same value the same one in every turn), which
+    ``score`` matches as any text and ``run`` replaces with made-up values of their kind
+    (:mod:`tracegrade.dataset.placeholders`)."""
     out = dict(case)
-    out["input"] = redactor.text(case["input"])
+    numbering = Numbering()
+    out["input"] = redactor.text(case["input"], numbering)
     if "turns" in case:
-        out["turns"] = [redactor.text(t) for t in case["turns"]]
+        out["turns"] = [redactor.text(t, numbering) for t in case["turns"]]
     if "must_contain" in case:
         kept = [v for v in case["must_contain"] if not is_redacted(redactor.value(v))]
         out["must_contain"] = kept

@@ -1,8 +1,11 @@
 """Redaction of personal data in built cases: built-in e-mail, phone and card-number patterns
-plus the user's ``--redact`` regular expressions. A match becomes ``[REDACTED:<kind>]``
-(``[REDACTED]`` for a user pattern). A card number must pass the Luhn check, so order ids and
-other long digit runs are kept; a phone number needs separators or a leading ``+``, so prices,
-dates and plain numbers are kept.
+plus the user's ``--redact`` regular expressions. A match becomes a placeholder
+``[REDACTED:<kind>:<n>]`` (kind ``email``, ``phone``, ``card``, or ``value`` for a user
+pattern), numbered within a case by :class:`Numbering` so the same value is the same
+placeholder in every turn: a case stays matchable to its trace and runnable
+(:mod:`tracegrade.dataset.placeholders`). A card number must pass the Luhn check, so order
+ids and other long digit runs are kept; a phone number needs separators or a leading ``+``,
+so prices, dates and plain numbers are kept.
 """
 
 from __future__ import annotations
@@ -32,9 +35,26 @@ def luhn_ok(digits: str) -> bool:
     return total % 10 == 0
 
 
-def _card(match: re.Match[str]) -> str:
-    digits = re.sub(r"\D", "", match.group(0))
-    return "[REDACTED:card]" if 13 <= len(digits) <= 19 and luhn_ok(digits) else match.group(0)
+def is_card(text: str) -> bool:
+    """True for 13-19 digits (spaces and dashes aside) that pass the Luhn check."""
+    digits = re.sub(r"\D", "", text)
+    return 13 <= len(digits) <= 19 and luhn_ok(digits)
+
+
+class Numbering:
+    """Placeholders of one case: each distinct (kind, value) gets the next number of its kind,
+    the same value always the same placeholder."""
+
+    def __init__(self) -> None:
+        self.numbers: dict[tuple[str, str], int] = {}
+        self.counts: dict[str, int] = {}
+
+    def placeholder(self, kind: str, value: str) -> str:
+        """``[REDACTED:kind:n]`` for ``value``."""
+        key = (kind, " ".join(value.split()))
+        if key not in self.numbers:
+            self.counts[kind] = self.numbers[key] = self.counts.get(kind, 0) + 1
+        return f"[REDACTED:{kind}:{self.numbers[key]}]"
 
 
 @dataclass(frozen=True)
@@ -61,24 +81,32 @@ class Redactor:
                 raise ConfigError(f"--redact {pattern!r}: {exc}") from None
         return cls(tuple(compiled), builtin)
 
-    def text(self, value: str) -> str:
-        """``value`` with every match replaced (see the module docstring)."""
+    def text(self, value: str, numbering: Numbering | None = None) -> str:
+        """``value`` with every match replaced by its placeholder (see the module docstring;
+        a fresh :class:`Numbering` when none is given)."""
+        numbering = numbering or Numbering()
+
+        def mark(kind: str) -> Any:
+            return lambda match: numbering.placeholder(kind, match.group(0))
+
         if self.builtin:
-            value = EMAIL.sub("[REDACTED:email]", value)
-            value = CARD.sub(_card, value)
-            value = PHONE.sub("[REDACTED:phone]", value)
+            value = EMAIL.sub(mark("email"), value)
+            value = CARD.sub(
+                lambda m: mark("card")(m) if is_card(m.group(0)) else m.group(0), value
+            )
+            value = PHONE.sub(mark("phone"), value)
         for pattern in self.patterns:
-            value = pattern.sub("[REDACTED]", value)
+            value = pattern.sub(mark("value"), value)
         return value
 
-    def value(self, value: Any) -> Any:
+    def value(self, value: Any, numbering: Numbering | None = None) -> Any:
         """Strings redacted at any depth of lists and mappings; other values unchanged."""
         if isinstance(value, str):
-            return self.text(value)
+            return self.text(value, numbering)
         if isinstance(value, list):
-            return [self.value(v) for v in value]
+            return [self.value(v, numbering) for v in value]
         if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
+            return {k: self.value(v, numbering) for k, v in value.items()}
         return value
 
 

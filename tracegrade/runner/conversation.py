@@ -2,8 +2,10 @@
 
 A case with ``turns`` sends each user message in order within one conversation (one
 :class:`~.agents.Session`, so one root span per attempt for in-process and HTTP agents); a
-case without sends its ``input``. After a turn, the *follow-up hook* may answer the agent's
-reply as the user would:
+case without sends its ``input``. Placeholders of redacted data in a message (``dataset build``
+writes ``[REDACTED:email:1]``) are replaced by made-up values of their kind before the agent
+sees it (:mod:`tracegrade.dataset.placeholders`). After a turn, the *follow-up hook* may answer
+the agent's reply as the user would:
 
 1. the case's scripted ``clarifications`` (regular expression -> the user's reply, searched
    case-insensitively in the reply, first match wins), after any turn;
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from tracegrade.dataset import Case
+from tracegrade.dataset.placeholders import stand_in
 from tracegrade.runner.agents import Message, Session
 from tracegrade.user_regex import UserRegexError, compile_user_regex
 
@@ -107,7 +110,7 @@ class JudgeClarifications:
         try:
             answer = await asyncio.to_thread(
                 self.clarifier.follow_up,
-                case.input or "",
+                stand_in(case.input or ""),
                 [dict(m) for m in conversation],
                 reply,
             )
@@ -155,7 +158,9 @@ class Conversation:
 
 
 async def _exchange(session: Session, conversation: Conversation, text: str) -> str:
-    conversation.messages.append({"role": "user", "content": text})
+    """Send ``text`` (its placeholders of redacted data replaced by made-up values:
+    :func:`~tracegrade.dataset.placeholders.stand_in`) and record the reply."""
+    conversation.messages.append({"role": "user", "content": stand_in(text)})
     reply = await session.send([dict(m) for m in conversation.messages[conversation.since :]])
     conversation.messages.append({"role": "assistant", "content": reply})
     return reply

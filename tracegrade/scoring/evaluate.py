@@ -6,8 +6,10 @@ Matching a case to its trace(s), in order of precedence:
    ``OTEL_RESOURCE_ATTRIBUTES``) equals the case id (a trace whose attribute names no case of
    the dataset, e.g. from another dataset's run, falls through to the rules below);
 2. an explicit mapping: the case's ``trace_id`` field, or a mapping file (case id -> trace id);
-3. the trace's first user input equals the case's ``input`` (whitespace-normalised); a case
-   with ``turns`` also needs the trace's user inputs to start with those turns;
+3. the trace's first user input equals the case's ``input`` (whitespace-normalised; a
+   placeholder of redacted data, ``[REDACTED:email:1]``, stands for any text:
+   :mod:`tracegrade.dataset.placeholders`); a case with ``turns`` also needs the trace's user
+   inputs to start with those turns;
 4. a case with ``turns`` that no rule above matched: the conversations its turns were
    recorded in, one trace per turn, each merged into one trace (:mod:`tracegrade.scoring.turns`).
 
@@ -25,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from tracegrade.attributes import CASE_ID_ATTR
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
+from tracegrade.dataset.placeholders import has_placeholder, same_message
 from tracegrade.scoring.overall import combine
 from tracegrade.scoring.parallel import ordered_map
 from tracegrade.scoring.results import (
@@ -48,6 +51,14 @@ def case_id_of(trace: AgentTrace) -> str | None:
     """The ``tracegrade.case_id`` attribute of the trace's root span or resource."""
     value = trace.root_attributes.get(CASE_ID_ATTR, trace.resource_attributes.get(CASE_ID_ATTR))
     return None if value is None else str(value)
+
+
+def _by_input(by_input: Mapping[str, list[AgentTrace]], text: str | None) -> list[AgentTrace]:
+    """The traces whose first user input is ``text``: looked up, or for a case input with a
+    placeholder of redacted data (:mod:`tracegrade.dataset.placeholders`) matched."""
+    if not has_placeholder(text):
+        return by_input.get(_normalized(text), [])
+    return [t for first, found in by_input.items() if same_message(text, first) for t in found]
 
 
 def match_cases(
@@ -74,7 +85,7 @@ def match_cases(
         matched = (
             by_attr.get(case.id or "")
             or [by_id[i] for i in explicit if i in by_id]
-            or [t for t in by_input.get(_normalized(case.input), []) if follows_turns(t, case)]
+            or [t for t in _by_input(by_input, case.input) if follows_turns(t, case)]
         )
         if not matched and (turns := [t for t in free if turn_of(t, case)]):
             joined = joined_conversations(case, turns)

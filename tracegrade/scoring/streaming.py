@@ -31,6 +31,7 @@ from typing import Any, NamedTuple, Protocol
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
+from tracegrade.dataset.placeholders import same_message
 from tracegrade.scoring.evaluate import (
     Progress,
     _normalized,
@@ -131,7 +132,7 @@ class _Matches:
             out += [
                 (n, "input")
                 for n, c in enumerate(self.cases)
-                if _normalized(c.input) == first and follows_turns(trace, c)
+                if same_message(c.input, first) and follows_turns(trace, c)
             ]
             out += [(n, "turn") for n, c in enumerate(self.cases) if turn_of(trace, c)]
         return out

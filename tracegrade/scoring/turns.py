@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tracegrade.dataset import Case
+from tracegrade.dataset.placeholders import same_message
 from tracegrade.normalize.conversations import conversations, merge_traces
 from tracegrade.trace import AgentTrace
 
@@ -43,10 +44,12 @@ def conversation_opener(trace: AgentTrace) -> str | None:
 
 
 def follows_turns(trace: AgentTrace, case: Case) -> bool:
-    """Whether the trace's user inputs start with the case's ``turns`` (whitespace-normalised;
-    true for a case without turns)."""
-    turns = [_normalized(t) for t in case.turns or ()]
-    return [_normalized(u) for u in trace.user_inputs[: len(turns)]] == turns
+    """Whether the trace's user inputs start with the case's ``turns`` (whitespace-normalised,
+    a placeholder of redacted data any text: :func:`~tracegrade.dataset.placeholders.
+    same_message`; true for a case without turns)."""
+    turns = case.turns or ()
+    seen = trace.user_inputs[: len(turns)]
+    return len(seen) == len(turns) and all(map(same_message, turns, seen))
 
 
 def turn_of(trace: AgentTrace, case: Case) -> bool:
@@ -55,7 +58,7 @@ def turn_of(trace: AgentTrace, case: Case) -> bool:
     own user inputs do not already follow every turn."""
     if len(case.turns or ()) < 2 or not (trace.history or trace.user_inputs):
         return False
-    return conversation_opener(trace) == _normalized(case.input) and not (
+    return same_message(case.input, conversation_opener(trace)) and not (
         not trace.history and follows_turns(trace, case)
     )
 
