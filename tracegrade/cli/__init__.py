@@ -26,7 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("tracegrade.cli.export", "Write stored traces as OTLP/JSON lines."),
     "judge-check": ("tracegrade.cli.judge_check", "Check the LLM judge against human labels."),
     "collect": ("tracegrade.cli.collect", "Receive OTLP traces and logs (gRPC and HTTP)."),
-    "dataset": ("tracegrade.cli.dataset", "Build a golden dataset from real conversations."),
+    "dataset": (
+        "tracegrade.cli.dataset",
+        "Golden datasets: build one from conversations; export a stored one.",
+    ),
     "ui": ("tracegrade.cli.ui", "Serve the web dashboard and case editor."),
     "runs": ("tracegrade.cli.runs", "Stored runs; show one, or mark it as the baseline."),
     "compare": ("tracegrade.cli.compare", "Compare two runs case by case; exit 1 on a regression."),

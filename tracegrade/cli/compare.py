@@ -20,6 +20,11 @@ from tracegrade.store.traces import DB_ENV
 @click.argument("current_ref", metavar="CURRENT", default="latest")
 @click.option("--db", default=None, envvar=DB_ENV, metavar="PATH|URL", help="Trace store.")
 @click.option(
+    "--dataset",
+    metavar="NAME|FILE|store:NAME",
+    help="Take latest, latest~N and baseline among this dataset's runs.",
+)
+@click.option(
     "--json", "json_path", type=click.Path(dir_okay=False), help="Write the comparison (JSON)."
 )
 @markdown_option
@@ -35,12 +40,22 @@ def command(
     alpha: float | None,
     alert_webhook: str | None,
     config_path: str | None,
+    dataset: str | None,
 ) -> None:
     """Compare run BASE with run CURRENT (default latest). Each is a run id (or prefix),
-    latest, latest~N, baseline, or a run-document JSON file (--json of score/run). Exit 0 when
+    latest, latest~N, baseline (with --dataset: among that dataset's runs; else CURRENT's
+    dataset names BASE's), or a run-document JSON file (--json of score/run). Exit 0 when
     CURRENT did not regress, 1 on a regression, 2 on a usage or input error."""
     options = CompareOptions(
-        base_ref, current_ref, db, config_path, alpha, json_path, markdown_path, alert_webhook
+        base_ref,
+        current_ref,
+        db,
+        config_path,
+        alpha,
+        json_path,
+        markdown_path,
+        alert_webhook,
+        dataset,
     )
     compared = compare(options)
     print_comparison(compared.comparison)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from tracegrade.cli.dataset_export import export_command
 from tracegrade.cli.options import db_option, files_argument, messages_key_option, report_errors
 from tracegrade.errors import ExitCode
 from tracegrade.pipeline.dataset import DatasetBuildOptions, build
@@ -11,7 +12,10 @@ from tracegrade.pipeline.dataset import DatasetBuildOptions, build
 
 @click.group("dataset")
 def command() -> None:
-    """Golden datasets: build one from real conversations."""
+    """Golden datasets: build one from real conversations; export a stored one as YAML."""
+
+
+command.add_command(export_command)
 
 
 @command.command("build")

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from tracegrade.cli.options import (
     config_option,
+    dataset_ref,
     db_option,
     files_argument,
     judge_options,
@@ -64,12 +65,7 @@ def _summary(agreement: Agreement) -> str:
 
 
 @click.command("judge-check")
-@click.argument(
-    "dataset_path",
-    metavar="[DATASET]",
-    required=False,
-    type=click.Path(exists=True, dir_okay=False),
-)
+@click.argument("dataset_path", metavar="[DATASET]", required=False, callback=dataset_ref)
 @files_argument
 @db_option
 @messages_key_option
@@ -91,7 +87,7 @@ def _summary(agreement: Agreement) -> str:
     help="Write the agreement report (JSON).",
 )
 def command(
-    dataset_path: str,
+    dataset_path: str | None,
     files: tuple[str, ...],
     db: str | None,
     messages_key: str,

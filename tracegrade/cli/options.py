@@ -59,6 +59,20 @@ def db_option(function: F) -> F:
     )(function)
 
 
+_DATASET_FILE = click.Path(exists=True, dir_okay=False)
+
+
+def dataset_ref(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The callback of a ``DATASET`` argument or ``--dataset`` option: a file that exists, or
+    ``store:NAME``, a dataset kept in the store (the dashboard's case editor writes those;
+    :mod:`tracegrade.pipeline.datasets`)."""
+    if value is None or value.startswith("store:"):
+        if value == "store:":
+            raise click.BadParameter("name the stored dataset: store:NAME", ctx, param)
+        return value
+    return str(_DATASET_FILE.convert(value, param, ctx))
+
+
 def messages_key_option(function: F) -> F:
     """``--messages-key KEY``: where transcripts keep their message list."""
     return click.option(

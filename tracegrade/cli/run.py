@@ -11,6 +11,7 @@ import click
 from tracegrade.cli.gate_options import gate_options
 from tracegrade.cli.options import (
     config_option,
+    dataset_ref,
     judge_options,
     options_of,
     pass_options,
@@ -27,7 +28,7 @@ from tracegrade.report.console import print_report
 
 
 @click.command("run")
-@click.argument("dataset_path", metavar="DATASET", type=click.Path(exists=True, dir_okay=False))
+@click.argument("dataset_path", metavar="DATASET", callback=dataset_ref)
 @agent_options
 @tier_options
 @click.option(
@@ -78,7 +79,8 @@ from tracegrade.report.console import print_report
 @judge_options
 @gate_options
 def command(**params: Any) -> None:
-    """Run every selected case of DATASET against the agent (exactly one of --agent,
+    """Run every selected case of DATASET (a file, or store:NAME for a dataset kept in the
+    store) against the agent (exactly one of --agent,
     --agent-cmd, --agent-url), wait for each case's traces in an in-process OTLP receiver,
     score them as `tracegrade score` does, print the report and store the run (--db, default
     .tracegrade/tracegrade.db, as `score`). Exit 0 when the run passes, 1 below threshold, 2

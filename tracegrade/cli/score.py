@@ -12,6 +12,7 @@ from tracegrade.cli.follow_options import follow_options
 from tracegrade.cli.gate_options import gate_options
 from tracegrade.cli.options import (
     config_option,
+    dataset_ref,
     db_option,
     files_argument,
     judge_options,
@@ -46,8 +47,9 @@ how many more and where to see them: the report stays bounded however many trace
 @click.option(
     "--dataset",
     "dataset_path",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Golden dataset (YAML/JSON/JSONL). Without it, reference-free scorers run.",
+    callback=dataset_ref,
+    help="Golden dataset (YAML/JSON/JSONL, or store:NAME: one kept in the store). Without it, "
+    "reference-free scorers run.",
 )
 @mapping_option
 @tier_options

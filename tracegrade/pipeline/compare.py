@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from tracegrade.compare import Comparison
 from tracegrade.config import load_config
+from tracegrade.pipeline.datasets import dataset_filter
 from tracegrade.pipeline.gate import (
     compare_documents,
     dataset_name,
@@ -15,6 +16,7 @@ from tracegrade.pipeline.gate import (
     rules_for,
 )
 from tracegrade.pipeline.outputs import write_json
+from tracegrade.store.traces import Store
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,9 @@ class CompareOptions:
     json_path: str | None = None
     markdown_path: str | None = None
     alert_webhook: str | None = None
+    dataset: str | None = None
+    """A dataset name, file or ``store:NAME``: ``latest``, ``latest~N`` and ``baseline`` are
+    taken among its runs (without it, CURRENT's dataset names BASE's)."""
 
 
 @dataclass
@@ -50,8 +55,12 @@ def compare(options: CompareOptions) -> Compared:
         StoreError: no store, or nothing stored matches a reference.
     """
     config = load_config(options.config)
-    current, _ = resolve_document(options.current, options.db)
-    base, is_baseline = resolve_document(options.base, options.db, dataset_name(current))
+    within = None
+    if options.dataset is not None:
+        with Store(options.db) as store:
+            within = dataset_filter(store, options.dataset)
+    current, _ = resolve_document(options.current, options.db, within)
+    base, is_baseline = resolve_document(options.base, options.db, within or dataset_name(current))
     comparison = compare_documents(
         base,
         current,

@@ -8,11 +8,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from tracegrade.config import Config, load_config
-from tracegrade.dataset import Case, Dataset, load_dataset
+from tracegrade.dataset import Case, Dataset
 from tracegrade.errors import ConfigError, InputError
 from tracegrade.judge.calibrate import Agreement, judge_check
 from tracegrade.judge.scorer import JudgeScorer
 from tracegrade.judge.settings import resolve_settings
+from tracegrade.pipeline.datasets import open_dataset
 from tracegrade.pipeline.outputs import write_json
 from tracegrade.pipeline.reading import ErrorSink, load, load_mapping
 from tracegrade.scoring import config_for
@@ -70,7 +71,8 @@ def judge_cache(db: str | None, scorer: JudgeScorer | None) -> Iterator[None]:
 
 @dataclass(frozen=True)
 class JudgeCheckOptions:
-    """``judge-check``: the dataset (a path), where its traces come from, the judge."""
+    """``judge-check``: the dataset (a path or ``store:NAME``), where its traces come from,
+    the judge."""
 
     dataset: str | None
     files: Sequence[str] = ()
@@ -96,7 +98,7 @@ def check_judge(
     """
     if options.dataset is None:
         raise ConfigError("judge-check needs a DATASET whose cases carry labels")
-    dataset = load_dataset(options.dataset)
+    dataset = open_dataset(options.dataset, options.db)
     config = config_for(load_config(options.config), dataset)
     labelled = [c for c in dataset.cases if c.label is not None]
     scorer = make_judge(

@@ -15,10 +15,11 @@ from typing import Any
 from tracegrade.compare import Comparison
 from tracegrade.compare.case_sources import CaseTable
 from tracegrade.config import Config, load_config
-from tracegrade.dataset import Case, Dataset, Tier, load_dataset, select_cases
+from tracegrade.dataset import Case, Dataset, Tier, select_cases
 from tracegrade.errors import ConfigError, ExitCode
 from tracegrade.judge import Clarifier, resolve_settings
 from tracegrade.judge.faithfulness import with_judged_faithfulness
+from tracegrade.pipeline.datasets import open_dataset
 from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
     apply_min_score,
@@ -74,7 +75,8 @@ class AgentOptions:
 
 @dataclass(frozen=True)
 class RunOptions:
-    """What ``tracegrade run`` takes: the dataset (a path) and its selection, the agent, how
+    """What ``tracegrade run`` takes: the dataset (a file, or ``store:NAME``: a dataset stored
+    in the store at ``db``) and its selection, the agent, how
     the run goes (concurrency, seconds per case, repeats), scoring and the gate as
     :class:`~tracegrade.pipeline.score.ScoreOptions` name them."""
 
@@ -277,7 +279,7 @@ def run(options: RunOptions) -> RunOutcome:
         ConfigError: bad options (the agent, a case id, the judge's credentials).
         DatasetError: a bad dataset.
     """
-    dataset = load_dataset(options.dataset)
+    dataset = open_dataset(options.dataset, options.db)
     db = run_store(options.db, options.save)
     base = (
         resolve_base(options.baseline, db, dataset.name, CaseTable()) if options.baseline else None

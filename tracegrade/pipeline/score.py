@@ -21,11 +21,12 @@ from typing import Any
 from tracegrade.compare import Comparison
 from tracegrade.compare.case_sources import CaseTable
 from tracegrade.config import Config, load_config
-from tracegrade.dataset import Dataset, Tier, load_dataset
+from tracegrade.dataset import Dataset, Tier
 from tracegrade.errors import ConfigError, ExitCode, InputError
 from tracegrade.judge.faithfulness import with_judged_faithfulness
 from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.files import ReadOptions
+from tracegrade.pipeline.datasets import open_dataset
 from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
     Base,
@@ -62,10 +63,11 @@ NO_CASE_MATCHED = "no case matched a trace (by tracegrade.case_id, mapping, or f
 @dataclass(frozen=True)
 class ScoreOptions:
     """What a scoring run takes. Traces come from ``traces`` (already read), else ``files``,
-    else the store at ``db``; ``dataset`` is a loaded :class:`Dataset` or a path (None: the
-    reference-free scorers); ``config`` a loaded :class:`Config` or a path. Thresholds are
-    scores in [0, 1]; ``since`` is ``30m``/``12h``/``7d`` or an ISO date; ``sample`` a
-    fraction of traces kept by trace id; ``workers`` processes (0: one per CPU)."""
+    else the store at ``db``; ``dataset`` is a loaded :class:`Dataset`, a path or ``store:NAME``
+    (a dataset stored at ``db``; None: the reference-free scorers); ``config`` a loaded
+    :class:`Config` or a path. Thresholds are scores in [0, 1]; ``since`` is
+    ``30m``/``12h``/``7d`` or an ISO date; ``sample`` a fraction of traces kept by trace id;
+    ``workers`` processes (0: one per CPU)."""
 
     files: Sequence[str] = ()
     db: str | None = None
@@ -163,10 +165,10 @@ class Plan:
         return RunContext(self.run_id, self.dataset.name if self.dataset else None)
 
 
-def _dataset(value: Dataset | str | Path | None) -> Dataset | None:
+def _dataset(value: Dataset | str | Path | None, db: str | None) -> Dataset | None:
     if value is None or isinstance(value, Dataset):
         return value
-    return load_dataset(value)
+    return open_dataset(value, db)
 
 
 def plan_run(options: ScoreOptions) -> Plan:
@@ -176,7 +178,7 @@ def plan_run(options: ScoreOptions) -> Plan:
         ConfigError: the judge with several workers; a bad option value.
         DatasetError: a bad dataset (named with its file and line).
     """
-    dataset = _dataset(options.dataset)
+    dataset = _dataset(options.dataset, options.db)
     config = options.config if isinstance(options.config, Config) else load_config(options.config)
     config = config_for(config, dataset)
     scorers = build_scorers(config, options.scorer_refs)

@@ -3,13 +3,12 @@ two stored runs compared, one trace's reference-free scores, traces by id."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from tracegrade.compare import Comparison, RunOverview, compare_runs, overview
 from tracegrade.config import Config, Pricing
-from tracegrade.dataset import load_dataset
 from tracegrade.errors import StoreError
+from tracegrade.pipeline.datasets import dataset_filter
 from tracegrade.pipeline.evaluate import evaluate_dataset
 from tracegrade.pipeline.reading import traces_by_id
 from tracegrade.store.runs import baselines, case_trace_ids, load_run, recent_runs, run_datasets
@@ -20,18 +19,10 @@ __all__ = [
     "Comparison",
     "RunOverview",
     "compare_stored",
-    "dataset_filter",
     "reference_free",
     "stored_histories",
     "stored_overviews",
 ]
-
-
-def dataset_filter(value_: str | None) -> str | None:
-    """``--dataset NAME|PATH``: a path to a dataset file is replaced by its name."""
-    if value_ and Path(value_).is_file():
-        return load_dataset(value_).name
-    return value_
 
 
 def stored_overviews(
@@ -39,7 +30,7 @@ def stored_overviews(
 ) -> list[RunOverview]:
     """The overviews of the newest runs (dataset name or file, label filters)."""
     marked = set(baselines(store).values())
-    docs = recent_runs(store, dataset=dataset_filter(dataset), label=label, limit=limit)
+    docs = recent_runs(store, dataset=dataset_filter(store, dataset), label=label, limit=limit)
     return [overview(d, baseline=d["run"]["run_id"] in marked) for d in docs]
 
 
@@ -55,7 +46,7 @@ def stored_histories(
         StoreError: ``dataset`` (or ``label``) was given and no stored run matches; the
             message names the datasets that have runs.
     """
-    name = dataset_filter(dataset)
+    name = dataset_filter(store, dataset)
     names = run_datasets(store) if name is None else [name]
     marked = set(baselines(store).values())
     groups = []

@@ -149,6 +149,20 @@ async def dataset_page(request: Request) -> Response:
     return render(request, "dataset.html", data)
 
 
+async def export_yaml(request: Request) -> Response:
+    """The dataset's text as a YAML file to download (a stored dataset as ``NAME.yaml``: what
+    ``tracegrade dataset export NAME`` writes)."""
+    source = _source(request)
+    if source is None:
+        return not_found(request, f"no dataset {request.path_params['key']!r}")
+    filename = source.path.name if source.path is not None else f"{source.name}.yaml"
+    return Response(
+        source.read(ui_of(request)),
+        media_type="application/yaml; charset=utf-8",
+        headers={"Content-Disposition": f'attachment; filename="{quote(filename)}"'},
+    )
+
+
 async def _form_page(
     request: Request,
     source: Source,
@@ -335,6 +349,7 @@ ROUTES = [
     *twin("/datasets", datasets_page),
     Route("/datasets/new-case", new_case_from_trace, methods=["GET"]),
     Route("/datasets", create_stored, methods=["POST"]),
+    Route("/datasets/{key}/export.yaml", export_yaml, methods=["GET"]),
     Route("/datasets/{key}/cases/new", new_case_form, methods=["GET"]),
     Route("/datasets/{key}/cases/new", create_case, methods=["POST"]),
     Route("/datasets/{key}/cases/{index:int}.json", edit_case_form, methods=["GET"]),
