@@ -1,0 +1,130 @@
+"""The keyless demo: ``python -m examples.ecommerce.demo`` end to end, its recorded model
+(replayed; an unrecorded request is a clear error) and the one-command re-recording."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+import openai
+import pytest
+from starlette.testclient import TestClient
+
+from examples.ecommerce.record import RecordingProxy, invent_prices, record
+from examples.ecommerce.replay import RECORDED, ReplayServer
+from tests.examples.record_replay import record_scripted
+from tests.support.openai_server import ScriptedOpenAI, error, text
+from tracegrade.web.app import create_app
+from tracegrade.web.base import UiConfig
+
+REPO = Path(__file__).resolve().parents[2]
+LABELS = ["demo-regressed", "demo-agent-url", "demo-agent-cmd", "demo-agent"]
+
+
+def _tracegrade(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "tracegrade", *args]
+    return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_demo_stores_a_run_per_agent_style_that_runs_compare_and_the_ui_show(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "demo.db"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
+    env["TRACEGRADE_DB"] = str(db)  # the default store, as a newcomer's would be
+    demo = [sys.executable, "-m", "examples.ecommerce.demo", "--smoke"]
+    done = subprocess.run(demo, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "--agent-url" in done.stdout and "--otlp-http-port" in done.stdout
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT=" in done.stdout and "--body" in done.stdout
+
+    listed = _tracegrade("runs", "--json", env=env)
+    runs = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
+    assert [r["label"] for r in runs] == LABELS, listed.stdout
+    by_label = {r["label"]: r for r in runs}
+    assert all(by_label[label]["pass_rate"] == 1.0 for label in LABELS[1:])
+    assert by_label["demo-regressed"]["pass_rate"] < 1.0
+    compared = _tracegrade("compare", "baseline", "latest", env=env)
+    assert compared.returncode == 1 and "regressed" in compared.stdout, compared.stdout
+
+    app = create_app(UiConfig(db=str(db)))
+    with TestClient(app, base_url="http://localhost") as client:
+        for run in runs:
+            page = client.get(f"/runs/{run['run_id']}")
+            assert page.status_code == 200 and run["label"] in page.text
+            assert "headphones-under-300" in page.text
+    app.state.ui.close()
+
+
+@pytest.fixture
+def replay() -> Iterator[ReplayServer]:
+    with ReplayServer() as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        yield server
+        server.shutdown()
+
+
+def test_an_unrecorded_request_is_a_clear_error_not_retried(replay: ReplayServer) -> None:
+    client = openai.OpenAI(base_url=replay.base_url(), api_key="none", max_retries=2)
+    with pytest.raises(openai.BadRequestError) as raised:
+        client.chat.completions.create(
+            model="any", messages=[{"role": "user", "content": "What is the capital of Peru?"}]
+        )
+    message = str(raised.value)
+    assert "no response recorded in examples/ecommerce/recorded/good.jsonl" in message
+    assert "'What is the capital of Peru?'" in message
+    assert "python -m examples.ecommerce.record --upstream URL" in message
+
+
+def test_the_shipped_recording_is_what_recording_the_scripted_model_writes_today(
+    tmp_path: Path,
+) -> None:
+    counts = record_scripted(tmp_path)
+    for name, count in counts.items():
+        shipped = (RECORDED / f"{name}.jsonl").read_text(encoding="utf-8")
+        assert (tmp_path / f"{name}.jsonl").read_text(encoding="utf-8") == shipped, (
+            f"{name}.jsonl is stale: re-record with `python -m tests.examples.record_replay`"
+        )
+        assert count == len(shipped.splitlines()) > 20
+
+
+def test_the_regressed_recording_states_prices_from_memory() -> None:
+    assert invent_prices("Total $1,299.00, then $50.00.") == "Total $1,169.10, then $45.00."
+    good = (RECORDED / "good.jsonl").read_text(encoding="utf-8")
+    regressed = (RECORDED / "invented_price.jsonl").read_text(encoding="utf-8")
+    assert "$1,299.00" in good and "$1,169.10" in regressed
+
+
+def test_an_upstream_error_while_recording_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "good.jsonl"
+    out.write_text("kept\n", encoding="utf-8")
+    with (
+        ScriptedOpenAI(lambda body: error(401)) as upstream,
+        pytest.raises(click.ClickException, match="nothing written to .*HTTP 401"),
+    ):
+        record(upstream.base_url, "bad-key", "gpt-4o-mini", False, out)
+    assert out.read_text(encoding="utf-8") == "kept\n"
+
+
+def test_the_recording_proxy_records_a_regressed_answer_and_answers_as_the_replay_will() -> None:
+    with (
+        ScriptedOpenAI([text("Hello $10.00")]) as upstream,
+        RecordingProxy(upstream.base_url, "sk-real", regress=True) as proxy,
+    ):
+        threading.Thread(target=proxy.serve_forever, daemon=True).start()
+        client = openai.OpenAI(base_url=proxy.base_url(), api_key="not-this-one")
+        reply = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "hi"}]
+        )
+        proxy.shutdown()
+    assert reply.choices[0].message.content == "Hello $9.00"
+    assert reply.id.startswith("chatcmpl-replay-")
+    [entry] = proxy.entries.values()
+    assert entry["response"]["message"]["content"] == "Hello $9.00"
+    assert entry["messages"] == [{"role": "user", "content": "hi"}]
