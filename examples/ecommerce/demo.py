@@ -48,12 +48,19 @@ import click
 
 from examples.ecommerce.replay import ReplayServer
 
-REPO = Path(__file__).resolve().parents[2]
-DATASET = "datasets/ecommerce/golden.yaml"
+ROOT = Path(os.path.abspath(__file__)).parents[2]
+"""The folder holding ``examples/`` and ``datasets/`` (the clone, or a folder linking them)."""
 MODEL = "scripted-shop-model"
 """The model name the recording was made with: a script, not an LLM (no price is known)."""
 BODY = '{"messages": "{messages}"}'
 """``--body`` for the service: the whole conversation each turn (multi-turn cases)."""
+
+
+def _dataset() -> str:
+    """The golden dataset's path as typed: relative from the clone's root, else absolute."""
+    path = ROOT / "datasets" / "ecommerce" / "golden.yaml"
+    relative = os.path.relpath(path)
+    return path.as_posix() if relative.startswith("..") else relative
 
 
 class StepFailed(Exception):
@@ -107,7 +114,7 @@ def _service(env: dict[str, str], receiver_port: int) -> Iterator[str]:
 
 
 def _steps(env: dict[str, str], options: list[str], regressed_env: dict[str, str]) -> None:
-    run = ["run", DATASET, "--no-judge", *options]
+    run = ["run", _dataset(), "--no-judge", *options]
     with tempfile.TemporaryDirectory(prefix="tracegrade-demo-") as folder:
         first = Path(folder) / "run.json"
         in_process = ["--agent", "examples.ecommerce.agent:answer", "--label", "demo-agent"]
@@ -146,8 +153,6 @@ def _next_steps(db: str | None) -> str:
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
 def main(db: str | None, smoke: bool, concurrency: int) -> None:
     """Run the shop agent's golden dataset against a recorded model, in each agent style."""
-    if Path.cwd().resolve() != REPO:
-        raise click.UsageError(f"run it from the repository root: cd {REPO}")
     if importlib.util.find_spec("opentelemetry.instrumentation.openai_v2") is None:
         raise click.UsageError(
             "the example agent needs the examples extra (the openai-v2 instrumentation traces "
@@ -159,6 +164,7 @@ def main(db: str | None, smoke: bool, concurrency: int) -> None:
     with server:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base = {**os.environ, "OPENAI_API_KEY": "replay-needs-no-key", "OPENAI_MODEL": MODEL}
+        base["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.getenv("PYTHONPATH")])])
         env = {**base, "OPENAI_BASE_URL": server.base_url()}
         regressed = {**base, "OPENAI_BASE_URL": server.base_url("invented_price")}
         click.echo(f"recorded model (examples/ecommerce/recorded/) on {server.base_url()}")
