@@ -15,9 +15,9 @@ recorded model (:mod:`examples.ecommerce.replay`: no network, no key), once in e
    in the three steps a service needs: a fixed receiver port (``--otlp-http-port``), the
    service's exporter pointed at it (``OTEL_EXPORTER_OTLP_ENDPOINT``), and ``--body`` sending the
    whole conversation for multi-turn cases;
-4. the first run marked as the baseline, then the agent against the recording of a regressed
-   model (it states prices 10% below the tools' figures) with ``--baseline baseline``: the gate
-   exits 1.
+4. the first run marked as the baseline (``tracegrade runs baseline latest`` right after it),
+   then the agent against the recording of a regressed model (it states prices 10% below the
+   tools' figures) with ``--baseline baseline``: the gate exits 1.
 
 Each command is printed before it runs, as you would type it. Then ``tracegrade runs``,
 ``compare``, ``history`` and ``ui`` show what was stored. Exit 0 when every step did what it
@@ -32,13 +32,11 @@ shipped was recorded from tracegrade's scripted test model, not an LLM.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shlex
 import socket
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -115,11 +113,10 @@ def _service(env: dict[str, str], receiver_port: int) -> Iterator[str]:
 
 def _steps(env: dict[str, str], options: list[str], regressed_env: dict[str, str]) -> None:
     run = ["run", _dataset(), "--no-judge", *options]
-    with tempfile.TemporaryDirectory(prefix="tracegrade-demo-") as folder:
-        first = Path(folder) / "run.json"
-        in_process = ["--agent", "examples.ecommerce.agent:answer", "--label", "demo-agent"]
-        _tracegrade([*run, *in_process, "--json", str(first)], env)
-        first_id = json.loads(first.read_text())["run"]["run_id"]
+    db = [arg for arg in options if arg.startswith("--db=")]
+    in_process = ["--agent", "examples.ecommerce.agent:answer", "--label", "demo-agent"]
+    _tracegrade([*run, *in_process], env)
+    _tracegrade(["runs", "baseline", "latest", *db], env)
     command = f"{shlex.quote(sys.executable)} -m examples.ecommerce --messages"
     agent_cmd = ["--agent-cmd", command, "--input-format", "messages", "--label", "demo-agent-cmd"]
     _tracegrade([*run, *agent_cmd], env)
@@ -127,8 +124,6 @@ def _steps(env: dict[str, str], options: list[str], regressed_env: dict[str, str
     with _service(env, port) as url:
         http = ["--agent-url", f"{url}/chat", "--otlp-http-port", str(port), "--body", BODY]
         _tracegrade([*run, *http, "--label", "demo-agent-url"], env)
-    db = [arg for arg in options if arg.startswith("--db=")]
-    _tracegrade(["runs", "baseline", first_id, *db], env)
     click.secho("\nNow a regressed model (it states prices from memory); the gate should fail:")
     regressed = ["--agent", "examples.ecommerce.agent:answer", "--label", "demo-regressed"]
     _tracegrade([*run, *regressed, "--baseline", "baseline"], regressed_env, expect=(1,))

@@ -146,9 +146,9 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") != "/v1/chat/completions" or length > _MAX_BODY_BYTES:
             self._send(404, b'{"error": {"message": "POST /v1/chat/completions only"}}')
             return
-        body = json.loads(self.rfile.read(length) or b"{}")
         url = f"{self.server.upstream}/chat/completions"
         try:
+            body = json.loads(self.rfile.read(length) or b"{}")
             reply = self.server.client.post(url, json=body)
             if reply.status_code != 200:
                 raise ValueError(f"HTTP {reply.status_code}: {reply.text[:300]}")

@@ -50,6 +50,7 @@ def test_demo_stores_a_run_per_agent_style_that_runs_compare_and_the_ui_show(
     by_label = {r["label"]: r for r in runs}
     assert all(by_label[label]["pass_rate"] == 1.0 for label in LABELS[1:])
     assert by_label["demo-regressed"]["pass_rate"] < 1.0
+    assert [r["label"] for r in runs if r["baseline"]] == ["demo-agent"]
     compared = _tracegrade("compare", "baseline", "latest", env=env)
     assert compared.returncode == 1 and "regressed" in compared.stdout, compared.stdout
 
