@@ -14,8 +14,10 @@ from pathlib import Path
 import click
 import openai
 import pytest
+from click.testing import CliRunner
 from starlette.testclient import TestClient
 
+from examples.ecommerce import demo
 from examples.ecommerce.record import RecordingProxy, invent_prices, record
 from examples.ecommerce.replay import RECORDED, ReplayServer
 from tests.examples.record_replay import record_scripted
@@ -129,3 +131,17 @@ def test_the_recording_proxy_records_a_regressed_answer_and_answers_as_the_repla
     [entry] = proxy.entries.values()
     assert entry["response"]["message"]["content"] == "Hello $9.00"
     assert entry["messages"] == [{"role": "user", "content": "hi"}]
+
+
+def test_without_the_examples_extra_the_demo_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = demo.importlib.util.find_spec
+    monkeypatch.setattr(
+        demo.importlib.util,
+        "find_spec",
+        lambda name, *args: None if "openai_v2" in name else real(name, *args),
+    )
+    result = CliRunner().invoke(demo.main, [])
+    assert result.exit_code == 2
+    assert "pip install -e '.[examples]'" in result.output
