@@ -30,7 +30,9 @@ def _created_in_the_editor(db: Path) -> str:
         client.post("/datasets", data={"csrf_token": csrf_token(page), "name": "team"})
         for case_id, product in (("sony", "Sony WH-1000XM5"), ("bose", "Bose QC Ultra")):
             form = _form(client, "/datasets/store:team/cases/new")
-            form.update(id=case_id, input=f"How much is the {product}?", expected_tools="get_price")
+            form.update(
+                id=case_id, input=f"How much is the {product}?", expected_tool=["get_price"]
+            )
             assert client.post("/datasets/store:team/cases/new", data=form).status_code == 200
         page = client.get("/datasets/store:team").text
         assert 'id="export-yaml" href="/datasets/store:team/export.yaml"' in page
