@@ -1,7 +1,7 @@
 """Trace files: read any supported format into OTLP requests, and write Collector files.
 
-Supported inputs (detected from the content, not the file name; gzip is detected by its
-magic bytes):
+Supported inputs (detected from the content, not the file name; gzip and zstd are detected
+by their magic bytes, :func:`compression_of`):
 
 - **OpenTelemetry Collector file exporter, JSON** (``format: json``): one OTLP/JSON
   ``ExportTraceServiceRequest`` or ``ExportLogsServiceRequest`` per line (``.jsonl``), or one
@@ -13,6 +13,11 @@ magic bytes):
   message list under ``messages_key`` (see :mod:`tracegrade.otlp.transcripts`).
 - **any-agent traces**: a JSON document ``{"spans": [...]}`` as written by mozilla-ai/any-agent
   (see :mod:`tracegrade.otlp.anyagent`).
+
+Compressed files: gzip (one or more members), and zstd as the Collector's file exporter writes
+it (``compression: zstd``): each export a zstd frame after its 4-byte big-endian length, or,
+with its native compression, one zstd stream of the uncompressed format. Both expand at most
+:func:`gzip_limit` bytes (a decompression bomb is refused before it is held).
 
 Everything becomes OTLP requests (``ExportTraceServiceRequest``/``ExportLogsServiceRequest``),
 so the store keeps one lossless form whatever the source. A bad line is reported as an
@@ -29,7 +34,9 @@ import struct
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import IO, Any, Literal, TextIO
+
+import zstandard
 
 from tracegrade.errors import InputError, OtlpDecodeError
 from tracegrade.otlp import anyagent, transcripts
@@ -47,15 +54,11 @@ from tracegrade.otlp.codec import (
 from tracegrade.spans import LogRecord, Span
 
 GZIP_MAGIC = b"\x1f\x8b"
-TRACE_FILE_SUFFIXES = (
-    ".jsonl",
-    ".json",
-    ".jsonl.gz",
-    ".json.gz",
-    ".binpb",
-    ".pb",
-    ".binpb.gz",
-    ".pb.gz",
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+TRACE_FILE_SUFFIXES = tuple(
+    base + packed
+    for base in (".jsonl", ".json", ".binpb", ".pb")
+    for packed in ("", ".gz", ".zst", ".zstd")
 )
 
 Request = ExportTraceServiceRequest | ExportLogsServiceRequest
@@ -166,8 +169,11 @@ def read_file(path: str | Path, options: ReadOptions = ReadOptions()) -> Payload
     result = Payloads()
     try:
         data = path.read_bytes()
-        if data[:2] == GZIP_MAGIC:
+        kind = compression_of(data[:8])
+        if kind == "gzip":
             data = gunzip(data)
+        elif kind is not None:
+            data = unzstd(data, records=kind == "zstd-records")
     except (OSError, EOFError) as exc:
         result.errors.append(InputError(f"cannot read file: {exc}", source=source))
         return result
@@ -187,17 +193,35 @@ class GzipBombError(OSError):
     """A gzip file expands past :func:`gzip_limit`; reported as an unreadable file."""
 
 
+class ZstdBombError(OSError):
+    """A zstd file expands past :func:`gzip_limit`; reported as an unreadable file."""
+
+
 def gzip_limit(compressed_bytes: int) -> int:
     """Most bytes a gzip file of ``compressed_bytes`` may expand to (see
     :data:`MAX_GZIP_RATIO`)."""
     return max(GZIP_FLOOR_BYTES, MAX_GZIP_RATIO * compressed_bytes)
 
 
-def _bomb(compressed_bytes: int) -> GzipBombError:
-    return GzipBombError(
-        f"gzip data expands past {gzip_limit(compressed_bytes):,} bytes ({MAX_GZIP_RATIO}x "
+def _bomb(compressed_bytes: int, kind: str = "gzip") -> OSError:
+    error = GzipBombError if kind == "gzip" else ZstdBombError
+    return error(
+        f"{kind} data expands past {gzip_limit(compressed_bytes):,} bytes ({MAX_GZIP_RATIO}x "
         "its size): refused as a decompression bomb; decompress it yourself to read it"
     )
+
+
+def compression_of(head: bytes) -> Literal["gzip", "zstd", "zstd-records"] | None:
+    """How a file starting with ``head`` (its first 8 bytes) is compressed: ``gzip``, ``zstd``
+    (one stream), ``zstd-records`` (the Collector's file exporter: each export a zstd frame
+    after its 4-byte length), or None."""
+    if head[:2] == GZIP_MAGIC:
+        return "gzip"
+    if head[:4] == ZSTD_MAGIC:
+        return "zstd"
+    if head[4:8] == ZSTD_MAGIC:
+        return "zstd-records"
+    return None
 
 
 def gunzip(data: bytes) -> bytes:
@@ -238,6 +262,105 @@ class BoundedGzip(io.RawIOBase):
     def close(self) -> None:
         self._stream.close()
         super().close()
+
+
+_ZSTD_WINDOW = 2**27
+"""Largest zstd window accepted (bytes): what libzstd allows by default, named."""
+
+
+class BoundedZstd(io.RawIOBase):
+    """The decompressed bytes of a zstd stream (every frame of it), refusing to expand past
+    ``limit`` bytes, by default :func:`gzip_limit` of ``compressed_bytes`` (the file's size:
+    :class:`ZstdBombError`, an ``OSError``)."""
+
+    def __init__(self, source: IO[bytes], compressed_bytes: int, limit: int | None = None):
+        self._source = source
+        self._compressed = compressed_bytes
+        self._limit = gzip_limit(compressed_bytes) if limit is None else limit
+        decompressor = zstandard.ZstdDecompressor(max_window_size=_ZSTD_WINDOW)
+        self._stream = decompressor.stream_reader(source, read_across_frames=True)
+        self._read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            size = int(self._stream.readinto(buffer))
+        except zstandard.ZstdError as exc:
+            raise OSError(f"corrupt zstd data: {exc}") from exc
+        self._read += size
+        if self._read > self._limit:
+            raise _bomb(self._compressed, "zstd")
+        return size
+
+    def close(self) -> None:
+        self._stream.close()
+        self._source.close()
+        super().close()
+
+
+class ZstdRecords(io.RawIOBase):
+    """The Collector file exporter's ``compression: zstd`` output read back uncompressed: each
+    record (a 4-byte big-endian length, then a zstd frame of one export) becomes a line of
+    OTLP/JSON, or a 4-byte-length-prefixed protobuf message (``format: proto``). Expands at
+    most :func:`gzip_limit` of ``compressed_bytes`` in all (:class:`ZstdBombError`).
+
+    Raises (when read):
+        OSError: a truncated record or a corrupt frame; ZstdBombError.
+    """
+
+    def __init__(self, source: IO[bytes], compressed_bytes: int):
+        self._source = source
+        self._compressed = compressed_bytes
+        self._budget = gzip_limit(compressed_bytes)
+        self._pending = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._pending:
+            record = self._next_record()
+            if record is None:
+                return 0
+            self._pending = memoryview(record)
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self._pending = self._pending[size:]
+        return size
+
+    def _next_record(self) -> bytes | None:
+        head = self._source.read(4)
+        if not head:
+            return None
+        length = struct.unpack(">I", head)[0] if len(head) == 4 else -1
+        frame = self._source.read(max(length, 0))
+        if length < 0 or len(frame) < length:
+            raise OSError("truncated zstd record (the file ends inside one)")
+        with BoundedZstd(io.BytesIO(frame), self._compressed, self._budget) as stream:
+            data = stream.readall()
+        self._budget -= len(data)
+        if data.lstrip()[:1] in (b"{", b"["):
+            return data.rstrip(b"\n") + b"\n"
+        return struct.pack(">I", len(data)) + data
+
+    def close(self) -> None:
+        self._source.close()
+        super().close()
+
+
+def unzstd(data: bytes, *, records: bool = False) -> bytes:
+    """Decompress zstd ``data``: one stream of frames, or with ``records`` the Collector's
+    length-prefixed frames (:class:`ZstdRecords`); at most :func:`gzip_limit` bytes.
+
+    Raises:
+        ZstdBombError: it expands past the limit (nothing past it is held).
+        OSError: corrupt or truncated.
+    """
+    kind = ZstdRecords if records else BoundedZstd
+    with io.BufferedReader(kind(io.BytesIO(data), len(data))) as stream:
+        return stream.read()
 
 
 def read_bytes(data: bytes, source: str, options: ReadOptions, into: Payloads) -> None:
@@ -522,7 +645,11 @@ def _parse_protobuf_frame(frame: bytes, prefer_logs: bool) -> Request:
 
 
 def _open_text(path: Path, mode: Literal["at", "wt"]) -> TextIO:
-    """``path`` opened for writing text (UTF-8), gzip-compressed when it ends in ``.gz``."""
+    """``path`` opened for writing text (UTF-8), gzip-compressed when it ends in ``.gz``,
+    zstd-compressed (one stream) when it ends in ``.zst``."""
+    if path.suffix in (".zst", ".zstd"):
+        text: TextIO = zstandard.open(path, mode, encoding="utf-8")
+        return text
     if path.suffix == ".gz":
         return gzip.open(path, mode, encoding="utf-8")
     return open(path, mode, encoding="utf-8")
@@ -530,7 +657,8 @@ def _open_text(path: Path, mode: Literal["at", "wt"]) -> TextIO:
 
 def write_jsonl(path: str | Path, requests: Sequence[Request], *, append: bool = False) -> int:
     """Write requests in the Collector file exporter JSON format: one OTLP/JSON request per
-    line. A path ending in ``.gz`` is gzip-compressed. Returns the number of lines written."""
+    line. A path ending in ``.gz`` is gzip-compressed, ``.zst`` zstd-compressed. Returns the
+    number of lines written."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with _open_text(path, "at" if append else "wt") as out:

@@ -44,10 +44,12 @@ from typing import IO, Any, NamedTuple
 
 from tracegrade.errors import InputError
 from tracegrade.otlp.files import (
-    GZIP_MAGIC,
     BoundedGzip,
+    BoundedZstd,
     Payloads,
     ReadOptions,
+    ZstdRecords,
+    compression_of,
     expand_paths,
     read_bytes,
 )
@@ -363,12 +365,15 @@ _CAN_PREAD = hasattr(os, "pread")
 
 
 def _open(path: Path) -> tuple[IO[bytes], Identity | None]:
-    """The file's bytes (decompressed if gzip) and, for a plain regular file (where
+    """The file's bytes (decompressed if gzip or zstd) and, for a plain regular file (where
     ``os.pread`` exists), its identity."""
     with path.open("rb") as probe:
-        gzipped = probe.read(2) == GZIP_MAGIC
-    if gzipped:
+        kind = compression_of(probe.read(8))
+    if kind == "gzip":
         return io.BufferedReader(BoundedGzip(path), _BUFFER), None
+    if kind is not None:
+        reader = ZstdRecords if kind == "zstd-records" else BoundedZstd
+        return io.BufferedReader(reader(path.open("rb"), path.stat().st_size), _BUFFER), None
     handle = path.open("rb", buffering=_BUFFER)
     status = os.fstat(handle.fileno())
     plain = _CAN_PREAD and stat.S_ISREG(status.st_mode)
