@@ -79,8 +79,7 @@ def test_two_followers_share_traces_and_a_dead_workers_claims_expire(tmp_path):
     with Store(db) as store:
         store.write(requests)
         # a worker that claimed 5 traces and died before completing them
-        shared.offer(store.db, shared.unoffered(store.db, 0.0, time.time()))
-        dead = shared.claim(store.db, "dead-worker", 5, lease_s=0.5)
+        dead = shared.claim(store.db, "dead-worker", 5, shared.Settling(0.0), lease_s=0.5)
         assert len(dead) == 5
         first, second = _follower(db, batch=7, worker="a"), _follower(db, batch=7, worker="b")
         results: list[str] = []
@@ -100,10 +99,9 @@ def test_a_lost_claim_cannot_complete(tmp_path):
     db = str(tmp_path / "l.db")
     with Store(db) as store:
         store.write(_turns(1))
-        shared.offer(store.db, shared.unoffered(store.db, 0.0, time.time()))
-        (slow,) = shared.claim(store.db, "slow", 1, lease_s=0.01)
+        (slow,) = shared.claim(store.db, "slow", 1, shared.Settling(0.0), lease_s=0.01)
         time.sleep(0.05)
-        (fast,) = shared.claim(store.db, "fast", 1, lease_s=60)
+        (fast,) = shared.claim(store.db, "fast", 1, shared.Settling(0.0), lease_s=60)
         assert fast.trace_id == slow.trace_id
         row = shared.ResultRow("shop", True, 1.0, False, 1, 0, 5.0, None, {})
         assert shared.complete(store.db, "fast", fast, row)

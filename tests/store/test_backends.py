@@ -13,6 +13,7 @@ from tests.support.sdk import agent_turn, trace_request
 from tracegrade.errors import StoreError
 from tracegrade.normalize import normalize_all, normalize_trace
 from tracegrade.otlp.files import read_paths
+from tracegrade.store import follow as shared
 from tracegrade.store.database import Database, display, hide_secrets
 from tracegrade.store.runs import iter_run_cases, list_runs, load_run, save_run
 from tracegrade.store.traces import MIGRATIONS, Store
@@ -104,18 +105,22 @@ def test_a_trace_without_its_root_span_is_not_settled(store_location):
         (state,) = store.trace_states()
         assert not state.ended and state.span_count == 2
         assert store.settled(trace_ids=[state.trace_id], quiet_s=0) is None
-        assert store.settled_since(0, quiet_s=0) == []
+        assert shared.claim(store.db, "w", 10, shared.Settling(0.0, rootless_quiet_s=60)) == []
+        (late,) = shared.claim(store.db, "w", 10, shared.Settling(0.0, rootless_quiet_s=0))
+        assert late.trace_id == state.trace_id  # rootless traces are scored after a while
 
 
-def test_settled_since_lists_new_settled_traces_in_arrival_order(store_location):
+def test_writes_queue_their_traces_in_order_of_change(store_location):
+    first, second = trace_request(agent_turn), trace_request(agent_turn)
+    ids = [r.resource_spans[0].scope_spans[0].spans[0].trace_id.hex() for r in (first, second)]
     with Store(store_location) as store:
-        store.write([trace_request(agent_turn)])
-        mark = time.time()
+        store.write([first])
         time.sleep(0.01)
-        store.write([trace_request(agent_turn)])
-        later = store.settled_since(mark, quiet_s=0)
-        assert len(later) == 1 and later[0].last_received_at > mark
-        assert len(store.settled_since(0, quiet_s=0)) == 2
+        store.write([second])
+        claimed = shared.claim(store.db, "w", 1, shared.Settling(0.0))
+        assert [c.trace_id for c in claimed] == ids[:1]
+        assert [c.trace_id for c in shared.claim(store.db, "w2", 9, shared.Settling(0.0))] == ids[1:]
+        assert shared.pending(store.db) == 2  # claimed, not completed
 
 
 def test_runs_are_stored_and_listed(store_location):

@@ -29,8 +29,8 @@ def follow_until_stopped(follower: Follower) -> ExitCode:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     click.echo(
-        f"tracegrade score --follow: scoring traces as they settle (quiet {follower.quiet_s:g} s); "
-        "Ctrl-C to stop",
+        f"tracegrade score --follow: scoring traces as they settle (quiet {follower.quiet_s:g} s"
+        f"{f', {follower.workers} processes' if follower.workers > 1 else ''}); Ctrl-C to stop",
         err=True,
     )
     results = follower.run(
@@ -44,10 +44,16 @@ def follow_until_stopped(follower: Follower) -> ExitCode:
 
 
 def follow_command(
-    options: ScoreOptions, quiet_s: float, window: str | None, lease_s: float
+    options: ScoreOptions,
+    quiet_s: float,
+    window: str | None,
+    lease_s: float,
+    rootless_quiet_s: float,
 ) -> ExitCode:
     """``score --follow``: the follower of ``options``, run until stopped (judge verdicts
     cached in the store)."""
-    follower, judge = make_follower(options, quiet_s=quiet_s, window=window, lease_s=lease_s)
+    follower, judge = make_follower(
+        options, quiet_s=quiet_s, window=window, lease_s=lease_s, rootless_quiet_s=rootless_quiet_s
+    )
     with judge_cache(options.db, judge):
         return follow_until_stopped(follower)

@@ -6,7 +6,7 @@ import click
 
 from tracegrade import environment
 from tracegrade.cli.options import stacked
-from tracegrade.store.follow import DEFAULT_LEASE_S
+from tracegrade.store.follow import DEFAULT_LEASE_S, DEFAULT_ROOTLESS_QUIET_S
 from tracegrade.store.traces import DEFAULT_QUIET_S
 
 follow_options = stacked(
@@ -25,6 +25,14 @@ follow_options = stacked(
             help="--follow: seconds without new spans before an ended trace is scored.",
         ),
         click.option(
+            "--rootless-quiet-s",
+            type=click.FloatRange(min=0),
+            default=DEFAULT_ROOTLESS_QUIET_S,
+            show_default=True,
+            help="--follow: seconds without new spans before a trace whose root or agent span "
+            "never arrived is scored anyway.",
+        ),
+        click.option(
             "--window",
             help="--follow: store and print aggregates per window (e.g. 5m) and service.name; "
             "thresholds in the config's windows: section raise an alert.",
@@ -40,9 +48,10 @@ follow_options = stacked(
             type=click.FloatRange(min=1),
             default=DEFAULT_LEASE_S,
             show_default=True,
-            help="--follow: seconds a worker holds a claimed trace before another worker may "
-            "take it.",
+            help="--follow: seconds a claim lasts unless its worker renews it (it does while "
+            "scoring); a dead worker's claims go to another worker after this.",
         ),
     ]
 )
-"""``--follow``, ``--quiet-s``, ``--window``, ``--alert-webhook``, ``--lease-s``."""
+"""``--follow``, ``--quiet-s``, ``--rootless-quiet-s``, ``--window``, ``--alert-webhook``,
+``--lease-s``."""

@@ -54,7 +54,11 @@ how many more and where to see them: the report stays bounded however many trace
 @mapping_option
 @tier_options
 @pass_options
-@click.option("--since", help="Only traces started since: 30m, 12h, 7d or an ISO date/time.")
+@click.option(
+    "--since",
+    help="Only traces started since: 30m, 12h, 7d or an ISO date/time (--follow: received "
+    "since; default the store's retention).",
+)
 @click.option(
     "--limit", type=click.IntRange(min=1), help="At most this many traces (store: newest first)."
 )
@@ -72,7 +76,7 @@ how many more and where to see them: the report stays bounded however many trace
     default=1,
     show_default=True,
     help="Processes that run the scorers (0: one per CPU); results identical, in the same "
-    "order. Not with the LLM judge.",
+    "order (--follow: scoring processes sharing the queue). Not with the LLM judge.",
 )
 @click.option(
     "--judge/--no-judge",
@@ -103,9 +107,8 @@ def command(**params: Any) -> None:
             raise ConfigError("--follow reads the store; give no files")
         if options.baseline or options.min_score is not None:
             raise ConfigError("--baseline and --min-score gate a finished run, not --follow")
-        sys.exit(
-            int(follow_command(options, params["quiet_s"], params["window"], params["lease_s"]))
-        )
+        keys = ("quiet_s", "window", "lease_s", "rootless_quiet_s")
+        sys.exit(int(follow_command(options, *(params[key] for key in keys))))
     with (
         progress_counter("scoring", PROGRESS_FROM) as advance,
         score(options, progress=advance, on_errors=report_errors) as run,

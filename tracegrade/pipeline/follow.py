@@ -1,27 +1,34 @@
 """``tracegrade score --follow``: score traces as they settle in the store (production
 sampling behind ``tracegrade collect``), one line per trace, until interrupted.
 
-A trace is scored once it has *settled* (:meth:`~tracegrade.store.traces.Store.settled_since`:
-its root or agent span arrived and no span came for ``quiet_s`` seconds), so partial traces
-are never scored. A trace that receives spans after it was scored settles again and is
-scored again (marked ``updated``).
+Traces wait in the store's outbox, queued by the writer in the transaction that stored their
+spans (:mod:`tracegrade.store.outbox`); a trace is claimable once it has settled (its root or
+agent span stored and no span for ``quiet_s`` seconds; ``rootless_quiet_s`` without such a
+span), so partial traces are not scored, and no trace depends on a time watermark. A trace that
+receives spans after it was scored is queued again and scored again (marked ``updated``). A
+follower starts with every queued trace within its horizon (``since``; by default the store's
+retention, else everything queued): traces that settled while no worker ran are scored.
 
-Several workers may follow one store (PostgreSQL, or SQLite on one machine): each settled
-trace version is claimed by one worker for a lease (:mod:`tracegrade.store.follow`), and its
-result is stored with the claim, so no trace is scored twice or missed, even when a worker
-dies. ``sample`` keeps a fraction of traces by trace id (:mod:`tracegrade.sampling`): every
-worker makes the same choice. With ``window_s``, each closed window's aggregates per
-``service.name`` are stored, printed, and checked against the config's thresholds
-(:mod:`tracegrade.report.windows`).
+Several workers may follow one store (PostgreSQL, or SQLite on one machine), and one follower
+may run ``workers`` scoring processes (:mod:`tracegrade.pipeline.follow_workers`): each claims
+a batch for a lease (:mod:`tracegrade.store.follow`), renews it while scoring
+(:mod:`tracegrade.pipeline.leases`), and stores each result with the claim, so no trace is
+scored twice or missed, even when a worker dies. While batches come back full, the next is
+claimed at once; the follower waits ``poll_s`` only when the queue had less. ``sample`` keeps
+a fraction of traces by trace id (:mod:`tracegrade.sampling`): every worker makes the same
+choice. With ``window_s``, each closed window's aggregates per ``service.name`` are stored,
+printed, and checked against the config's thresholds (:mod:`tracegrade.report.windows`).
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +36,7 @@ from tracegrade.config import Config
 from tracegrade.dataset import Dataset, Tier
 from tracegrade.normalize import normalize_trace
 from tracegrade.pipeline.export import RunExport, open_export
+from tracegrade.pipeline.leases import Leases
 from tracegrade.pipeline.score import ScoreOptions, plan_run
 from tracegrade.report import windows
 from tracegrade.report.alerts import post_alert
@@ -37,23 +45,36 @@ from tracegrade.sampling import sampled
 from tracegrade.scoring import CaseResult, evaluate
 from tracegrade.scoring.score import Scorer
 from tracegrade.store import follow as shared
+from tracegrade.store import retention
 from tracegrade.store.traces import Store
 from tracegrade.trace import AgentTrace
 
 POLL_S = 0.5
+"""Seconds a follower waits when the queue held less than a batch."""
+DEFAULT_BATCH = 64
+"""Traces claimed at a time: ~0.2 s of scoring for tau-bench traces."""
+
+OnResult = Callable[[CaseResult, bool], None]
+OnText = Callable[[str], None]
+
+
+def worker_name() -> str:
+    """A name unique to this process: host, pid and a random tag (claims are checked by it)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
 @dataclass
 class Follower:
-    """Scores newly settled traces of a store (see the module docstring). ``since`` is a Unix
-    time in seconds: traces whose last span arrived before it are not scored."""
+    """Scores the store's queued traces as they settle (see the module docstring). ``since``
+    is a Unix time in seconds: traces whose last write is older are left queued (None: the
+    store's retention period, else no bound)."""
 
     db: str | None
     dataset: Dataset | None
     scorers: Sequence[Scorer]
     config: Config
     quiet_s: float
-    since: float = field(default_factory=time.time)
+    since: float | None = None
     threshold: float | None = None
     tier: Tier | None = None
     passed: dict[str, bool] = field(default_factory=dict)
@@ -64,39 +85,59 @@ class Follower:
     window_s: float | None = None
     """Store and print aggregates per window of this many seconds (None: no windows)."""
     alert_webhook: str | None = None
-    worker: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    worker: str = field(default_factory=worker_name)
     lease_s: float = shared.DEFAULT_LEASE_S
-    batch: int = 50
+    batch: int = DEFAULT_BATCH
     """Traces claimed per poll."""
+    rootless_quiet_s: float = shared.DEFAULT_ROOTLESS_QUIET_S
+    workers: int = 1
+    """Scoring processes (:mod:`tracegrade.pipeline.follow_workers`); 1: this process."""
+    leases: Leases | None = None
+    """Renews the claims of a batch while it is scored (set by :meth:`run`)."""
+    busy: bool = False
+    """The last poll claimed a full batch: more may be waiting."""
     open_window: float | None = None
     export: RunExport = field(default_factory=lambda: RunExport(None, RunContext()))
     """Where results and closed windows' figures are sent (``--export-otlp``); closed when
     :meth:`run` returns."""
 
+    def settling(self, store: Store) -> shared.Settling:
+        """When a queued trace is claimable, and this follower's horizon."""
+        since = self.since
+        if since is None:
+            kept_s = retention.retention_s(store.db)
+            since = None if kept_s is None else time.time() - kept_s
+        return shared.Settling(self.quiet_s, self.rootless_quiet_s, since)
+
     def poll(self, store: Store) -> list[tuple[CaseResult, bool]]:
-        """Offer what settled since the last poll, claim a batch and score it; returns the
-        (result, updated) pairs this worker stored."""
-        seen = shared.unoffered(store.db, self.since, time.time() - self.quiet_s)
-        if seen:
-            self.since = max(version for _, version in seen)
-        shared.offer(
-            store.db, [c for c in seen if self.sample is None or sampled(c[0], self.sample)]
-        )
-        claims = {
-            c.trace_id: c for c in shared.claim(store.db, self.worker, self.batch, self.lease_s)
-        }
+        """Claim a batch of settled traces, score it and store the results with the claims;
+        returns the (result, updated) pairs this worker stored."""
+        claims = shared.claim(store.db, self.worker, self.batch, self.settling(store), self.lease_s)
+        self.busy = len(claims) == self.batch
         if not claims:
             return []
-        traces = [normalize_trace(t) for t in store.load(list(claims)) if t.spans]
+        keeping = self.leases.holding([c.trace_id for c in claims]) if self.leases else None
+        with keeping or nullcontext():
+            return self._score_claims(store, claims)
+
+    def _score_claims(
+        self, store: Store, claims: list[shared.Claim]
+    ) -> list[tuple[CaseResult, bool]]:
+        kept = {
+            c.trace_id: c for c in claims if self.sample is None or sampled(c.trace_id, self.sample)
+        }
+        traces = [normalize_trace(t) for t in store.load(list(kept)) if t.spans]
         scored = [
-            (claims.pop(result.trace_id), result, trace)
+            (kept.pop(result.trace_id), result, trace)
             for result, trace in self._score(traces)
-            if result.trace_id in claims
+            if result.trace_id in kept
         ]
         items: list[tuple[shared.Claim, shared.ResultRow | None]] = [
             (claimed, _row(result, trace)) for claimed, result, trace in scored
         ]
-        items += [(claimed, None) for claimed in claims.values()]  # no spans, or no case matched
+        closed = {claimed.trace_id for claimed, _, _ in scored}
+        # not sampled, no spans, or no case matched: closed without a result
+        items += [(c, None) for c in claims if c.trace_id not in closed]
         stored = shared.complete_all(store.db, self.worker, items)
         out = [
             (result, claimed.updated or result.trace_id in self.passed)
@@ -178,31 +219,54 @@ class Follower:
         return [text]
 
     def run(
-        self,
-        stop: threading.Event,
-        on_result: Callable[[CaseResult, bool], None],
-        on_text: Callable[[str], None],
-        poll_s: float = POLL_S,
+        self, stop: threading.Event, on_result: OnResult, on_text: OnText, poll_s: float = POLL_S
     ) -> dict[str, bool]:
-        """Poll until ``stop`` is set, telling ``on_result`` of each scored trace (its result
-        and whether it updates an earlier one) and ``on_text`` of each window line (and of
-        the export's first failure); returns whether the latest result of every trace scored
-        passed (trace id -> passed). Closes the export."""
-        with Store(self.db) as store:
-            while not stop.is_set():
-                for result, updated in self.poll(store):
-                    on_result(result, updated)
-                    self.export.result(result)
-                for text in self.close_windows(store):
-                    on_text(text)
-                if problem := self.export.problem():
-                    on_text(f"warning: {problem}")
-                stop.wait(poll_s)
+        """Score until ``stop`` is set, telling ``on_result`` of each scored trace (its result
+        and whether it updates an earlier one) and ``on_text`` of each window line (and of the
+        export's first failure); returns whether the latest result of every trace scored
+        passed (trace id -> passed). With ``workers`` > 1 the scoring runs in that many
+        processes (:func:`tracegrade.pipeline.follow_workers.run_processes`); results are
+        exported from this one. Closes the export."""
+
+        def told(result: CaseResult, updated: bool) -> None:
+            on_result(result, updated)
+            self.export.result(result)
+
+        try:
+            if self.workers > 1:
+                from tracegrade.pipeline.follow_workers import run_processes
+
+                return run_processes(self, stop, told, on_text, poll_s)
+            return self._run_here(stop, told, on_text, poll_s)
+        finally:
+            for text in self.export.close():
+                on_text(f"warning: {text}")
+
+    def _run_here(
+        self, stop: threading.Event, on_result: OnResult, on_text: OnText, poll_s: float
+    ) -> dict[str, bool]:
+        """:meth:`run` in this process: poll, renewing the leases of the batch being scored."""
+        with Store(self.db) as store, Leases(self.db, self.worker, self.lease_s) as leases:
+            self.leases = leases
+            try:
+                while not stop.is_set():
+                    for result, updated in self.poll(store):
+                        on_result(result, updated)
+                    self.tell_windows(store, on_text)
+                    if not self.busy:
+                        stop.wait(poll_s)
+            finally:
+                self.leases = None
             for text in self.partial_window(store):
                 on_text(text)
-        for text in self.export.close():
-            on_text(f"warning: {text}")
         return self.passed
+
+    def tell_windows(self, store: Store, on_text: OnText) -> None:
+        """Tell ``on_text`` the lines of every window that closed since the last call."""
+        for text in self.close_windows(store):
+            on_text(text)
+        if problem := self.export.problem():
+            on_text(f"warning: {problem}")
 
 
 def _row(result: CaseResult, trace: AgentTrace) -> shared.ResultRow:
@@ -224,17 +288,29 @@ def _row(result: CaseResult, trace: AgentTrace) -> shared.ResultRow:
 
 
 def make_follower(
-    options: ScoreOptions, *, quiet_s: float, window: str | None, lease_s: float
+    options: ScoreOptions,
+    *,
+    quiet_s: float,
+    window: str | None,
+    lease_s: float,
+    rootless_quiet_s: float = shared.DEFAULT_ROOTLESS_QUIET_S,
 ) -> tuple[Follower, Any]:
     """The follower of ``score --follow`` for ``options`` (its dataset, config, scorers and
-    judge as a scoring run resolves them: :func:`tracegrade.pipeline.score.plan_run`), and its
-    judge (None without one), whose cache the caller keeps open while following.
+    judge as a scoring run resolves them: :func:`tracegrade.pipeline.score.plan_run`; its
+    scoring processes: ``options.workers``), and its judge (None without one), whose cache the
+    caller keeps open while following. Without ``options.since`` the follower's horizon is
+    the store's retention period (every queued trace when none is set).
 
     Raises:
-        ConfigError: as :func:`tracegrade.pipeline.score.plan_run`; a bad ``window``.
+        ConfigError: as :func:`tracegrade.pipeline.score.plan_run`; a bad ``window``; several
+            workers where processes cannot be forked.
     """
     resolved = plan_run(options)
-    since_s = resolved.since_ns / 1e9 if resolved.since_ns is not None else time.time()
+    since_s = resolved.since_ns / 1e9 if resolved.since_ns is not None else None
+    if resolved.workers > 1:
+        from tracegrade.pipeline.follow_workers import check_workers
+
+        check_workers(resolved.workers)
     follower = Follower(
         options.db,
         resolved.dataset,
@@ -249,6 +325,8 @@ def make_follower(
         alert_webhook=options.alert_webhook,
         lease_s=lease_s,
         export=open_export(options.export_otlp, _context(resolved.dataset), periodic=True),
+        rootless_quiet_s=rootless_quiet_s,
+        workers=resolved.workers,
     )
     return follower, resolved.judge
 

@@ -163,6 +163,10 @@ class Database:
         # 16 KiB pages suit rows that carry a span's bytes (~0.4-2 KB): inserts run ~1/3 faster
         # than with 4 KiB (benchmarks/receiver.py). Takes effect only on a new database.
         conn.execute("PRAGMA page_size=16384")
+        # Pages freed by deletes (tracegrade prune) can be handed back to the file system a
+        # batch at a time (PRAGMA incremental_vacuum). Takes effect only on a new database;
+        # an older store is converted by the VACUUM of its first prune (store/retention.py).
+        conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         _enable_wal(conn)
         conn.execute("PRAGMA foreign_keys=ON")
         # WAL + synchronous=NORMAL: a committed transaction survives a crash or kill of the
@@ -182,6 +186,20 @@ class Database:
         return psycopg.connect(self.location, connect_timeout=10, autocommit=True)
 
     # --- statements ---------------------------------------------------------------------------
+
+    @property
+    def clock(self) -> str:
+        """SQL for the database's current Unix time in seconds (a float): the server's clock on
+        PostgreSQL, so receivers and workers on machines whose clocks drift apart still agree
+        on settling and leases; the machine's on SQLite (every process is on it). Constant
+        within one statement."""
+        if self.postgres:
+            return "EXTRACT(EPOCH FROM statement_timestamp())::float8"
+        return "((julianday('now') - 2440587.5) * 86400.0)"
+
+    def now(self) -> float:
+        """The database's current Unix time in seconds (see :attr:`clock`)."""
+        return float(self.execute(f"SELECT {self.clock}").fetchone()[0])
 
     def sql(self, statement: str) -> str:
         """``statement`` in this engine's placeholder style."""
@@ -205,17 +223,19 @@ class Database:
         *,
         chunk: int = 500,
         returning: bool = False,
+        template: str | None = None,
     ) -> Any:
         """``head VALUES (...), (...), ... tail`` for ``chunk`` rows per statement. Returns the
         number of rows inserted, or with ``returning`` (a ``RETURNING`` tail) the rows it
         returns. One statement per chunk rather than per row: the ``sqlite3`` module releases
         the GIL for every statement it steps, and in a busy server each re-acquisition waits
-        for other threads, so fewer statements run faster."""
+        for other threads, so fewer statements run faster. ``template``: one row's
+        ``(...)`` when it holds more than placeholders (e.g. ``(?, ?, <clock>)``)."""
         added = 0
         returned: list[Any] = []
         for start in range(0, len(rows), chunk):
             part = rows[start : start + chunk]
-            marks = "(" + ", ".join("?" * len(part[0])) + ")"
+            marks = template or "(" + ", ".join("?" * len(part[0])) + ")"
             statement = f"{head} VALUES {', '.join([marks] * len(part))} {tail}"
             cursor = self.conn.execute(
                 self.sql(statement), [value for row in part for value in row]

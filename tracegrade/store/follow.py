@@ -1,41 +1,60 @@
-"""What ``score --follow`` workers share in the store: claims on settled traces, the results
+"""What ``score --follow`` workers share in the store: claims on queued traces, the results
 they scored, and windowed aggregates.
 
-Several workers (processes, machines) may follow one store. Each settled trace is *offered*
-once per version (a version is the trace's ``last_received_at``: a trace that receives spans
-after it was scored is offered again), then *claimed* by exactly one worker for a lease of
-``lease_s`` seconds, and *completed* by writing its result in the same transaction that
-marks the claim done. A worker that dies mid-way leaves its claims to expire; another worker
-claims them again. A worker whose lease expired and was taken over cannot complete: its
-result is discarded, so every (trace, version) has exactly one stored result.
+Traces await scoring in the outbox (``score_queue``, :mod:`tracegrade.store.outbox`), written
+in the transaction that stored their spans, so no trace depends on a time watermark. A queued
+trace is *claimable* once it has settled: its root or agent span is stored and no span came
+for ``quiet_s`` seconds, or, without such a span, none came for ``rootless_quiet_s``; times are
+the database's clock (:attr:`~tracegrade.store.database.Database.clock`), so workers and
+receivers whose clocks drift apart agree. A worker claims a batch for a lease of ``lease_s``
+seconds (:func:`claim`), renews the lease while it scores (:func:`renew`), and completes each
+trace by storing its result in the transaction that deletes the queue row (:func:`complete`).
+A worker that dies leaves its claims to expire; another claims them. A completion whose claim
+was taken over stores nothing, so every (trace, version) has at most one stored result, and a
+trace queued again (new spans) is scored again as a new version.
 
-On PostgreSQL the claim is ``SELECT ... FOR UPDATE SKIP LOCKED``: workers never wait for each
-other's rows. On SQLite the claim runs in a ``BEGIN IMMEDIATE`` transaction (one writer at a
-time; the same outcome).
+On PostgreSQL a claim is ``SELECT ... FOR UPDATE SKIP LOCKED`` inside an ``UPDATE``: workers
+never wait for each other's rows. On SQLite it is one ``UPDATE ... RETURNING`` in a
+``BEGIN IMMEDIATE`` transaction (one writer at a time; the same outcome).
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tracegrade.store.database import Database
 
 DEFAULT_LEASE_S = 60.0
-"""How long a claim lasts before another worker may take it over (s)."""
+"""How long a claim lasts, unless renewed, before another worker may take it over (s)."""
+DEFAULT_ROOTLESS_QUIET_S = 300.0
+"""Seconds without new spans after which a trace whose root or agent span never arrived (the
+root belongs to an unsampled or uninstrumented service) is scored anyway."""
+_BATCH = 500
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One trace claimed by this worker: ``version`` is its ``last_received_at`` (Unix s);
-    ``updated`` when an earlier version of it was already scored."""
+    """One trace claimed by this worker: ``version`` counts the writes that brought it spans;
+    ``updated`` when an earlier version of it has a stored result."""
 
     trace_id: str
-    version: float
+    version: int
     updated: bool
+
+
+@dataclass(frozen=True)
+class Settling:
+    """When a queued trace is claimable (see the module docstring): ``quiet_s`` after its last
+    write once ended, ``rootless_quiet_s`` without an end; ``since_s`` (Unix s, None: any)
+    leaves out traces whose last write is older (a worker's horizon, ``--since``)."""
+
+    quiet_s: float
+    rootless_quiet_s: float = DEFAULT_ROOTLESS_QUIET_S
+    since_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -59,65 +78,86 @@ def _begin(db: Database) -> None:
         db.execute("BEGIN IMMEDIATE")
 
 
-def offer(db: Database, candidates: Sequence[tuple[str, float]]) -> int:
-    """Offer (trace id, version) pairs for scoring: new traces, and traces with a newer
-    version than their claim. Returns how many became claimable."""
-    if not candidates:
-        return 0
-    _begin(db)
-    with db:
-        return db.executemany(
-            "INSERT INTO score_claims (trace_id, version, state) VALUES (?, ?, 'pending')"
-            " ON CONFLICT (trace_id) DO UPDATE SET version = excluded.version, state = 'pending',"
-            " claimed_by = NULL, lease_until = 0 WHERE score_claims.version < excluded.version",
-            sorted(candidates),  # one lock order for concurrent offerers
-        )
-
-
-def unoffered(
-    db: Database, received_after: float, settled_before: float, limit: int = 1000
-) -> list[tuple[str, float]]:
-    """Ended traces whose last span arrived in (``received_after``, ``settled_before``] and
-    whose current version has not been offered yet: (trace id, version), oldest first."""
-    rows = db.execute(
-        "SELECT t.trace_id, t.last_received_at FROM traces t LEFT JOIN score_claims c"
-        " ON c.trace_id = t.trace_id WHERE t.ended = 1 AND t.last_received_at > ?"
-        " AND t.last_received_at <= ? AND (c.trace_id IS NULL OR c.version < t.last_received_at)"
-        " ORDER BY t.last_received_at, t.trace_id LIMIT ?",
-        (received_after, settled_before, limit),
-    )
-    return [(r[0], float(r[1])) for r in rows]
+def _marks(items: Sequence[Any]) -> str:
+    return ",".join("?" * len(items))
 
 
 def claim(
-    db: Database,
-    worker: str,
-    limit: int,
-    lease_s: float = DEFAULT_LEASE_S,
-    now: float | None = None,
+    db: Database, worker: str, limit: int, settling: Settling, lease_s: float = DEFAULT_LEASE_S
 ) -> list[Claim]:
-    """Claim up to ``limit`` pending traces (or ones whose lease expired) for ``lease_s``."""
-    now = time.time() if now is None else now
+    """Claim up to ``limit`` claimable traces (unclaimed, or whose lease expired) for
+    ``lease_s`` seconds, oldest change first. ``worker`` must be unique to the calling process
+    (a completion checks it)."""
+    clock = db.clock
     lock = " FOR UPDATE SKIP LOCKED" if db.postgres else ""
+    since = -1.0 if settling.since_s is None else settling.since_s
     _begin(db)
     with db:
         rows = db.execute(
-            "SELECT trace_id, version, done_version FROM score_claims WHERE state = 'pending'"
-            " OR (state = 'claimed' AND lease_until < ?) ORDER BY version, trace_id LIMIT ?" + lock,
-            (now, limit),
+            f"UPDATE score_queue SET claimed_by = ?, lease_until = {clock} + ?"
+            " WHERE trace_id IN (SELECT trace_id FROM score_queue"
+            f" WHERE lease_until < {clock} AND changed_at >= ?"
+            f" AND ((ended = 1 AND changed_at <= {clock} - ?) OR changed_at <= {clock} - ?)"
+            f" ORDER BY changed_at, trace_id LIMIT ?{lock})"
+            " RETURNING trace_id, version",
+            (worker, lease_s, since, settling.quiet_s, settling.rootless_quiet_s, limit),
         ).fetchall()
-        db.executemany(
-            "UPDATE score_claims SET state = 'claimed', claimed_by = ?, lease_until = ?"
-            " WHERE trace_id = ?",
-            [(worker, now + lease_s, r[0]) for r in rows],
+        scored = _scored_before(db, [r[0] for r in rows])
+    rows.sort(key=lambda r: r[0])
+    return [Claim(r[0], int(r[1]), r[0] in scored) for r in rows]
+
+
+def _scored_before(db: Database, trace_ids: Sequence[str]) -> set[str]:
+    """Which of these traces have a stored result (of an earlier version)."""
+    found: set[str] = set()
+    for start in range(0, len(trace_ids), _BATCH):
+        part = trace_ids[start : start + _BATCH]
+        rows = db.execute(
+            f"SELECT DISTINCT trace_id FROM follow_results WHERE trace_id IN ({_marks(part)})",
+            part,
         )
-    return [Claim(r[0], float(r[1]), r[2] is not None) for r in rows]
+        found.update(r[0] for r in rows)
+    return found
+
+
+def renew(
+    db: Database, worker: str, trace_ids: Iterable[str], lease_s: float = DEFAULT_LEASE_S
+) -> set[str]:
+    """Extend this worker's leases on these traces to ``lease_s`` from now; returns the ids
+    it still holds (a claim lost to another worker after an expiry is not renewed)."""
+    ids = sorted(set(trace_ids))
+    held: set[str] = set()
+    for start in range(0, len(ids), _BATCH):
+        part = ids[start : start + _BATCH]
+        _begin(db)
+        with db:
+            locked = _lock_rows(db, part, worker)
+            if locked:
+                rows = db.execute(
+                    f"UPDATE score_queue SET lease_until = {db.clock} + ? WHERE claimed_by = ?"
+                    f" AND trace_id IN ({_marks(locked)}) RETURNING trace_id",
+                    (lease_s, worker, *locked),
+                )
+                held.update(r[0] for r in rows)
+    return held
+
+
+def _lock_rows(db: Database, trace_ids: Sequence[str], worker: str) -> list[str]:
+    """The ids among ``trace_ids`` claimed by ``worker``, their rows locked in id order on
+    PostgreSQL (the order writers lock them in: no deadlock)."""
+    lock = " ORDER BY trace_id FOR UPDATE" if db.postgres else ""
+    rows = db.execute(
+        f"SELECT trace_id FROM score_queue WHERE claimed_by = ? AND trace_id IN"
+        f" ({_marks(trace_ids)}){lock}",
+        (worker, *trace_ids),
+    )
+    return [r[0] for r in rows]
 
 
 def complete(db: Database, worker: str, claimed: Claim, row: ResultRow | None) -> bool:
-    """Store the result of a claimed trace and mark the claim done, in one transaction;
-    False (nothing stored) when the claim was lost (lease taken over, or a newer version).
-    ``row`` None marks the claim done with no result (nothing to score)."""
+    """Store the result of a claimed trace and close the claim, in one transaction; False
+    (nothing stored) when the claim was lost (its lease expired and another worker took it).
+    ``row`` None closes the claim with no result (nothing to score, or not sampled)."""
     return complete_all(db, worker, [(claimed, row)])[0]
 
 
@@ -125,56 +165,91 @@ def complete_all(
     db: Database, worker: str, items: Sequence[tuple[Claim, ResultRow | None]]
 ) -> list[bool]:
     """:func:`complete` for several claims in one transaction (one commit per batch);
-    returns, per item, whether its result was stored."""
+    returns, per item, whether it was completed. The queue row of a claim whose trace got a
+    newer version meanwhile stays queued (released) for that version."""
     if not items:
         return []
-    stored = []
+    ids = sorted({claimed.trace_id for claimed, _ in items})
     _begin(db)
     with db:
-        for claimed, row in sorted(items, key=lambda item: item[0].trace_id):  # lock order
-            stored.append((claimed.trace_id, _complete_one(db, worker, claimed, row)))
-    by_id = dict(stored)
-    return [by_id[claimed.trace_id] for claimed, _ in items]
+        held = set(_lock_rows(db, ids, worker))
+        versions = {c.trace_id: c.version for c, _ in items if c.trace_id in held}
+        done = _close(db, worker, versions)
+        _store_results(db, worker, [(c, r) for c, r in items if c.trace_id in done and r])
+    return [claimed.trace_id in done for claimed, _ in items]
 
 
-def _complete_one(db: Database, worker: str, claimed: Claim, row: ResultRow | None) -> bool:
-    done = db.execute(
-        "UPDATE score_claims SET state = 'done', done_version = version, claimed_by = NULL"
-        " WHERE trace_id = ? AND version = ? AND state = 'claimed' AND claimed_by = ?",
-        (claimed.trace_id, claimed.version, worker),
-    ).rowcount
-    if done != 1:
-        return False
-    if row is not None:
+def _close(db: Database, worker: str, versions: dict[str, int]) -> set[str]:
+    """Close these held claims: delete the queue rows still at the claimed version, release
+    (unclaimed, claimable at once) those a writer moved to a newer one. Returns the ids."""
+    if not versions:
+        return set()
+    ids = sorted(versions)
+    current = dict(
         db.execute(
-            "INSERT INTO follow_results VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (trace_id, version) DO NOTHING",
-            (
-                claimed.trace_id,
-                claimed.version,
-                time.time(),
-                worker,
-                row.service,
-                int(row.passed),
-                row.score,
-                int(row.hallucinated),
-                row.tool_calls,
-                row.failed_tool_calls,
-                row.duration_ms,
-                row.cost_usd,
-                json.dumps(row.result, default=str),
-            ),
+            f"SELECT trace_id, version FROM score_queue WHERE trace_id IN ({_marks(ids)})", ids
         )
-    return True
+    )
+    finished = [t for t in ids if int(current[t]) == versions[t]]
+    newer = [t for t in ids if int(current[t]) != versions[t]]
+    for part, statement in (
+        (finished, "DELETE FROM score_queue"),
+        (newer, "UPDATE score_queue SET claimed_by = NULL, lease_until = 0"),
+    ):
+        if part:
+            db.execute(
+                f"{statement} WHERE claimed_by = ? AND trace_id IN ({_marks(part)})",
+                (worker, *part),
+            )
+    return set(ids)
+
+
+def _store_results(db: Database, worker: str, items: Sequence[tuple[Claim, ResultRow]]) -> None:
+    now = time.time()
+    rows = [
+        (
+            claimed.trace_id,
+            claimed.version,
+            now,
+            worker,
+            row.service,
+            int(row.passed),
+            row.score,
+            int(row.hallucinated),
+            row.tool_calls,
+            row.failed_tool_calls,
+            row.duration_ms,
+            row.cost_usd,
+            json.dumps(row.result, default=str),
+        )
+        for claimed, row in items
+    ]
+    if rows:
+        db.insert_many(
+            "INSERT INTO follow_results", rows, "ON CONFLICT (trace_id, version) DO NOTHING"
+        )
 
 
 def release(db: Database, worker: str, claims: Sequence[Claim]) -> None:
-    """Give claims back (pending again), e.g. on a clean shutdown before scoring them."""
-    db.executemany(
-        "UPDATE score_claims SET state = 'pending', claimed_by = NULL, lease_until = 0"
-        " WHERE trace_id = ? AND claimed_by = ? AND state = 'claimed'",
-        [(c.trace_id, worker) for c in claims],
-    )
+    """Give claims back (claimable again at once), e.g. on a clean shutdown before scoring
+    them."""
+    ids = sorted({c.trace_id for c in claims})
+    if not ids:
+        return
+    _begin(db)
+    with db:
+        locked = _lock_rows(db, ids, worker)
+        if locked:
+            db.execute(
+                "UPDATE score_queue SET claimed_by = NULL, lease_until = 0 WHERE claimed_by = ?"
+                f" AND trace_id IN ({_marks(locked)})",
+                (worker, *locked),
+            )
+
+
+def pending(db: Database) -> int:
+    """How many traces are queued (claimed or not): a test and benchmark aid."""
+    return int(db.execute("SELECT COUNT(*) FROM score_queue").fetchone()[0])
 
 
 def results_between(db: Database, start_s: float, end_s: float) -> list[ResultRow]:

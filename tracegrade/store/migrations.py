@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from opentelemetry.proto.trace.v1 import trace_pb2
 
 from tracegrade.errors import StoreError
+from tracegrade.store import partitions
 from tracegrade.store.database import Database, query_batches
 from tracegrade.store.rows import CHUNK_COLUMNS, digest
 from tracegrade.store.runs import case_trace_ids
@@ -317,6 +318,48 @@ def _trigram_index(db: Database) -> None:
         db.execute("CREATE INDEX trace_index_text ON trace_index USING gin (text gin_trgm_ops)")
 
 
+def _m014_score_queue(db: Database) -> None:
+    """Migration ``014_score_queue``: the outbox. The receiver records each trace's new
+    version in the transaction that stores its spans (``traces.version`` counts the writes
+    that brought it new spans); ``score --follow`` workers claim from it, with no time
+    watermark (:mod:`tracegrade.store.follow`). Every stored trace whose current state no
+    worker completed is queued; ``score_claims`` (offers behind a watermark) is dropped."""
+    db.script(
+        """
+        ALTER TABLE traces ADD COLUMN version INTEGER NOT NULL DEFAULT 1;
+        CREATE TABLE score_queue (
+            trace_id TEXT PRIMARY KEY, version INTEGER NOT NULL, ended INTEGER NOT NULL,
+            changed_at REAL NOT NULL, claimed_by TEXT, lease_until REAL NOT NULL DEFAULT 0
+        );
+        CREATE INDEX score_queue_by_change ON score_queue(changed_at)
+        """
+    )
+    db.execute(
+        "INSERT INTO score_queue (trace_id, version, ended, changed_at)"
+        " SELECT t.trace_id, 1, t.ended, t.last_received_at FROM traces t"
+        " LEFT JOIN score_claims c ON c.trace_id = t.trace_id"
+        " WHERE c.done_version IS NULL OR c.done_version < t.last_received_at"
+    )
+    db.script("DROP TABLE score_claims")
+
+
+def _m015_retention(db: Database) -> None:
+    """Migration ``015_retention``: settings kept in the store (the receiver's retention);
+    on PostgreSQL, span and log storage partitioned by day (:mod:`.partitions`: a day past
+    the retention is dropped whole); on SQLite, indexes by arrival time, so ``prune`` deletes
+    old rows in batches without scanning the table."""
+    db.script("CREATE TABLE store_settings (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    if db.postgres:
+        partitions.convert(db)
+        return
+    db.script(
+        """
+        CREATE INDEX span_chunks_by_received ON span_chunks(received_at);
+        CREATE INDEX log_records_by_received ON log_records(received_at)
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
@@ -330,6 +373,8 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("011_lz4_values", _m011_lz4_values),
     ("012_review", _m012_review),
     ("013_trace_search", _m013_trace_search),
+    ("014_score_queue", _m014_score_queue),
+    ("015_retention", _m015_retention),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 

@@ -83,6 +83,12 @@ CHUNK_COLUMNS = (
 received at), completed by the writer."""
 
 
+LOG_COLUMNS = (
+    "digest, trace_id, span_id, time_unix_nano, resource_id, scope_id, record, received_at"
+)
+"""Column order of ``log_records`` rows (:func:`log_rows`)."""
+
+
 class PreparedSpans:
     """The database-independent part of one or more trace requests' rows, computed where the
     request is admitted (a network thread) so the single writer does as little as possible.

@@ -38,11 +38,12 @@ from tracegrade.otlp.codec import (
 )
 from tracegrade.otlp.redaction import Redactor
 from tracegrade.spans import TraceData
-from tracegrade.store import feedback, migrations
+from tracegrade.store import feedback, migrations, outbox, partitions
 from tracegrade.store.database import Database, display, is_postgres
 from tracegrade.store.migrations import MIGRATIONS
 from tracegrade.store.rows import (
     CHUNK_COLUMNS,
+    LOG_COLUMNS,
     PreparedSpans,
     chunk_spans,
     digest,
@@ -122,6 +123,9 @@ class Store:
         self._resource_ids: dict[bytes, int] = {}
         self._scope_ids: dict[bytes, int] = {}
         self._span_ids = SpanIds()
+        self._days = partitions.Days()
+        self._decoded_resources: dict[int, dict[str, Any]] = {}
+        self._decoded_scopes: dict[int, InstrumentationScope] = {}
         self.redactor: Redactor | None = Redactor()
         """Applied by :meth:`write` (``tracegrade import``); None stores requests as given."""
 
@@ -232,13 +236,15 @@ class Store:
         self, spans: PreparedSpans, log_requests: Sequence[ExportLogsServiceRequest] = ()
     ) -> tuple[int, int]:
         """:meth:`write` for spans already prepared (:class:`~.rows.PreparedSpans`, as the
-        receiver does in its network threads): the receiver's group commit.
+        receiver does in its network threads): the receiver's group commit. The traces that
+        got new spans are queued for scoring in the same transaction (:mod:`.outbox`).
 
         Raises:
             StoreError: the transaction failed; nothing of it was stored.
         """
         now = time.time()
         try:
+            self._days.ensure(self.db, now)
             with self.db:
                 known = self._span_ids.stored_before(self.db, spans)
                 written = self._write(spans, log_requests, now, known)
@@ -262,9 +268,9 @@ class Store:
         if self.db.postgres:
             rows.sort(key=lambda row: row[4])  # a fixed lock order for concurrent writers
         inserted = self.db.insert_many(
-            f"INSERT INTO span_chunks ({CHUNK_COLUMNS})",
-            rows,
-            "ON CONFLICT (digest) DO NOTHING RETURNING trace_id, span_count",
+            f"INSERT INTO span_chunks ({self._chunk_columns})",
+            self._with_day(rows, now),
+            f"ON CONFLICT ({self._unique}) DO NOTHING RETURNING trace_id, span_count",
             returning=True,
         )
         # Spans new to the store, by span id (span_ids.py): a resend in another grouping makes
@@ -272,42 +278,72 @@ class Store:
         counts = SpanIds.new_counts(prepared, {trace_id for trace_id, _ in inserted}, known)
         added = {trace_id: count for trace_id, count in counts.items() if count}
         # Only traces that received new spans change: a resend neither inflates span_count nor
-        # makes a settled trace look active again.
+        # makes a settled trace look active again, nor queues it to be scored again.
         trace_rows = [
             row[:7] + (added[row[0]],) for row in prepared.trace_rows(now) if row[0] in added
         ]
         if trace_rows:
-            self.db.executemany(self._trace_upsert, trace_rows)
+            versions = self.db.insert_many(
+                self._trace_upsert[0], trace_rows, self._trace_upsert[1], returning=True
+            )
+            outbox.enqueue(self.db, [(t, int(v), int(e)) for t, v, e in versions])
         logs = log_rows(log_requests, self._resource_ref, self._scope_ref, now)
         found = feedback.from_log_rows(logs)
         found += feedback.from_chunk_rows(rows, self.feedback_attribute)
         feedback.insert(self.db, found, now)
-        logged = (
-            self.db.executemany(
-                "INSERT INTO log_records (digest, trace_id, span_id, time_unix_nano, resource_id,"
-                " scope_id, record, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (digest) DO NOTHING",
-                logs,
+        return sum(added.values()), self._write_logs(logs, now)
+
+    def _write_logs(self, logs: list[tuple[Any, ...]], now: float) -> int:
+        """Insert the log records' rows; returns how many were new."""
+        if not logs:
+            return 0
+        logged = int(
+            self.db.insert_many(
+                f"INSERT INTO log_records ({LOG_COLUMNS}{', day' if self.db.postgres else ''})",
+                self._with_day(logs, now),
+                f"ON CONFLICT ({self._unique}) DO NOTHING",
             )
-            if logs
-            else 0
         )
-        return sum(added.values()), logged
+        outbox.touch(self.db, [row[1] for row in logs if row[1]])
+        return logged
 
     @property
-    def _trace_upsert(self) -> str:
+    def _chunk_columns(self) -> str:
+        return CHUNK_COLUMNS + (", day" if self.db.postgres else "")
+
+    @property
+    def _unique(self) -> str:
+        """The conflict target of span chunks and log records: their digest (and their day on
+        PostgreSQL, where they are partitioned by day: :mod:`.partitions`)."""
+        return "digest, day" if self.db.postgres else "digest"
+
+    def _with_day(self, rows: list[tuple[Any, ...]], now: float) -> list[tuple[Any, ...]]:
+        if not self.db.postgres:
+            return rows
+        day = partitions.day_of(now)
+        return [row + (day,) for row in rows]
+
+    @property
+    def _trace_upsert(self) -> tuple[str, str]:
+        """(head, tail) of the ``traces`` upsert: each write with new spans is a new version;
+        returns (trace id, version, ended)."""
         least, greatest = self.db.least, self.db.greatest
-        return (
+        head = (
             "INSERT INTO traces (trace_id, start_unix_nano, first_received_at, last_received_at,"
-            " run_id, case_id, ended, span_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+            " run_id, case_id, ended, span_count)"
+        )
+        tail = (
             " ON CONFLICT (trace_id) DO UPDATE SET"
             f" start_unix_nano = {least('traces.start_unix_nano', 'excluded.start_unix_nano')},"
             " last_received_at = excluded.last_received_at,"
             " run_id = COALESCE(traces.run_id, excluded.run_id),"
             " case_id = COALESCE(traces.case_id, excluded.case_id),"
             f" ended = {greatest('traces.ended', 'excluded.ended')},"
-            " span_count = traces.span_count + excluded.span_count"
+            " span_count = traces.span_count + excluded.span_count,"
+            " version = traces.version + 1"
+            " RETURNING trace_id, version, ended"
         )
+        return head, tail
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -392,30 +428,30 @@ class Store:
             return None
         return [state.trace_id for state in states]
 
-    def settled_since(
-        self, received_after: float, *, quiet_s: float = DEFAULT_QUIET_S, now: float | None = None
-    ) -> list[TraceState]:
-        """Traces settled now whose last span arrived after ``received_after`` (Unix s), oldest
-        first: what a follower (``score --follow``) has not scored yet."""
-        now = time.time() if now is None else now
-        rows = self.db.execute(
-            f"SELECT {TraceState.COLUMNS} FROM traces WHERE last_received_at > ?"
-            " AND last_received_at <= ? AND ended = 1 ORDER BY last_received_at, trace_id",
-            (received_after, now - quiet_s),
-        )
-        return [TraceState(*row) for row in rows]
+    def _resources(self, ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """Decoded resource attributes by row id, read once per store connection (rows are
+        never changed, only added)."""
+        missing = sorted(set(ids) - self._decoded_resources.keys())
+        for part in _chunks(missing, 500):
+            rows = self.db.execute(
+                f"SELECT id, resource FROM resources WHERE id IN ({','.join('?' * len(part))})",
+                part,
+            )
+            for rid, payload in rows:
+                attributes = decode_attributes(Resource.FromString(payload).attributes)
+                self._decoded_resources[rid] = attributes
+        return self._decoded_resources
 
-    def _resources(self) -> dict[int, dict[str, Any]]:
-        out = {}
-        for rid, payload in self.db.execute("SELECT id, resource FROM resources"):
-            out[rid] = decode_attributes(Resource.FromString(payload).attributes)
-        return out
-
-    def _scopes(self) -> dict[int, InstrumentationScope]:
-        return {
-            sid: InstrumentationScope.FromString(p)
-            for sid, p in self.db.execute("SELECT id, scope FROM scopes")
-        }
+    def _scopes(self, ids: Iterable[int]) -> dict[int, InstrumentationScope]:
+        """Decoded scopes by row id, read once per store connection."""
+        missing = sorted(set(ids) - self._decoded_scopes.keys())
+        for part in _chunks(missing, 500):
+            rows = self.db.execute(
+                f"SELECT id, scope FROM scopes WHERE id IN ({','.join('?' * len(part))})", part
+            )
+            for sid, payload in rows:
+                self._decoded_scopes[sid] = InstrumentationScope.FromString(payload)
+        return self._decoded_scopes
 
     def requests(
         self, trace_ids: Sequence[str]
@@ -458,26 +494,35 @@ class Store:
         )
 
     def load(self, trace_ids: Iterable[str]) -> list[TraceData]:
-        """The stored spans and log records of each trace id, in the order given."""
+        """The stored spans and log records of each trace id, in the order given: one query for
+        the spans and one for the log records of up to 500 traces. A log record stored twice
+        (a resend on another day: :mod:`.partitions`) is read once."""
         ids = list(dict.fromkeys(trace_ids))
-        resources, scopes = self._resources(), self._scopes()
         traces = {tid: TraceData(tid) for tid in ids}
-        for trace_id, rid, sid, span in self._spans(ids):
+        spans = self._spans(ids)
+        logs: list[tuple[str, int, int, bytes]] = []
+        seen: set[bytes] = set()
+        for chunk in _chunks(ids, 500):
+            marks = ",".join("?" * len(chunk))
+            for trace_id, rid, sid, payload, key in self.db.execute(
+                "SELECT trace_id, resource_id, scope_id, record, digest FROM log_records"
+                f" WHERE trace_id IN ({marks}) ORDER BY time_unix_nano, id",
+                chunk,
+            ):
+                if bytes(key) not in seen:
+                    seen.add(bytes(key))
+                    logs.append((trace_id, rid, sid, payload))
+        used = [(rid, sid) for _, rid, sid, _ in [*spans, *logs]]
+        resources = self._resources(rid for rid, _ in used)
+        scopes = self._scopes(sid for _, sid in used)
+        for trace_id, rid, sid, span in spans:
             scope = scopes[sid]
             traces[trace_id].spans.append(
                 span_from_proto(span, resources[rid], scope.name, scope.version)
             )
-        for chunk in _chunks(ids, 500):
-            marks = ",".join("?" * len(chunk))
-            for trace_id, rid, sid, payload in self.db.execute(
-                "SELECT trace_id, resource_id, scope_id, record FROM log_records"
-                f" WHERE trace_id IN ({marks}) ORDER BY time_unix_nano, id",
-                chunk,
-            ):
-                record = logs_pb2.LogRecord.FromString(payload)
-                traces[trace_id].logs.append(
-                    log_from_proto(record, resources[rid], scopes[sid].name)
-                )
+        for trace_id, rid, sid, payload in logs:
+            record = logs_pb2.LogRecord.FromString(payload)
+            traces[trace_id].logs.append(log_from_proto(record, resources[rid], scopes[sid].name))
         return [traces[tid] for tid in ids]
 
 
@@ -525,6 +570,6 @@ def _group(
     return request
 
 
-def _chunks(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
+def _chunks(items: Sequence[Any], size: int) -> Iterable[Sequence[Any]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]

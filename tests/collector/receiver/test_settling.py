@@ -1,7 +1,7 @@
 """Settling through the receiver, on SQLite and PostgreSQL: a trace is not ended until its
 root (or agent) span arrives, whatever order the exports come in; run and case ids come from
 resource attributes (``OTEL_RESOURCE_ATTRIBUTES``) or span attributes and select traces in
-``Store.settled`` / ``trace_states`` / ``settled_since``."""
+``Store.settled`` / ``trace_states`` and the scoring queue."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tests.collector.receiver.helpers import (
 )
 from tests.collector.receiver.sdk_pipelines import export_traces, span_exporter
 from tests.support.sdk import agent_turn, record
+from tracegrade.store import follow as shared
 from tracegrade.store.traces import Store
 
 
@@ -62,7 +63,7 @@ def test_a_trace_is_open_until_its_root_arrives_in_a_later_request(store_locatio
         assert (
             store.settled(run_id="run-1", quiet_s=0, now=time.time() + 3600) is None
         )  # never, while open
-        assert store.settled_since(0, quiet_s=0) == []
+        assert shared.claim(store.db, "w", 9, shared.Settling(0.0)) == []  # not ended yet
 
         before_root = time.time()
         _send(receiver, client, [root], via)
@@ -79,8 +80,8 @@ def test_a_trace_is_open_until_its_root_arrives_in_a_later_request(store_locatio
         assert store.settled(trace_ids=[trace_id], quiet_s=60, now=state.last_received_at + 60) == [
             trace_id
         ]
-        assert [s.trace_id for s in store.settled_since(before_root - 1, quiet_s=0)] == [trace_id]
-        assert store.settled_since(state.last_received_at, quiet_s=0) == []
+        (claimed,) = shared.claim(store.db, "w", 9, shared.Settling(0.0))
+        assert (claimed.trace_id, claimed.version) == (trace_id, 2)  # two writes brought spans
 
 
 def test_an_agent_span_ends_the_trace_before_its_parent_arrives(store_location):

@@ -1,0 +1,104 @@
+"""Stores written before the outbox and retention keep opening (migrations 012 and 013), on
+SQLite and the real PostgreSQL server: traces no worker completed are queued for scoring (and
+only those), and on PostgreSQL the span and log tables become day partitions holding the same
+rows, which read back as before and take new writes."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tests.collector.receiver.helpers import hand_log, logs_request
+from tests.support.sdk import agent_turn, trace_request
+from tracegrade.store import follow as shared
+from tracegrade.store import partitions
+from tracegrade.store.database import Database
+from tracegrade.store.migrations import MIGRATIONS, migrate
+from tracegrade.store.rows import CHUNK_COLUMNS, LOG_COLUMNS, PreparedSpans, digest, log_rows
+from tracegrade.store.traces import Store
+
+DAY_S = 86_400
+BEFORE_012 = [step for step in MIGRATIONS if step[0] < "012"]
+
+
+def _ref(db: Database, table: str) -> Any:
+    column = "resource" if table == "resources" else "scope"
+
+    def resolve(message: Any, url: str) -> int:
+        payload = message.SerializeToString(deterministic=True)
+        key = digest(payload + url.encode())
+        db.execute(
+            f"INSERT INTO {table} (digest, {column}, schema_url) VALUES (?, ?, ?)"
+            " ON CONFLICT (digest) DO NOTHING",
+            (key, payload, url),
+        )
+        return int(db.execute(f"SELECT id FROM {table} WHERE digest = ?", (key,)).fetchone()[0])
+
+    return resolve
+
+
+def _old_write(db: Database, request: Any, logs: Any, received_at: float) -> None:
+    """What tracegrade wrote before migration 012 (no version, no queue, no day)."""
+    prepared = PreparedSpans().add_request(request)
+    resources, scopes = _ref(db, "resources"), _ref(db, "scopes")
+    with db:
+        db.insert_many(
+            f"INSERT INTO span_chunks ({CHUNK_COLUMNS})",
+            prepared.chunk_rows(resources, scopes, received_at),
+        )
+        db.executemany(
+            "INSERT INTO traces (trace_id, start_unix_nano, first_received_at, last_received_at,"
+            " run_id, case_id, ended, span_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            prepared.trace_rows(received_at),
+        )
+        db.insert_many(
+            f"INSERT INTO log_records ({LOG_COLUMNS})",
+            log_rows([logs], resources, scopes, received_at),
+        )
+
+
+def _old_store(location: str) -> dict[str, float]:
+    """A store at migration 011 with a trace on each of three days, the middle one already
+    scored by a follower of the time (``score_claims`` done at its version)."""
+    db = Database(location)
+    migrate(db, location, BEFORE_012)
+    stamps = {}
+    for age in (2, 1, 0):
+        request = trace_request(lambda t, age=age: agent_turn(t, f"question {age}", "answer"))
+        trace_id = request.resource_spans[0].scope_spans[0].spans[0].trace_id
+        logs = logs_request(hand_log(f"event {age}", trace_id=trace_id))
+        stamps[trace_id.hex()] = received_at = time.time() - age * DAY_S
+        _old_write(db, request, logs, received_at)
+    scored = sorted(stamps, key=stamps.get)[1]
+    with db:
+        db.execute(
+            "INSERT INTO score_claims (trace_id, version, state, done_version)"
+            " VALUES (?, ?, 'done', ?)",
+            (scored, stamps[scored], stamps[scored]),
+        )
+    db.close()
+    return stamps
+
+
+def test_an_old_store_opens_queues_what_was_not_scored_and_keeps_its_rows(store_location):
+    stamps = _old_store(store_location)
+    scored = sorted(stamps, key=stamps.get)[1]
+    with Store(store_location) as store:
+        assert store.counts() == {"traces": 3, "spans": 9, "log_records": 3}
+        loaded = store.load(sorted(stamps))
+        assert all(len(t.spans) == 3 and len(t.logs) == 1 for t in loaded)
+        claims = shared.claim(store.db, "w", 10, shared.Settling(0.0))
+        assert {c.trace_id for c in claims} == set(stamps) - {scored}
+        store.write([trace_request(agent_turn)])  # new rows get new ids, today's partition
+        assert store.counts()["traces"] == 4 and shared.pending(store.db) == 3
+        if store.db.postgres:
+            days = partitions.partitions(store.db, partitions.PARTITIONED)
+            today = partitions.day_of(time.time())
+            assert {d for t, d in days if t == "span_chunks"} >= {today - 2, today - 1, today}
+            (kind,) = store.db.execute(
+                "SELECT relkind FROM pg_class WHERE relname = 'span_chunks'"
+            ).fetchone()
+            assert kind == "p"  # partitioned
+        else:
+            indexes = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master")}
+            assert {"span_chunks_by_received", "log_records_by_received"} <= indexes

@@ -1,0 +1,140 @@
+"""``score --follow --workers N``: one follower, N scoring processes.
+
+Each process is forked from the follower with its configuration and scorers, opens its own
+store connection and works as a follower of its own: it claims a batch, renews the batch's
+lease while scoring it and stores each result with its claim (:mod:`tracegrade.store.follow`),
+so the processes never score a trace twice and share the queue as separate workers would. They
+send each stored result (:class:`~tracegrade.scoring.CaseResult`, whether it updates an earlier
+one) back over a queue; this process prints them, closes windows and alerts (once, for all),
+and restarts a process that died (its claims expire after one lease and are scored again by
+whichever process claims them). On stop, each process finishes the batch it holds and exits;
+a process whose follower died (``kill -9``) notices and exits too.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+from typing import TYPE_CHECKING, Any
+
+from tracegrade.errors import ConfigError
+from tracegrade.pipeline.leases import Leases
+from tracegrade.store.traces import Store
+
+if TYPE_CHECKING:
+    from tracegrade.pipeline.follow import Follower, OnResult, OnText
+
+STOP_WAIT_S = 60.0
+"""How long a stopping follower waits for its processes to finish their batch."""
+
+
+def check_workers(workers: int) -> None:
+    """Raises ConfigError when ``workers`` scoring processes cannot be forked here."""
+    if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
+        raise ConfigError(
+            f"--workers {workers} with --follow forks scoring processes, which this platform "
+            "cannot: run several `score --follow` commands instead"
+        )
+
+
+def run_processes(
+    follower: Follower,
+    stop: threading.Event,
+    on_result: OnResult,
+    on_text: OnText,
+    poll_s: float,
+) -> dict[str, bool]:
+    """Run ``follower.workers`` scoring processes until ``stop`` is set (see the module
+    docstring); returns whether the latest result of every trace scored passed."""
+    context = multiprocessing.get_context("fork")
+    results: Any = context.Queue()
+    halt = context.Event()
+    processes = [_start(context, follower, results, halt, poll_s) for _ in range(follower.workers)]
+    with Store(follower.db) as store:
+        while not stop.is_set():
+            _relay(results, follower, on_result, poll_s)
+            follower.tell_windows(store, on_text)
+            processes = _restart_dead(context, processes, follower, results, halt, poll_s, on_text)
+        halt.set()
+        for process in processes:
+            process.join(STOP_WAIT_S)
+        _relay(results, follower, on_result, 0.0)
+        for text in follower.partial_window(store):
+            on_text(text)
+    return follower.passed
+
+
+def _start(
+    context: Any, follower: Follower, results: Any, halt: Any, poll_s: float
+) -> multiprocessing.Process:
+    process: multiprocessing.Process = context.Process(
+        target=_work, args=(follower, results, halt, os.getpid(), poll_s), daemon=True
+    )
+    process.start()
+    return process
+
+
+def _restart_dead(
+    context: Any,
+    processes: list[multiprocessing.Process],
+    follower: Follower,
+    results: Any,
+    halt: Any,
+    poll_s: float,
+    on_text: OnText,
+) -> list[multiprocessing.Process]:
+    """The processes, those that died replaced by new ones (told to ``on_text``)."""
+    alive = []
+    for process in processes:
+        if process.is_alive():
+            alive.append(process)
+            continue
+        on_text(
+            f"warning: scoring process {process.pid} ended (exit {process.exitcode}); "
+            "started another (its claims are scored again after one lease)"
+        )
+        alive.append(_start(context, follower, results, halt, poll_s))
+    return alive
+
+
+def _relay(results: Any, follower: Follower, on_result: OnResult, wait_s: float) -> None:
+    """Hand every result the processes sent to ``on_result``, waiting up to ``wait_s`` for
+    the first."""
+    try:
+        item = results.get(timeout=wait_s) if wait_s > 0 else results.get_nowait()
+    except queue.Empty:
+        return
+    while True:
+        result, updated = item
+        if result.trace_id:
+            follower.passed[result.trace_id] = result.passed
+        on_result(result, updated)
+        try:
+            item = results.get_nowait()
+        except queue.Empty:
+            return
+
+
+def _work(follower: Follower, results: Any, halt: Any, parent: int, poll_s: float) -> None:
+    """A scoring process: a follower of its own until ``halt`` is set or its parent died."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the follower decides when to stop
+    signal.signal(signal.SIGTERM, lambda *_: halt.set())
+    from tracegrade.pipeline.follow import worker_name
+
+    follower.worker = worker_name()
+    follower.passed = {}
+    with (
+        Store(follower.db) as store,
+        Leases(follower.db, follower.worker, follower.lease_s) as leases,
+    ):
+        follower.leases = leases
+        while not halt.is_set() and os.getppid() == parent:
+            for result, updated in follower.poll(store):
+                results.put((result, updated))
+            if not follower.busy:
+                halt.wait(poll_s)
+    results.close()
+    results.join_thread()
