@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "How well each scorer and the judge agree with human labels and feedback.",
     ),
     "users": ("tracegrade.cli.users", "Named accounts of the dashboard."),
+    "prune": ("tracegrade.cli.prune", "Remove what the store received before a cutoff."),
     "history": (
         "tracegrade.cli.history",
         "A dataset's runs over time, with sparklines or a chart.",

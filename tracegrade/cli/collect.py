@@ -8,10 +8,8 @@ from tracegrade.cli.options import db_option, feedback_attribute_option
 from tracegrade.cli.serving import STATUS_EVERY_S, serve
 from tracegrade.collector.address import is_loopback
 from tracegrade.collector.admission import DEFAULT_REDACT
-from tracegrade.collector.memory import (
-    DEFAULT_MAX_MEMORY_BYTES,
-    return_large_allocations_to_the_os,
-)
+from tracegrade.collector.memory import DEFAULT_MAX_MEMORY_BYTES
+from tracegrade.collector.memory import return_large_allocations_to_the_os as trim_heap
 from tracegrade.collector.receiver import (
     DEFAULT_GRPC_PORT,
     DEFAULT_HTTP_PORT,
@@ -21,6 +19,7 @@ from tracegrade.collector.receiver import (
 )
 from tracegrade.collector.service import DEFAULT_MAX_REQUEST_BYTES
 from tracegrade.errors import ConfigError
+from tracegrade.pipeline.retention import retained
 
 
 @click.command("collect")
@@ -85,6 +84,11 @@ from tracegrade.errors import ConfigError
     "resident set is near the footprint plus 75% of it (README, 'Receiving OTLP').",
 )
 @feedback_attribute_option
+@click.option(
+    "--retention",
+    metavar="DURATION",
+    help="Prune what the store received before this long ago (30d), hourly (tracegrade prune).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="A status line every --status-every seconds.")
 @click.option(
     "--status-every",
@@ -105,13 +109,14 @@ def command(
     max_queue_mib: float,
     max_memory_mib: float,
     feedback_attribute: str,
+    retention: str | None,
     verbose: bool,
     status_every: float,
 ) -> None:
     """Receive OTLP traces and logs (gRPC and HTTP) into the trace store until SIGINT/SIGTERM.
 
-    A request is acknowledged only once its spans are committed. Metrics exports are answered
-    and not stored. Prints one readiness line (ports, store) when serving."""
+    A request is acknowledged once its spans are committed (metrics: answered, not stored).
+    Prints one readiness line (ports, store) when serving."""
     if token is not None and not token.strip():
         raise ConfigError("--token / TRACEGRADE_TOKEN is empty")
     if token is None and not is_loopback(host):
@@ -130,18 +135,16 @@ def command(
         guard_resident=True,
         feedback_attribute=feedback_attribute or None,
     )
-    return_large_allocations_to_the_os()
+    trim_heap()
     try:
         receiver = Receiver(config).start()
     except OSError as exc:
         raise ConfigError(f"cannot start the receiver on {host}: {exc}") from exc
     try:
-        serve(receiver, verbose, status_every)
+        with retained(db, retention, lambda text: click.echo(f"collect: {text}", err=True)):
+            serve(receiver, verbose, status_every)
     finally:
         receiver.stop()
     stats = receiver.stats
-    click.echo(
-        f"tracegrade collect: stopped; {stats.stored_items:,} items stored, "
-        f"{stats.rejected_items:,} rejected",
-        err=True,
-    )
+    stored, rejected = f"{stats.stored_items:,}", f"{stats.rejected_items:,}"
+    click.echo(f"tracegrade collect: stopped; {stored} items stored, {rejected} rejected", err=True)

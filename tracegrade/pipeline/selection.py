@@ -15,6 +15,18 @@ _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
+def parse_duration(value: str, option: str) -> float:
+    """Seconds from ``90m`` / ``12h`` / ``30d`` / ``4w``; ``option`` names it in errors.
+
+    Raises:
+        ConfigError: another form, or zero.
+    """
+    match = _RELATIVE.match(value.strip())
+    if not match or float(match.group(1)) <= 0:
+        raise ConfigError(f"{option} {value!r}: use a duration such as 12h, 30d or 4w")
+    return float(match.group(1)) * _UNITS_S[match.group(2)]
+
+
 def parse_since(value: str | None, now_s: float | None = None) -> int | None:
     """Unix nanoseconds from ``30m`` / ``12h`` / ``7d`` (ago) or an ISO 8601 date or time
     (UTC when no offset is given).
