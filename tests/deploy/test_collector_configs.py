@@ -33,6 +33,16 @@ SETTINGS = {
         "decision_cache",
     },
     ("processors", "batch"): {"timeout", "send_batch_size", "send_batch_max_size"},
+    ("processors", "probabilistic_sampler"): {
+        "mode",
+        "sampling_percentage",
+        "hash_seed",
+        "fail_closed",
+        "sampling_precision",
+        "attribute_source",
+        "from_attribute",
+        "sampling_priority",
+    },
     ("exporters", "otlp"): {
         "endpoint",
         "tls",
@@ -133,10 +143,26 @@ def test_tail_sampling_keeps_errors_slow_traces_and_a_sample():
     assert re.fullmatch(r"\d+s", sampling["decision_wait"])
     for policy in sampling["policies"]:
         assert set(policy) == {"name", "type", policy["type"]} and policy["type"] in POLICY_TYPES
-    assert [p["type"] for p in sampling["policies"]] == ["status_code", "latency", "probabilistic"]
-    traces = config["service"]["pipelines"]["traces"]
-    assert "tail_sampling" in traces["processors"] and traces["exporters"] == ["otlp/tracegrade"]
+    assert [p["type"] for p in sampling["policies"]] == ["status_code", "latency"]
+    pipelines = config["service"]["pipelines"]
+    assert "tail_sampling" in pipelines["traces/outliers"]["processors"]
+    assert "probabilistic_sampler" in pipelines["traces/sample"]["processors"]
+    assert all(p["exporters"] == ["otlp/tracegrade"] for p in pipelines.values())
     assert "Bearer ${env:TRACEGRADE_TOKEN}" in str(config["exporters"]["otlp/tracegrade"])
+
+
+def test_log_records_follow_the_sampled_traces():
+    """Log records (GenAI content) pass only for the traces the 10% sample keeps: the same
+    sampler, mode and percentage by trace id in the logs pipeline as in the traces one; none
+    bypasses it (issue: content of unsampled conversations was stored)."""
+    config = yaml.safe_load((REPO / "deploy/collector/tail-sampling.yaml").read_text())
+    processors = config["processors"]
+    traces, logs = processors["probabilistic_sampler"], processors["probabilistic_sampler/logs"]
+    assert traces["mode"] == logs["mode"] == "proportional"
+    assert traces["sampling_percentage"] == logs["sampling_percentage"]
+    assert logs["attribute_source"] == "traceID" and logs["fail_closed"] is True
+    (name,) = [n for n in config["service"]["pipelines"] if _type(n) == "logs"]
+    assert "probabilistic_sampler/logs" in config["service"]["pipelines"][name]["processors"]
 
 
 def test_loadbalancing_routes_by_trace_id_to_several_receivers():
