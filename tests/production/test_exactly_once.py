@@ -273,3 +273,36 @@ def test_bursts_through_a_receiver_and_follow_workers(store_location, workers):
     assert len(sent) == 600
     assert counts == {t: 1 for t in sent}, err[-2000:]
     assert out.count("\n") == 600
+
+
+def test_a_scoring_process_killed_mid_batch_is_replaced(tmp_path, monkeypatch):
+    """``--workers 2``: one of the follower's scoring processes is killed (SIGKILL) while it
+    holds a batch; the follower starts another, and the killed one's claims are scored after
+    its lease: every trace once."""
+    import multiprocessing
+
+    from tracegrade.pipeline.follow_workers import run_follower
+
+    monkeypatch.setenv(slow_scorer.DELAY_ENV, "0.1")
+    monkeypatch.setenv(slow_scorer.LOG_ENV, str(tmp_path / "calls"))
+    db = str(tmp_path / "p.db")
+    request = _turns(40)
+    _write(db, [request])
+    follower = _follower(db, [SLOW], lease_s=2.0, batch=8, workers=2)
+    stop, printed = threading.Event(), []
+    thread = threading.Thread(
+        target=run_follower, args=(follower, stop, lambda *_: None, printed.append, 0.05)
+    )
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not slow_scorer.calls(tmp_path / "calls") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        victim = multiprocessing.active_children()[0]
+        os.kill(victim.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        counts = _wait_for(db, _ids(request))
+    finally:
+        stop.set()
+        thread.join(90)
+    assert counts == {t: 1 for t in _ids(request)}
+    assert any(f"scoring process {victim.pid} ended" in text for text in printed)

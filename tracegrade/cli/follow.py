@@ -9,6 +9,7 @@ import click
 
 from tracegrade.errors import ExitCode
 from tracegrade.pipeline.follow import Follower, make_follower
+from tracegrade.pipeline.follow_workers import run_follower
 from tracegrade.pipeline.judging import judge_cache
 from tracegrade.pipeline.score import CaseResult, ScoreOptions
 
@@ -33,8 +34,8 @@ def follow_until_stopped(follower: Follower) -> ExitCode:
         f"{f', {follower.workers} processes' if follower.workers > 1 else ''}); Ctrl-C to stop",
         err=True,
     )
-    results = follower.run(
-        stop, lambda result, updated: click.echo(line(result, updated)), click.echo
+    results = run_follower(
+        follower, stop, lambda result, updated: click.echo(line(result, updated)), click.echo
     )
     failed = sum(not passed for passed in results.values())
     click.echo(

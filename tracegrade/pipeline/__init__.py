@@ -7,7 +7,10 @@ renders what it returns.
 
 - :mod:`.score`: :func:`score` (:class:`ScoreOptions` -> :class:`ScoredRun`);
 - :mod:`.run`: :func:`run` (:class:`RunOptions` -> :class:`RunOutcome`), the agents;
-- :mod:`.follow`: the production follower (``score --follow``);
+- :mod:`.follow`: the production follower (``score --follow``), :mod:`.follow_workers` its
+  scoring processes, :mod:`.leases` the renewal of its claims;
+- :mod:`.retention`: :func:`prune` (``prune``), a receiver's retention (``collect
+  --retention``);
 - :mod:`.dataset`: :func:`build` (``dataset build``);
 - :mod:`.compare`: :func:`compare` (``compare``); :mod:`.gate`: baselines and the gate;
 - :mod:`.judging`: the judge of a run, :func:`check_judge` (``judge-check``);
@@ -52,6 +55,9 @@ _EXPORTS = {
     "AgreementOptions": "tracegrade.pipeline.agreement",
     "agreement": "tracegrade.pipeline.agreement",
     "check_judge": "tracegrade.pipeline.judging",
+    # retention
+    "PruneOptions": "tracegrade.pipeline.retention",
+    "prune": "tracegrade.pipeline.retention",
     # reading traces
     "load": "tracegrade.pipeline.reading",
     "load_batches": "tracegrade.pipeline.reading",
@@ -80,6 +86,8 @@ __all__ = [
     "promote",
     "AgreementOptions",
     "agreement",
+    "PruneOptions",
+    "prune",
     "load",
     "load_batches",
     "traces_by_id",
@@ -96,6 +104,7 @@ if TYPE_CHECKING:
     from tracegrade.pipeline.judging import JudgeCheckOptions, check_judge
     from tracegrade.pipeline.promote import promote
     from tracegrade.pipeline.reading import load, load_batches, traces_by_id
+    from tracegrade.pipeline.retention import PruneOptions, prune
     from tracegrade.pipeline.review import QueueRule, build_queue, record_label
     from tracegrade.pipeline.run import AgentOptions, RunOptions, RunOutcome, run
     from tracegrade.pipeline.score import ScoredRun, ScoreOptions, score

@@ -22,6 +22,7 @@ printed, and checked against the config's thresholds (:mod:`tracegrade.report.wi
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import secrets
 import socket
@@ -34,6 +35,7 @@ from typing import Any
 
 from tracegrade.config import Config
 from tracegrade.dataset import Dataset, Tier
+from tracegrade.errors import ConfigError
 from tracegrade.normalize import normalize_trace
 from tracegrade.pipeline.export import RunExport, open_export
 from tracegrade.pipeline.leases import Leases
@@ -91,7 +93,7 @@ class Follower:
     """Traces claimed per poll."""
     rootless_quiet_s: float = shared.DEFAULT_ROOTLESS_QUIET_S
     workers: int = 1
-    """Scoring processes (:mod:`tracegrade.pipeline.follow_workers`); 1: this process."""
+    """Scoring processes (:func:`tracegrade.pipeline.follow_workers.run_follower`)."""
     leases: Leases | None = None
     """Renews the claims of a batch while it is scored (set by :meth:`run`)."""
     busy: bool = False
@@ -221,45 +223,43 @@ class Follower:
     def run(
         self, stop: threading.Event, on_result: OnResult, on_text: OnText, poll_s: float = POLL_S
     ) -> dict[str, bool]:
-        """Score until ``stop`` is set, telling ``on_result`` of each scored trace (its result
-        and whether it updates an earlier one) and ``on_text`` of each window line (and of the
-        export's first failure); returns whether the latest result of every trace scored
-        passed (trace id -> passed). With ``workers`` > 1 the scoring runs in that many
-        processes (:func:`tracegrade.pipeline.follow_workers.run_processes`); results are
-        exported from this one. Closes the export."""
+        """Score in this process until ``stop`` is set, telling ``on_result`` of each scored
+        trace (its result and whether it updates an earlier one) and ``on_text`` of each
+        window line (and of the export's first failure); returns whether the latest result of
+        every trace scored passed (trace id -> passed). Closes the export.
+        :func:`tracegrade.pipeline.follow_workers.run_follower` runs ``workers`` processes."""
+        on_result = self.exported(on_result)
+        try:
+            with Store(self.db) as store, Leases(self.db, self.worker, self.lease_s) as leases:
+                self.leases = leases
+                try:
+                    while not stop.is_set():
+                        for result, updated in self.poll(store):
+                            on_result(result, updated)
+                        self.tell_windows(store, on_text)
+                        if not self.busy:
+                            stop.wait(poll_s)
+                finally:
+                    self.leases = None
+                for text in self.partial_window(store):
+                    on_text(text)
+        finally:
+            self.close_export(on_text)
+        return self.passed
+
+    def exported(self, on_result: OnResult) -> OnResult:
+        """``on_result`` that also sends each result to the export (``--export-otlp``)."""
 
         def told(result: CaseResult, updated: bool) -> None:
             on_result(result, updated)
             self.export.result(result)
 
-        try:
-            if self.workers > 1:
-                from tracegrade.pipeline.follow_workers import run_processes
+        return told
 
-                return run_processes(self, stop, told, on_text, poll_s)
-            return self._run_here(stop, told, on_text, poll_s)
-        finally:
-            for text in self.export.close():
-                on_text(f"warning: {text}")
-
-    def _run_here(
-        self, stop: threading.Event, on_result: OnResult, on_text: OnText, poll_s: float
-    ) -> dict[str, bool]:
-        """:meth:`run` in this process: poll, renewing the leases of the batch being scored."""
-        with Store(self.db) as store, Leases(self.db, self.worker, self.lease_s) as leases:
-            self.leases = leases
-            try:
-                while not stop.is_set():
-                    for result, updated in self.poll(store):
-                        on_result(result, updated)
-                    self.tell_windows(store, on_text)
-                    if not self.busy:
-                        stop.wait(poll_s)
-            finally:
-                self.leases = None
-            for text in self.partial_window(store):
-                on_text(text)
-        return self.passed
+    def close_export(self, on_text: OnText) -> None:
+        """Send what is left to the export and stop it; ``on_text`` gets its warning."""
+        for text in self.export.close():
+            on_text(f"warning: {text}")
 
     def tell_windows(self, store: Store, on_text: OnText) -> None:
         """Tell ``on_text`` the lines of every window that closed since the last call."""
@@ -307,10 +307,11 @@ def make_follower(
     """
     resolved = plan_run(options)
     since_s = resolved.since_ns / 1e9 if resolved.since_ns is not None else None
-    if resolved.workers > 1:
-        from tracegrade.pipeline.follow_workers import check_workers
-
-        check_workers(resolved.workers)
+    if resolved.workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
+        raise ConfigError(
+            f"--workers {resolved.workers} with --follow forks scoring processes, which this "
+            "platform cannot: run several `score --follow` commands instead"
+        )
     follower = Follower(
         options.db,
         resolved.dataset,

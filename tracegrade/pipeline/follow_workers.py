@@ -18,26 +18,34 @@ import os
 import queue
 import signal
 import threading
-from typing import TYPE_CHECKING, Any
+import time
+from typing import Any
 
-from tracegrade.errors import ConfigError
+from tracegrade.errors import StoreError
+from tracegrade.pipeline.follow import POLL_S, Follower, OnResult, OnText, worker_name
 from tracegrade.pipeline.leases import Leases
 from tracegrade.store.traces import Store
 
-if TYPE_CHECKING:
-    from tracegrade.pipeline.follow import Follower, OnResult, OnText
-
 STOP_WAIT_S = 60.0
 """How long a stopping follower waits for its processes to finish their batch."""
+EARLY_EXIT_S = 10.0
+"""A scoring process that fails (an error, not a signal) sooner after its start stops the
+follower instead of being restarted."""
 
 
-def check_workers(workers: int) -> None:
-    """Raises ConfigError when ``workers`` scoring processes cannot be forked here."""
-    if workers > 1 and "fork" not in multiprocessing.get_all_start_methods():
-        raise ConfigError(
-            f"--workers {workers} with --follow forks scoring processes, which this platform "
-            "cannot: run several `score --follow` commands instead"
-        )
+def run_follower(
+    follower: Follower,
+    stop: threading.Event,
+    on_result: OnResult,
+    on_text: OnText,
+    poll_s: float = POLL_S,
+) -> dict[str, bool]:
+    """Run ``follower`` until ``stop`` is set: in this process (:meth:`Follower.run`), or in
+    ``follower.workers`` scoring processes (:func:`run_processes`). Returns whether the latest
+    result of every trace scored passed (trace id -> passed)."""
+    if follower.workers > 1:
+        return run_processes(follower, stop, on_result, on_text, poll_s)
+    return follower.run(stop, on_result, on_text, poll_s)
 
 
 def run_processes(
@@ -48,22 +56,33 @@ def run_processes(
     poll_s: float,
 ) -> dict[str, bool]:
     """Run ``follower.workers`` scoring processes until ``stop`` is set (see the module
-    docstring); returns whether the latest result of every trace scored passed."""
+    docstring); returns whether the latest result of every trace scored passed. The results
+    are exported (``--export-otlp``) from this process; closes the export."""
+    on_result = follower.exported(on_result)
     context = multiprocessing.get_context("fork")
     results: Any = context.Queue()
     halt = context.Event()
     processes = [_start(context, follower, results, halt, poll_s) for _ in range(follower.workers)]
-    with Store(follower.db) as store:
-        while not stop.is_set():
-            _relay(results, follower, on_result, poll_s)
-            follower.tell_windows(store, on_text)
-            processes = _restart_dead(context, processes, follower, results, halt, poll_s, on_text)
+    try:
+        with Store(follower.db) as store:
+            while not stop.is_set():
+                _relay(results, follower, on_result, poll_s)
+                follower.tell_windows(store, on_text)
+                processes = _restart_dead(
+                    context, processes, follower, results, halt, poll_s, on_text
+                )
+            halt.set()
+            for process in processes:
+                process.join(STOP_WAIT_S)
+            _relay(results, follower, on_result, 0.0)
+            for text in follower.partial_window(store):
+                on_text(text)
+    finally:
         halt.set()
         for process in processes:
-            process.join(STOP_WAIT_S)
-        _relay(results, follower, on_result, 0.0)
-        for text in follower.partial_window(store):
-            on_text(text)
+            if process.is_alive():  # did not finish its batch in time: its claims expire
+                process.terminate()
+        follower.close_export(on_text)
     return follower.passed
 
 
@@ -74,7 +93,12 @@ def _start(
         target=_work, args=(follower, results, halt, os.getpid(), poll_s), daemon=True
     )
     process.start()
+    _started[process.pid or 0] = time.monotonic()
     return process
+
+
+_started: dict[int, float] = {}
+"""When each scoring process started (monotonic s), by pid."""
 
 
 def _restart_dead(
@@ -86,12 +110,24 @@ def _restart_dead(
     poll_s: float,
     on_text: OnText,
 ) -> list[multiprocessing.Process]:
-    """The processes, those that died replaced by new ones (told to ``on_text``)."""
+    """The processes, those that died replaced by new ones (told to ``on_text``).
+
+    Raises:
+        StoreError: a process failed (an error, not a signal) within :data:`EARLY_EXIT_S` of
+            its start: the store is unreachable, or every process would fail alike (its error
+            is on stderr).
+    """
     alive = []
     for process in processes:
         if process.is_alive():
             alive.append(process)
             continue
+        lived_s = time.monotonic() - _started.pop(process.pid or 0, 0.0)
+        if lived_s < EARLY_EXIT_S and (process.exitcode or 0) > 0:  # failed, not killed
+            raise StoreError(
+                f"scoring process {process.pid} ended (exit {process.exitcode}) {lived_s:.1f} s"
+                " after it started: see its error above"
+            )
         on_text(
             f"warning: scoring process {process.pid} ended (exit {process.exitcode}); "
             "started another (its claims are scored again after one lease)"
@@ -122,8 +158,6 @@ def _work(follower: Follower, results: Any, halt: Any, parent: int, poll_s: floa
     """A scoring process: a follower of its own until ``halt`` is set or its parent died."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the follower decides when to stop
     signal.signal(signal.SIGTERM, lambda *_: halt.set())
-    from tracegrade.pipeline.follow import worker_name
-
     follower.worker = worker_name()
     follower.passed = {}
     with (

@@ -205,8 +205,12 @@ class Database:
         """``statement`` in this engine's placeholder style."""
         return statement.replace("?", "%s") if self.postgres else statement
 
-    def execute(self, statement: str, params: Sequence[Any] = ()) -> Any:
-        """Run one statement; returns the DB-API cursor."""
+    def execute(self, statement: str, params: Sequence[Any] = (), *, binary: bool = False) -> Any:
+        """Run one statement; returns the DB-API cursor. ``binary``: PostgreSQL sends the
+        results in binary (large ``BYTEA`` values arrive as they are, not hex-encoded: about
+        a third of the time for a batch of span chunks); ignored on SQLite."""
+        if binary and self.postgres:
+            return self.conn.execute(self.sql(statement), tuple(params), binary=True)
         return self.conn.execute(self.sql(statement), tuple(params))
 
     def executemany(self, statement: str, rows: Iterable[Sequence[Any]]) -> int:

@@ -9,8 +9,11 @@ deduplicated by span id when read anyway, log records by digest (:meth:`Store.lo
 
 A writer makes sure the partitions of today and tomorrow exist before it writes
 (:class:`Days`): a new day's table is created apart and then attached, which takes only a
-``SHARE UPDATE EXCLUSIVE`` lock on the parent (inserts and reads go on). SQLite stores are
-not partitioned (``tracegrade prune`` deletes their old rows in batches).
+``SHARE UPDATE EXCLUSIVE`` lock on the parent (inserts and reads go on). The partitioned
+tables have no foreign keys (to ``resources`` and ``scopes``): attaching or dropping a day
+would otherwise lock those tables against every writer; the ids are written with the rows, in
+one transaction. SQLite stores are not partitioned (``tracegrade prune`` deletes their old
+rows in batches).
 """
 
 from __future__ import annotations
@@ -29,18 +32,17 @@ next write)."""
 _ADVISORY_LOCK = 7245
 """Serialises partition creation across receivers (``pg_advisory_xact_lock``)."""
 
-_COLUMNS = {
+_COLUMNS = {  # no foreign keys: attaching or dropping a day would lock resources and scopes
     "span_chunks": """
         id BIGINT NOT NULL DEFAULT nextval('span_chunk_ids'), digest BYTEA NOT NULL,
         trace_id TEXT NOT NULL, start_unix_nano BIGINT NOT NULL, span_count BIGINT NOT NULL,
-        spans BYTEA NOT NULL, resource_id BIGINT NOT NULL REFERENCES resources(id),
-        scope_id BIGINT NOT NULL REFERENCES scopes(id), received_at DOUBLE PRECISION NOT NULL,
-        day INTEGER NOT NULL, PRIMARY KEY (id, day), UNIQUE (digest, day)""",
+        spans BYTEA NOT NULL, resource_id BIGINT NOT NULL, scope_id BIGINT NOT NULL,
+        received_at DOUBLE PRECISION NOT NULL, day INTEGER NOT NULL,
+        PRIMARY KEY (id, day), UNIQUE (digest, day)""",
     "log_records": """
         id BIGINT NOT NULL DEFAULT nextval('log_record_ids'), digest BYTEA NOT NULL,
         trace_id TEXT, span_id TEXT, time_unix_nano BIGINT NOT NULL,
-        resource_id BIGINT NOT NULL REFERENCES resources(id),
-        scope_id BIGINT NOT NULL REFERENCES scopes(id), record BYTEA NOT NULL,
+        resource_id BIGINT NOT NULL, scope_id BIGINT NOT NULL, record BYTEA NOT NULL,
         received_at DOUBLE PRECISION NOT NULL, day INTEGER NOT NULL,
         PRIMARY KEY (id, day), UNIQUE (digest, day)""",
 }
@@ -191,16 +193,22 @@ def size_bytes(db: Database, table: str, day: int | None = None) -> int:
     return total
 
 
+RETRY_S = 60.0
+"""After tomorrow's partition could not be attached, how long a writer waits to try again."""
+
+
 class Days:
     """The days whose partitions one writer made sure exist (PostgreSQL; a no-op on SQLite).
     Call :meth:`ensure` before a write's transaction."""
 
     def __init__(self) -> None:
         self._ready: set[int] = set()
+        self._retry_at = 0.0
 
     def ensure(self, db: Database, unix_s: float) -> None:
         """Partitions for the day of ``unix_s`` and the next one (made ahead, so midnight needs
-        no lock). A failure to attach tomorrow's is left for a later write; today's raises.
+        no lock). A failure to attach tomorrow's is tried again :data:`RETRY_S` later;
+        today's raises.
 
         Raises:
             Exception: today's partition could not be made (the write would fail too).
@@ -208,13 +216,14 @@ class Days:
         if not db.postgres:
             return
         today = day_of(unix_s)
-        for day in (today, today + 1):
-            if day in self._ready:
-                continue
-            try:
-                attach_day(db, day)
-            except Exception:
-                if day == today:
-                    raise
-                continue
-            self._ready.add(day)
+        if today not in self._ready:
+            attach_day(db, today)
+            self._ready.add(today)
+        if today + 1 in self._ready or unix_s < self._retry_at:
+            return
+        try:
+            attach_day(db, today + 1)
+        except Exception:  # noqa: BLE001 (a lock not had in time: a later write tries again)
+            self._retry_at = unix_s + RETRY_S
+            return
+        self._ready.add(today + 1)

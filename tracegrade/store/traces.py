@@ -380,6 +380,7 @@ class Store:
                 f"SELECT trace_id, resource_id, scope_id, spans FROM span_chunks WHERE trace_id"
                 f" IN ({','.join('?' * len(ids))}) ORDER BY id",
                 ids,
+                binary=True,
             )
             for trace_id, rid, sid, payload in rows:
                 for span in chunk_spans(payload, trace_id):
@@ -508,6 +509,7 @@ class Store:
                 "SELECT trace_id, resource_id, scope_id, record, digest FROM log_records"
                 f" WHERE trace_id IN ({marks}) ORDER BY time_unix_nano, id",
                 chunk,
+                binary=True,
             ):
                 if bytes(key) not in seen:
                     seen.add(bytes(key))
