@@ -119,7 +119,8 @@ def test_writes_queue_their_traces_in_order_of_change(store_location):
         store.write([second])
         claimed = shared.claim(store.db, "w", 1, shared.Settling(0.0))
         assert [c.trace_id for c in claimed] == ids[:1]
-        assert [c.trace_id for c in shared.claim(store.db, "w2", 9, shared.Settling(0.0))] == ids[1:]
+        others = shared.claim(store.db, "w2", 9, shared.Settling(0.0))
+        assert [c.trace_id for c in others] == ids[1:]
         assert shared.pending(store.db) == 2  # claimed, not completed
 
 

@@ -59,7 +59,8 @@ def _fill(location: str, monkeypatch: pytest.MonkeyPatch) -> dict[int, list[str]
 
 def _result(store: Store, trace_id: str, at: float) -> None:
     store.db.execute(
-        "INSERT INTO follow_results VALUES (?, 1, ?, 'w', 'shop', 1, 1.0, 0, 0, 0, NULL, NULL, '{}')",
+        "INSERT INTO follow_results VALUES"
+        " (?, 1, ?, 'w', 'shop', 1, 1.0, 0, 0, 0, NULL, NULL, '{}')",
         (trace_id, at),
     )
 
