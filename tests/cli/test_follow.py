@@ -136,3 +136,17 @@ def test_score_follow_runs_until_sigterm_and_exits_by_the_results(tmp_path):
     assert out.count("\n") == 1 and out.startswith(("PASS", "FAIL")), (out, err)
     assert "1 traces scored" in err
     assert process.returncode == (0 if out.startswith("PASS") else 1)
+
+
+def test_follow_help_says_what_a_worker_starts_with():
+    """``score --follow --help`` tells that a worker started without --since scores what is
+    already stored (its behaviour: tests/production/test_exactly_once.py, restarted workers)."""
+    from click.testing import CliRunner
+
+    from tracegrade.cli.score import command
+
+    shown = CliRunner().invoke(command, ["--follow", "--help"], terminal_width=200).output
+    flat = " ".join(shown.split())
+    assert "A worker starts with every stored trace not yet scored within its horizon" in flat
+    assert "(--since, else the store's retention, else all)" in flat
+    assert "unscored traces received since; default the store's retention, else all" in flat

@@ -1,7 +1,8 @@
-"""Stores written before the outbox and retention keep opening (migrations 012 and 013), on
-SQLite and the real PostgreSQL server: traces no worker completed are queued for scoring (and
-only those), and on PostgreSQL the span and log tables become day partitions holding the same
-rows, which read back as before and take new writes."""
+"""Stores written before the outbox and retention keep opening (migrations 013 and 014), on
+SQLite and the real PostgreSQL server: a store at ``012_review`` (with end-user feedback)
+upgrades; traces no worker completed are queued for scoring (and only those), and on
+PostgreSQL the span and log tables become day partitions holding the same rows, which read
+back as before and take new writes (feedback in new log records still extracted)."""
 
 from __future__ import annotations
 
@@ -10,15 +11,16 @@ from typing import Any
 
 from tests.collector.receiver.helpers import hand_log, logs_request
 from tests.support.sdk import agent_turn, trace_request
+from tracegrade.store import feedback, partitions
 from tracegrade.store import follow as shared
-from tracegrade.store import partitions
 from tracegrade.store.database import Database
+from tracegrade.store.feedback import feedback_request
 from tracegrade.store.migrations import MIGRATIONS, migrate
 from tracegrade.store.rows import CHUNK_COLUMNS, LOG_COLUMNS, PreparedSpans, digest, log_rows
 from tracegrade.store.traces import Store
 
 DAY_S = 86_400
-BEFORE_012 = [step for step in MIGRATIONS if step[0] < "012"]
+BEFORE_013 = [step for step in MIGRATIONS if step[0] < "013"]
 
 
 def _ref(db: Database, table: str) -> Any:
@@ -38,7 +40,7 @@ def _ref(db: Database, table: str) -> Any:
 
 
 def _old_write(db: Database, request: Any, logs: Any, received_at: float) -> None:
-    """What tracegrade wrote before migration 012 (no version, no queue, no day)."""
+    """What tracegrade wrote before migration 013 (no version, no queue, no day)."""
     prepared = PreparedSpans().add_request(request)
     resources, scopes = _ref(db, "resources"), _ref(db, "scopes")
     with db:
@@ -58,10 +60,11 @@ def _old_write(db: Database, request: Any, logs: Any, received_at: float) -> Non
 
 
 def _old_store(location: str) -> dict[str, float]:
-    """A store at migration 011 with a trace on each of three days, the middle one already
-    scored by a follower of the time (``score_claims`` done at its version)."""
+    """A store at migration 012 with a trace on each of three days, the middle one already
+    scored by a follower of the time (``score_claims`` done at its version) and given
+    end-user feedback (``012_review``'s table)."""
     db = Database(location)
-    migrate(db, location, BEFORE_012)
+    migrate(db, location, BEFORE_013)
     stamps = {}
     for age in (2, 1, 0):
         request = trace_request(lambda t, age=age: agent_turn(t, f"question {age}", "answer"))
@@ -76,6 +79,13 @@ def _old_store(location: str) -> dict[str, float]:
             " VALUES (?, ?, 'done', ?)",
             (scored, stamps[scored], stamps[scored]),
         )
+        rows = log_rows(
+            [feedback_request(scored, "thumbs", label="up")],
+            _ref(db, "resources"),
+            _ref(db, "scopes"),
+            stamps[scored],
+        )
+        feedback.insert(db, feedback.from_log_rows(rows), stamps[scored])
     db.close()
     return stamps
 
@@ -89,8 +99,12 @@ def test_an_old_store_opens_queues_what_was_not_scored_and_keeps_its_rows(store_
         assert all(len(t.spans) == 3 and len(t.logs) == 1 for t in loaded)
         claims = shared.claim(store.db, "w", 10, shared.Settling(0.0))
         assert {c.trace_id for c in claims} == set(stamps) - {scored}
-        store.write([trace_request(agent_turn)])  # new rows get new ids, today's partition
+        assert [f.label for f in feedback.feedback_for(store.db, [scored])[scored]] == ["up"]
+        new = trace_request(agent_turn)  # new rows get new ids, today's partition
+        new_id = new.resource_spans[0].scope_spans[0].spans[0].trace_id.hex()
+        store.write([new], [feedback_request(new_id, "thumbs", label="down")])
         assert store.counts()["traces"] == 4 and shared.pending(store.db) == 3
+        assert [f.label for f in feedback.feedback_for(store.db, [new_id])[new_id]] == ["down"]
         if store.db.postgres:
             days = partitions.partitions(store.db, partitions.PARTITIONED)
             today = partitions.day_of(time.time())

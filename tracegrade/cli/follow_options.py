@@ -15,7 +15,9 @@ follow_options = stacked(
             "--follow",
             is_flag=True,
             help="Keep scoring the store's traces as they settle (behind tracegrade collect), "
-            "one line per trace, until Ctrl-C; exit 1 if any failed.",
+            "one line per trace, until Ctrl-C; exit 1 if any failed. A worker starts with "
+            "every stored trace not yet scored within its horizon (--since, else the store's "
+            "retention, else all), then scores new ones.",
         ),
         click.option(
             "--quiet-s",

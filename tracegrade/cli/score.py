@@ -56,8 +56,8 @@ how many more and where to see them: the report stays bounded however many trace
 @pass_options
 @click.option(
     "--since",
-    help="Only traces started since: 30m, 12h, 7d or an ISO date/time (--follow: received "
-    "since; default the store's retention).",
+    help="Only traces started since: 30m, 12h, 7d or an ISO date/time (--follow: the horizon, "
+    "unscored traces received since; default the store's retention, else all).",
 )
 @click.option(
     "--limit", type=click.IntRange(min=1), help="At most this many traces (store: newest first)."
