@@ -12,6 +12,7 @@ def test_follow_benchmark_times_each_worker_count_against_score_file():
     assert [row["workers"] for row in result["follow"]] == [1, 2]
     assert all(row["scored_exactly_once"] for row in result["follow"])
     assert all(row["traces_per_s"] > 0 and row["ratio_to_score"] > 0 for row in result["follow"])
+    assert all(row["score_file_traces_per_s"] > 0 for row in result["follow"])
 
 
 def test_storage_benchmark_prices_each_table_per_trace_and_per_day():
