@@ -9,6 +9,8 @@ import threading
 import time
 from collections.abc import Callable
 
+import pytest
+
 from tests.collector.receiver.helpers import running
 from tests.support.metrics_sink import MetricsSink
 from tests.support.received import evaluation_records
@@ -17,6 +19,7 @@ from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.pipeline.export import open_export
 from tracegrade.pipeline.follow import Follower, make_follower
+from tracegrade.pipeline.follow_workers import run_follower
 from tracegrade.pipeline.score import ScoreOptions
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.scoring import build_scorers, config_for
@@ -29,7 +32,7 @@ DATASET = Dataset(
 )
 
 
-def _follower(db: str, endpoint: str, window_s: float | None) -> Follower:
+def _follower(db: str, endpoint: str, window_s: float | None, workers: int = 1) -> Follower:
     config = config_for(load_config(None), DATASET)
     export = open_export(endpoint, RunContext(dataset="shop"), periodic=True)
     return Follower(
@@ -41,6 +44,7 @@ def _follower(db: str, endpoint: str, window_s: float | None) -> Follower:
         since=0.0,
         window_s=window_s,
         export=export,
+        workers=workers,
     )
 
 
@@ -49,8 +53,13 @@ def _follow(follower: Follower, until: Callable[[list[str]], bool], timeout_s: f
     lines: list[str] = []
     stop = threading.Event()
     thread = threading.Thread(
-        target=follower.run,
-        args=(stop, lambda result, updated: lines.append(result.trace_id or ""), lines.append),
+        target=run_follower,
+        args=(
+            follower,
+            stop,
+            lambda result, updated: lines.append(result.trace_id or ""),
+            lines.append,
+        ),
         kwargs={"poll_s": 0.02},
     )
     thread.start()
@@ -62,7 +71,10 @@ def _follow(follower: Follower, until: Callable[[list[str]], bool], timeout_s: f
     return lines
 
 
-def test_followed_results_and_closed_windows_are_exported(tmp_path, monkeypatch):
+@pytest.mark.parametrize("workers", [1, 2])
+def test_followed_results_and_closed_windows_are_exported(tmp_path, monkeypatch, workers):
+    """With --workers 2 the results scored in the scoring processes are exported by the
+    follower's process, like its windows."""
     db = str(tmp_path / "follow.db")
     requests = [
         trace_request(lambda t: agent_turn(t, "find shoes", "Found shoes for $40")),
@@ -73,7 +85,7 @@ def test_followed_results_and_closed_windows_are_exported(tmp_path, monkeypatch)
     trace_ids = [r.resource_spans[0].scope_spans[0].spans[0].trace_id.hex() for r in requests]
     with running(tmp_path / "received.db") as receiver, MetricsSink() as sink:
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", sink.endpoint("http"))
-        follower = _follower(db, receiver.http_endpoint, window_s=1.0)
+        follower = _follower(db, receiver.http_endpoint, window_s=1.0, workers=workers)
         lines = _follow(follower, lambda lines: any(x.startswith("WINDOW") for x in lines), 10)
         points = sink.points()
     assert [x for x in lines if "export-otlp" in x] == []
