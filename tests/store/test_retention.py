@@ -80,9 +80,23 @@ def _file_bytes(location: str) -> int:
         return Path(location).stat().st_size
 
 
+def _index(location: str, trace_ids: list[str]) -> None:
+    """Rows of the dashboard's trace search for ``trace_ids`` (as store/search.py writes)."""
+    with Store(location) as store, store.db:
+        store.db.executemany(
+            "INSERT INTO trace_index VALUES (?, 3, 0, 'shop', NULL, 'hi', 1, 0, 'hi', 0)",
+            [(t,) for t in trace_ids],
+        )
+        store.db.executemany(
+            "INSERT INTO trace_tools VALUES (?, 'search', 0, 1, 0, '[]')",
+            [(t,) for t in trace_ids],
+        )
+
+
 def test_prune_removes_exactly_the_old_days_and_the_store_shrinks(store_location, monkeypatch):
     by_day = _fill(store_location, monkeypatch)
     kept = {t for age, ids in by_day.items() if age <= 7 for t in ids}  # 7 days and today
+    _index(store_location, [t for ids in by_day.values() for t in ids])
     before = _sizes(store_location)
     options = PruneOptions("7d", db=store_location)
     would = prune(PruneOptions("7d", db=store_location, dry_run=True), now_s=NOW_S)
@@ -101,6 +115,9 @@ def test_prune_removes_exactly_the_old_days_and_the_store_shrinks(store_location
         assert set(store.trace_ids()) == kept
         assert all(t.spans and t.logs for t in store.load(sorted(kept)))
         assert shared.pending(store.db) == len(kept)
+        for table in ("trace_index", "trace_tools"):  # the trace search's rows went with them
+            rows = store.db.execute(f"SELECT trace_id FROM {table}").fetchall()
+            assert {r[0] for r in rows} == kept and len(rows) == len(kept)
         assert prune(options, now_s=NOW_S).rows == dict.fromkeys(done.rows, 0)  # nothing left
     assert after < before * (8 / DAYS + 0.05), (before, after)
 

@@ -1,5 +1,5 @@
-"""Stores written before the outbox and retention keep opening (migrations 013 and 014), on
-SQLite and the real PostgreSQL server: a store at ``012_review`` (with end-user feedback)
+"""Stores written before the outbox and retention keep opening (migrations 014 and 015), on
+SQLite and the real PostgreSQL server: a store at ``013_trace_search`` (with end-user feedback)
 upgrades; traces no worker completed are queued for scoring (and only those), and on
 PostgreSQL the span and log tables become day partitions holding the same rows, which read
 back as before and take new writes (feedback in new log records still extracted)."""
@@ -20,7 +20,7 @@ from tracegrade.store.rows import CHUNK_COLUMNS, LOG_COLUMNS, PreparedSpans, dig
 from tracegrade.store.traces import Store
 
 DAY_S = 86_400
-BEFORE_013 = [step for step in MIGRATIONS if step[0] < "013"]
+BEFORE_014 = [step for step in MIGRATIONS if step[0] < "014"]
 
 
 def _ref(db: Database, table: str) -> Any:
@@ -40,7 +40,7 @@ def _ref(db: Database, table: str) -> Any:
 
 
 def _old_write(db: Database, request: Any, logs: Any, received_at: float) -> None:
-    """What tracegrade wrote before migration 013 (no version, no queue, no day)."""
+    """What tracegrade wrote before migration 014 (no version, no queue, no day)."""
     prepared = PreparedSpans().add_request(request)
     resources, scopes = _ref(db, "resources"), _ref(db, "scopes")
     with db:
@@ -60,11 +60,11 @@ def _old_write(db: Database, request: Any, logs: Any, received_at: float) -> Non
 
 
 def _old_store(location: str) -> dict[str, float]:
-    """A store at migration 012 with a trace on each of three days, the middle one already
+    """A store at migration 013 with a trace on each of three days, the middle one already
     scored by a follower of the time (``score_claims`` done at its version) and given
     end-user feedback (``012_review``'s table)."""
     db = Database(location)
-    migrate(db, location, BEFORE_013)
+    migrate(db, location, BEFORE_014)
     stamps = {}
     for age in (2, 1, 0):
         request = trace_request(lambda t, age=age: agent_turn(t, f"question {age}", "answer"))

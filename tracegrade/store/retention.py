@@ -1,11 +1,12 @@
 """Retention: removing what is older than a cutoff, so a store can run for a year.
 
 What goes: span chunks and log records received before the cutoff, the ``traces`` rows whose
-last span arrived before it, queued claims (``score_queue``) last changed before it or whose
-trace is gone, follow
-results scored before it and windows that started before it; stored runs (with their case
-results) only when asked, and never a dataset's baseline run. Datasets and the judge's cache
-are kept. The cutoff is always the start of a UTC day (:func:`cutoff_for`): whole days go.
+last span arrived before it (with their rows in the dashboard's trace index), queued claims
+(``score_queue``) last changed before it or whose trace is gone, follow results scored before
+it and windows that started before it; stored runs (with their case results) only when asked,
+and never a dataset's baseline run. Datasets, the judge's cache and the review loop's
+feedback, labels, queues and accounts are kept. The cutoff is always the start of a UTC day
+(:func:`cutoff_for`): whole days go.
 
 - **PostgreSQL**: span and log storage is partitioned by day (:mod:`.partitions`): an old day
   is detached without blocking writers and dropped, which frees its disk space at once. The
@@ -45,6 +46,9 @@ _ROWS: dict[str, str] = {
 """Tables pruned row by row on both engines: the condition on the cutoff (Unix s, each ``?``)."""
 _RECEIVED = {"span_chunks": "received_at < ?", "log_records": "received_at < ?"}
 """Tables pruned row by row on SQLite only (partitioned by day on PostgreSQL)."""
+_INDEXED = ("trace_index", "trace_tools")
+"""Tables of the dashboard's trace search (:mod:`.search`), one or more rows per trace: a
+trace's rows go with its ``traces`` row."""
 _RUNS = "created_at < ? AND run_id NOT IN (SELECT run_id FROM run_baselines)"
 
 
@@ -90,9 +94,13 @@ def prune(
     if db.postgres:
         _drop_days(db, cutoff_s, done)
     for table, where in tables.items():
-        done.rows[table] = done.rows.get(table, 0) + (
-            _count(db, table, where, cutoff_s) if dry_run else _delete(db, table, where, cutoff_s)
-        )
+        if dry_run:
+            removed = _count(db, table, where, cutoff_s)
+        elif table == "traces":
+            removed = _delete_traces(db, where, cutoff_s)
+        else:
+            removed = _delete(db, table, where, cutoff_s)
+        done.rows[table] = done.rows.get(table, 0) + removed
     if not dry_run and not db.postgres:
         reclaim(db, full_vacuum=full_vacuum)
     done.bytes_after = done.bytes_before if dry_run else store_bytes(db)
@@ -134,6 +142,27 @@ def _delete(db: Database, table: str, where: str, cutoff_s: float) -> int:
             removed = max(int(cursor.rowcount), 0)
         total += removed
         if removed < BATCH_ROWS:
+            return total
+
+
+def _delete_traces(db: Database, where: str, cutoff_s: float) -> int:
+    """Delete the matching ``traces`` rows :data:`BATCH_ROWS` per transaction, with their rows
+    in the dashboard's trace index (:data:`_INDEXED`) in the same transaction; returns how
+    many traces."""
+    key = "ctid" if db.postgres else "rowid"
+    total = 0
+    while True:
+        _begin(db)
+        with db:
+            gone = db.execute(
+                f"DELETE FROM traces WHERE {key} IN"
+                f" (SELECT {key} FROM traces WHERE {where} LIMIT ?) RETURNING trace_id",
+                (cutoff_s, BATCH_ROWS),
+            ).fetchall()
+            for table in _INDEXED:
+                db.executemany(f"DELETE FROM {table} WHERE trace_id = ?", gone)
+        total += len(gone)
+        if len(gone) < BATCH_ROWS:
             return total
 
 
