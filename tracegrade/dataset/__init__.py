@@ -20,6 +20,7 @@ from tracegrade.dataset.cases import (
     ReferenceDocument,
     Tier,
     load_dataset,
+    load_dataset_text,
 )
 from tracegrade.dataset.mapping import load_mapping
 from tracegrade.dataset.predicates import Predicate, PredicateError, parse_predicate
@@ -35,6 +36,7 @@ __all__ = [
     "ReferenceDocument",
     "Tier",
     "load_dataset",
+    "load_dataset_text",
     # predicates
     "Predicate",
     "PredicateError",

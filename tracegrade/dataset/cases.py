@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -319,6 +320,25 @@ def _map_shapes(data: dict[str, Any]) -> list[tuple[tuple[str | int, ...], str, 
             cases[index], found = to_case_fields(raw)
             problems += [(("cases", index, *where), why, False) for where, why in found]
     return problems
+
+
+def load_dataset_text(text: str, suffix: str, shown_as: str) -> Dataset:
+    """Load and validate a golden dataset held as text (a stored dataset, an editor's form)
+    exactly as :func:`load_dataset` loads a file: ``suffix`` (``.yaml``, ``.json``,
+    ``.jsonl``) says how to parse it, and the dataset is named after ``shown_as``'s stem.
+
+    Raises:
+        DatasetError: as :func:`load_dataset`, every message naming ``shown_as`` where it
+            would name the file.
+    """
+    stem = Path(shown_as).stem or "dataset"
+    with tempfile.TemporaryDirectory(prefix="tracegrade-dataset-") as folder:
+        path = Path(folder) / f"{stem}{suffix}"
+        path.write_text(text, encoding="utf-8")
+        try:
+            return load_dataset(path)
+        except DatasetError as exc:
+            raise DatasetError(str(exc).replace(str(path), shown_as)) from None
 
 
 def load_dataset(path: str | Path) -> Dataset:

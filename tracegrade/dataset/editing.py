@@ -36,7 +36,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.util import load_yaml_guess_indent
 
 from tracegrade.bounded import YamlLimitError, check_yaml, load_json
-from tracegrade.dataset import Case, Dataset, load_dataset
+from tracegrade.dataset import Case, Dataset, load_dataset_text
 from tracegrade.errors import DatasetError
 
 FIELDS: tuple[tuple[str, str, str], ...] = (
@@ -468,23 +468,19 @@ def _form_field(message: str) -> str | None:
 
 
 def validate(text: str, suffix: str, shown_as: str, form_problems: Sequence[str] = ()) -> Dataset:
-    """Validate a dataset text with :func:`~tracegrade.dataset.load_dataset` (written to a
-    temporary file named like the dataset); messages name ``shown_as``, not the temporary
-    file. ``form_problems`` (from :func:`apply_form`) are reported with its problems.
+    """Validate a dataset text with :func:`~tracegrade.dataset.load_dataset_text` (as a file
+    named like the dataset would be); messages name ``shown_as``. ``form_problems`` (from
+    :func:`apply_form`) are reported with its problems.
 
     Raises:
         CaseError: every problem: the form's, then the lines ``load_dataset`` gives, each
             with the form field it is about.
     """
-    stem = Path(shown_as).stem or "dataset"
-    with tempfile.TemporaryDirectory(prefix="tracegrade-ui-") as tmp:
-        path = Path(tmp) / f"{stem}{suffix}"
-        path.write_text(text, encoding="utf-8")
-        try:
-            dataset = load_dataset(path)
-        except DatasetError as exc:
-            message = "\n".join([*form_problems, str(exc).replace(str(path), shown_as)])
-            raise CaseError(message, _form_field(message)) from exc
+    try:
+        dataset = load_dataset_text(text, suffix, shown_as)
+    except DatasetError as exc:
+        message = "\n".join([*form_problems, str(exc)])
+        raise CaseError(message, _form_field(message)) from exc
     if form_problems:
         message = "\n".join(form_problems)
         raise CaseError(message, _form_field(message))

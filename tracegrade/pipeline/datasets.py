@@ -13,10 +13,9 @@ its digest that of its text, so runs of it compare like runs of a file.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
-from tracegrade.dataset import Dataset, load_dataset
+from tracegrade.dataset import Dataset, load_dataset, load_dataset_text
 from tracegrade.errors import DatasetError, StoreError
 from tracegrade.store import datasets as stored
 from tracegrade.store.traces import Store
@@ -39,15 +38,7 @@ def stored_dataset(store: Store, name: str) -> Dataset:
         StoreError: no stored dataset of that name (the message lists the stored ones).
         DatasetError: it is not a valid dataset (every problem, named ``store:NAME:LINE``).
     """
-    text = _text(store, name)
-    with tempfile.TemporaryDirectory(prefix="tracegrade-dataset-") as folder:
-        path = Path(folder) / f"{name}.yaml"
-        path.write_text(text, encoding="utf-8")
-        try:
-            dataset = load_dataset(path)
-        except DatasetError as exc:
-            message = str(exc).replace(str(path), f"{STORE_PREFIX}{name}")
-            raise DatasetError(message) from None
+    dataset = load_dataset_text(_text(store, name), ".yaml", f"{STORE_PREFIX}{name}")
     return dataset.model_copy(update={"source": f"{STORE_PREFIX}{name}"})
 
 
