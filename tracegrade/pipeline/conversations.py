@@ -80,7 +80,18 @@ def conversation_of(store: Store, trace_ids: Sequence[str]) -> StoredConversatio
     Raises:
         StoreError: none of them is stored.
     """
-    found = conversations_of(store, trace_ids)
+    return conversation_among(store, conversations_of(store, trace_ids), trace_ids)
+
+
+def conversation_among(
+    store: Store, found: Sequence[StoredConversation], trace_ids: Sequence[str]
+) -> StoredConversation:
+    """Of the conversations ``found`` among the stored traces ``trace_ids``, the one holding
+    the first of them (else the first found).
+
+    Raises:
+        StoreError: none was found (``store`` names where they were looked for).
+    """
     first = trace_ids[0].lower() if trace_ids else ""
     for conversation in found:
         if first in conversation.trace_ids:

@@ -23,14 +23,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from tracegrade.config import Config, load_config
 from tracegrade.curate.promote import suggested_facts, tool_choices
 from tracegrade.errors import ConfigError, StoreError
+from tracegrade.pipeline.chat import build_chat
 from tracegrade.pipeline.conversations import (
     StoredConversation,
+    conversation_among,
     conversation_feedback,
     conversation_of,
+    group,
     load_conversations,
     scored,
 )
-from tracegrade.pipeline.pages import chat_of
+from tracegrade.pipeline.pages import load_normalized
 from tracegrade.pipeline.selection import parse_since
 from tracegrade.sampling import lowest, sampled
 from tracegrade.scoring.results import CaseResult
@@ -265,13 +268,15 @@ def review_view(store: Store, trace_ids: Sequence[str], config: Config) -> dict[
     Raises:
         StoreError: none of the traces is stored.
     """
-    conversation = conversation_of(store, trace_ids)
+    loaded = load_normalized(store, [t.lower() for t in trace_ids])  # read once, for both
+    found = group([trace for _, trace in loaded.values()])
+    conversation = conversation_among(store, found, trace_ids)
     result = scored([conversation], config).get(conversation.key)
     verdicts = judge_verdicts(store, conversation.trace_ids)
     return {
         "key": conversation.key,
         "trace_ids": list(conversation.trace_ids),
-        "chat": chat_of(store, list(conversation.trace_ids)),
+        "chat": build_chat([loaded[t] for t in conversation.trace_ids]),
         "scores": _scores(result),
         "feedback": [f.to_dict() for f in conversation_feedback(store, conversation.trace_ids)],
         "labels": [
