@@ -44,7 +44,13 @@ from typing import Any
 import click
 import httpx
 
-from examples.ecommerce.replay import RECORDED, canonical_messages, completion, request_key
+from examples.ecommerce.replay import (
+    RECORDED,
+    canonical_messages,
+    completion,
+    request_key,
+    send_json,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = "datasets/ecommerce/golden.yaml"
@@ -133,13 +139,7 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status: int, data: bytes) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        if status >= 400:
-            self.send_header("x-should-retry", "false")
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, data)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

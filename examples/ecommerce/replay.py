@@ -129,6 +129,18 @@ def _variant(path: str) -> str | None:
     return VARIANTS.get(head.strip("/"))
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, data: bytes) -> None:
+    """Answer ``data`` (JSON) with ``status``; an error says not to retry (the openai client
+    honours ``x-should-retry``: a missing recording does not appear on a second try)."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    if status >= 400:
+        handler.send_header("x-should-retry", "false")
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class ReplayHandler(BaseHTTPRequestHandler):
     """One request: find its recording, answer the recorded completion or a 400 saying why."""
 
@@ -140,14 +152,7 @@ class ReplayHandler(BaseHTTPRequestHandler):
         pass
 
     def _send(self, status: int, payload: Mapping[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        if status >= 400:
-            self.send_header("x-should-retry", "false")
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, status, json.dumps(payload).encode())
 
     def _error(self, status: int, message: str) -> None:
         self._send(status, {"error": {"message": message, "type": "replay", "code": status}})
