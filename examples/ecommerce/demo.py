@@ -131,15 +131,28 @@ def _steps(env: dict[str, str], options: list[str], regressed_env: dict[str, str
 
 def _next_steps(db: str | None) -> str:
     where = f" --db {shlex.quote(db)}" if db else ""
+    tg = _tracegrade_command()
     return (
         "\nDone: four runs stored. Look at them:\n"
-        f"  tracegrade runs{where}                      # newest first\n"
-        f"  tracegrade compare baseline latest{where}   # the regression, case by case\n"
-        f"  tracegrade history ecommerce{where}         # the trend\n"
-        f"  tracegrade ui{where}                        # http://127.0.0.1:8765/\n"
-        "With a real model: OPENAI_API_KEY=... tracegrade run datasets/ecommerce/golden.yaml "
+        f"  {tg} runs{where}                      # newest first\n"
+        f"  {tg} compare baseline latest{where}   # the regression, case by case\n"
+        f"  {tg} history ecommerce{where}         # the trend\n"
+        f"  {tg} ui{where}                        # http://127.0.0.1:8765/\n"
+        f"With a real model: OPENAI_API_KEY=... {tg} run datasets/ecommerce/golden.yaml "
         "--agent examples.ecommerce.agent:answer"
     )
+
+
+def _tracegrade_command() -> str:
+    """How to call tracegrade from here: the script beside this Python (``.venv/bin/tracegrade``
+    as the README installs it, relative to the working directory when inside it)."""
+    script = Path(sys.executable).parent / "tracegrade"
+    if not script.exists():
+        return "tracegrade"
+    try:
+        return str(script.relative_to(Path.cwd()))
+    except ValueError:
+        return str(script)
 
 
 @click.command()
