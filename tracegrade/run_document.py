@@ -13,7 +13,8 @@ schema version allows). The JSON Schema
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -112,6 +113,14 @@ class RunSummaryEntry(_Model):
     latency_mean_ms: float | None = None
     latency_total_ms: float | None = None
     by_tag: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    agent_errors: int = Field(0, description="tracegrade run: cases the agent failed on.")
+    flaky: int = Field(0, description="tracegrade run: cases whose repeats disagree.")
+    latency_sample: dict[str, Any] | None = Field(
+        None, description="How the latency percentiles were estimated from a sample."
+    )
+    clarifier: dict[str, Any] | None = Field(
+        None, description="tracegrade run: the judge deciding follow-ups, and its errors."
+    )
 
 
 class CaseUsage(_Model):
@@ -154,6 +163,14 @@ class CaseEntry(_Model):
     spent: Spent | None = Field(
         None, description="tracegrade run: tokens and USD of every attempt of this case."
     )
+    attempts: list[dict[str, Any]] = Field(
+        default_factory=list, description="tracegrade run: one entry per repeat of the case."
+    )
+    error: str | None = Field(None, description="tracegrade run: how the agent failed.")
+    spread: float | None = Field(None, description="tracegrade run: max - min attempt score.")
+    flaky: bool | None = Field(
+        None, description="tracegrade run: the repeats disagree (None: not a tracegrade run)."
+    )
 
 
 class RunDocument(_Model):
@@ -171,18 +188,79 @@ class RunDocument(_Model):
         Raises:
             InputError: not a ``tracegrade.run/1`` document; the message names the field.
         """
-        try:
-            return cls.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"])
-            raise InputError(
-                f"not a {SCHEMA_VERSION} document: {where}: {first['msg']}", source=source
-            ) from exc
+        return _validate(cls, data, source)
 
     def to_json(self) -> dict[str, Any]:
         """The document as JSON-ready data."""
         return self.model_dump(mode="json", exclude_none=False)
+
+
+class RunHead(_Model):
+    """A run document without its ``cases``: its ``run`` and ``summary``, typed. What a reader
+    holds while the cases stream past one at a time (:func:`read_head`, :func:`read_cases`):
+    a run's cases may outnumber memory, its head never does."""
+
+    schema_version: Literal["tracegrade.run/1"] = SCHEMA_VERSION
+    run: RunMeta
+    summary: RunSummaryEntry
+
+
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _validate(model: type[_M], data: Any, source: str, prefix: str = "") -> _M:
+    """``data`` as ``model``; an InputError naming the first bad field (``prefix`` first)."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = prefix + ".".join(str(p) for p in first["loc"])
+        raise InputError(
+            f"not a {SCHEMA_VERSION} document: {where}: {first['msg']}", source=source
+        ) from exc
+
+
+def read_head(doc: RunHead | Mapping[str, Any], source: str = "run document") -> RunHead:
+    """The typed head of a run document: its JSON-ready data as written by ``score``/``run``
+    or decoded from a file or the store (``doc["cases"]``, if any, is not read), or a
+    :class:`RunHead` already read (returned as it is). The one place a reader turns a run
+    document's ``run`` and ``summary`` into objects; documents of earlier versions read (fields
+    added since have defaults).
+
+    Raises:
+        InputError: not a ``tracegrade.run/1`` head; the message names the field.
+    """
+    if isinstance(doc, RunHead):
+        return doc
+    return _validate(RunHead, {k: v for k, v in doc.items() if k != "cases"}, source)
+
+
+def read_case(
+    entry: CaseEntry | Mapping[str, Any], source: str = "run document", index: int | None = None
+) -> CaseEntry:
+    """One item of a run document's ``cases`` as a :class:`CaseEntry` (one already read is
+    returned as it is).
+
+    Raises:
+        InputError: not a case entry; the message names the field (``cases.INDEX.field`` when
+            ``index`` is given).
+    """
+    if isinstance(entry, CaseEntry):
+        return entry
+    prefix = "cases." if index is None else f"cases.{index}."
+    return _validate(CaseEntry, entry, source, prefix)
+
+
+def read_cases(
+    entries: Iterable[CaseEntry | Mapping[str, Any]], source: str = "run document"
+) -> Iterator[CaseEntry]:
+    """:func:`read_case` of each entry, lazily and in order: ``entries`` (a list, a store
+    cursor, a :class:`~tracegrade.report.caselog.CaseLog`) is read once, one entry at a time.
+
+    Raises:
+        InputError: an entry is not a case entry (named by its index and field).
+    """
+    return (read_case(entry, source, i) for i, entry in enumerate(entries))
 
 
 def json_schema() -> dict[str, Any]:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from tracegrade.cli import cli
 from tracegrade.compare import read_document
 from tracegrade.errors import InputError
-from tracegrade.run_document import RunDocument, json_schema
+from tracegrade.run_document import RunDocument, json_schema, read_cases, read_head
 
 DATA = Path(__file__).parents[1] / "data"
 TAU = Path(__file__).parents[2] / "datasets" / "tau-bench-otlp" / "openinference"
@@ -48,3 +48,42 @@ def test_the_schema_is_published():
     schema = json_schema()
     assert schema["$id"] == "tracegrade.run/1"
     assert {"run", "summary", "cases"} <= set(schema["properties"])
+
+
+HEAD = {
+    "schema_version": "tracegrade.run/1",
+    "run": {"run_id": "r1", "dataset": {"name": "support", "cases": 2}, "passed": True},
+    "summary": {"results": 2, "passed": 2, "failed": 0, "pass_rate": 1.0, "score": 0.9},
+}
+
+
+def test_read_head_types_run_and_summary_and_leaves_the_cases_unread():
+    def never():
+        raise AssertionError("the cases were read")
+        yield
+
+    head = read_head({**HEAD, "cases": never()})
+    assert head.run.run_id == "r1" and head.run.dataset and head.run.dataset.name == "support"
+    assert head.summary.pass_rate == 1.0 and head.summary.agent_errors == 0
+    assert read_head(head) is head
+
+
+def test_read_cases_reads_one_entry_at_a_time_and_names_a_bad_one():
+    pulled = []
+
+    def entries():
+        for i, passed in enumerate([True, False, "maybe"]):
+            pulled.append(i)
+            yield {"case_id": f"c{i}", "passed": passed, "score": 0.5}
+
+    cases = read_cases(entries(), source="r.json")
+    first = next(cases)
+    assert (first.case_id, first.passed, pulled) == ("c0", True, [0])
+    assert next(cases).passed is False
+    with pytest.raises(InputError, match=r"r\.json.*cases\.2\.passed"):
+        next(cases)
+
+
+def test_read_head_names_a_bad_field():
+    with pytest.raises(InputError, match=r"summary\.passed"):
+        read_head({**HEAD, "summary": {"passed": "some"}})
