@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rich.console import Console
@@ -11,6 +11,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from tracegrade import terminal
+from tracegrade.run_document import (
+    CaseEntry,
+    RunHead,
+    RunSummaryEntry,
+    Spent,
+    read_cases,
+    read_head,
+)
 
 
 def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
@@ -23,73 +31,71 @@ def _duration(ms: float | None) -> str:
     return f"{ms / 1000:.2f} s" if ms >= 1000 else f"{ms:.0f} ms"
 
 
-def _header(doc: dict[str, Any]) -> str:
-    run, summary = doc["run"], doc["summary"]
-    dataset = run["dataset"]
+def _header(head: RunHead) -> str:
+    run, summary = head.run, head.summary
+    dataset = run.dataset
     what = (
         (
-            f"dataset [bold]{escape(dataset['name'])}[/] ({dataset['cases']} cases"
-            + (f", tier {run['tier']}" if run["tier"] else "")
+            f"dataset [bold]{escape(str(dataset.name))}[/] ({dataset.cases} cases"
+            + (f", tier {run.tier}" if run.tier else "")
             + ")"
         )
         if dataset
         else "reference-free scoring"
     )
-    return (
-        f"[bold]tracegrade[/] run {run['run_id']} · {what} · threshold {summary['threshold']:.2f}"
-    )
+    threshold = f"{summary.threshold:.2f}" if summary.threshold is not None else "n/a"
+    return f"[bold]tracegrade[/] run {run.run_id} · {what} · threshold {threshold}"
 
 
-def _axes_table(summary: dict[str, Any]) -> Table:
+def _axes_table(summary: RunSummaryEntry) -> Table:
     table = Table(title="averages", title_justify="left")
     table.add_column("axis / scorer")
     table.add_column("mean", justify="right")
     table.add_column("not scored", justify="right")
-    names = list(summary["axes"]) + [n for n in summary["scorers"] if n not in summary["axes"]]
+    names = list(summary.axes) + [n for n in summary.scorers if n not in summary.axes]
     for name in names:
-        value = summary["axes"].get(name, summary["scorers"].get(name))
+        value = summary.axes.get(name, summary.scorers.get(name))
         table.add_row(
-            name + (" (axis)" if name in summary["axes"] else ""),
+            name + (" (axis)" if name in summary.axes else ""),
             _fmt(value),
-            str(summary["excluded"].get(name, "")),
+            str(summary.excluded.get(name, "")),
         )
     return table
 
 
-def _totals(summary: dict[str, Any]) -> str:
-    rate = summary["hallucination_rate"]
-    cost = summary["cost_usd"]
-    colour = "[green]" if summary["failed"] == 0 else "[red]"
+def _totals(summary: RunSummaryEntry) -> str:
+    rate = summary.hallucination_rate
+    cost = summary.cost_usd
+    colour = "[green]" if summary.failed == 0 else "[red]"
     return " · ".join(
         [
-            f"[bold]{colour}passed {summary['passed']}/{summary['results']}[/][/]"
-            f" ({summary['pass_rate']:.0%})",
-            f"score {_fmt(summary['score'])}",
-            f"latency p50 {_duration(summary['latency_p50_ms'])}"
-            f" / p95 {_duration(summary['latency_p95_ms'])}"
-            f" / mean {_duration(summary.get('latency_mean_ms'))}"
-            f" / total {_duration(summary.get('latency_total_ms'))}"
-            f" (LLM call p95 {_duration(summary['llm_latency_p95_ms'])}, tool call p95 "
-            f"{_duration(summary['tool_latency_p95_ms'])})",
+            f"[bold]{colour}passed {summary.passed}/{summary.results}[/][/]"
+            f" ({_fmt(summary.pass_rate, '{:.0%}')})",
+            f"score {_fmt(summary.score)}",
+            f"latency p50 {_duration(summary.latency_p50_ms)}"
+            f" / p95 {_duration(summary.latency_p95_ms)}"
+            f" / mean {_duration(summary.latency_mean_ms)}"
+            f" / total {_duration(summary.latency_total_ms)}"
+            f" (LLM call p95 {_duration(summary.llm_latency_p95_ms)}, tool call p95 "
+            f"{_duration(summary.tool_latency_p95_ms)})",
             "tokens n/a"
-            if summary["input_tokens"] is None and summary["output_tokens"] is None
-            else f"tokens {summary['input_tokens'] or 0:,} in"
-            f" / {summary['output_tokens'] or 0:,} out",
+            if summary.input_tokens is None and summary.output_tokens is None
+            else f"tokens {summary.input_tokens or 0:,} in / {summary.output_tokens or 0:,} out",
             f"est. cost {'n/a' if cost is None else f'${cost:,.4f}'}" + _spent(summary),
             f"hallucination rate {'n/a' if rate is None else f'{rate:.0%}'}",
         ]
     )
 
 
-def _spent(summary: dict[str, Any]) -> str:
+def _spent(summary: RunSummaryEntry) -> str:
     """With repeats the tokens and cost above are one attempt per case: add what was spent."""
-    spent = summary.get("spent")
-    if not spent or spent["attempts"] <= summary["results"]:
+    spent: Spent | None = summary.spent
+    if spent is None or spent.attempts <= summary.results:
         return ""
-    cost = spent["cost_usd"]
+    cost = spent.cost_usd
     return (
-        f" (one attempt per case) · spent over {spent['attempts']} attempts: tokens "
-        f"{spent['input_tokens'] or 0:,} in / {spent['output_tokens'] or 0:,} out, est. cost "
+        f" (one attempt per case) · spent over {spent.attempts} attempts: tokens "
+        f"{spent.input_tokens or 0:,} in / {spent.output_tokens or 0:,} out, est. cost "
         + ("n/a" if cost is None else f"${cost:,.4f}")
     )
 
@@ -106,52 +112,50 @@ def _judge_line(judge: dict[str, Any]) -> str:
     )
 
 
-def _cases_table(cases: list[dict[str, Any]], title: str, verbose: bool) -> Table:
+def _cases_table(cases: list[CaseEntry], title: str, verbose: bool) -> Table:
     table = Table(title=title, title_justify="left", show_lines=verbose)
     for column in ("case", "trace", "score", "result", "reasons"):
         table.add_column(column, overflow="fold")
     for case in cases:
         reasons = (
-            case["reasons"]
-            if not verbose or not case["details"]
-            else [
-                f"{name}: {_fmt(d['value'])} — {d['reason']}" for name, d in case["details"].items()
-            ]
+            case.reasons
+            if not verbose or not case.details
+            else [f"{name}: {_fmt(d['value'])} — {d['reason']}" for name, d in case.details.items()]
         )
-        verdict = "[green]pass[/]" if case["passed"] else "[red]FAIL[/]"
-        if case.get("flaky"):
-            verdict += f" [yellow]flaky[/] (spread {_fmt(case.get('spread'))})"
+        verdict = "[green]pass[/]" if case.passed else "[red]FAIL[/]"
+        if case.flaky:
+            verdict += f" [yellow]flaky[/] (spread {_fmt(case.spread)})"
         table.add_row(
-            escape(str(case["case_id"] or "-")),
-            (case["trace_id"] or "-")[:12],
-            _fmt(case["score"]),
+            escape(str(case.case_id or "-")),
+            (case.trace_id or "-")[:12],
+            _fmt(case.score),
             verdict,
             escape("\n".join(reasons[: 12 if verbose else 3])),
         )
     return table
 
 
-def _followups(case: dict[str, Any]) -> list[str]:
+def _followups(case: CaseEntry) -> list[str]:
     """The clarification follow-ups ``tracegrade run`` sent: the agent's question, the reply."""
     return [
-        f"follow-up ({sent['source']}) {escape(str(case['case_id']))}: agent asked "
+        f"follow-up ({sent['source']}) {escape(str(case.case_id))}: agent asked "
         f"{escape(repr(_clip(sent['question'])))} -> {escape(repr(_clip(sent['reply'])))}"
-        for attempt in case.get("attempts") or []
+        for attempt in case.attempts
         for sent in attempt.get("followup_messages") or []
     ]
 
 
 def _read_cases(
-    cases: Iterable[dict[str, Any]], verbose: bool, limit: int | None
-) -> tuple[list[str], list[dict[str, Any]], int]:
+    cases: Iterable[CaseEntry], verbose: bool, limit: int | None
+) -> tuple[list[str], list[CaseEntry], int]:
     """One pass over the cases: the follow-up lines, the first ``limit`` cases the table
     shows (every case when verbose, else the failed ones) and how many more it leaves out."""
     followups: list[str] = []
-    shown: list[dict[str, Any]] = []
+    shown: list[CaseEntry] = []
     more = 0
     for case in cases:
         followups += _followups(case)
-        if verbose or not case["passed"]:
+        if verbose or not case.passed:
             if limit is None or len(shown) < limit:
                 shown.append(case)
             else:
@@ -202,7 +206,7 @@ def _sample_line(sample: dict[str, Any]) -> str:
 
 
 def print_report(
-    doc: dict[str, Any],
+    doc: Mapping[str, Any],
     *,
     verbose: bool = False,
     console: Console | None = None,
@@ -211,45 +215,55 @@ def print_report(
 ) -> None:
     """Print the report of a run document: the failed cases (every case when ``verbose``),
     at most ``limit`` of them (None: all) then how many more and ``see_all``, where to see
-    them. ``doc["cases"]`` is read once (it may be a
-    :class:`~tracegrade.report.caselog.CaseLog`)."""
+    them. ``doc`` is read through :func:`~tracegrade.run_document.read_head` and its
+    ``doc["cases"]`` once through :func:`~tracegrade.run_document.read_cases` (it may be a
+    :class:`~tracegrade.report.caselog.CaseLog`).
+
+    Raises:
+        InputError: ``doc`` is not a ``tracegrade.run/1`` document (the field named).
+    """
     out = console or terminal.console()
-    summary = doc["summary"]
-    followups, shown, more = _read_cases(doc["cases"], verbose, limit)
-    out.print(_header(doc))
+    head = read_head(doc)
+    summary = head.summary
+    followups, shown, more = _read_cases(read_cases(doc["cases"]), verbose, limit)
+    out.print(_header(head))
     out.print(_axes_table(summary))
     out.print(_totals(summary))
-    if summary.get("latency_sample"):
-        out.print(_sample_line(summary["latency_sample"]))
-    if summary.get("judge"):
-        out.print(_judge_line(summary["judge"]))
-    if summary.get("agent_errors"):
+    if summary.latency_sample:
+        out.print(_sample_line(summary.latency_sample))
+    if summary.judge:
+        out.print(_judge_line(summary.judge))
+    if summary.agent_errors:
         out.print(
-            f"[red]{summary['agent_errors']} case(s) failed in the agent (exception, crash, "
+            f"[red]{summary.agent_errors} case(s) failed in the agent (exception, crash, "
             "non-zero exit, HTTP error or timeout)[/]"
         )
-    if summary.get("flaky"):
-        out.print(
-            f"[yellow]{summary['flaky']} flaky case(s): their repeats disagree on pass/fail[/]"
-        )
+    if summary.flaky:
+        out.print(f"[yellow]{summary.flaky} flaky case(s): their repeats disagree on pass/fail[/]")
     for line in followups:
         out.print(line)
-    _print_clarifier_errors(out, summary.get("clarifier"))
-    _print_categories(out, summary.get("categories"))
-    _print_tags(out, summary.get("by_tag"))
-    unmatched = summary["unmatched_cases"] - summary.get("agent_errors", 0)
-    if unmatched or summary["unmatched_traces"]:
+    _print_clarifier_errors(out, summary.clarifier)
+    _print_categories(out, summary.categories)
+    _print_tags(out, summary.by_tag)
+    unmatched = summary.unmatched_cases - summary.agent_errors
+    if unmatched or summary.unmatched_traces:
         out.print(
             f"[yellow]{unmatched} case(s) matched no trace; "
-            f"{summary['unmatched_traces']} trace(s) matched no case[/]"
+            f"{summary.unmatched_traces} trace(s) matched no case[/]"
         )
     if shown:
         out.print(_cases_table(shown, "cases" if verbose else "failed cases", verbose))
     if more:
         what = "case(s)" if verbose else "failed case(s)"
         out.print(f"... and {more:,} more {what}" + (f": {escape(see_all)}" if see_all else ""))
-    verdict = "[green]run passed[/]" if doc["run"]["passed"] else "[red]run failed[/]"
-    needs = f"pass rate >= {doc['run']['min_pass_rate']:.0%}"
-    if (min_score := doc["run"].get("min_score")) is not None:
-        needs += f" and mean score >= {min_score:.2f}"
-    out.print(f"{verdict} (needs {needs})")
+    out.print(_verdict(head))
+
+
+def _verdict(head: RunHead) -> str:
+    """Whether the run passed, and what it needed."""
+    run = head.run
+    verdict = "[green]run passed[/]" if run.passed else "[red]run failed[/]"
+    needs = f"pass rate >= {run.min_pass_rate:.0%}"
+    if run.min_score is not None:
+        needs += f" and mean score >= {run.min_score:.2f}"
+    return f"{verdict} (needs {needs})"
