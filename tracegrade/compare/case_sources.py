@@ -133,7 +133,7 @@ class MemoryCases:
     def note_scored(self, trace_id: str) -> None:
         if self._trace_ids is None:
             self._trace_ids = {
-                str(t) for g in self._groups.values() if (t := g.entry.get("trace_id"))
+                str(t) for g in self._groups.values() if (t := g.entry.trace_id)
             }
         if trace_id in self._trace_ids:
             self._scored.add(trace_id)

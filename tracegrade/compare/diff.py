@@ -17,6 +17,7 @@ from typing import Any
 
 from tracegrade.compare.model import ArgumentChange, CallDelta, Delta, TraceDiff
 from tracegrade.config import Pricing
+from tracegrade.run_document import CaseEntry, CaseUsage, read_case
 from tracegrade.trace import AgentTrace, LlmCall, ToolCall
 
 
@@ -25,12 +26,12 @@ def delta(base: float | None, current: float | None) -> Delta:
     return Delta(base, current, None if base is None or current is None else current - base)
 
 
-def _detail(case: Mapping[str, Any] | None, scorer: str, key: str) -> list[Any]:
-    details = ((case or {}).get("details") or {}).get(scorer) or {}
+def _detail(case: CaseEntry | None, scorer: str, key: str) -> list[Any]:
+    details = (case.details.get(scorer) if case else None) or {}
     return list((details.get("details") or {}).get(key) or [])
 
 
-def _ungrounded(case: Mapping[str, Any] | None) -> list[str]:
+def _ungrounded(case: CaseEntry | None) -> list[str]:
     return [
         str(v.get("text") if isinstance(v, Mapping) else v)
         for v in _detail(case, "value_grounding", "ungrounded")
@@ -42,15 +43,15 @@ def _new(base: Sequence[str], current: Sequence[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(v for v in current if v not in before))
 
 
-def _usage(case: Mapping[str, Any] | None, key: str) -> float | None:
-    return ((case or {}).get("usage") or {}).get(key)
+def _usage(case: CaseEntry | None) -> CaseUsage:
+    return (case.usage if case else None) or CaseUsage()
 
 
-def _tokens(case: Mapping[str, Any] | None) -> float | None:
-    usage = (case or {}).get("usage") or {}
-    if usage.get("input_tokens") is None and usage.get("output_tokens") is None:
+def _tokens(case: CaseEntry | None) -> float | None:
+    usage = _usage(case)
+    if usage.input_tokens is None and usage.output_tokens is None:
         return None
-    return (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0)
+    return (usage.input_tokens or 0) + (usage.output_tokens or 0)
 
 
 def _by_occurrence(calls: Sequence[ToolCall]) -> dict[tuple[str, int], ToolCall]:
@@ -121,26 +122,32 @@ def _tool_deltas(
 
 
 def diff_traces(
-    base_case: Mapping[str, Any] | None,
-    current_case: Mapping[str, Any] | None,
+    base_case: CaseEntry | Mapping[str, Any] | None,
+    current_case: CaseEntry | Mapping[str, Any] | None,
     base_trace: AgentTrace | None = None,
     current_trace: AgentTrace | None = None,
     pricing: Pricing | None = None,
 ) -> TraceDiff:
     """The diff of one case (see the module docstring). ``*_case`` are case entries of run
     documents; the traces are optional (without both, ``source`` is ``results``). ``pricing``
-    prices each LLM call (per-call ``cost_usd`` is None without it)."""
+    prices each LLM call (per-call ``cost_usd`` is None without it).
+
+    Raises:
+        InputError: a case entry is not one (the field named).
+    """
+    base = None if base_case is None else read_case(base_case)
+    current = None if current_case is None else read_case(current_case)
     common: dict[str, Any] = {
-        "base_trace_id": (base_case or {}).get("trace_id"),
-        "current_trace_id": (current_case or {}).get("trace_id"),
-        "newly_ungrounded": _new(_ungrounded(base_case), _ungrounded(current_case)),
+        "base_trace_id": base.trace_id if base else None,
+        "current_trace_id": current.trace_id if current else None,
+        "newly_ungrounded": _new(_ungrounded(base), _ungrounded(current)),
         "newly_forbidden": _new(
-            _detail(base_case, "hallucination", "forbidden_found"),
-            _detail(current_case, "hallucination", "forbidden_found"),
+            _detail(base, "hallucination", "forbidden_found"),
+            _detail(current, "hallucination", "forbidden_found"),
         ),
-        "tokens": delta(_tokens(base_case), _tokens(current_case)),
-        "cost_usd": delta(_usage(base_case, "cost_usd"), _usage(current_case, "cost_usd")),
-        "latency_ms": delta(_usage(base_case, "duration_ms"), _usage(current_case, "duration_ms")),
+        "tokens": delta(_tokens(base), _tokens(current)),
+        "cost_usd": delta(_usage(base).cost_usd, _usage(current).cost_usd),
+        "latency_ms": delta(_usage(base).duration_ms, _usage(current).duration_ms),
     }
     if base_trace is None or current_trace is None:
         return TraceDiff(source="results", **common)

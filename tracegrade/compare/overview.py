@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.compare.model import RunOverview
+from tracegrade.run_document import CaseEntry, RunHead, read_case, read_cases, read_head
 from tracegrade.scoring.results import HALLUCINATION_AXES, percentile
 from tracegrade.scoring.results import hallucinated as scoring_hallucinated
 
@@ -33,14 +34,17 @@ __all__ = [
 ]
 
 
-def hallucinated(case: Mapping[str, Any]) -> bool:
-    """:func:`tracegrade.scoring.evaluate.hallucinated` of a run document's case entry."""
+def hallucinated(case: CaseEntry | Mapping[str, Any]) -> bool:
+    """:func:`tracegrade.scoring.evaluate.hallucinated` of a run document's case entry (a
+    :class:`~tracegrade.run_document.CaseEntry`, or its JSON-ready data)."""
+    if isinstance(case, CaseEntry):
+        return scoring_hallucinated(case.scores, case.details)
     return scoring_hallucinated(case.get("scores") or {}, case.get("details") or {})
 
 
-def hallucination_rate(cases: Sequence[Mapping[str, Any]]) -> float | None:
+def hallucination_rate(cases: Sequence[CaseEntry]) -> float | None:
     """Share of the cases with a trace that :func:`hallucinated`; None without such cases."""
-    traced = [c for c in cases if c.get("trace_id") is not None]
+    traced = [c for c in cases if c.trace_id is not None]
     return sum(hallucinated(c) for c in traced) / len(traced) if traced else None
 
 
@@ -49,23 +53,24 @@ class CaseGroup:
     """One case of a run: its representative entry and its attempts' (passed, score)."""
 
     case_id: str
-    entry: Mapping[str, Any]
+    entry: CaseEntry
     attempts: tuple[tuple[bool, float | None], ...]
     flaky: bool = field(init=False)
     """The attempts disagree on pass/fail (or the run marked the case flaky)."""
 
     def __post_init__(self) -> None:
-        flaky = bool(self.entry.get("flaky")) or len({p for p, _ in self.attempts}) > 1
+        flaky = bool(self.entry.flaky) or len({p for p, _ in self.attempts}) > 1
         object.__setattr__(self, "flaky", flaky)
 
 
-def case_key(case: Mapping[str, Any]) -> str:
+def case_key(case: CaseEntry | Mapping[str, Any]) -> str:
     """The key a case entry pairs by: its case id, else its trace id (reference-free runs)."""
-    return str(case["case_id"] if case.get("case_id") is not None else case.get("trace_id"))
+    entry = read_case(case)
+    return str(entry.case_id if entry.case_id is not None else entry.trace_id)
 
 
-def _median_entry(entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any]:
-    ordered = sorted(entries, key=lambda c: (bool(c["passed"]), _num(c.get("score"))))
+def _median_entry(entries: Sequence[CaseEntry]) -> CaseEntry:
+    ordered = sorted(entries, key=lambda c: (c.passed, _num(c.score)))
     return ordered[(len(ordered) - 1) // 2]
 
 
@@ -78,29 +83,34 @@ def group_cases(doc: Mapping[str, Any]) -> dict[str, CaseGroup]:
     return group_entries(doc.get("cases") or [])
 
 
-def group_entries(cases: Iterable[Mapping[str, Any]]) -> dict[str, CaseGroup]:
-    """:func:`group_cases` of a run document's case entries (any iterable, read once)."""
-    entries: dict[str, list[Mapping[str, Any]]] = {}
-    for case in cases:
+def group_entries(cases: Iterable[CaseEntry | Mapping[str, Any]]) -> dict[str, CaseGroup]:
+    """:func:`group_cases` of a run document's case entries (any iterable, read once, each
+    entry through :func:`~tracegrade.run_document.read_cases`).
+
+    Raises:
+        InputError: an entry is not a case entry (the field named).
+    """
+    entries: dict[str, list[CaseEntry]] = {}
+    for case in read_cases(cases):
         entries.setdefault(case_key(case), []).append(case)
     return {key: case_group(key, found) for key, found in entries.items()}
 
 
-def case_group(key: str, found: Sequence[Mapping[str, Any]]) -> CaseGroup:
+def case_group(key: str, found: Sequence[CaseEntry | Mapping[str, Any]]) -> CaseGroup:
     """The group of a case's entries ``found`` (document order; see the module docstring)."""
-    if len(found) == 1 and found[0].get("attempts"):
-        attempts = tuple((bool(a["passed"]), a.get("score")) for a in found[0]["attempts"])
-        return CaseGroup(key, found[0], attempts)
-    entry = _median_entry(found) if len(found) > 1 else found[0]
-    if len(found) > 1:
-        scores = [c["score"] for c in found if c.get("score") is not None]
-        entry = {**entry, "score": statistics.median(scores) if scores else None}
-    return CaseGroup(key, entry, tuple((bool(c["passed"]), c.get("score")) for c in found))
+    typed = list(read_cases(found))
+    if len(typed) == 1 and typed[0].attempts:
+        attempts = tuple((bool(a["passed"]), a.get("score")) for a in typed[0].attempts)
+        return CaseGroup(key, typed[0], attempts)
+    entry = _median_entry(typed) if len(typed) > 1 else typed[0]
+    if len(typed) > 1:
+        scores = [c.score for c in typed if c.score is not None]
+        entry = entry.model_copy(update={"score": statistics.median(scores) if scores else None})
+    return CaseGroup(key, entry, tuple((c.passed, c.score) for c in typed))
 
 
-def _duration(case: Mapping[str, Any]) -> float | None:
-    usage = case.get("usage") or {}
-    return usage.get("duration_ms")
+def _duration(case: CaseEntry) -> float | None:
+    return case.usage.duration_ms if case.usage else None
 
 
 class OverviewTally:
@@ -113,47 +123,50 @@ class OverviewTally:
         self.durations = array("d")
         self.cost_usd: float | None = None
 
-    def add(self, entry: Mapping[str, Any]) -> None:
+    def add(self, entry: CaseEntry) -> None:
         """Count one case (its representative entry, see :class:`CaseGroup`)."""
         self.cases += 1
-        self.passed += bool(entry["passed"])
+        self.passed += entry.passed
         if (duration := _duration(entry)) is not None:
             self.durations.append(duration)
-        usage = entry.get("usage")
-        if usage and usage.get("cost_usd") is not None:
-            self.cost_usd = (self.cost_usd or 0) + usage["cost_usd"]
-        if entry.get("trace_id") is not None:
+        if entry.usage and entry.usage.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0) + entry.usage.cost_usd
+        if entry.trace_id is not None:
             self.traced += 1
             self.hallucinated += hallucinated(entry)
 
-    def overview(self, doc: Mapping[str, Any], *, baseline: bool = False) -> RunOverview:
-        """The overview of the run document ``doc`` (its ``run`` and ``summary``; its cases
-        are those added)."""
-        run, summary = doc.get("run") or {}, doc.get("summary") or {}
+    def overview(self, doc: RunHead | Mapping[str, Any], *, baseline: bool = False) -> RunOverview:
+        """The overview of the run document ``doc`` (its ``run`` and ``summary``, read through
+        :func:`~tracegrade.run_document.read_head`; its cases are those added).
+
+        Raises:
+            InputError: ``doc`` is not a ``tracegrade.run/1`` head (the field named).
+        """
+        head = read_head(doc)
+        run = head.run
         durations = sorted(self.durations)
-        dataset = run.get("dataset") or {}
         return RunOverview(
-            run_id=str(run.get("run_id", "?")),
-            created_at=run.get("created_at"),
-            dataset=dataset.get("name"),
-            dataset_digest=dataset.get("digest"),
-            label=run.get("label"),
-            git_sha=run.get("git_sha"),
-            git_branch=run.get("git_branch"),
-            agent_version=run.get("agent_version"),
-            models=tuple(run.get("models") or ()),
+            run_id=run.run_id,
+            created_at=run.created_at,
+            dataset=run.dataset.name if run.dataset else None,
+            dataset_digest=run.dataset.digest if run.dataset else None,
+            label=run.label,
+            git_sha=run.git_sha,
+            git_branch=run.git_branch,
+            agent_version=run.agent_version,
+            models=tuple(run.models),
             cases=self.cases,
-            repeat=int(run.get("repeat") or 1),
+            repeat=run.repeat or 1,
             passed=self.passed,
             pass_rate=self.passed / self.cases if self.cases else None,
-            score=summary.get("score"),
+            score=head.summary.score,
             hallucination_rate=self.hallucinated / self.traced if self.traced else None,
             latency_p50_ms=percentile(durations, 50),
             latency_p95_ms=percentile(durations, 95),
             latency_mean_ms=statistics.fmean(durations) if durations else None,
             latency_total_ms=sum(durations) if durations else None,
             cost_usd=self.cost_usd,
-            run_passed=run.get("passed"),
+            run_passed=run.passed,
             baseline=baseline,
         )
 
@@ -165,7 +178,11 @@ def overview(
     groups: Mapping[str, CaseGroup] | None = None,
 ) -> RunOverview:
     """The headline numbers of a run document (see :class:`RunOverview`); ``groups`` are its
-    :func:`group_cases` when already computed."""
+    :func:`group_cases` when already computed.
+
+    Raises:
+        InputError: ``doc`` is not a ``tracegrade.run/1`` document (the field named).
+    """
     tally = OverviewTally()
     for group in (group_cases(doc) if groups is None else groups).values():
         tally.add(group.entry)

@@ -28,7 +28,7 @@ import warnings
 from array import array
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -43,6 +43,7 @@ from tracegrade.compare.model import CaseComparison, CaseStatus, Comparison, Del
 from tracegrade.compare.overview import CaseGroup, OverviewTally, group_entries
 from tracegrade.compare.rules import RegressionRules
 from tracegrade.config import Pricing
+from tracegrade.run_document import read_head
 from tracegrade.trace import AgentTrace
 
 EXACT_UP_TO = 25
@@ -118,12 +119,12 @@ def _status(
     if base.flaky or current.flaky:
         where = [name for name, g in (("base", base), ("current", current)) if g.flaky]
         return "flaky", [f"repeats disagree on pass/fail in {' and '.join(where)}"]
-    was, now = bool(base.entry["passed"]), bool(current.entry["passed"])
+    was, now = base.entry.passed, current.entry.passed
     if was != now:
         return ("regressed" if was else "improved"), [
             f"{'passed' if was else 'failed'} -> {'passed' if now else 'failed'}"
         ]
-    old, new = base.entry.get("score"), current.entry.get("score")
+    old, new = base.entry.score, current.entry.score
     if old is None or new is None or abs(new - old) <= rules.case_score_tolerance:
         return "unchanged", []
     if test is not None and not test.significant:
@@ -131,18 +132,27 @@ def _status(
     return ("regressed" if new < old else "improved"), [f"score {old:.2f} -> {new:.2f}"]
 
 
-def _axes(base: Mapping[str, Any] | None, current: Mapping[str, Any] | None) -> dict[str, Delta]:
-    def values(case: Mapping[str, Any] | None) -> dict[str, float | None]:
-        case = case or {}
-        return {**(case.get("scores") or {}), **(case.get("axes") or {})}
+def _axes(base: _Values | None, current: _Values | None) -> dict[str, Delta]:
+    def values(case: _Values | None) -> dict[str, float | None]:
+        return {} if case is None else {**case.scores, **case.axes}
 
     old, new = values(base), values(current)
     return {name: delta(old.get(name), new.get(name)) for name in sorted({*old, *new})}
 
 
+class _Values(Protocol):
+    """What :func:`_axes` reads: a case entry's, or a run summary's, scores and axes."""
+
+    @property
+    def scores(self) -> Mapping[str, float | None]: ...
+
+    @property
+    def axes(self) -> Mapping[str, float]: ...
+
+
 def _unpaired(group: CaseGroup, status: CaseStatus) -> CaseComparison:
     entry = group.entry
-    score, passed = entry.get("score"), bool(entry["passed"])
+    score, passed = entry.score, entry.passed
     base = status == "removed"
     return CaseComparison(
         case_id=group.case_id,
@@ -190,23 +200,23 @@ def _case(
     reasons = list(reasons)
     old, new = base.entry, current.entry
     if status == "regressed":
-        reasons += [str(r) for r in new.get("reasons") or []]
+        reasons += [str(r) for r in new.reasons]
     diff = None
     if needs_diff(status):
         diff = diff_traces(
             old,
             new,
-            traces.get(old.get("trace_id") or ""),
-            traces.get(new.get("trace_id") or ""),
+            traces.get(old.trace_id or ""),
+            traces.get(new.trace_id or ""),
             pricing,
         )
     return CaseComparison(
         case_id=base.case_id,
         status=status,
-        base_score=old.get("score"),
-        current_score=new.get("score"),
-        base_passed=bool(old["passed"]),
-        current_passed=bool(new["passed"]),
+        base_score=old.score,
+        current_score=new.score,
+        base_passed=old.passed,
+        current_passed=new.passed,
         axes=_axes(old, new),
         base_attempts=len(base.attempts),
         current_attempts=len(current.attempts),
@@ -328,7 +338,7 @@ class DiffCandidates:
         ``score``, as in the run document), alone for its case, needs a structural diff.
 
         Raises:
-            KeyError: ``entry`` lacks ``passed``.
+            InputError: ``entry`` is not a case entry (lacks ``passed``, say).
         """
         current = group_entries([entry])
         base = self.base.groups(current)
@@ -339,7 +349,7 @@ class DiffCandidates:
 
 def _trace_id(group: CaseGroup) -> list[str]:
     """The trace id of a case's representative entry, none when it has no trace."""
-    trace_id = group.entry.get("trace_id")
+    trace_id = group.entry.trace_id
     return [str(trace_id)] if trace_id else []
 
 
@@ -457,10 +467,14 @@ def _compare(
         regression=bool(reasons),
         reasons=tuple(reasons),
         rules=rules.to_dict(),
-        axes=_axes(_summary_axes(base.head), _summary_axes(current.head)),
+        axes=_axes(_SummaryValues(base.head), _SummaryValues(current.head)),
     )
 
 
-def _summary_axes(doc: Mapping[str, Any]) -> dict[str, Any]:
-    summary = doc.get("summary") or {}
-    return {"scores": summary.get("scorers") or {}, "axes": summary.get("axes") or {}}
+class _SummaryValues:
+    """A run summary's mean per scorer and per axis, as :func:`_axes` reads them."""
+
+    def __init__(self, doc: Mapping[str, Any]) -> None:
+        summary = read_head(doc).summary
+        self.scores: Mapping[str, float | None] = summary.scorers
+        self.axes: Mapping[str, float] = summary.axes

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from rich.console import Console
@@ -13,6 +13,7 @@ from rich.table import Table
 
 from tracegrade import terminal
 from tracegrade.compare import CaseComparison, Comparison, Delta, RunOverview, TraceDiff, overview
+from tracegrade.run_document import CaseEntry, read_cases
 
 LOWER_IS_BETTER = frozenset(
     {"hallucination_rate", "latency_p50_ms", "latency_p95_ms", "latency_mean_ms", "cost_usd"}
@@ -257,11 +258,15 @@ def markdown(comparison: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_markdown(doc: dict[str, Any]) -> str:
+def run_markdown(doc: Mapping[str, Any]) -> str:
     """A run's summary as Markdown (the step summary of ``score`` / ``run`` without a
-    baseline): verdict, pass rate, mean score, hallucination rate, latency, cost, failed cases."""
+    baseline): verdict, pass rate, mean score, hallucination rate, latency, cost, failed cases.
+
+    Raises:
+        InputError: ``doc`` is not a ``tracegrade.run/1`` document (the field named).
+    """
     view = overview(doc)
-    passed = doc["run"].get("passed")
+    passed = view.run_passed
     lines = [
         f"### tracegrade: {'✅ run passed' if passed else '❌ run failed'}",
         "",
@@ -274,7 +279,7 @@ def run_markdown(doc: dict[str, Any]) -> str:
         f"{value('latency_p50_ms', view.latency_p50_ms)} / "
         f"{value('latency_p95_ms', view.latency_p95_ms)} | {value('cost_usd', view.cost_usd)} |",
     ]
-    return "\n".join(lines + _failed_rows(doc["cases"])) + "\n"
+    return "\n".join(lines + _failed_rows(read_cases(doc["cases"]))) + "\n"
 
 
 FAILED_LISTED = 50
@@ -282,21 +287,21 @@ FAILED_LISTED = 50
 summary at 1 MiB)."""
 
 
-def _failed_rows(cases: Iterable[dict[str, Any]]) -> list[str]:
+def _failed_rows(cases: Iterable[CaseEntry]) -> list[str]:
     """The Markdown table of the first :data:`FAILED_LISTED` failed cases, then how many more
     failed. One pass over ``cases`` (the run document's, possibly streamed from the case log)
     holding only the rows listed."""
     rows: list[str] = []
     more = 0
     for case in cases:
-        if case["passed"]:
+        if case.passed:
             continue
         if len(rows) == FAILED_LISTED:
             more += 1
             continue
         rows.append(
-            f"| {_md(str(case['case_id'] or case['trace_id']))} | "
-            f"{value('score', case['score'])} | {_md('; '.join(case['reasons'][:3]))} |"
+            f"| {_md(str(case.case_id or case.trace_id))} | "
+            f"{value('score', case.score)} | {_md('; '.join(case.reasons[:3]))} |"
         )
     if not rows:
         return []
