@@ -26,6 +26,7 @@ import orjson
 
 from tracegrade.compare.model import CaseComparison
 from tracegrade.compare.overview import CaseGroup, case_group, case_key, group_entries
+from tracegrade.run_document import CaseEntry, read_case
 
 __all__ = [
     "CaseSource",
@@ -132,9 +133,7 @@ class MemoryCases:
 
     def note_scored(self, trace_id: str) -> None:
         if self._trace_ids is None:
-            self._trace_ids = {
-                str(t) for g in self._groups.values() if (t := g.entry.trace_id)
-            }
+            self._trace_ids = {str(t) for g in self._groups.values() if (t := g.entry.trace_id)}
         if trace_id in self._trace_ids:
             self._scored.add(trace_id)
 
@@ -221,17 +220,19 @@ class TableCases:
         """Case entries stored."""
 
     def extend(self, cases: Iterable[Mapping[str, Any]]) -> None:
-        """Store more case entries of this run (after those stored), a thousand at a time."""
+        """Store more case entries of this run (after those stored), a thousand at a time.
+
+        Raises:
+            InputError: an entry is not a case entry (named by its position and field).
+        """
         conn = self.table.connection()
         rows: list[tuple[int, str, int, str | None, bytes]] = []
         insert = "INSERT INTO cases VALUES (?, ?, ?, ?, ?)"
         for case in cases:
             entry = compared_entry(case)
-            trace_id = entry.get("trace_id")
-            key = case_key(entry)
-            rows.append(
-                (self.run, key, self.count, trace_id and str(trace_id), orjson.dumps(entry))
-            )
+            typed = read_case(entry, index=self.count)  # a bad entry is named as it comes
+            trace_id = typed.trace_id
+            rows.append((self.run, case_key(typed), self.count, trace_id, orjson.dumps(entry)))
             self.count += 1
             if len(rows) >= 1000:
                 conn.executemany(insert, rows)
@@ -247,7 +248,7 @@ class TableCases:
             yield from (row[0] for row in rows)
 
     def groups(self, keys: Iterable[str]) -> dict[str, CaseGroup]:
-        found: dict[str, list[Mapping[str, Any]]] = {}
+        found: dict[str, list[CaseEntry]] = {}
         for chunk in chunks(keys):
             marks = ",".join("?" * len(chunk))
             rows = self.table.connection().execute(
@@ -256,7 +257,7 @@ class TableCases:
                 (self.run, *chunk),
             )
             for key, entry in rows:
-                found.setdefault(key, []).append(orjson.loads(entry))
+                found.setdefault(key, []).append(CaseEntry.model_validate_json(entry))
         return {key: case_group(key, entries) for key, entries in found.items()}
 
     def among(self, keys: Iterable[str]) -> set[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.compare.model import RunOverview
-from tracegrade.run_document import CaseEntry, RunHead, read_case, read_cases, read_head
+from tracegrade.run_document import CaseEntry, RunHead, read_cases, read_head
 from tracegrade.scoring.results import HALLUCINATION_AXES, percentile
 from tracegrade.scoring.results import hallucinated as scoring_hallucinated
 
@@ -63,10 +63,9 @@ class CaseGroup:
         object.__setattr__(self, "flaky", flaky)
 
 
-def case_key(case: CaseEntry | Mapping[str, Any]) -> str:
+def case_key(case: CaseEntry) -> str:
     """The key a case entry pairs by: its case id, else its trace id (reference-free runs)."""
-    entry = read_case(case)
-    return str(entry.case_id if entry.case_id is not None else entry.trace_id)
+    return str(case.case_id if case.case_id is not None else case.trace_id)
 
 
 def _median_entry(entries: Sequence[CaseEntry]) -> CaseEntry:
@@ -96,9 +95,8 @@ def group_entries(cases: Iterable[CaseEntry | Mapping[str, Any]]) -> dict[str, C
     return {key: case_group(key, found) for key, found in entries.items()}
 
 
-def case_group(key: str, found: Sequence[CaseEntry | Mapping[str, Any]]) -> CaseGroup:
-    """The group of a case's entries ``found`` (document order; see the module docstring)."""
-    typed = list(read_cases(found))
+def case_group(key: str, typed: Sequence[CaseEntry]) -> CaseGroup:
+    """The group of a case's entries (document order; see the module docstring)."""
     if len(typed) == 1 and typed[0].attempts:
         attempts = tuple((bool(a["passed"]), a.get("score")) for a in typed[0].attempts)
         return CaseGroup(key, typed[0], attempts)
