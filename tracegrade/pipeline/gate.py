@@ -27,6 +27,7 @@ from tracegrade.pipeline.sources import from_store
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
 from tracegrade.report.comparison import markdown, run_markdown
 from tracegrade.report.document import case_dict
+from tracegrade.run_document import read_head
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store.database import is_postgres
 from tracegrade.store.runs import (
@@ -283,5 +284,10 @@ def _summary(text: str, markdown_path: str | None) -> None:
 
 
 def dataset_name(doc: Mapping[str, Any]) -> str | None:
-    """The run document's dataset name (None for reference-free runs)."""
-    return ((doc.get("run") or {}).get("dataset") or {}).get("name")
+    """The run document's dataset name (None for reference-free runs).
+
+    Raises:
+        InputError: ``doc`` is not a ``tracegrade.run/1`` document (the field named).
+    """
+    dataset = read_head(doc).run.dataset
+    return dataset.name if dataset else None

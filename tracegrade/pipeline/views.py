@@ -11,6 +11,7 @@ from tracegrade.errors import StoreError
 from tracegrade.pipeline.datasets import dataset_filter
 from tracegrade.pipeline.evaluate import evaluate_dataset
 from tracegrade.pipeline.reading import traces_by_id
+from tracegrade.run_document import read_cases, read_head
 from tracegrade.store.runs import baselines, case_trace_ids, load_run, recent_runs, run_datasets
 from tracegrade.store.traces import Store
 from tracegrade.trace import AgentTrace
@@ -31,7 +32,7 @@ def stored_overviews(
     """The overviews of the newest runs (dataset name or file, label filters)."""
     marked = set(baselines(store).values())
     docs = recent_runs(store, dataset=dataset_filter(store, dataset), label=label, limit=limit)
-    return [overview(d, baseline=d["run"]["run_id"] in marked) for d in docs]
+    return [overview(d, baseline=read_head(d).run.run_id in marked) for d in docs]
 
 
 def stored_histories(
@@ -54,7 +55,7 @@ def stored_histories(
         docs = recent_runs(
             store, dataset=each, label=label, limit=limit, reference_free=each is None
         )
-        views = [overview(d, baseline=d["run"]["run_id"] in marked) for d in reversed(docs)]
+        views = [overview(d, baseline=read_head(d).run.run_id in marked) for d in reversed(docs)]
         groups.append((each, views))
     groups = [(each, views) for each, views in groups if views]
     if not groups and (dataset is not None or label is not None):
@@ -82,8 +83,8 @@ def _changed_traces(
     ids = [
         trace_id
         for doc in docs
-        for case in doc["cases"]
-        if str(case.get("case_id")) in changed
+        for case in read_cases(doc["cases"])
+        if str(case.case_id) in changed
         for trace_id in case_trace_ids(case)
     ]
     return traces_by_id(store, ids)
@@ -103,7 +104,7 @@ def compare_stored(
     traces = _changed_traces(store, (base, current), first)
     comparison = compare_runs(base, current, traces=traces, pricing=pricing) if traces else first
     positions = {
-        side: {str(c.get("case_id")): i for i, c in enumerate(doc["cases"])}
+        side: {str(c.case_id): i for i, c in enumerate(read_cases(doc["cases"]))}
         for side, doc in (("base", base), ("current", current))
     }
     return comparison, positions

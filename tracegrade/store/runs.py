@@ -13,24 +13,30 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tracegrade.errors import StoreError
+from tracegrade.run_document import CaseEntry, read_head
 from tracegrade.store.database import query_batches
 
 if TYPE_CHECKING:
     from tracegrade.store.traces import Store
 
 
-def case_trace_ids(case: dict[str, Any]) -> list[str]:
+def case_trace_ids(case: CaseEntry | Mapping[str, Any]) -> list[str]:
     """The trace ids a case result scored: every attempt's (a conversation or repeats span
-    several traces), else the case's ``trace_id``; each once, in order."""
-    ids = [t for a in case.get("attempts") or () for t in a.get("trace_ids") or ()]
-    if not ids and case.get("trace_id"):
-        ids = [case["trace_id"]]
+    several traces), else the case's ``trace_id``; each once, in order. ``case`` is a
+    :class:`~tracegrade.run_document.CaseEntry`, or an entry being written (JSON-ready data)."""
+    if isinstance(case, CaseEntry):
+        attempts, trace_id = case.attempts, case.trace_id
+    else:
+        attempts, trace_id = case.get("attempts") or [], case.get("trace_id")
+    ids = [t for a in attempts for t in a.get("trace_ids") or ()]
+    if not ids and trace_id:
+        ids = [trace_id]
     return list(dict.fromkeys(ids))
 
 
@@ -179,8 +185,11 @@ def run_headers(
     rows = store.db.execute(sql + " ORDER BY created_at DESC, run_id DESC", tuple(params))
     headers = [json.loads(r[0]) for r in rows]
     if label is not None:
-        exact = [h for h in headers if h["run"].get("label") == label]
-        headers = exact or [h for h in headers if label in (h["run"].get("label") or "")]
+        labels = [read_head(h).run.label for h in headers]
+        exact = [h for h, found in zip(headers, labels, strict=True) if found == label]
+        headers = exact or [
+            h for h, found in zip(headers, labels, strict=True) if label in (found or "")
+        ]
     return headers[:limit]
 
 
@@ -196,7 +205,7 @@ def recent_runs(
     headers = run_headers(
         store, dataset=dataset, label=label, limit=limit, reference_free=reference_free
     )
-    return [load_run(store, h["run"]["run_id"]) for h in headers]
+    return [load_run(store, read_head(h).run.run_id) for h in headers]
 
 
 _LATEST = re.compile(r"^latest(?:~(\d+))?$")
@@ -216,7 +225,7 @@ def resolve_run(store: Store, ref: str, *, dataset: str | None = None) -> str:
         if len(found) <= back:
             where = f" of dataset {dataset!r}" if dataset else ""
             raise StoreError(f"{ref}: only {len(found)} stored run(s){where} in {store.location}")
-        return str(found[back]["run"]["run_id"])
+        return read_head(found[back]).run.run_id
     if ref == "baseline":
         return _baseline(store, dataset)
     rows = store.db.execute(
