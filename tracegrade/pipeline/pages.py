@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from tracegrade.config import Config, Pricing
@@ -26,6 +26,7 @@ from tracegrade.pipeline import waterfall
 from tracegrade.pipeline.chat import Chat, build_chat
 from tracegrade.pipeline.conversations import conversation_feedback
 from tracegrade.pipeline.views import reference_free
+from tracegrade.run_document import CaseEntry, RunHead, read_case, read_cases, read_head
 from tracegrade.spans import TraceData
 from tracegrade.store import browse, search
 from tracegrade.store.runs import case_trace_ids, load_run
@@ -41,31 +42,31 @@ def load_normalized(store: Store, trace_ids: Sequence[str]) -> Loaded:
     return {t.trace_id: (t, normalize_trace(t)) for t in store.load(trace_ids) if t.spans}
 
 
-def verdict_reasons(case: dict[str, Any], threshold: float | None) -> list[str]:
+def verdict_reasons(case: CaseEntry, threshold: float | None) -> list[str]:
     """Why a case failed ([] when it passed): its hard failures (a score of 1.000 fails on
     one), else its error, else its score under the threshold, else its first reason."""
-    if case.get("passed"):
+    if case.passed:
         return []
-    if case.get("hard_failures"):
-        return list(case["hard_failures"])
-    errors = [str(a["error"]) for a in case.get("attempts") or () if a.get("error")]
-    if errors or case.get("error"):
-        return errors[:1] or [str(case["error"])]
-    if case.get("score") is not None and threshold is not None and case["score"] < threshold:
-        return [f"score {case['score']:.3f} is below the threshold {threshold:.2f}"]
-    return list(case.get("reasons") or ())[:1] or ["not scored"]
+    if case.hard_failures:
+        return list(case.hard_failures)
+    errors = [str(a["error"]) for a in case.attempts if a.get("error")]
+    if errors or case.error:
+        return errors[:1] or [str(case.error)]
+    if case.score is not None and threshold is not None and case.score < threshold:
+        return [f"score {case.score:.3f} is below the threshold {threshold:.2f}"]
+    return list(case.reasons)[:1] or ["not scored"]
 
 
-def other_reasons(case: dict[str, Any], shown: Sequence[str] = ()) -> list[str]:
+def other_reasons(case: CaseEntry, shown: Sequence[str] = ()) -> list[str]:
     """The case's reasons less its hard failures (a run document lists each hard failure
     among its reasons too) and less those already ``shown``."""
-    skip = {*(case.get("hard_failures") or ()), *shown}
-    return [r for r in case.get("reasons") or () if r not in skip]
+    skip = {*case.hard_failures, *shown}
+    return [r for r in case.reasons if r not in skip]
 
 
-def _chats(case: dict[str, Any], loaded: Loaded) -> list[Chat]:
+def _chats(case: CaseEntry, loaded: Loaded) -> list[Chat]:
     """One chat per attempt (repeats are separate conversations)."""
-    attempts = [a.get("trace_ids") or [] for a in case.get("attempts") or ()]
+    attempts = [a.get("trace_ids") or [] for a in case.attempts]
     if not any(attempts):
         attempts = [case_trace_ids(case)]
     return [
@@ -84,42 +85,47 @@ def case_page(store: Store, run_id: str, position: int, pricing: Pricing) -> dic
     Raises:
         StoreError: no such run or position.
     """
-    head = browse.load_run_head(store, run_id)
+    stored = browse.load_run_head(store, run_id)
+    head = read_head(stored, f"run {run_id}")
     case = browse.load_case_result(store, run_id, position)
-    ids = case_trace_ids(case)
+    entry = read_case(case, f"run {run_id}", position)
+    ids = case_trace_ids(entry)
     loaded = load_normalized(store, ids)
     present = [loaded[t] for t in ids if t in loaded]
     return {
-        "run": head["run"],
+        "run": stored["run"],
         "case": case,
         "position": position,
         "inputs": [i for _, t in present for i in t.user_inputs],
         "final_output": present[-1][1].final_output if present else None,
-        "chats": _chats(case, loaded),
+        "chats": _chats(entry, loaded),
         "waterfalls": [waterfall.build(data, pricing, trace) for data, trace in present],
         "missing": [t for t in ids if t not in loaded],
-        "trace_source": head["run"].get("trace_source"),
-        "verdict_reasons": verdict_reasons(case, head["summary"].get("threshold")),
-        "judge": (case.get("details") or {}).get("judge"),
+        "trace_source": head.run.trace_source,
+        "verdict_reasons": verdict_reasons(entry, head.summary.threshold),
+        "judge": entry.details.get("judge"),
         "followups": [
             {"repeat": a.get("repeat"), **m}
-            for a in case.get("attempts") or ()
+            for a in entry.attempts
             for m in a.get("followup_messages") or ()
         ],
-        "others": _runs_with_case(store, head, case),
+        "others": _runs_with_case(store, head, entry),
     }
 
 
-def _runs_with_case(
-    store: Store, head: dict[str, Any], case: dict[str, Any]
-) -> list[dict[str, Any]]:
+def _runs_with_case(store: Store, head: RunHead, case: CaseEntry) -> list[dict[str, Any]]:
     """Other stored runs of the same dataset (newest first, at most 100), to put this case
     side by side with."""
-    dataset = (head["run"].get("dataset") or {}).get("name")
-    if not dataset or case.get("case_id") is None:
+    dataset = _dataset(head)
+    if not dataset or case.case_id is None:
         return []
     rows = browse.list_run_page(store, dataset=dataset, limit=100).rows
-    return [r for r in rows if r["run_id"] != head["run"]["run_id"]]
+    return [r for r in rows if r["run_id"] != head.run.run_id]
+
+
+def _dataset(head: RunHead) -> str | None:
+    """The run's dataset name (None: reference-free scoring)."""
+    return head.run.dataset.name if head.run.dataset else None
 
 
 def chat_of(store: Store, trace_ids: Sequence[str]) -> Chat:
@@ -174,14 +180,13 @@ def trace_page(store: Store, trace_id: str, config: Config) -> dict[str, Any] | 
 
 def _side(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
     doc = load_run(store, run_id)
-    position = next(
-        (i for i, c in enumerate(doc["cases"]) if str(c.get("case_id")) == case_id), None
-    )
+    entries = list(read_cases(doc["cases"], f"run {run_id}"))
+    position = next((i for i, c in enumerate(entries) if str(c.case_id) == case_id), None)
     if position is None:
         return {"run": doc["run"], "case": None, "position": None, "chats": [], "missing": []}
-    case = doc["cases"][position]
-    loaded = load_normalized(store, case_trace_ids(case))
-    chats = _chats(case, loaded)
+    case, entry = doc["cases"][position], entries[position]
+    loaded = load_normalized(store, case_trace_ids(entry))
+    chats = _chats(entry, loaded)
     return {
         "run": doc["run"],
         "case": case,
@@ -191,7 +196,7 @@ def _side(store: Store, run_id: str, case_id: str) -> dict[str, Any]:
         if chats
         else None,
         "missing": [t for c in chats for t in c.missing],
-        "verdict_reasons": verdict_reasons(case, doc["summary"].get("threshold")),
+        "verdict_reasons": verdict_reasons(entry, read_head(doc).summary.threshold),
     }
 
 
@@ -252,20 +257,20 @@ def case_from_trace(store: Store, trace_id: str) -> dict[str, str]:
     }
 
 
-def breakdown(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def breakdown(cases: Iterable[CaseEntry]) -> list[dict[str, Any]]:
     """Per tag and per ``metadata.category``: cases, passed, pass rate, mean score."""
-    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    groups: dict[str, list[CaseEntry]] = defaultdict(list)
     for case in cases:
-        for tag in case.get("tags") or ():
+        for tag in case.tags:
             groups[f"tag: {tag}"].append(case)
-        category = (case.get("metadata") or {}).get("category") or case.get("category")
+        category = case.metadata.get("category") or case.category
         if category:
             groups[f"category: {category}"].append(case)
     out = []
     for name in sorted(groups):
         members = groups[name]
-        scores = [c["score"] for c in members if c.get("score") is not None]
-        passed = sum(bool(c.get("passed")) for c in members)
+        scores = [c.score for c in members if c.score is not None]
+        passed = sum(c.passed for c in members)
         out.append(
             {
                 "group": name,
@@ -287,17 +292,18 @@ def run_page(store: Store, run_id: str, sort_key: Any, descending: bool) -> dict
         StoreError: no such run.
     """
     doc = load_run(store, run_id)
-    threshold = doc["summary"].get("threshold")
+    head = read_head(doc, f"run {run_id}")
+    entries = list(read_cases(doc["cases"], f"run {run_id}"))
     cases = []
-    for i, c in enumerate(doc["cases"]):
-        why = verdict_reasons(c, threshold)
-        cases.append({**c, "position": i, "verdict_reasons": why, "reasons": other_reasons(c, why)})
+    for i, (c, entry) in enumerate(zip(doc["cases"], entries, strict=True)):
+        why = verdict_reasons(entry, head.summary.threshold)
+        reasons = other_reasons(entry, why)
+        cases.append({**c, "position": i, "verdict_reasons": why, "reasons": reasons})
     cases.sort(key=sort_key, reverse=descending)
-    dataset = (doc["run"].get("dataset") or {}).get("name")
     return {
         "run": doc["run"],
         "summary": doc["summary"],
         "cases": cases,
-        "breakdown": breakdown(doc["cases"]),
-        "others": browse.list_run_page(store, dataset=dataset, limit=100).rows,
+        "breakdown": breakdown(entries),
+        "others": browse.list_run_page(store, dataset=_dataset(head), limit=100).rows,
     }
