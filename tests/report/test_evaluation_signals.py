@@ -12,6 +12,7 @@ from tracegrade.report.evaluation_signals import (
     run_figures,
     window_figures,
 )
+from tracegrade.run_document import RunSummaryEntry
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store.follow import ResultRow
 
@@ -91,16 +92,18 @@ def test_score_labels(value, label):
 
 
 def test_run_figures_from_the_summary():
-    summary = {
-        "results": 4,
-        "pass_rate": 0.75,
-        "score": 0.8,
-        "hallucination_rate": 0.25,
-        "latency_p50_ms": 1200.0,
-        "latency_p95_ms": None,
-        "cost_usd": 0.02,
-        "axes": {"groundedness": 0.9, "correctness": 0.7},
-    }
+    summary = RunSummaryEntry.model_validate(
+        {
+            "results": 4,
+            "pass_rate": 0.75,
+            "score": 0.8,
+            "hallucination_rate": 0.25,
+            "latency_p50_ms": 1200.0,
+            "latency_p95_ms": None,
+            "cost_usd": 0.02,
+            "axes": {"groundedness": 0.9, "correctness": 0.7},
+        }
+    )
     figures = {
         (f.instrument, f.attributes.get("tracegrade.axis")): f for f in run_figures(summary, "shop")
     }

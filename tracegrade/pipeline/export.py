@@ -10,9 +10,9 @@ here changes a verdict or an exit code.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tracegrade.report.evaluation_signals import (
     RunContext,
@@ -20,6 +20,7 @@ from tracegrade.report.evaluation_signals import (
     run_figures,
     window_figures,
 )
+from tracegrade.run_document import RunSummaryEntry
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store.follow import ResultRow
 
@@ -42,8 +43,8 @@ class RunExport:
         if self.export is not None:
             self.export.send(evaluation_records(result, self.context, repeat))
 
-    def summary(self, summary: Mapping[str, Any]) -> None:
-        """Record a finished run's figures (its document ``summary``)."""
+    def summary(self, summary: RunSummaryEntry) -> None:
+        """Record a finished run's figures (its document's ``summary``, read)."""
         if self.export is not None:
             self.export.record(run_figures(summary, self.context.dataset))
 

@@ -13,6 +13,7 @@ from typing import Any
 from tracegrade.errors import ExitCode
 from tracegrade.otlp.redaction import Redactor
 from tracegrade.report.junit import write_junit
+from tracegrade.run_document import read_head
 from tracegrade.store.runs import save_run
 from tracegrade.store.traces import Store
 
@@ -100,4 +101,4 @@ def write_outputs(
 
 def verdict(doc: dict[str, Any]) -> ExitCode:
     """0 when the run passed, else 1 (the caller decides the usage cases, exit 2)."""
-    return ExitCode.OK if doc["run"]["passed"] else ExitCode.FAILED
+    return ExitCode.OK if read_head(doc).run.passed else ExitCode.FAILED

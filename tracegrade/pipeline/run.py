@@ -31,6 +31,7 @@ from tracegrade.pipeline.gate import (
 from tracegrade.pipeline.judging import judge_cache, make_judge
 from tracegrade.pipeline.outputs import verdict, write_outputs
 from tracegrade.report.evaluation_signals import RunContext
+from tracegrade.run_document import read_head
 from tracegrade.runner.agents import (
     DEFAULT_BODY,
     Agent,
@@ -127,10 +128,11 @@ class RunOutcome:
     @property
     def problem(self) -> str | None:
         """Why the run is a usage error (exit 2): interrupted, or no case produced a trace."""
-        summary, run = self.document["summary"], self.document["run"]
-        if run["interrupted"]:
-            return f"interrupted: {summary['results']} case(s) finished and reported"
-        if summary["unmatched_cases"] == summary["results"]:
+        head = read_head(self.document)
+        summary = head.summary
+        if head.run.interrupted:
+            return f"interrupted: {summary.results} case(s) finished and reported"
+        if summary.unmatched_cases == summary.results:
             return "error: no case produced a trace to score (see the reasons above)"
         return None
 
@@ -312,7 +314,7 @@ def run(options: RunOptions) -> RunOutcome:
         if (usage := _clarifier_usage(hook)) is not None:
             doc["summary"]["clarifier"] = usage
         apply_min_score(doc, options.min_score)
-        export.summary(doc["summary"])
+        export.summary(read_head(doc).summary)
         stored_in = write_outputs(
             doc, location, options.json_path, options.junit_path, not options.save
         )

@@ -46,6 +46,7 @@ from tracegrade.pipeline.sources import LateErrors, decoded, iter_raw_from_files
 from tracegrade.report.caselog import CaseLog
 from tracegrade.report.document import case_dict, new_run_id, run_info, streamed_document
 from tracegrade.report.evaluation_signals import RunContext
+from tracegrade.run_document import read_head
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import run_threshold
 from tracegrade.scoring.parallel import default_workers
@@ -129,8 +130,8 @@ class ScoredRun:
     @property
     def problem(self) -> str | None:
         """Why the run is a usage error (exit 2) although it finished: no case matched."""
-        summary = self.document["summary"]
-        if self.dataset is not None and summary["unmatched_cases"] == summary["results"]:
+        summary = read_head(self.document).summary
+        if self.dataset is not None and summary.unmatched_cases == summary.results:
             return NO_CASE_MATCHED
         return None
 
@@ -398,7 +399,7 @@ def _finish(
     )
     doc = streamed_document(summary, cases, info)
     apply_min_score(doc, options.min_score)
-    export.summary(doc["summary"])
+    export.summary(read_head(doc).summary)
     stored_in = write_outputs(
         doc, options.db, options.json_path, options.junit_path, not options.save
     )

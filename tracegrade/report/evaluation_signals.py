@@ -48,6 +48,7 @@ from tracegrade.attributes import (
     WINDOW_ATTR,
 )
 from tracegrade.report import windows
+from tracegrade.run_document import RunSummaryEntry
 from tracegrade.scoring.results import CaseResult, percentile
 from tracegrade.store.feedback import EXPLANATION_ATTR, LABEL_ATTR, NAME_ATTR, SCORE_ATTR
 from tracegrade.store.follow import ResultRow
@@ -196,21 +197,21 @@ def _seconds(ms: float | None) -> float | None:
     return None if ms is None else ms / 1000
 
 
-def run_figures(summary: Mapping[str, Any], dataset: str | None) -> list[Figure]:
+def run_figures(summary: RunSummaryEntry, dataset: str | None) -> list[Figure]:
     """A finished run's figures from its document ``summary`` (durations ms -> s)."""
     attributes = {DATASET_ATTR: dataset} if dataset else {}
     values = {
-        "tracegrade.evaluation.cases": summary.get("results"),
-        "tracegrade.evaluation.pass_rate": summary.get("pass_rate"),
-        "tracegrade.evaluation.score": summary.get("score"),
-        "tracegrade.evaluation.hallucination_rate": summary.get("hallucination_rate"),
-        "tracegrade.trace.duration.p50": _seconds(summary.get("latency_p50_ms")),
-        "tracegrade.trace.duration.p95": _seconds(summary.get("latency_p95_ms")),
-        "tracegrade.trace.cost": summary.get("cost_usd"),
+        "tracegrade.evaluation.cases": summary.results,
+        "tracegrade.evaluation.pass_rate": summary.pass_rate,
+        "tracegrade.evaluation.score": summary.score,
+        "tracegrade.evaluation.hallucination_rate": summary.hallucination_rate,
+        "tracegrade.trace.duration.p50": _seconds(summary.latency_p50_ms),
+        "tracegrade.trace.duration.p95": _seconds(summary.latency_p95_ms),
+        "tracegrade.trace.cost": summary.cost_usd,
     }
     axes = [
         Figure("tracegrade.evaluation.axis_score", float(mean), {**attributes, AXIS_ATTR: axis})
-        for axis, mean in sorted((summary.get("axes") or {}).items())
+        for axis, mean in sorted(summary.axes.items())
     ]
     return [*_figures(values, attributes), *axes]
 

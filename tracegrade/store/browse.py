@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tracegrade.errors import StoreError
+from tracegrade.run_document import read_head
 from tracegrade.store.runs import load_run_head as load_run_head
 from tracegrade.store.traces import Store
 
@@ -49,25 +50,31 @@ def _parse_cursor(before: str) -> tuple[float, str]:
 
 
 def run_row(run_id: str, created_at: float, doc: dict[str, Any]) -> dict[str, Any]:
-    """The listing fields of a stored run document: ids, dataset, label, versions, time
+    """The listing fields of a stored run document (read through
+    :func:`~tracegrade.run_document.read_head`): ids, dataset, label, versions, time
     (``created_at`` Unix s), pass rate, mean score, hallucination rate, p95 latency (ms),
-    cost (USD)."""
-    run, summary = doc.get("run", {}), doc.get("summary", {})
+    cost (USD).
+
+    Raises:
+        InputError: the stored document is not a ``tracegrade.run/1`` head (the field named).
+    """
+    head = read_head(doc, f"stored run {run_id}")
+    run, summary = head.run, head.summary
     return {
         "run_id": run_id,
         "created_at": created_at,
-        "started_at": run.get("started_at") or run.get("created_at"),
-        "dataset": (run.get("dataset") or {}).get("name"),
-        "label": run.get("label"),
-        "git_sha": run.get("git_sha"),
-        "agent_version": run.get("agent_version"),
-        "passed": bool(run.get("passed")),
-        "results": summary.get("results"),
-        "pass_rate": summary.get("pass_rate"),
-        "score": summary.get("score"),
-        "hallucination_rate": summary.get("hallucination_rate"),
-        "latency_p95_ms": summary.get("latency_p95_ms"),
-        "cost_usd": summary.get("cost_usd"),
+        "started_at": run.started_at or run.created_at,
+        "dataset": run.dataset.name if run.dataset else None,
+        "label": run.label,
+        "git_sha": run.git_sha,
+        "agent_version": run.agent_version,
+        "passed": bool(run.passed),
+        "results": summary.results,
+        "pass_rate": summary.pass_rate,
+        "score": summary.score,
+        "hallucination_rate": summary.hallucination_rate,
+        "latency_p95_ms": summary.latency_p95_ms,
+        "cost_usd": summary.cost_usd,
     }
 
 
