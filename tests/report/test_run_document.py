@@ -87,3 +87,16 @@ def test_read_cases_reads_one_entry_at_a_time_and_names_a_bad_one():
 def test_read_head_names_a_bad_field():
     with pytest.raises(InputError, match=r"summary\.passed"):
         read_head({**HEAD, "summary": {"passed": "some"}})
+
+
+def test_a_document_of_an_earlier_version_reads_at_the_edge():
+    """tests/web/run_document.json predates ``notes``, ``category`` and ``latency_sample``."""
+    data = json.loads((Path(__file__).parents[1] / "web" / "run_document.json").read_text())
+    head = read_head(data)
+    cases = list(read_cases(data["cases"]))
+    assert head.run.repeat == data["run"]["repeat"]
+    assert head.summary.agent_errors == data["summary"]["agent_errors"]
+    assert head.summary.latency_sample is None  # added since: its default
+    assert [c.case_id for c in cases] == [c["case_id"] for c in data["cases"]]
+    assert all(c.notes == [] and c.category is None for c in cases)
+    assert [c.flaky for c in cases] == [c["flaky"] for c in data["cases"]]
