@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from tracegrade.config import Config, Pricing
@@ -283,10 +283,13 @@ def breakdown(cases: Iterable[CaseEntry]) -> list[dict[str, Any]]:
     return out
 
 
-def run_page(store: Store, run_id: str, sort_key: Any, descending: bool) -> dict[str, Any]:
-    """One stored run: ``run``, ``summary``, ``cases`` sorted by ``sort_key`` (each with its
-    ``position``, ``verdict_reasons`` and its other ``reasons``: each reason once),
-    ``breakdown`` (per tag and category), ``others`` (runs of the same dataset).
+def run_page(
+    store: Store, run_id: str, sort_key: Callable[[CaseEntry], Any], descending: bool
+) -> dict[str, Any]:
+    """One stored run: ``run``, ``summary``, ``cases`` sorted by ``sort_key`` (a function of
+    each case's :class:`~tracegrade.run_document.CaseEntry`; each case with its ``position``,
+    ``verdict_reasons`` and its other ``reasons``: each reason once), ``breakdown`` (per tag
+    and category), ``others`` (runs of the same dataset).
 
     Raises:
         StoreError: no such run.
@@ -294,12 +297,13 @@ def run_page(store: Store, run_id: str, sort_key: Any, descending: bool) -> dict
     doc = load_run(store, run_id)
     head = read_head(doc, f"run {run_id}")
     entries = list(read_cases(doc["cases"], f"run {run_id}"))
-    cases = []
+    rows = []
     for i, (c, entry) in enumerate(zip(doc["cases"], entries, strict=True)):
         why = verdict_reasons(entry, head.summary.threshold)
         reasons = other_reasons(entry, why)
-        cases.append({**c, "position": i, "verdict_reasons": why, "reasons": reasons})
-    cases.sort(key=sort_key, reverse=descending)
+        rows.append((entry, {**c, "position": i, "verdict_reasons": why, "reasons": reasons}))
+    rows.sort(key=lambda row: sort_key(row[0]), reverse=descending)
+    cases = [row for _, row in rows]
     return {
         "run": doc["run"],
         "summary": doc["summary"],

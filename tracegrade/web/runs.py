@@ -8,21 +8,25 @@ Runs come from :mod:`tracegrade.store.browse` (the stored run documents,
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import Response
 
 from tracegrade.pipeline.pages import case_page as case_view
 from tracegrade.pipeline.pages import run_page as run_view
+from tracegrade.run_document import CaseEntry
 from tracegrade.store import browse
 from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.charts import trend_charts
 
-SORTS = {
-    "failed": lambda c: (c["passed"], c["score"] if c["score"] is not None else -1),
-    "score": lambda c: c["score"] if c["score"] is not None else -1,
-    "case": lambda c: str(c["case_id"]),
-    "duration": lambda c: (c.get("usage") or {}).get("duration_ms") or 0,
-    "cost": lambda c: (c.get("usage") or {}).get("cost_usd") or 0,
+SORTS: dict[str, Callable[[CaseEntry], Any]] = {
+    "failed": lambda c: (c.passed, c.score if c.score is not None else -1),
+    "score": lambda c: c.score if c.score is not None else -1,
+    "case": lambda c: str(c.case_id),
+    "duration": lambda c: (c.usage.duration_ms if c.usage else None) or 0,
+    "cost": lambda c: (c.usage.cost_usd if c.usage else None) or 0,
 }
 """Sort keys of the Run page's case table (``?sort=KEY&desc=1``); ``failed`` (the default)
 puts failed cases first, lowest score first."""
