@@ -141,3 +141,13 @@ def test_a_bad_document_names_the_file(tmp_path: Path, text: str, message: str) 
     with pytest.raises(InputError, match=message) as raised:
         list(DocumentStream(path).cases())
     assert str(path) in str(raised.value)
+
+
+def test_a_bad_case_entry_streamed_into_the_table_is_named_with_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "bad.json"
+    path.write_text(
+        json.dumps({"cases": [{"case_id": "a", "passed": True}, {"case_id": "b", "passed": 2}]})
+    )
+    with CaseTable() as table, pytest.raises(InputError, match=r"cases\.1\.passed") as raised:
+        table.add(DocumentStream(path).cases(), source=str(path))
+    assert str(path) in str(raised.value)

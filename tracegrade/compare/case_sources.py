@@ -179,12 +179,20 @@ class CaseTable:
         return self._conn
 
     def add(
-        self, cases: Iterable[Mapping[str, Any]], head: Mapping[str, Any] | None = None
+        self,
+        cases: Iterable[Mapping[str, Any]],
+        head: Mapping[str, Any] | None = None,
+        source: str = "run document",
     ) -> TableCases:
         """Store a run: its case entries (read once, a thousand at a time) and ``head`` (its
-        document without cases); returns the run as a :class:`CaseSource`."""
+        document without cases); returns the run as a :class:`CaseSource`. ``source`` names
+        the run in errors (a file path, say).
+
+        Raises:
+            InputError: an entry is not a case entry (see :meth:`TableCases.extend`).
+        """
         run, self._runs = self._runs, self._runs + 1
-        added = TableCases(self, run, dict(head or {}))
+        added = TableCases(self, run, dict(head or {}), source)
         added.extend(cases)
         return added
 
@@ -212,10 +220,14 @@ def _remove(directory: str, owner: int) -> None:
 class TableCases:
     """One run of a :class:`CaseTable`, as a :class:`CaseSource`."""
 
-    def __init__(self, table: CaseTable, run: int, head: Mapping[str, Any]) -> None:
+    def __init__(
+        self, table: CaseTable, run: int, head: Mapping[str, Any], source: str = "run document"
+    ) -> None:
         self.table = table
         self.run = run
         self.head = head
+        self.source = source
+        """What the run is called in errors."""
         self.count = 0
         """Case entries stored."""
 
@@ -230,7 +242,7 @@ class TableCases:
         insert = "INSERT INTO cases VALUES (?, ?, ?, ?, ?)"
         for case in cases:
             entry = compared_entry(case)
-            typed = read_case(entry, index=self.count)  # a bad entry is named as it comes
+            typed = read_case(entry, self.source, self.count)  # named as it comes
             trace_id = typed.trace_id
             rows.append((self.run, case_key(typed), self.count, trace_id, orjson.dumps(entry)))
             self.count += 1

@@ -84,7 +84,7 @@ def resolve_base(ref: str, db: str | None, dataset: str | None, table: CaseTable
     """
     if Path(ref).is_file():
         stream = DocumentStream(ref)
-        cases = table.add(stream.cases())
+        cases = table.add(stream.cases(), source=str(ref))
         cases.head = document_head(stream.head)
         return cases, False
     if not store_exists(db):
