@@ -110,15 +110,5 @@ def import_labels(db: str | None, path: str | Path) -> Imported:
 
 
 def _label_input(line: LabelLine) -> LabelInput:
-    return LabelInput(
-        trace_ids=line.trace_ids,
-        reviewer=line.reviewer,
-        verdict=line.verdict,
-        axes=line.axes,
-        note=line.note,
-        expectation=line.expectation,
-        queue=line.queue,
-        conversation=line.conversation,
-        created_at=line.created_at,
-        source=line.source,
-    )
+    """The label a file's line records (the same fields, less its schema version)."""
+    return LabelInput(**line.model_dump(exclude={"schema_version"}))

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry.trace import Span
+
 from tracegrade.runner import telemetry
 from tracegrade.runner.settle import SettleRule
 
@@ -52,6 +54,13 @@ class Attempt:
             **telemetry.case_attributes(self.run_id, self.case_id, self.repeat),
             **telemetry.session_labels(self.conversation_id, self.revival),
         }
+
+    def start_span(self) -> Span:
+        """Start the root span of this session (:func:`telemetry.start_case_span`), not
+        current."""
+        return telemetry.start_case_span(
+            self.run_id, self.case_id, self.repeat, self.conversation_id, self.revival
+        )
 
     def revived(self) -> Attempt:
         """The same attempt and conversation, after one more revival."""

@@ -189,13 +189,7 @@ async def wait_accepting(url: str, timeout_s: float, poll_s: float = 0.05) -> No
 class _HttpSession(Session):
     def __init__(self, agent: HttpAgent, attempt: Attempt):
         self.agent, self.attempt = agent, attempt
-        self.span = telemetry.start_case_span(
-            attempt.run_id,
-            attempt.case_id,
-            attempt.repeat,
-            attempt.conversation_id,
-            attempt.revival,
-        )
+        self.span = attempt.start_span()
         self.trace_ids = (telemetry.trace_id_of(self.span),)
         self.headers = telemetry.propagation_headers(self.span, attempt.labels)
 

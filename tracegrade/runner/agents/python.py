@@ -269,13 +269,7 @@ class PythonAgent(Agent):
 class _PythonSession(Session):
     def __init__(self, agent: PythonAgent, attempt: Attempt, built: Built):
         self.agent, self.built = agent, built
-        self.span = telemetry.start_case_span(
-            attempt.run_id,
-            attempt.case_id,
-            attempt.repeat,
-            attempt.conversation_id,
-            attempt.revival,
-        )
+        self.span = attempt.start_span()
         context = trace.set_span_in_context(self.span)
         for key, value in telemetry.session_labels(
             attempt.conversation_id, attempt.revival
