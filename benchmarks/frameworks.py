@@ -294,6 +294,14 @@ def declared_gaps(setup: str) -> dict[str, Any]:
     return {k: v for k, v in declared.items() if k in FIELDS}
 
 
+def reader_pending(setup: str) -> str | None:
+    """Why a setup is recorded but not yet read exactly (``reader_pending`` in its setup
+    file): a new recording lands before the reader reads it; the tests expect its failures
+    and the docs' table leaves it out until the key is removed."""
+    path = SETUPS / f"{setup}.json"
+    return json.loads(path.read_text()).get("reader_pending") if path.exists() else None
+
+
 def _declared(not_recorded: dict[str, Any], field_name: str, scenario: str) -> bool:
     entry = not_recorded.get(field_name)
     if isinstance(entry, dict):
@@ -380,6 +388,8 @@ def markdown(results: list[dict[str, Any]]) -> None:
     print("| framework | instrumentation (mode) | versions recorded | exact | not in its spans |")
     print("|---|---|---|---|---|")
     for r in results:
+        if reader_pending(r["setup"]):
+            continue
         exact = sum(f["exact"] for f in r["fields"].values())
         applicable = sum(f["applicable"] for f in r["fields"].values())
         setup = json.loads((SETUPS / f"{r['setup']}.json").read_text())
