@@ -41,10 +41,10 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue  # noqa:
 from opentelemetry.proto.trace.v1 import trace_pb2  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
-from tracegrade.pipeline.trace_search import index_traces  # noqa: E402
 from tracegrade.store.runs import save_run  # noqa: E402
 from tracegrade.store.traces import Store  # noqa: E402
 from tracegrade.web import UiConfig, create_app  # noqa: E402
+from tracegrade.web.trace_search import index_traces  # noqa: E402
 
 SPANS_PER_TRACE = 10
 TRACES_PER_REQUEST = 1000

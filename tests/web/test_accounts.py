@@ -8,10 +8,10 @@ from pathlib import Path
 from starlette.testclient import TestClient
 
 from tests.web.conftest import csrf_token
-from tracegrade.pipeline.accounts import set_password
 from tracegrade.store import users
 from tracegrade.store.traces import Store
 from tracegrade.web import UiConfig, create_app
+from tracegrade.web.accounts import set_password
 
 
 def _client(db: Path, **config: object) -> TestClient:

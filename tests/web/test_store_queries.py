@@ -12,11 +12,11 @@ import pytest
 
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.errors import StoreError
-from tracegrade.pipeline.trace_search import index_traces
 from tracegrade.store import browse, search
 from tracegrade.store.datasets import delete_dataset, get_dataset, list_datasets, put_dataset
 from tracegrade.store.runs import save_run
 from tracegrade.store.traces import Store
+from tracegrade.web.trace_search import index_traces
 
 DOC = json.loads((Path(__file__).parent / "run_document.json").read_text())
 

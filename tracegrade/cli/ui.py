@@ -11,8 +11,8 @@ import click
 from tracegrade.cli.options import db_option
 from tracegrade.errors import ConfigError
 from tracegrade.http_guard import LimitedProtocol
-from tracegrade.pipeline.accounts import account_names
 from tracegrade.store.traces import Store
+from tracegrade.web.accounts import account_names
 from tracegrade.web.security import LOOPBACK_NAMES, TOKEN_ENV, allowed_hosts, is_loopback
 
 LOOPBACK_HOSTS = frozenset(LOOPBACK_NAMES)

@@ -8,7 +8,7 @@ import sys
 import click
 
 from tracegrade.cli.options import db_option
-from tracegrade.pipeline.accounts import account_names, remove_account, set_password
+from tracegrade.web.accounts import account_names, remove_account, set_password
 
 
 @click.group("users")

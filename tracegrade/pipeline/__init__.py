@@ -8,7 +8,7 @@ renders what it returns.
 - :mod:`.score`: :func:`score` (:class:`ScoreOptions` -> :class:`ScoredRun`);
 - :mod:`.run`: :func:`run` (:class:`RunOptions` -> :class:`RunOutcome`), the agents;
 - :mod:`.follow`: the production follower (``score --follow``), :mod:`.follow_workers` its
-  scoring processes, :mod:`.leases` the renewal of its claims;
+  scoring processes (:mod:`tracegrade.store.leases` renews their claims);
 - :mod:`.retention`: :func:`prune` (``prune``), a receiver's retention (``collect
   --retention``);
 - :mod:`.dataset`: :func:`build` (``dataset build``);
@@ -20,11 +20,11 @@ renders what it returns.
 - :mod:`.export`: ``--export-otlp`` (results and figures sent to an OTLP backend);
 - :mod:`.views`: what the dashboard and ``runs``/``history`` read; :mod:`.outputs`;
 - :mod:`.review`, :mod:`.labels_io`, :mod:`.promote`, :mod:`.agreement`,
-  :mod:`.conversations`, :mod:`.accounts`: the review loop (queues, labels, golden cases from
+  :mod:`.conversations`: the review loop (queues, labels, golden cases from
   reviewed conversations, agreement with people; ``judge-check``: :mod:`.judge_check`);
 - :mod:`.pages`: one function per dashboard page that shows traces (case, trace, run, side
   by side), with :mod:`.chat` (a conversation as a chat), :mod:`.waterfall` (a trace's spans
-  on a time axis) and :mod:`.trace_search` (the trace index and the Traces page's search).
+  on a time axis).
 """
 
 from typing import TYPE_CHECKING

@@ -12,7 +12,7 @@ retention, else everything queued): traces that settled while no worker ran are 
 Several workers may follow one store (PostgreSQL, or SQLite on one machine), and one follower
 may run ``workers`` scoring processes (:mod:`tracegrade.pipeline.follow_workers`): each claims
 a batch for a lease (:mod:`tracegrade.store.follow`), renews it while scoring
-(:mod:`tracegrade.pipeline.leases`), and stores each result with the claim, so no trace is
+(:mod:`tracegrade.store.leases`), and stores each result with the claim, so no trace is
 scored twice or missed, even when a worker dies. While batches come back full, the next is
 claimed at once; the follower waits ``poll_s`` only when the queue had less. ``sample`` keeps
 a fraction of traces by trace id (:mod:`tracegrade.sampling`): every worker makes the same
@@ -38,7 +38,6 @@ from tracegrade.dataset import Dataset, Tier
 from tracegrade.errors import ConfigError
 from tracegrade.normalize import normalize_trace
 from tracegrade.pipeline.export import RunExport, open_export
-from tracegrade.pipeline.leases import Leases
 from tracegrade.pipeline.score import ScoreOptions, plan_run
 from tracegrade.report import windows
 from tracegrade.report.alerts import post_alert
@@ -48,6 +47,7 @@ from tracegrade.scoring import CaseResult, evaluate
 from tracegrade.scoring.score import Scorer
 from tracegrade.store import follow as shared
 from tracegrade.store import retention
+from tracegrade.store.leases import Leases
 from tracegrade.store.traces import Store
 from tracegrade.trace import AgentTrace
 

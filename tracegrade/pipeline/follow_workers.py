@@ -23,7 +23,7 @@ from typing import Any
 
 from tracegrade.errors import StoreError
 from tracegrade.pipeline.follow import POLL_S, Follower, OnResult, OnText, worker_name
-from tracegrade.pipeline.leases import Leases
+from tracegrade.store.leases import Leases
 from tracegrade.store.traces import Store
 
 STOP_WAIT_S = 60.0

@@ -3,7 +3,7 @@
 Spans are stored as received (protobuf chunks), so what a person searches for (the service, the
 tools called, the user's input, the answer, tool arguments) is not in a column. The *trace
 index* holds it, one row per trace, written from the normalised trace
-(:mod:`tracegrade.pipeline.trace_search` builds the rows; this module only stores and queries):
+(:mod:`tracegrade.web.trace_search` builds the rows; this module only stores and queries):
 
 - ``trace_index``: service (``service.name``), conversation id, the first user input (a
   preview), tool call counts, and ``text``: the user input(s), the final answer and every tool

@@ -1,5 +1,5 @@
 """Named accounts of ``tracegrade ui`` (the ``ui_users`` table): a name and a password hash
-(computed by :mod:`tracegrade.pipeline.accounts`; no password is ever stored)."""
+(computed by :mod:`tracegrade.web.accounts`; no password is ever stored)."""
 
 from __future__ import annotations
 

@@ -29,13 +29,13 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from tracegrade.errors import DatasetError, StoreError
-from tracegrade.pipeline.trace_search import INDEX_BATCH, index_traces
 from tracegrade.report.comparison import METRIC_NAMES, signed
 from tracegrade.report.comparison import value as comparison_value
 from tracegrade.web import compare_page, editor, login, review, runs, traces
 from tracegrade.web.base import HERE, StoreAccounts, Ui, UiConfig, render
 from tracegrade.web.markdown import render_markdown
 from tracegrade.web.security import Guard, SecurityMiddleware
+from tracegrade.web.trace_search import INDEX_BATCH, index_traces
 
 INDEX_IDLE_S = 5.0
 """Seconds the background indexer waits when no trace is pending."""
@@ -83,7 +83,7 @@ def _ms(value: float) -> str:
 
 
 async def keep_indexed(ui: Ui, stop: asyncio.Event) -> None:
-    """Index pending traces (:func:`tracegrade.pipeline.trace_search.index_traces`) a batch
+    """Index pending traces (:func:`tracegrade.web.trace_search.index_traces`) a batch
     at a time until ``stop`` is set, waiting :data:`INDEX_IDLE_S` when none is pending or the
     store cannot be read (said once in the log)."""
     warned = False

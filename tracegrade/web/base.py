@@ -24,8 +24,8 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from tracegrade.config import Config, load_config
-from tracegrade.pipeline.accounts import has_accounts, verify
 from tracegrade.store.traces import Store
+from tracegrade.web.accounts import has_accounts, verify
 from tracegrade.web.security import CSRF_FIELD, LOOPBACK_NAMES, Guard, user_of
 
 HERE = Path(__file__).parent
@@ -127,7 +127,7 @@ class Ui:
 
 @dataclass
 class StoreAccounts:
-    """The named accounts in the store (:mod:`tracegrade.pipeline.accounts`), for the guard;
+    """The named accounts in the store (:mod:`tracegrade.web.accounts`), for the guard;
     whether any exists is read again at most every :attr:`RECHECK_S` seconds."""
 
     ui: Ui

@@ -6,7 +6,7 @@
   resolving to 127.0.0.1) reads and changes nothing.
 - **Who**: when the server has a token (``--token`` / ``TRACEGRADE_UI_TOKEN``; blank tokens
   are refused), named accounts (``tracegrade users``: a name and an Argon2id password hash,
-  :mod:`tracegrade.pipeline.accounts`) or a trusted proxy's user header (``--user-header``,
+  :mod:`tracegrade.web.accounts`) or a trusted proxy's user header (``--user-header``,
   honoured only from ``--trusted-proxy`` addresses, loopback by default), every request needs
   to say who it is: a session cookie that ``/login`` sets for an account or the token
   (HttpOnly, SameSite=Strict; a random id kept server-side with the user's name, which

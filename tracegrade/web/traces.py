@@ -3,7 +3,7 @@ search (service, time range, verdict, tool, text), and one trace as a waterfall 
 conversation as a chat, its reference-free scores, the evaluation results and end-user feedback
 others recorded about it (``gen_ai.evaluation.result`` log records, a feedback span attribute,
 ``POST /v1/feedback``: :mod:`tracegrade.store.feedback`), lint findings, and a form to start a
-golden case from it. The search is :func:`tracegrade.pipeline.trace_search.find_traces`, the
+golden case from it. The search is :func:`tracegrade.web.trace_search.find_traces`, the
 trace :func:`tracegrade.pipeline.pages.trace_page`; both run in a worker thread."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from starlette.responses import Response
 
 from tracegrade.errors import StoreError
 from tracegrade.pipeline.pages import trace_page as trace_view
-from tracegrade.pipeline.trace_search import find_traces
 from tracegrade.store.search import VERDICTS, TraceQuery
 from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.editor import dataset_choices
+from tracegrade.web.trace_search import find_traces
 
 FILTERS = ("service", "since", "until", "verdict", "tool", "q")
 """The Traces page's query parameters (``since``/``until``: UTC, ``YYYY-MM-DDTHH:MM``)."""
