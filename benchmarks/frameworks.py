@@ -41,7 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tracegrade.normalize.conversations import group_conversations  # noqa: E402
-from tracegrade.pipeline.sources import from_files  # noqa: E402
+from tracegrade.pipeline.reading import from_files  # noqa: E402
 from tracegrade.trace import AgentTrace  # noqa: E402
 
 RECORDINGS = ROOT / "tests" / "data" / "frameworks"

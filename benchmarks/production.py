@@ -38,7 +38,7 @@ from benchmarks.tau_bench.convert import trace_request  # noqa: E402
 from tracegrade.cli import cli  # noqa: E402
 from tracegrade.config import load_config  # noqa: E402
 from tracegrade.pipeline.follow import Follower  # noqa: E402
-from tracegrade.pipeline.sources import from_store  # noqa: E402
+from tracegrade.pipeline.reading import from_store  # noqa: E402
 from tracegrade.scoring import build_scorers, evaluate  # noqa: E402
 from tracegrade.store import follow as shared  # noqa: E402
 from tracegrade.store.traces import Store  # noqa: E402

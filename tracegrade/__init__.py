@@ -22,11 +22,11 @@ from tracegrade.version import __version__
 
 _EXPORTS: dict[str, str] = {
     # reading traces: files of any supported format, or the store (SQLite path or PostgreSQL URL)
-    "from_files": "tracegrade.pipeline.sources",
-    "from_store": "tracegrade.pipeline.sources",
-    "iter_from_files": "tracegrade.pipeline.sources",
-    "iter_from_store": "tracegrade.pipeline.sources",
-    "Loaded": "tracegrade.pipeline.sources",
+    "from_files": "tracegrade.pipeline.reading",
+    "from_store": "tracegrade.pipeline.reading",
+    "iter_from_files": "tracegrade.pipeline.reading",
+    "iter_from_store": "tracegrade.pipeline.reading",
+    "Loaded": "tracegrade.pipeline.reading",
     "Store": "tracegrade.store.traces",
     # normalising decoded spans and log records
     "normalize_trace": "tracegrade.normalize",
@@ -77,7 +77,7 @@ if TYPE_CHECKING:
     from tracegrade.dataset import Case, Dataset, load_dataset
     from tracegrade.normalize import normalize_all, normalize_trace
     from tracegrade.pipeline.evaluate import evaluate_dataset
-    from tracegrade.pipeline.sources import (
+    from tracegrade.pipeline.reading import (
         Loaded,
         from_files,
         from_store,

@@ -32,7 +32,7 @@ from benchmarks.tau_bench.agreement import confusion  # noqa: E402
 from benchmarks.tau_bench.convert import WRITE_TOOLS, case_id, convert, trace_request  # noqa: E402
 from tracegrade.cli import cli  # noqa: E402
 from tracegrade.otlp.files import write_jsonl  # noqa: E402
-from tracegrade.pipeline.sources import from_files  # noqa: E402
+from tracegrade.pipeline.reading import from_files  # noqa: E402
 
 READ_TOOLS = ("get_*", "search_*", "list_*", "calculate", "think")
 """The airline lookups (tau_bench/envs/airline/tools): they cannot change the database, so the

@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a script,
 
 from benchmarks.tau_bench.convert import case_id, convert  # noqa: E402
 from tracegrade.cli import cli  # noqa: E402
-from tracegrade.pipeline.sources import from_files  # noqa: E402
+from tracegrade.pipeline.reading import from_files  # noqa: E402
 
 
 def _run(*args: str) -> str:

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from tests.scoring.ecommerce_agent import ShopAgent
 from tracegrade.cli import cli
-from tracegrade.pipeline.selection import parse_since, sampled
+from tracegrade.pipeline.reading import parse_since, sampled
 from tracegrade.store.runs import list_runs, load_run
 from tracegrade.store.traces import Store
 

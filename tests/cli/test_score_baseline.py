@@ -21,7 +21,7 @@ from tracegrade.config import load_config
 from tracegrade.dataset import load_dataset
 from tracegrade.pipeline import score
 from tracegrade.pipeline.gate import BaselineTraces, compare_with_base
-from tracegrade.pipeline.sources import from_files, iter_from_files
+from tracegrade.pipeline.reading import from_files, iter_from_files
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.results import CaseResult
 from tracegrade.scoring.streaming import stream_results

@@ -10,7 +10,7 @@ import pytest
 
 from tracegrade.curate.build import BuildOptions, build_dataset
 from tracegrade.normalize.conversations import merge_traces
-from tracegrade.pipeline.sources import from_files
+from tracegrade.pipeline.reading import from_files
 
 FRAMEWORKS = Path(__file__).parents[1] / "data" / "frameworks"
 TURNS = ["What is the status of order D400?", "Which carrier is delivering it?"]

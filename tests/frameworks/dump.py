@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from tracegrade.pipeline.sources import iter_raw_from_files
+from tracegrade.pipeline.reading import iter_raw_from_files
 
 
 def _short(value: object, width: int) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.openai_server import ScriptedOpenAI
 from tracegrade.judge.settings import JudgeSettings
-from tracegrade.pipeline import sources
+from tracegrade.pipeline import reading
 from tracegrade.trace import AgentTrace
 
 TAU_TRACES = (
@@ -69,7 +69,7 @@ def judge_server(_shared_server):
 
 @pytest.fixture(scope="session")
 def tau_traces() -> dict[str, AgentTrace]:
-    loaded = sources.from_files([TAU_TRACES])
+    loaded = reading.from_files([TAU_TRACES])
     assert not loaded.errors
     return {t.trace_id: t for t in loaded.traces}
 

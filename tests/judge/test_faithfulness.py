@@ -17,7 +17,7 @@ from tracegrade.judge.evidence import build_evidence
 from tracegrade.judge.faithfulness import JudgedFaithfulness, with_judged_faithfulness
 from tracegrade.judge.rubrics import CONTEXT_NOTE, SYSTEM_PROMPT, judge_messages
 from tracegrade.judge.scorer import JudgeScorer
-from tracegrade.pipeline import sources
+from tracegrade.pipeline import reading
 from tracegrade.scoring import build_scorers, evaluate
 from tracegrade.scoring.faithfulness import Faithfulness
 from tracegrade.trace import AgentTrace
@@ -29,7 +29,7 @@ INVENT = "What is the price of the Borealis floor lamp?"
 
 @pytest.fixture(scope="module")
 def rag() -> dict[str, AgentTrace]:
-    loaded = sources.from_files(sorted(RECORDING.glob("traces.*")))
+    loaded = reading.from_files(sorted(RECORDING.glob("traces.*")))
     return {t.user_inputs[0]: t for t in loaded.traces}
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.spanfactory import BASE_NS, TraceBuilder
 from tracegrade.normalize.documents import parse_document
-from tracegrade.pipeline.sources import from_files
+from tracegrade.pipeline.reading import from_files
 from tracegrade.trace import RetrievedDocument
 
 DESK = "The Aurora desk lamp costs $39.99 and ships in 2 days."

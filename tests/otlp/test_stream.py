@@ -178,16 +178,16 @@ def test_a_line_whose_ids_differ_from_the_index_is_kept_whole(tmp_path, monkeypa
 def deferred(paths, options=None):
     """As :func:`streamed`, with the span lines of one trace left undecoded and decoded
     afterwards, trace by trace, as ``score --workers`` does in its worker processes."""
-    from tracegrade.pipeline import sources
+    from tracegrade.pipeline import reading
 
     errors: list = []
-    late = sources.LateErrors()
+    late = reading.LateErrors()
     traces = []
-    for batch in sources.iter_raw_from_files(
+    for batch in reading.iter_raw_from_files(
         paths, options or ReadOptions(), batch_size=3, errors=errors, late=late
     ):
         for raw in batch:
-            trace, found = sources.decoded(raw)
+            trace, found = reading.decoded(raw)
             late.add(found)
             traces += [trace] if trace.spans else []
     return traces, [str(e) for e in errors + late.errors()]

@@ -26,7 +26,7 @@ from tracegrade.otlp.files import (
     unzstd,
     write_jsonl,
 )
-from tracegrade.pipeline.sources import iter_from_files
+from tracegrade.pipeline.reading import iter_from_files
 
 TAU = Path(__file__).parents[2] / "datasets" / "tau-bench-otlp" / "otel_genai_default"
 

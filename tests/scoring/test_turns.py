@@ -10,7 +10,7 @@ import pytest
 from tracegrade.config import load_config
 from tracegrade.dataset import Dataset
 from tracegrade.pipeline import evaluate_dataset
-from tracegrade.pipeline.sources import from_files
+from tracegrade.pipeline.reading import from_files
 from tracegrade.scoring import build_scorers
 from tracegrade.scoring.evaluate import evaluate
 from tracegrade.scoring.streaming import evaluate_batches

@@ -1,4 +1,4 @@
-"""Reading a store in batches (tracegrade.store.scan, sources.iter_from_store): the same ids
+"""Reading a store in batches (tracegrade.store.scan, reading.iter_from_store): the same ids
 in the same order as one query, on SQLite and on PostgreSQL (server-side cursor)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from tests.support.postgres import fresh_database
 from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.files import read_paths
-from tracegrade.pipeline import sources
+from tracegrade.pipeline import reading
 from tracegrade.store.scan import trace_id_batches
 from tracegrade.store.traces import Store
 
@@ -32,7 +32,7 @@ def _check(store: Store) -> None:
     assert [len(b) for b in batches] == [7, 7, 7, 4]
     assert [i for b in batches for i in b] == everything
     assert [i for b in trace_id_batches(store, limit=5, batch_size=2) for i in b] == everything[:5]
-    traces = [t for batch in sources.iter_from_store(store, batch_size=10) for t in batch]
+    traces = [t for batch in reading.iter_from_store(store, batch_size=10) for t in batch]
     assert traces == [normalize_trace(t) for t in store.load(everything)]
     assert all(t.llm_calls for t in traces)  # log-event content joined
 

@@ -9,7 +9,7 @@ import click
 from tracegrade.cli.options import db_option
 from tracegrade.otlp.codec import ExportTraceServiceRequest
 from tracegrade.otlp.files import write_jsonl, write_protobuf
-from tracegrade.pipeline.selection import parse_since
+from tracegrade.pipeline.reading import parse_since
 from tracegrade.store.scan import trace_id_batches
 from tracegrade.store.traces import Store
 

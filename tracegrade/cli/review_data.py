@@ -13,7 +13,7 @@ from tracegrade.curate.promote import CHOICES, CaseEdits
 from tracegrade.errors import ExitCode
 from tracegrade.pipeline.labels_io import export_labels, import_labels
 from tracegrade.pipeline.promote import promote
-from tracegrade.pipeline.selection import parse_since
+from tracegrade.pipeline.reading import parse_since
 from tracegrade.store.traces import Store
 
 

@@ -16,7 +16,7 @@ renders what it returns.
 - :mod:`.judging`: the judge of a run, :func:`check_judge` (``judge-check``);
 - :mod:`.evaluate`: :func:`evaluate_dataset`, the Python API's one call;
 - :mod:`.suite`: a test session's cases (the pytest plugin);
-- :mod:`.reading`, :mod:`.sources`, :mod:`.selection`: the one way to read traces;
+- :mod:`.reading`: the one way to read traces (files or the store; which traces);
 - :mod:`.export`: ``--export-otlp`` (results and figures sent to an OTLP backend);
 - :mod:`.views`: what the dashboard and ``runs``/``history`` read; :mod:`.outputs`;
 - :mod:`.review`, :mod:`.labels_io`, :mod:`.promote`, :mod:`.agreement`,
@@ -62,8 +62,8 @@ _EXPORTS = {
     "load": "tracegrade.pipeline.reading",
     "load_batches": "tracegrade.pipeline.reading",
     "traces_by_id": "tracegrade.pipeline.reading",
-    "from_files": "tracegrade.pipeline.sources",
-    "from_store": "tracegrade.pipeline.sources",
+    "from_files": "tracegrade.pipeline.reading",
+    "from_store": "tracegrade.pipeline.reading",
 }
 __all__ = [
     "ScoreOptions",
@@ -103,9 +103,8 @@ if TYPE_CHECKING:
     from tracegrade.pipeline.evaluate import evaluate_dataset
     from tracegrade.pipeline.judging import JudgeCheckOptions, check_judge
     from tracegrade.pipeline.promote import promote
-    from tracegrade.pipeline.reading import load, load_batches, traces_by_id
+    from tracegrade.pipeline.reading import from_files, from_store, load, load_batches, traces_by_id
     from tracegrade.pipeline.retention import PruneOptions, prune
     from tracegrade.pipeline.review import QueueRule, build_queue, record_label
     from tracegrade.pipeline.run import AgentOptions, RunOptions, RunOutcome, run
     from tracegrade.pipeline.score import ScoredRun, ScoreOptions, score
-    from tracegrade.pipeline.sources import from_files, from_store

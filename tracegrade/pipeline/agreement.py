@@ -31,7 +31,7 @@ from tracegrade.dataset import Dataset, Judge, load_dataset
 from tracegrade.errors import ConfigError
 from tracegrade.pipeline.conversations import StoredConversation, conversations_of, scored
 from tracegrade.pipeline.outputs import write_json
-from tracegrade.pipeline.selection import parse_since
+from tracegrade.pipeline.reading import parse_since
 from tracegrade.scoring import config_for
 from tracegrade.scoring.agreement import RaterAgreement, rater_agreement
 from tracegrade.scoring.evaluate import run_threshold

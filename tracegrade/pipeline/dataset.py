@@ -19,9 +19,8 @@ from tracegrade.curate.build import (
 from tracegrade.curate.derive import DeriveOptions
 from tracegrade.errors import ConfigError, InputError
 from tracegrade.otlp.files import ReadOptions
-from tracegrade.pipeline import sources
-from tracegrade.pipeline.reading import ErrorSink
-from tracegrade.pipeline.selection import parse_since
+from tracegrade.pipeline import reading
+from tracegrade.pipeline.reading import ErrorSink, parse_since
 from tracegrade.store.traces import Store, default_path
 from tracegrade.store.verdicts import judge_verdicts
 
@@ -77,10 +76,10 @@ def _sample(value: str | None) -> float | None:
 def _load(files: Sequence[str], db: str | None, messages_key: str, since_ns: int | None) -> Any:
     """(loaded traces, judge verdicts from stored runs, where they came from)."""
     if files:
-        loaded = sources.from_files(files, ReadOptions(messages_key=messages_key))
+        loaded = reading.from_files(files, ReadOptions(messages_key=messages_key))
         return loaded, {}, ", ".join(files)
     with Store(db) as store:
-        loaded = sources.from_store(store, since_unix_nano=since_ns)
+        loaded = reading.from_store(store, since_unix_nano=since_ns)
         verdicts = judge_verdicts(store, [t.trace_id for t in loaded.traces])
     return loaded, verdicts, f"the store {default_path(db)}"
 

@@ -23,7 +23,7 @@ from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
 from tracegrade.config import Config
 from tracegrade.errors import StoreError
 from tracegrade.pipeline.outputs import write_text
-from tracegrade.pipeline.sources import from_store
+from tracegrade.pipeline.reading import from_store
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
 from tracegrade.report.comparison import markdown, run_markdown
 from tracegrade.report.document import case_dict

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from tracegrade.pipeline.selection import parse_duration
+from tracegrade.pipeline.reading import parse_duration
 from tracegrade.store import retention
 from tracegrade.store.retention import Pruned
 from tracegrade.store.traces import Store

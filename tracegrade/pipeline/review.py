@@ -34,7 +34,7 @@ from tracegrade.pipeline.conversations import (
     scored,
 )
 from tracegrade.pipeline.pages import load_normalized
-from tracegrade.pipeline.selection import parse_since
+from tracegrade.pipeline.reading import parse_since
 from tracegrade.sampling import lowest, sampled
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store import review as queue_store

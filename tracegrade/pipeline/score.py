@@ -40,9 +40,18 @@ from tracegrade.pipeline.gate import (
 )
 from tracegrade.pipeline.judging import judge_cache, make_judge
 from tracegrade.pipeline.outputs import verdict, write_outputs
-from tracegrade.pipeline.reading import ErrorSink, load_batches, load_mapping, no_traces_error
-from tracegrade.pipeline.selection import keeps, parse_since, select_batches
-from tracegrade.pipeline.sources import LateErrors, decoded, iter_raw_from_files
+from tracegrade.pipeline.reading import (
+    ErrorSink,
+    LateErrors,
+    decoded,
+    iter_raw_from_files,
+    keeps,
+    load_batches,
+    load_mapping,
+    no_traces_error,
+    parse_since,
+    select_batches,
+)
 from tracegrade.report.caselog import CaseLog
 from tracegrade.report.document import case_dict, new_run_id, run_info, streamed_document
 from tracegrade.report.evaluation_signals import RunContext

@@ -1,4 +1,4 @@
-"""tracegrade.pipeline.sources: the streaming entry points give what reading everything gives."""
+"""tracegrade.pipeline.reading: the streaming entry points give what reading everything gives."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from tracegrade.normalize import normalize_all
 from tracegrade.otlp.files import read_paths
-from tracegrade.pipeline import sources
+from tracegrade.pipeline import reading
 
 CORPUS = Path(__file__).parents[2] / "datasets" / "tau-bench-otlp" / "otel_genai_default"
 
@@ -20,7 +20,7 @@ def test_batches_normalised_in_two_processes_equal_normalising_everything_at_onc
     whole = normalize_all(payloads.spans(), payloads.log_records())
     errors: list = []
     batches = list(
-        sources.iter_from_files(
+        reading.iter_from_files(
             [CORPUS / "traces.jsonl.gz"], batch_size=10, errors=errors, workers=2
         )
     )
@@ -34,7 +34,7 @@ def test_an_error_met_only_by_the_read_pass_is_added_when_the_batches_end(tmp_pa
     path = tmp_path / "traces.jsonl"
     path.write_bytes(b"".join(text))
     errors: list = []
-    batches = list(sources.iter_from_files([path], batch_size=10, errors=errors))
+    batches = list(reading.iter_from_files([path], batch_size=10, errors=errors))
     assert [e.line for e in errors] == [4] and sum(len(b) for b in batches) == 24
 
 
@@ -48,7 +48,7 @@ def test_the_cli_prints_an_error_met_only_by_the_read_pass(tmp_path, capsys):
     path.write_bytes(b"".join(text))
     errors: list = []
     batches = _reporting(
-        sources.iter_from_files([path], batch_size=10, errors=errors), errors, report_errors
+        reading.iter_from_files([path], batch_size=10, errors=errors), errors, report_errors
     )
     assert next(batches) and "error:" not in capsys.readouterr().err  # not known yet
     list(batches)
