@@ -31,12 +31,12 @@ from tracegrade.pipeline.review import (
     next_item,
     queue_progress,
     record_label,
-    review_view,
     skip_item,
 )
 from tracegrade.store import review as queue_store
 from tracegrade.store.datasets import get_dataset
 from tracegrade.store.traces import Store
+from tracegrade.web.pages import review_view
 
 TAU = Path(__file__).parents[2] / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
 

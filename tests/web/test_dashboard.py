@@ -73,7 +73,7 @@ def test_a_conversation_of_two_traces_is_one_chat_with_tool_calls_inline(client,
 
 
 def test_a_conversation_by_its_trace_ids_for_other_pages(shop) -> None:
-    from tracegrade.pipeline.pages import chat_of
+    from tracegrade.web.pages import chat_of
 
     second, first = reversed(shop.support_traces)
     with Store(shop.db) as store:
@@ -95,7 +95,7 @@ def test_a_trace_page_dims_the_other_turns_of_its_conversation(client, shop) -> 
 def test_a_later_turn_alone_shows_the_turns_it_replays_as_earlier(shop) -> None:
     """Its first turn's trace not asked for, the second trace's replayed history comes first,
     marked ``history`` (the review page and ``review show`` render it "earlier turn")."""
-    from tracegrade.pipeline.pages import chat_of
+    from tracegrade.web.pages import chat_of
 
     with Store(shop.db) as store:
         chat = chat_of(store, [shop.support_traces[1]])

@@ -165,8 +165,7 @@ def test_a_bad_page_cursor_is_a_400_that_says_so(client: TestClient) -> None:
 
 
 def test_the_trace_page_scores_in_a_worker_thread(client, shop, monkeypatch) -> None:
-    from tracegrade.pipeline import pages
-    from tracegrade.web import traces
+    from tracegrade.web import pages, traces
 
     threads: dict[str, int] = {}
     scored, chosen = pages.reference_free, traces.dataset_choices

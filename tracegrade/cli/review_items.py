@@ -13,10 +13,10 @@ from tracegrade.pipeline.review import (
     LabelInput,
     next_item,
     record_label,
-    review_view,
     skip_item,
 )
 from tracegrade.store.traces import Store
+from tracegrade.web.pages import review_view
 
 
 @click.command("next")

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tracegrade.cli.render import short
-from tracegrade.pipeline.chat import Chat
+from tracegrade.web.chat import Chat
 
 _ROLE = {
     "user": "[bold blue]user[/]",

@@ -22,9 +22,8 @@ renders what it returns.
 - :mod:`.review`, :mod:`.labels_io`, :mod:`.promote`, :mod:`.agreement`,
   :mod:`.conversations`: the review loop (queues, labels, golden cases from
   reviewed conversations, agreement with people; ``judge-check``: :mod:`.judge_check`);
-- :mod:`.pages`: one function per dashboard page that shows traces (case, trace, run, side
-  by side), with :mod:`.chat` (a conversation as a chat), :mod:`.waterfall` (a trace's spans
-  on a time axis).
+- the dashboard's page data lives beside its routes (:mod:`tracegrade.web.pages`, with
+  :mod:`tracegrade.web.chat` and :mod:`tracegrade.web.waterfall`).
 """
 
 from typing import TYPE_CHECKING

@@ -1,7 +1,7 @@
 """Stored conversations for review: read from the store and grouped (a conversation may span
 several traces: :mod:`tracegrade.normalize.conversations`), scored reference-free with the
 engine every face uses, and joined with their end-user feedback (the chat a reviewer reads is
-:func:`tracegrade.pipeline.pages.chat_of`, the dashboard's chat view).
+:func:`tracegrade.web.pages.chat_of`, the dashboard's chat view).
 
 A conversation is addressed by its key (``id:<conversation id>`` or ``trace:<first trace id>``)
 and its trace ids; labels and feedback join it by trace id, so either may arrive before the

@@ -454,3 +454,12 @@ def traces_by_id(store: Store, trace_ids: Sequence[str]) -> dict[str, AgentTrace
     """The stored traces ``trace_ids`` (those with spans), normalised, by trace id: the one
     way the dashboard, the follower and the comparisons read traces by id."""
     return {t.trace_id: normalize_trace(t) for t in store.load(list(trace_ids)) if t.spans}
+
+
+Normalized = dict[str, tuple[TraceData, AgentTrace]]
+"""Stored traces by id, each with its normalised trace."""
+
+
+def load_normalized(store: Store, trace_ids: Sequence[str]) -> Normalized:
+    """The stored traces among ``trace_ids`` (those with spans), normalised."""
+    return {t.trace_id: (t, normalize_trace(t)) for t in store.load(trace_ids) if t.spans}

@@ -21,19 +21,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tracegrade.config import Config, load_config
-from tracegrade.curate.promote import suggested_facts, tool_choices
 from tracegrade.errors import ConfigError, StoreError
-from tracegrade.pipeline.chat import build_chat
 from tracegrade.pipeline.conversations import (
     StoredConversation,
-    conversation_among,
-    conversation_feedback,
     conversation_of,
-    group,
     load_conversations,
     scored,
 )
-from tracegrade.pipeline.pages import load_normalized
 from tracegrade.pipeline.reading import parse_since
 from tracegrade.sampling import lowest, sampled
 from tracegrade.scoring.results import CaseResult
@@ -258,49 +252,6 @@ def _key_of(store: Store, trace_ids: Sequence[str]) -> str:
         return conversation_of(store, trace_ids).key
     except StoreError:  # traces not stored (yet): the first trace names it
         return f"trace:{trace_ids[0]}"
-
-
-def review_view(store: Store, trace_ids: Sequence[str], config: Config) -> dict[str, Any]:
-    """Everything a reviewer sees of one conversation: key, trace ids, the chat, tracegrade's
-    reference-free scores and reasons, end-user feedback, earlier labels, stored judge
-    verdicts, the tool calls to pick expectations from and the answer facts to suggest.
-
-    Raises:
-        StoreError: none of the traces is stored.
-    """
-    loaded = load_normalized(store, [t.lower() for t in trace_ids])  # read once, for both
-    found = group([trace for _, trace in loaded.values()])
-    conversation = conversation_among(store, found, trace_ids)
-    result = scored([conversation], config).get(conversation.key)
-    verdicts = judge_verdicts(store, conversation.trace_ids)
-    return {
-        "key": conversation.key,
-        "trace_ids": list(conversation.trace_ids),
-        "chat": build_chat([loaded[t] for t in conversation.trace_ids]),
-        "scores": _scores(result),
-        "feedback": [f.to_dict() for f in conversation_feedback(store, conversation.trace_ids)],
-        "labels": [
-            label.to_dict() for label in queue_store.labels(store.db, conversation=conversation.key)
-        ],
-        "judge": [verdicts[t] for t in conversation.trace_ids if t in verdicts],
-        "tools": tool_choices(conversation.trace),
-        "facts": suggested_facts(conversation.trace),
-        "turns": len(conversation.trace.user_inputs),
-    }
-
-
-def _scores(result: CaseResult | None) -> dict[str, Any]:
-    if result is None:
-        return {"score": None, "passed": None, "scorers": {}}
-    return {
-        "score": result.score,
-        "passed": result.passed,
-        "reasons": list(result.reasons),
-        "scorers": {
-            name: {"value": d.get("value"), "reason": d.get("reason")}
-            for name, d in result.details.items()
-        },
-    }
 
 
 def list_queues(store: Store) -> list[dict[str, Any]]:

@@ -1,6 +1,6 @@
 """The Compare page: two stored runs side by side, case by case (improved / regressed /
 unchanged, ...), with the structural diff of a changed case's two traces; and one case of two
-runs side by side (:func:`tracegrade.pipeline.pages.side_by_side`: the answers and the
+runs side by side (:func:`tracegrade.web.pages.side_by_side`: the answers and the
 conversations, each run's verdict and reasons).
 
 The comparison itself is :func:`tracegrade.compare.compare_runs` (the same one ``tracegrade
@@ -15,10 +15,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tracegrade.pipeline.pages import side_by_side
 from tracegrade.pipeline.views import compare_stored
 from tracegrade.store import browse
 from tracegrade.web.base import not_found, render, twin, ui_of
+from tracegrade.web.pages import side_by_side
 
 _ORDER = {"regressed": 0, "flaky": 1, "improved": 2, "new": 3, "removed": 4, "unchanged": 5}
 

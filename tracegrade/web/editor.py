@@ -38,9 +38,9 @@ from tracegrade.dataset.editing import (
 )
 from tracegrade.dataset.tool_form import OPERATORS, CallRow, call_rows, collect
 from tracegrade.errors import StoreError
-from tracegrade.pipeline.pages import case_from_trace
 from tracegrade.store import datasets as stored
 from tracegrade.web.base import Ui, not_found, render, twin, ui_of
+from tracegrade.web.pages import case_from_trace
 from tracegrade.web.security import state_changing
 from tracegrade.web.trace_search import tools_seen
 

@@ -32,13 +32,13 @@ from tracegrade.pipeline.review import (
     queue_item,
     queue_progress,
     record_label,
-    review_view,
     skip_item,
 )
 from tracegrade.store.review import AXES
 from tracegrade.web.base import render, twin, ui_of
 from tracegrade.web.charts import line_chart
 from tracegrade.web.editor import sources
+from tracegrade.web.pages import review_view
 from tracegrade.web.security import state_changing, user_of
 
 

@@ -2,7 +2,7 @@
 
 Runs come from :mod:`tracegrade.store.browse` (the stored run documents,
 :mod:`tracegrade.report.document`); the Run and Case pages are
-:func:`tracegrade.pipeline.pages.run_page` and :func:`~tracegrade.pipeline.pages.case_page`
+:func:`tracegrade.web.pages.run_page` and :func:`~tracegrade.web.pages.case_page`
 (the case's traces normalised, drawn as waterfalls and as a chat), run in a worker thread.
 """
 
@@ -14,12 +14,12 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tracegrade.pipeline.pages import case_page as case_view
-from tracegrade.pipeline.pages import run_page as run_view
 from tracegrade.run_document import CaseEntry
 from tracegrade.store import browse
 from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.charts import trend_charts
+from tracegrade.web.pages import case_page as case_view
+from tracegrade.web.pages import run_page as run_view
 
 SORTS: dict[str, Callable[[CaseEntry], Any]] = {
     "failed": lambda c: (c.passed, c.score if c.score is not None else -1),

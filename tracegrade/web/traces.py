@@ -4,7 +4,7 @@ conversation as a chat, its reference-free scores, the evaluation results and en
 others recorded about it (``gen_ai.evaluation.result`` log records, a feedback span attribute,
 ``POST /v1/feedback``: :mod:`tracegrade.store.feedback`), lint findings, and a form to start a
 golden case from it. The search is :func:`tracegrade.web.trace_search.find_traces`, the
-trace :func:`tracegrade.pipeline.pages.trace_page`; both run in a worker thread."""
+trace :func:`tracegrade.web.pages.trace_page`; both run in a worker thread."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tracegrade.errors import StoreError
-from tracegrade.pipeline.pages import trace_page as trace_view
 from tracegrade.store.search import VERDICTS, TraceQuery
 from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.editor import dataset_choices
+from tracegrade.web.pages import trace_page as trace_view
 from tracegrade.web.trace_search import find_traces
 
 FILTERS = ("service", "since", "until", "verdict", "tool", "q")

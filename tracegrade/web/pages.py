@@ -16,30 +16,33 @@ import difflib
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracegrade.config import Config, Pricing
-from tracegrade.normalize import normalize_trace
+from tracegrade.curate.promote import suggested_facts, tool_choices
 from tracegrade.normalize.conversations import conversations
 from tracegrade.normalize.lint import lint
-from tracegrade.pipeline import waterfall
-from tracegrade.pipeline.chat import Chat, build_chat
-from tracegrade.pipeline.conversations import conversation_feedback
+from tracegrade.pipeline.conversations import (
+    conversation_among,
+    conversation_feedback,
+    group,
+    scored,
+)
+from tracegrade.pipeline.reading import Normalized, load_normalized
 from tracegrade.pipeline.views import reference_free
 from tracegrade.run_document import CaseEntry, RunHead, read_case, read_cases, read_head
 from tracegrade.spans import TraceData
 from tracegrade.store import browse, search
+from tracegrade.store import review as queue_store
 from tracegrade.store.runs import case_trace_ids, load_run
 from tracegrade.store.traces import Store
+from tracegrade.store.verdicts import judge_verdicts
 from tracegrade.trace import AgentTrace
+from tracegrade.web import waterfall
+from tracegrade.web.chat import Chat, build_chat
 
-Loaded = dict[str, tuple[TraceData, AgentTrace]]
-"""Stored traces by id, each with its normalised trace."""
-
-
-def load_normalized(store: Store, trace_ids: Sequence[str]) -> Loaded:
-    """The stored traces among ``trace_ids`` (those with spans), normalised."""
-    return {t.trace_id: (t, normalize_trace(t)) for t in store.load(trace_ids) if t.spans}
+if TYPE_CHECKING:
+    from tracegrade.scoring.results import CaseResult
 
 
 def verdict_reasons(case: CaseEntry, threshold: float | None) -> list[str]:
@@ -64,7 +67,7 @@ def other_reasons(case: CaseEntry, shown: Sequence[str] = ()) -> list[str]:
     return [r for r in case.reasons if r not in skip]
 
 
-def _chats(case: CaseEntry, loaded: Loaded) -> list[Chat]:
+def _chats(case: CaseEntry, loaded: Normalized) -> list[Chat]:
     """One chat per attempt (repeats are separate conversations)."""
     attempts = [a.get("trace_ids") or [] for a in case.attempts]
     if not any(attempts):
@@ -310,4 +313,47 @@ def run_page(
         "cases": cases,
         "breakdown": breakdown(entries),
         "others": browse.list_run_page(store, dataset=_dataset(head), limit=100).rows,
+    }
+
+
+def review_view(store: Store, trace_ids: Sequence[str], config: Config) -> dict[str, Any]:
+    """Everything a reviewer sees of one conversation: key, trace ids, the chat, tracegrade's
+    reference-free scores and reasons, end-user feedback, earlier labels, stored judge
+    verdicts, the tool calls to pick expectations from and the answer facts to suggest.
+
+    Raises:
+        StoreError: none of the traces is stored.
+    """
+    loaded = load_normalized(store, [t.lower() for t in trace_ids])  # read once, for both
+    found = group([trace for _, trace in loaded.values()])
+    conversation = conversation_among(store, found, trace_ids)
+    result = scored([conversation], config).get(conversation.key)
+    verdicts = judge_verdicts(store, conversation.trace_ids)
+    return {
+        "key": conversation.key,
+        "trace_ids": list(conversation.trace_ids),
+        "chat": build_chat([loaded[t] for t in conversation.trace_ids]),
+        "scores": _scores(result),
+        "feedback": [f.to_dict() for f in conversation_feedback(store, conversation.trace_ids)],
+        "labels": [
+            label.to_dict() for label in queue_store.labels(store.db, conversation=conversation.key)
+        ],
+        "judge": [verdicts[t] for t in conversation.trace_ids if t in verdicts],
+        "tools": tool_choices(conversation.trace),
+        "facts": suggested_facts(conversation.trace),
+        "turns": len(conversation.trace.user_inputs),
+    }
+
+
+def _scores(result: CaseResult | None) -> dict[str, Any]:
+    if result is None:
+        return {"score": None, "passed": None, "scorers": {}}
+    return {
+        "score": result.score,
+        "passed": result.passed,
+        "reasons": list(result.reasons),
+        "scorers": {
+            name: {"value": d.get("value"), "reason": d.get("reason")}
+            for name, d in result.details.items()
+        },
     }
