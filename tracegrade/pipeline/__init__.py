@@ -36,7 +36,7 @@ _EXPORTS = {
     "ScoredRun": "tracegrade.pipeline.score",
     "score": "tracegrade.pipeline.score",
     "RunOptions": "tracegrade.pipeline.run",
-    "AgentOptions": "tracegrade.pipeline.run",
+    "AgentOptions": "tracegrade.runner.agents.options",
     "RunOutcome": "tracegrade.pipeline.run",
     "run": "tracegrade.pipeline.run",
     "evaluate_dataset": "tracegrade.pipeline.evaluate",
@@ -105,5 +105,6 @@ if TYPE_CHECKING:
     from tracegrade.pipeline.reading import from_files, from_store, load, load_batches, traces_by_id
     from tracegrade.pipeline.retention import PruneOptions, prune
     from tracegrade.pipeline.review import QueueRule, build_queue, record_label
-    from tracegrade.pipeline.run import AgentOptions, RunOptions, RunOutcome, run
+    from tracegrade.pipeline.run import RunOptions, RunOutcome, run
     from tracegrade.pipeline.score import ScoredRun, ScoreOptions, score
+    from tracegrade.runner.agents.options import AgentOptions

@@ -16,7 +16,7 @@ from tracegrade.compare import Comparison
 from tracegrade.compare.case_sources import CaseTable
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, Tier, select_cases
-from tracegrade.errors import ConfigError, ExitCode
+from tracegrade.errors import ExitCode
 from tracegrade.judge import Clarifier, resolve_settings
 from tracegrade.judge.faithfulness import with_judged_faithfulness
 from tracegrade.pipeline.datasets import open_dataset
@@ -32,15 +32,7 @@ from tracegrade.pipeline.judging import judge_cache, make_judge
 from tracegrade.pipeline.outputs import verdict, write_outputs
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.run_document import read_head
-from tracegrade.runner.agents import (
-    DEFAULT_BODY,
-    Agent,
-    CommandAgent,
-    HttpAgent,
-    InputFormat,
-    OtlpProtocol,
-    PythonAgent,
-)
+from tracegrade.runner.agents.options import AgentOptions, make_agent
 from tracegrade.runner.conversation import (
     FollowUpHook,
     FollowUps,
@@ -53,25 +45,6 @@ from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluate import run_threshold, run_weights
 from tracegrade.scoring.score import Scorer
 from tracegrade.store.traces import default_path
-
-
-@dataclass(frozen=True)
-class AgentOptions:
-    """Which agent (exactly one of ``ref`` ``module:function``, ``command``, ``url``) and how
-    it is reached; seconds for the settle times."""
-
-    ref: str | None = None
-    command: str | None = None
-    url: str | None = None
-    input_format: InputFormat = "text"
-    otlp_protocol: OtlpProtocol = "http/protobuf"
-    body: str = DEFAULT_BODY
-    headers: Sequence[str] = ()
-    reply_field: str | None = None
-    settle_quiet: float | None = None
-    settle_timeout: float = 10.0
-    revive_cmd: str | None = None
-    """Shell command run on each agent revival (restarts an ``--agent-url`` service)."""
 
 
 @dataclass(frozen=True)
@@ -144,64 +117,6 @@ class RunOutcome:
         code = verdict(self.document)
         regression = self.comparison is not None and self.comparison.regression
         return ExitCode.FAILED if regression and code == ExitCode.OK else code
-
-
-def _headers(values: Sequence[str]) -> dict[str, str]:
-    headers = {}
-    for value in values:
-        name, sep, content = value.partition(":")
-        if not sep or not name.strip():
-            raise ConfigError(f"--header {value!r}: expected 'Name: value'")
-        headers[name.strip()] = content.strip()
-    return headers
-
-
-def make_agent(options: AgentOptions) -> Agent:
-    """The agent named by exactly one of ``--agent``, ``--agent-cmd``, ``--agent-url``, with
-    ``--revive-cmd`` run on each revival.
-
-    Raises:
-        ConfigError: none or several given, or a bad spec (see each agent kind).
-    """
-    agent = _agent_of(options)
-    agent.revive_command = options.revive_cmd or None
-    return agent
-
-
-def _agent_of(options: AgentOptions) -> Agent:
-    given = [
-        name
-        for name, value in (
-            ("--agent", options.ref),
-            ("--agent-cmd", options.command),
-            ("--agent-url", options.url),
-        )
-        if value
-    ]
-    if len(given) != 1:
-        raise ConfigError(
-            "give exactly one of --agent MODULE:FUNCTION, --agent-cmd COMMAND, --agent-url URL"
-            + (f" (got {', '.join(given)})" if given else "")
-        )
-    quiet = options.settle_quiet
-    if options.ref:
-        return PythonAgent(options.ref)
-    if options.command:
-        return CommandAgent(
-            options.command,
-            input_format=options.input_format,
-            protocol=options.otlp_protocol,
-            quiet_s=0.2 if quiet is None else quiet,
-            settle_timeout_s=options.settle_timeout,
-        )
-    return HttpAgent(
-        options.url or "",
-        body=options.body,
-        headers=_headers(options.headers),
-        reply_field=options.reply_field,
-        quiet_s=1.0 if quiet is None else quiet,
-        settle_timeout_s=options.settle_timeout,
-    )
 
 
 def follow_up_hook(

@@ -14,6 +14,7 @@ only drives the conversation: the next turn and clarification follow-ups):
 
 :mod:`.base` holds what they share: :class:`Agent`, :class:`Session`, :class:`Attempt`,
 :class:`AgentFailure`, :data:`Message`. Each module's docstring details its agent's contract.
+:mod:`.options` builds the agent a run drives (:class:`AgentOptions`, :func:`make_agent`).
 """
 
 from tracegrade.runner.agents.base import (
@@ -37,6 +38,7 @@ from tracegrade.runner.agents.http import (
     render_body,
     reply_from_response,
 )
+from tracegrade.runner.agents.options import AgentOptions, make_agent
 from tracegrade.runner.agents.python import (
     ArgumentKind,
     PythonAgent,
@@ -51,6 +53,7 @@ __all__ = [
     "STDERR_TAIL_CHARS",
     "Agent",
     "AgentFailure",
+    "AgentOptions",
     "ArgumentKind",
     "Attempt",
     "CommandAgent",
@@ -62,6 +65,7 @@ __all__ = [
     "Session",
     "argument_kind",
     "load_function",
+    "make_agent",
     "parse_body",
     "placeholder_values",
     "render_body",
