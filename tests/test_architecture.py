@@ -117,3 +117,9 @@ def test_command_modules_parse_call_and_render_in_at_most_150_lines():
         if (n := len(text.splitlines())) > 150
     }
     assert big == {}
+
+
+def test_the_root_holds_at_most_ten_plain_modules():
+    """Issue 39: the root is vocabulary; helpers live in ``_util/`` or the package they serve."""
+    plain = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in {"__init__", "__main__"})
+    assert len(plain) <= 10, plain

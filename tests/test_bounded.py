@@ -1,4 +1,4 @@
-"""Untrusted YAML and JSON within bounds (:mod:`tracegrade.bounded`): alias bombs, self
+"""Untrusted YAML and JSON within bounds (:mod:`tracegrade._util.bounded`): alias bombs, self
 references and deep nesting are refused at once with a parser error; ordinary anchors load."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from tracegrade.bounded import MAX_DEPTH, YamlLimitError, load_json, load_yaml, too_deep
+from tracegrade._util.bounded import MAX_DEPTH, YamlLimitError, load_json, load_yaml, too_deep
 from tracegrade.cli import cli
 from tracegrade.config import load_config
 from tracegrade.dataset import load_dataset

@@ -8,13 +8,13 @@ import time
 
 import pytest
 
+from tracegrade._util.user_regex import UserRegexError, compile_user_regex
 from tracegrade.dataset.predicates import PredicateError, parse_predicate
 from tracegrade.judge.client import ReplyError, parse_reply
 from tracegrade.judge.rubrics import Verdict
 from tracegrade.normalize.envelopes import looks_like_repr
 from tracegrade.normalize.results import is_object_repr
 from tracegrade.scoring.values import extract
-from tracegrade.user_regex import UserRegexError, compile_user_regex
 
 HOSTILE = [
     " " * 60_000 + "x",

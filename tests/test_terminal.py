@@ -1,6 +1,6 @@
 """Issue 27: the terminal report adapts to where it goes. In a terminal (a real pseudo-terminal
 here) it fits the terminal's width; piped, as in a CI log, it is
-:data:`~tracegrade.terminal.PIPE_WIDTH` columns wide instead of rich's fallback of 80; and
+:data:`~tracegrade.report.terminal.PIPE_WIDTH` columns wide instead of rich's fallback of 80; and
 ``COLUMNS`` sets the width in both cases."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tracegrade import terminal
+from tracegrade.report import terminal
 
 ROOT = Path(__file__).parents[1]
 TRACES = ROOT / "datasets" / "tau-bench-otlp" / "openinference" / "traces.jsonl.gz"

@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tracegrade import environment
-from tracegrade.bounded import load_yaml
+from tracegrade._util.bounded import load_yaml
 from tracegrade.errors import ConfigError
 
 CONFIG_ENV = environment.TRACEGRADE_CONFIG

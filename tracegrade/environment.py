@@ -192,7 +192,8 @@ COLUMNS = "COLUMNS"
 .. envvar:: COLUMNS
 
 The width of the terminal report, in columns. Default: the terminal's width in a terminal,
-160 when the output is a pipe, a file or a CI log (:data:`tracegrade.terminal.PIPE_WIDTH`).
+160 when the output is a pipe, a file or a CI log
+(:data:`tracegrade.report.terminal.PIPE_WIDTH`).
 """
 
 VARIABLES: tuple[str, ...] = (

@@ -1,6 +1,6 @@
 """``tracegrade ui`` against hostile connections: oversized headers get 431 before any page
 code (the login check included) runs; headers that never finish are cut off; the server then
-still answers others. The limits are :mod:`tracegrade.http_guard`'s."""
+still answers others. The limits are :mod:`tracegrade._util.http_guard`'s."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 from tests.web.browser import ui_server
-from tracegrade.http_guard import MAX_HEADER_BYTES, LimitedProtocol
+from tracegrade._util.http_guard import MAX_HEADER_BYTES, LimitedProtocol
 
 
 def _closed_by_server(sock: socket.socket, timeout_s: float) -> bytes:

@@ -10,10 +10,10 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from tracegrade import terminal
 from tracegrade.cli.runs import db_option
 from tracegrade.errors import ConfigError
 from tracegrade.pipeline.views import RunOverview, stored_histories
+from tracegrade.report import terminal
 from tracegrade.report.comparison import value
 from tracegrade.report.trend import COLUMNS, sparkline, write_png
 from tracegrade.store.traces import Store

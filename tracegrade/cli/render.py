@@ -13,15 +13,15 @@ from rich.progress import MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.tree import Tree
 
-from tracegrade import terminal
 from tracegrade.normalize.lint import LintReport
+from tracegrade.report import terminal
 from tracegrade.trace import AgentTrace, LlmCall, Retrieval, ToolCall
 
 _STATUS_STYLE = {"ok": "green", "partial": "yellow", "missing": "red", "implausible": "red"}
 
 
 def console() -> Console:
-    """The console commands print to (see :mod:`tracegrade.terminal`)."""
+    """The console commands print to (see :mod:`tracegrade.report.terminal`)."""
     return terminal.console()
 
 

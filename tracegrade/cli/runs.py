@@ -8,9 +8,9 @@ import json
 
 import click
 
-from tracegrade import terminal
 from tracegrade.cli.runs_table import fitted_table
 from tracegrade.pipeline.views import stored_overviews
+from tracegrade.report import terminal
 from tracegrade.report.console import print_report
 from tracegrade.store.runs import load_run, resolve_run, set_baseline
 from tracegrade.store.traces import DB_ENV, Store

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
+from tracegrade._util.http_guard import LimitedProtocol
 from tracegrade.cli.options import db_option
 from tracegrade.errors import ConfigError
-from tracegrade.http_guard import LimitedProtocol
 from tracegrade.store.traces import Store
 from tracegrade.web.accounts import account_names
 from tracegrade.web.security import LOOPBACK_NAMES, TOKEN_ENV, allowed_hosts, is_loopback

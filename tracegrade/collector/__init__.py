@@ -8,7 +8,7 @@ to OTLP status codes; :mod:`.grpc_front` and :mod:`.http_front` speak the two tr
 
 from typing import TYPE_CHECKING
 
-from tracegrade.exports import lazy
+from tracegrade._util.lazy_import import lazy
 
 _EXPORTS = {
     "Receiver": "tracegrade.collector.receiver",

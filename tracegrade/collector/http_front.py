@@ -32,13 +32,13 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from tracegrade._util.http_guard import LimitedProtocol
 from tracegrade.collector.address import bare_host, check_free
 from tracegrade.collector.admission import Encoding, Signal
 from tracegrade.collector.feedback_api import feedback_endpoint
 from tracegrade.collector.grpc_front import settle
 from tracegrade.collector.memory import MemoryBudget, admission_footprint
 from tracegrade.collector.service import ExportService, admits_inline
-from tracegrade.http_guard import LimitedProtocol
 
 CONTENT_TYPES: dict[str, Encoding] = {
     "application/x-protobuf": "protobuf",
@@ -343,7 +343,7 @@ def http_app(service: ExportService, health: Callable[[], dict[str, Any]]) -> St
 
 
 class GuardedProtocol(LimitedProtocol):
-    """:class:`~tracegrade.http_guard.LimitedProtocol` with this module's limits:
+    """:class:`~tracegrade._util.http_guard.LimitedProtocol` with this module's limits:
     :data:`MAX_CONNECTIONS`, :data:`HEADER_TIMEOUT_S`, :data:`MAX_HEADER_BYTES` (431 past
     them, before the bearer token is checked)."""
 

@@ -22,7 +22,7 @@ from typing import Any
 import yaml
 from rapidfuzz import fuzz, process
 
-from tracegrade.bounded import load_yaml
+from tracegrade._util.bounded import load_yaml
 from tracegrade.curate.derive import Conversation, DeriveOptions, derive_case, merge
 from tracegrade.curate.personal_data import Numbering, Redactor, is_redacted
 from tracegrade.dataset import load_dataset

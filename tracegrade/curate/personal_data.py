@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracegrade._util.user_regex import UserRegexError, compile_user_regex
 from tracegrade.errors import ConfigError
-from tracegrade.user_regex import UserRegexError, compile_user_regex
 
 EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 PHONE = re.compile(
@@ -62,13 +62,13 @@ class Redactor:
     """Replaces personal data in strings and in nested lists and mappings."""
 
     patterns: Sequence[Any] = field(default_factory=tuple)
-    """User patterns, compiled by RE2 (:mod:`tracegrade.user_regex`)."""
+    """User patterns, compiled by RE2 (:mod:`tracegrade._util.user_regex`)."""
     builtin: bool = True
 
     @classmethod
     def of(cls, patterns: Sequence[str], builtin: bool = True) -> Redactor:
         """A redactor with user ``patterns`` (regular expressions, run by RE2 in time linear
-        in the text: :mod:`tracegrade.user_regex`).
+        in the text: :mod:`tracegrade._util.user_regex`).
 
         Raises:
             ConfigError: a pattern that RE2 cannot compile.

@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from tracegrade.bounded import load_json, load_yaml
+from tracegrade._util.bounded import load_json, load_yaml
 from tracegrade.dataset.located import Located, locate, messages, validation_problems
 from tracegrade.dataset.predicates import Predicate, PredicateError, parse_predicate
 from tracegrade.dataset.shapes import CASE_KEYS, to_case_fields

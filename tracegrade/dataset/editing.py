@@ -35,7 +35,7 @@ from ruamel.yaml.comments import CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.util import load_yaml_guess_indent
 
-from tracegrade.bounded import YamlLimitError, check_yaml, load_json
+from tracegrade._util.bounded import YamlLimitError, check_yaml, load_json
 from tracegrade.dataset import Case, Dataset, load_dataset_text
 from tracegrade.errors import DatasetError
 

@@ -28,7 +28,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from tracegrade.user_regex import compile_user_regex
+from tracegrade._util.user_regex import compile_user_regex
 
 PLACEHOLDER = re.compile(r"\[REDACTED(?::([a-z]+))?(?::(\d+))?\]")
 """A redaction marker: ``[REDACTED]``, ``[REDACTED:KIND]`` or ``[REDACTED:KIND:N]``."""

@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tracegrade.user_regex import UserRegexError, compile_user_regex
+from tracegrade._util.user_regex import UserRegexError, compile_user_regex
 
 MISSING: Any = object()
 """The actual value of an argument the call did not pass."""
@@ -143,7 +143,7 @@ def _bound(compare: Any) -> Any:
 
 
 def _regex(pattern: str, actual: Any, ignore_case: bool) -> bool:
-    """RE2's search (:mod:`tracegrade.user_regex`: linear in the argument's length)."""
+    """RE2's search (:mod:`tracegrade._util.user_regex`: linear in the argument's length)."""
     return (
         isinstance(actual, str)
         and compile_user_regex(pattern, ignore_case).search(actual) is not None

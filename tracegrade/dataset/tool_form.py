@@ -27,7 +27,7 @@ import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from tracegrade.bounded import YamlLimitError, check_yaml
+from tracegrade._util.bounded import YamlLimitError, check_yaml
 
 OPERATORS: tuple[tuple[str, str], ...] = (
     ("is", "is"),

@@ -8,7 +8,7 @@ into OTLP requests through :mod:`.build`. Nothing here knows the store or scorin
 
 from typing import TYPE_CHECKING
 
-from tracegrade.exports import lazy
+from tracegrade._util.lazy_import import lazy
 
 _EXPORTS = {
     "read_file": "tracegrade.otlp.files",

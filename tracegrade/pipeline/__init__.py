@@ -28,7 +28,7 @@ renders what it returns.
 
 from typing import TYPE_CHECKING
 
-from tracegrade.exports import lazy
+from tracegrade._util.lazy_import import lazy
 
 _EXPORTS = {
     # scoring and running

@@ -4,7 +4,7 @@ and figures sent over OTLP (``--export-otlp``)."""
 
 from typing import TYPE_CHECKING
 
-from tracegrade.exports import lazy
+from tracegrade._util.lazy_import import lazy
 
 _EXPORTS = {
     "document": "tracegrade.report.document",

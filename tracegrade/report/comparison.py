@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tracegrade import terminal
 from tracegrade.compare import CaseComparison, Comparison, Delta, RunOverview, TraceDiff, overview
+from tracegrade.report import terminal
 from tracegrade.run_document import CaseEntry, read_cases
 
 LOWER_IS_BETTER = frozenset(

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tracegrade import terminal
+from tracegrade.report import terminal
 from tracegrade.run_document import (
     CaseEntry,
     RunHead,

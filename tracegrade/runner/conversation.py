@@ -30,10 +30,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from tracegrade._util.user_regex import UserRegexError, compile_user_regex
 from tracegrade.dataset import Case
 from tracegrade.dataset.placeholders import stand_in
 from tracegrade.runner.agents import Message, Session
-from tracegrade.user_regex import UserRegexError, compile_user_regex
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,7 @@ class ScriptedClarifications:
         self._compiled: dict[str, list[tuple[Any, str]]] = {}
 
     def patterns(self, case: Case) -> list[tuple[Any, str]]:
-        """The case's patterns, compiled by RE2 (:mod:`tracegrade.user_regex`: linear time
+        """The case's patterns, compiled by RE2 (:mod:`tracegrade._util.user_regex`: linear time
         on the agent's reply); the dataset loader validated nothing about them, so a pattern
         RE2 cannot compile is matched literally."""
         key = case.id or ""
