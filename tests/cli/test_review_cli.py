@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from benchmarks.tau_bench.convert import convert
 from tracegrade.cli import cli
-from tracegrade.pipeline.agreement import AgreementOptions, agreement, over_time
+from tracegrade.pipeline._agreement import AgreementOptions, agreement, over_time
 from tracegrade.pipeline.reading import traces_by_id
 from tracegrade.store.traces import Store
 

@@ -19,7 +19,7 @@ from tracegrade.compare import RegressionRules
 from tracegrade.compare.case_sources import ComparedCases
 from tracegrade.config import load_config
 from tracegrade.dataset import load_dataset
-from tracegrade.pipeline import score
+from tracegrade.pipeline import _score
 from tracegrade.pipeline.gate import BaselineTraces, compare_with_base
 from tracegrade.pipeline.reading import from_files, iter_from_files
 from tracegrade.scoring import build_scorers, config_for
@@ -61,7 +61,7 @@ def gated(
         seen["comparison"] = compare_with_base(doc, base, **kwargs)
         return seen["comparison"]
 
-    monkeypatch.setattr(score, "compare_with_base", compare)
+    monkeypatch.setattr(_score, "compare_with_base", compare)
     report = tau["dir"] / f"gated{len(extra)}.json"
     base = base or tau["dir"] / "base.json"
     args = [*tau["args"], "--json", str(report), "--no-save", "--baseline", str(base), *extra]
@@ -186,5 +186,5 @@ def test_a_case_scored_twice_has_the_trace_it_is_diffed_with_read_again(tau):
 def test_traces_read_again_are_those_the_run_read(tau, defer):
     traces = from_files([tau["dir"] / "traces.jsonl"]).traces
     wanted = {traces[5].trace_id, traces[60].trace_id, "not-in-the-file"}
-    found = score._read_again([str(tau["dir"] / "traces.jsonl")], "messages", defer, wanted)
+    found = _score._read_again([str(tau["dir"] / "traces.jsonl")], "messages", defer, wanted)
     assert found == {traces[5].trace_id: traces[5], traces[60].trace_id: traces[60]}

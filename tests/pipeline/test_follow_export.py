@@ -17,10 +17,10 @@ from tests.support.received import evaluation_records
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset
+from tracegrade.pipeline._score import ScoreOptions
 from tracegrade.pipeline.export import open_export
 from tracegrade.pipeline.follow import Follower, make_follower
 from tracegrade.pipeline.follow_workers import run_follower
-from tracegrade.pipeline.score import ScoreOptions
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.store.traces import Store

@@ -15,7 +15,7 @@ from tests.scoring.conftest import make_trace
 from tracegrade.cli import cli
 from tracegrade.cli import score as score_cli
 from tracegrade.config import load_config
-from tracegrade.pipeline import score as score_pipeline
+from tracegrade.pipeline import _score as score_pipeline
 from tracegrade.pipeline.outputs import write_document
 from tracegrade.report.caselog import CaseLog
 from tracegrade.report.console import print_report

@@ -11,7 +11,7 @@ from tests.spanfactory import TraceBuilder
 from tracegrade.config import defaults
 from tracegrade.scoring import build_scorers
 from tracegrade.scoring.context import ContextPreserved
-from tracegrade.scoring.evaluate import score_trace
+from tracegrade.scoring.evaluation import score_trace
 from tracegrade.trace import AgentTrace
 
 SYSTEM = {"role": "system", "content": "You are the shop assistant."}

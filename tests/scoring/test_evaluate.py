@@ -9,7 +9,7 @@ import pytest
 from tests.scoring.conftest import TEST_PRICES, gap, llm, make_case, make_dataset, make_trace, tool
 from tracegrade.config import Pricing
 from tracegrade.scoring import build_scorers, evaluate
-from tracegrade.scoring.evaluate import CASE_ID_ATTR, case_id_of, match_cases
+from tracegrade.scoring.evaluation import CASE_ID_ATTR, case_id_of, match_cases
 from tracegrade.scoring.results import percentile
 from tracegrade.scoring.score import Score
 

@@ -8,7 +8,7 @@ import dataclasses
 from tests.scoring.conftest import make_case, make_trace, tool
 from tracegrade.config import defaults
 from tracegrade.scoring import build_scorers
-from tracegrade.scoring.evaluate import score_trace
+from tracegrade.scoring.evaluation import score_trace
 from tracegrade.scoring.faithfulness import Faithfulness
 from tracegrade.scoring.grounding import ValueGrounding, evidence_texts
 from tracegrade.scoring.production import ProductionRules

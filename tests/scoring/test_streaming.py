@@ -7,7 +7,7 @@ import pytest
 
 from tests.scoring.conftest import make_case, make_dataset, make_trace, tool
 from tracegrade.scoring import build_scorers, evaluate
-from tracegrade.scoring.evaluate import CASE_ID_ATTR
+from tracegrade.scoring.evaluation import CASE_ID_ATTR
 from tracegrade.scoring.streaming import TraceFacts, evaluate_batches, stream_results
 
 ORDERS, PRICE = "Show me my recent orders", "How much is the Sony?"

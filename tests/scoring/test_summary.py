@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tracegrade.scoring.evaluate import summarize
+from tracegrade.scoring.evaluation import summarize
 from tracegrade.scoring.results import CaseResult
 from tracegrade.scoring.summary import Reservoir, RunningMean, RunningSum, RunningSummary
 from tracegrade.scoring.usage import Usage

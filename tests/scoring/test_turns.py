@@ -12,7 +12,7 @@ from tracegrade.dataset import Dataset
 from tracegrade.pipeline import evaluate_dataset
 from tracegrade.pipeline.reading import from_files
 from tracegrade.scoring import build_scorers
-from tracegrade.scoring.evaluate import evaluate
+from tracegrade.scoring.evaluation import evaluate
 from tracegrade.scoring.streaming import evaluate_batches
 from tracegrade.trace import AgentTrace
 

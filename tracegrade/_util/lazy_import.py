@@ -3,7 +3,7 @@ modules does not import all of them (the command line stays fast).
 
 A package's ``__init__`` declares its public names once::
 
-    _EXPORTS = {"score": "tracegrade.pipeline.score", ...}
+    _EXPORTS = {"score": "tracegrade.pipeline._score", ...}
     __all__ = list(_EXPORTS)
     __getattr__, __dir__ = lazy(_EXPORTS)
 

@@ -8,7 +8,7 @@ import click
 from tracegrade.cli.options import config_option, db_option
 from tracegrade.cli.render import console
 from tracegrade.cli.review_render import agreement_table, print_disagreements
-from tracegrade.pipeline.agreement import AgreementOptions, agreement
+from tracegrade.pipeline._agreement import AgreementOptions, agreement
 
 
 @click.command("agreement")

@@ -8,10 +8,10 @@ import threading
 import click
 
 from tracegrade.errors import ExitCode
+from tracegrade.pipeline._score import CaseResult, ScoreOptions
 from tracegrade.pipeline.follow import Follower, make_follower
 from tracegrade.pipeline.follow_workers import run_follower
 from tracegrade.pipeline.judging import judge_cache
-from tracegrade.pipeline.score import CaseResult, ScoreOptions
 
 
 def line(result: CaseResult, updated: bool = False) -> str:

@@ -23,7 +23,7 @@ from tracegrade.cli.render import console
 from tracegrade.cli.review_render import agreement_table
 from tracegrade.errors import ExitCode
 from tracegrade.judge.calibrate import Agreement
-from tracegrade.pipeline.agreement import RaterRow
+from tracegrade.pipeline._agreement import RaterRow
 from tracegrade.pipeline.judge_check import check
 from tracegrade.pipeline.judging import JudgeCheckOptions
 

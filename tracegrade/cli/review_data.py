@@ -11,8 +11,8 @@ import click
 from tracegrade.cli.options import db_option, parse_pairs, report_errors, reviewer_option
 from tracegrade.curate.promote import CHOICES, CaseEdits
 from tracegrade.errors import ExitCode
+from tracegrade.pipeline._promote import promote
 from tracegrade.pipeline.labels_io import export_labels, import_labels
-from tracegrade.pipeline.promote import promote
 from tracegrade.pipeline.reading import parse_since
 from tracegrade.store.traces import Store
 

@@ -22,7 +22,7 @@ from tracegrade.cli.options import (
 )
 from tracegrade.cli.render import stored_line
 from tracegrade.cli.run_options import agent_options, receiver_options
-from tracegrade.pipeline.run import RunOptions, run
+from tracegrade.pipeline._run import RunOptions, run
 from tracegrade.report.comparison import print_comparison
 from tracegrade.report.console import print_report
 from tracegrade.runner.agents.options import AgentOptions

@@ -28,7 +28,7 @@ from tracegrade.cli.options import (
 )
 from tracegrade.cli.render import progress_counter, stored_line
 from tracegrade.errors import ConfigError
-from tracegrade.pipeline.score import ScoredRun, ScoreOptions, score
+from tracegrade.pipeline._score import ScoredRun, ScoreOptions, score
 from tracegrade.report.comparison import print_comparison
 from tracegrade.report.console import print_report
 

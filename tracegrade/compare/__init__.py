@@ -26,7 +26,7 @@ from tracegrade.compare.model import (
     StatTest,
     TraceDiff,
 )
-from tracegrade.compare.overview import group_cases, hallucinated, hallucination_rate, overview
+from tracegrade.compare.overviews import group_cases, hallucinated, hallucination_rate, overview
 from tracegrade.compare.rules import RegressionRules, rules_from
 from tracegrade.compare.runs import compare_runs, paired_test
 

@@ -4,7 +4,7 @@ run of any size is streamed into, for ``score --baseline`` and ``run --baseline`
 
 Either way a case is held as its *compared entry* (:func:`compared_document`: the fields the
 comparison reads, a few hundred bytes instead of a few KB), and cases are handed out grouped
-with their attempts (:class:`~tracegrade.compare.overview.CaseGroup`), a chunk of case keys
+with their attempts (:class:`~tracegrade.compare.overviews.CaseGroup`), a chunk of case keys
 at a time, so a comparison over a :class:`CaseTable` holds one chunk of cases, whatever the
 runs' sizes.
 """
@@ -25,7 +25,7 @@ from typing import Any, Protocol, overload
 import orjson
 
 from tracegrade.compare.model import CaseComparison
-from tracegrade.compare.overview import CaseGroup, case_group, case_key, group_entries
+from tracegrade.compare.overviews import CaseGroup, case_group, case_key, group_entries
 from tracegrade.run_document import CaseEntry, read_case
 
 __all__ = [

@@ -150,7 +150,7 @@ class CaseComparison:
 class RunOverview:
     """The headline numbers of one run (``tracegrade runs``, ``history``, comparisons).
 
-    ``hallucination_rate``: see :func:`tracegrade.compare.overview.hallucinated`. Latencies
+    ``hallucination_rate``: see :func:`tracegrade.compare.overviews.hallucinated`. Latencies
     are over the cases' trace durations (ms); ``cost_usd`` sums the known case costs.
     """
 

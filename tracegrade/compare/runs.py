@@ -40,7 +40,7 @@ from tracegrade.compare.case_sources import (
 )
 from tracegrade.compare.diff import delta, diff_traces
 from tracegrade.compare.model import CaseComparison, CaseStatus, Comparison, Delta, StatTest
-from tracegrade.compare.overview import CaseGroup, OverviewTally, group_entries
+from tracegrade.compare.overviews import CaseGroup, OverviewTally, group_entries
 from tracegrade.compare.rules import RegressionRules
 from tracegrade.config import Pricing
 from tracegrade.run_document import read_head

@@ -21,7 +21,7 @@ from tracegrade.errors import DatasetError
 from tracegrade.judge.client import JudgeUsage
 from tracegrade.judge.scorer import JudgeScorer
 from tracegrade.scoring.agreement import RaterAgreement, rater_agreement
-from tracegrade.scoring.evaluate import match_cases
+from tracegrade.scoring.evaluation import match_cases
 from tracegrade.trace import AgentTrace
 
 

@@ -17,7 +17,7 @@ final answer, or with tool calls but no recorded tool result for the faithfulnes
 skipped with the reason (nothing to judge).
 
 Calls run concurrently: :meth:`JudgeScorer.prefetch` (called by
-:func:`tracegrade.scoring.evaluate.evaluate` before scoring) answers from the cache in the
+:func:`tracegrade.scoring.evaluation.evaluate` before scoring) answers from the cache in the
 calling thread and sends the rest to a thread pool of ``settings.concurrency`` workers;
 ``__call__`` then only reads the results. Called without a prefetch, it judges on the spot.
 """

@@ -5,21 +5,21 @@ the pytest plugin and the dashboard all go through these functions, so the same 
 the same result on every face. A command parses its options, calls one function here and
 renders what it returns.
 
-- :mod:`.score`: :func:`score` (:class:`ScoreOptions` -> :class:`ScoredRun`);
-- :mod:`.run`: :func:`run` (:class:`RunOptions` -> :class:`RunOutcome`), the agents;
+- :mod:`._score`: :func:`score` (:class:`ScoreOptions` -> :class:`ScoredRun`);
+- :mod:`._run`: :func:`run` (:class:`RunOptions` -> :class:`RunOutcome`), the agents;
 - :mod:`.follow`: the production follower (``score --follow``), :mod:`.follow_workers` its
   scoring processes (:mod:`tracegrade.store.leases` renews their claims);
 - :mod:`.retention`: :func:`prune` (``prune``), a receiver's retention (``collect
   --retention``);
 - :mod:`.dataset`: :func:`build` (``dataset build``);
-- :mod:`.compare`: :func:`compare` (``compare``); :mod:`.gate`: baselines and the gate;
+- :mod:`._compare`: :func:`compare` (``compare``); :mod:`.gate`: baselines and the gate;
 - :mod:`.judging`: the judge of a run, :func:`check_judge` (``judge-check``);
 - :mod:`.evaluate`: :func:`evaluate_dataset`, the Python API's one call;
 - :mod:`.suite`: a test session's cases (the pytest plugin);
 - :mod:`.reading`: the one way to read traces (files or the store; which traces);
 - :mod:`.export`: ``--export-otlp`` (results and figures sent to an OTLP backend);
 - :mod:`.views`: what the dashboard and ``runs``/``history`` read; :mod:`.outputs`;
-- :mod:`.review`, :mod:`.labels_io`, :mod:`.promote`, :mod:`.agreement`,
+- :mod:`.review`, :mod:`.labels_io`, :mod:`._promote`, :mod:`._agreement`,
   :mod:`.conversations`: the review loop (queues, labels, golden cases from
   reviewed conversations, agreement with people; ``judge-check``: :mod:`.judge_check`);
 - the dashboard's page data lives beside its routes (:mod:`tracegrade.web.pages`, with
@@ -32,27 +32,27 @@ from tracegrade._util.lazy_import import lazy
 
 _EXPORTS = {
     # scoring and running
-    "ScoreOptions": "tracegrade.pipeline.score",
-    "ScoredRun": "tracegrade.pipeline.score",
-    "score": "tracegrade.pipeline.score",
-    "RunOptions": "tracegrade.pipeline.run",
+    "ScoreOptions": "tracegrade.pipeline._score",
+    "ScoredRun": "tracegrade.pipeline._score",
+    "score": "tracegrade.pipeline._score",
+    "RunOptions": "tracegrade.pipeline._run",
     "AgentOptions": "tracegrade.runner.agents.options",
-    "RunOutcome": "tracegrade.pipeline.run",
-    "run": "tracegrade.pipeline.run",
+    "RunOutcome": "tracegrade.pipeline._run",
+    "run": "tracegrade.pipeline._run",
     "evaluate_dataset": "tracegrade.pipeline.evaluate",
     # datasets, comparisons, the judge
     "DatasetBuildOptions": "tracegrade.pipeline.dataset",
     "build": "tracegrade.pipeline.dataset",
-    "CompareOptions": "tracegrade.pipeline.compare",
-    "compare": "tracegrade.pipeline.compare",
+    "CompareOptions": "tracegrade.pipeline._compare",
+    "compare": "tracegrade.pipeline._compare",
     "JudgeCheckOptions": "tracegrade.pipeline.judging",
     # the review loop
     "QueueRule": "tracegrade.pipeline.review",
     "build_queue": "tracegrade.pipeline.review",
     "record_label": "tracegrade.pipeline.review",
-    "promote": "tracegrade.pipeline.promote",
-    "AgreementOptions": "tracegrade.pipeline.agreement",
-    "agreement": "tracegrade.pipeline.agreement",
+    "promote": "tracegrade.pipeline._promote",
+    "AgreementOptions": "tracegrade.pipeline._agreement",
+    "agreement": "tracegrade.pipeline._agreement",
     "check_judge": "tracegrade.pipeline.judging",
     # retention
     "PruneOptions": "tracegrade.pipeline.retention",
@@ -96,15 +96,15 @@ __all__ = [
 __getattr__, __dir__ = lazy(_EXPORTS)
 
 if TYPE_CHECKING:
-    from tracegrade.pipeline.agreement import AgreementOptions, agreement
-    from tracegrade.pipeline.compare import CompareOptions, compare
+    from tracegrade.pipeline._agreement import AgreementOptions, agreement
+    from tracegrade.pipeline._compare import CompareOptions, compare
+    from tracegrade.pipeline._promote import promote
+    from tracegrade.pipeline._run import RunOptions, RunOutcome, run
+    from tracegrade.pipeline._score import ScoredRun, ScoreOptions, score
     from tracegrade.pipeline.dataset import DatasetBuildOptions, build
     from tracegrade.pipeline.evaluate import evaluate_dataset
     from tracegrade.pipeline.judging import JudgeCheckOptions, check_judge
-    from tracegrade.pipeline.promote import promote
     from tracegrade.pipeline.reading import from_files, from_store, load, load_batches, traces_by_id
     from tracegrade.pipeline.retention import PruneOptions, prune
     from tracegrade.pipeline.review import QueueRule, build_queue, record_label
-    from tracegrade.pipeline.run import RunOptions, RunOutcome, run
-    from tracegrade.pipeline.score import ScoredRun, ScoreOptions, score
     from tracegrade.runner.agents.options import AgentOptions

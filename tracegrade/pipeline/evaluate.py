@@ -1,6 +1,6 @@
 """The Python API's one call: score traces already read, as ``tracegrade score`` does.
 
-:func:`evaluate_dataset` is :func:`tracegrade.pipeline.score.score` over traces in memory,
+:func:`evaluate_dataset` is :func:`tracegrade.pipeline._score.score` over traces in memory,
 nothing written or stored: the same scorers (built-in, plugins, the LLM judge for cases with
 a rubric), the same matching, the same summary, so the same traces and cases give the same
 results and verdicts as the command.
@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from tracegrade.config import Config
 from tracegrade.dataset import Dataset, Tier
-from tracegrade.pipeline.score import ScoreOptions, score
+from tracegrade.pipeline._score import ScoreOptions, score
 from tracegrade.scoring.results import RunResult
 from tracegrade.trace import AgentTrace
 

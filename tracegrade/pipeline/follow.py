@@ -37,8 +37,8 @@ from tracegrade.config import Config
 from tracegrade.dataset import Dataset, Tier
 from tracegrade.errors import ConfigError
 from tracegrade.normalize import normalize_trace
+from tracegrade.pipeline._score import ScoreOptions, plan_run
 from tracegrade.pipeline.export import RunExport, open_export
-from tracegrade.pipeline.score import ScoreOptions, plan_run
 from tracegrade.report import windows
 from tracegrade.report.alerts import post_alert
 from tracegrade.report.evaluation_signals import RunContext
@@ -296,13 +296,13 @@ def make_follower(
     rootless_quiet_s: float = shared.DEFAULT_ROOTLESS_QUIET_S,
 ) -> tuple[Follower, Any]:
     """The follower of ``score --follow`` for ``options`` (its dataset, config, scorers and
-    judge as a scoring run resolves them: :func:`tracegrade.pipeline.score.plan_run`; its
+    judge as a scoring run resolves them: :func:`tracegrade.pipeline._score.plan_run`; its
     scoring processes: ``options.workers``), and its judge (None without one), whose cache the
     caller keeps open while following. Without ``options.since`` the follower's horizon is
     the store's retention period (every queued trace when none is set).
 
     Raises:
-        ConfigError: as :func:`tracegrade.pipeline.score.plan_run`; a bad ``window``; several
+        ConfigError: as :func:`tracegrade.pipeline._score.plan_run`; a bad ``window``; several
             workers where processes cannot be forked.
     """
     resolved = plan_run(options)

@@ -1,6 +1,6 @@
 """``judge-check``: the LLM judge against human labels, as a view of ``tracegrade agreement``:
 the labels of a dataset's cases (:func:`tracegrade.pipeline.judging.check_judge`), or with
-``from_review`` the store's labels (:func:`tracegrade.pipeline.agreement.agreement` with the
+``from_review`` the store's labels (:func:`tracegrade.pipeline._agreement.agreement` with the
 judge on every labelled conversation, its judge row). Both measure with
 :func:`tracegrade.scoring.agreement.rater_agreement`."""
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from tracegrade.errors import ConfigError, InputError
 from tracegrade.judge.calibrate import Agreement, Row, agreement
-from tracegrade.pipeline.agreement import AgreementOptions
-from tracegrade.pipeline.agreement import agreement as measure
+from tracegrade.pipeline._agreement import AgreementOptions
+from tracegrade.pipeline._agreement import agreement as measure
 from tracegrade.pipeline.judging import JudgeCheckOptions, check_judge
 from tracegrade.pipeline.outputs import write_json
 from tracegrade.pipeline.reading import ErrorSink

@@ -1,7 +1,7 @@
 """A test session's golden cases: each case scored as it runs (the pytest plugin), the
 session's run document, and the comparison with a baseline run, case by case and whole.
 
-Each case is scored by :func:`tracegrade.pipeline.score.score` (the same scorers, judge and
+Each case is scored by :func:`tracegrade.pipeline._score.score` (the same scorers, judge and
 summary as ``tracegrade score``), against the trace given to it (an explicit mapping).
 """
 
@@ -14,10 +14,10 @@ from typing import Any
 from tracegrade.compare import Comparison, compare_runs, read_document, rules_from
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset
-from tracegrade.pipeline.score import ScoreOptions, score
+from tracegrade.pipeline._score import ScoreOptions, score
 from tracegrade.report.document import case_dict, document, run_info
 from tracegrade.scoring import config_for
-from tracegrade.scoring.evaluate import run_threshold
+from tracegrade.scoring.evaluation import run_threshold
 from tracegrade.scoring.results import CaseResult, RunResult
 from tracegrade.scoring.summary import summarize
 from tracegrade.store.runs import load_run, resolve_run

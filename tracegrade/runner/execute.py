@@ -33,7 +33,7 @@ from tracegrade.runner.agents import Agent, AgentFailure, Attempt, Session
 from tracegrade.runner.conversation import Conversation, FollowUpHook, converse
 from tracegrade.runner.revival import ConversationLock, Sessions
 from tracegrade.runner.settle import SettleRule, StoreWorker, wait_settled
-from tracegrade.scoring.evaluate import score_trace
+from tracegrade.scoring.evaluation import score_trace
 from tracegrade.scoring.results import CaseResult
 from tracegrade.scoring.score import Scorer
 from tracegrade.spans import TraceData

@@ -23,7 +23,7 @@ from tracegrade.dataset import Case, Dataset
 from tracegrade.report.document import document, git_branch, run_info
 from tracegrade.runner.agents import Agent
 from tracegrade.runner.execute import Finished, Outcome, RunPlan, Scoring
-from tracegrade.scoring.evaluate import summarize
+from tracegrade.scoring.evaluation import summarize
 from tracegrade.scoring.results import CaseResult, RunResult, percentile
 
 

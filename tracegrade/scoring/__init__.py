@@ -3,7 +3,7 @@
 One module per scorer family (:mod:`.grounding`, :mod:`.faithfulness`, :mod:`.tools`,
 :mod:`.completeness`, :mod:`.hallucination`, :mod:`.budgets`, :mod:`.failures`,
 :mod:`.context`), each opening with what it measures; :mod:`.overall` combines them,
-:mod:`.evaluate` runs cases against traces. Built-in and plugin scorers share one registry
+:mod:`.evaluation` runs cases against traces. Built-in and plugin scorers share one registry
 (:mod:`.registry`).
 """
 
@@ -25,7 +25,7 @@ from tracegrade.scoring import (  # noqa: F401  (registers the built-in scorers)
     production,
     tools,
 )
-from tracegrade.scoring.evaluate import evaluate
+from tracegrade.scoring.evaluation import evaluate
 from tracegrade.scoring.registry import builtin_names, builtins, load_reference, plugins
 from tracegrade.scoring.results import CaseResult, RunResult, RunSummary
 from tracegrade.scoring.score import Score, Scorer

@@ -21,7 +21,7 @@ The claims checked:
 The value is the fraction of values supported (1 when the answer states none); a judge lowers
 it to its own score when that is lower. Not a hard failure: weight it (``weights:
 {faithfulness: ...}``) or read it in the report; an unsupported value also makes the case
-count as hallucinated (:func:`~tracegrade.scoring.evaluate.hallucinated`).
+count as hallucinated (:func:`~tracegrade.scoring.evaluation.hallucinated`).
 """
 
 from __future__ import annotations

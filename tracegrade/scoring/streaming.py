@@ -1,13 +1,13 @@
 """Evaluation over a stream of trace batches: each batch is scored and dropped.
 
-:func:`~tracegrade.scoring.evaluate.evaluate` needs every trace at once; a store of a million
+:func:`~tracegrade.scoring.evaluation.evaluate` needs every trace at once; a store of a million
 traces does not fit. :func:`evaluate_batches` gives the same :class:`RunResult` (the same
 results, in the same order) while holding one batch of traces, plus the results (a few KB
 each) and a few facts per run (:class:`TraceFacts`); :func:`stream_results` hands each
 result to a callback instead and keeps none (``tracegrade score``: memory flat in the number
 of traces).
 
-Matching (see :mod:`tracegrade.scoring.evaluate`) prefers, per case, traces labelled with its
+Matching (see :mod:`tracegrade.scoring.evaluation`) prefers, per case, traces labelled with its
 id, then the traces it names, then traces with its first input; which rule wins for a case
 is known only once every trace is seen. So each trace is scored against every case it
 *could* belong to (almost always one), and the results the precedence rejects are dropped
@@ -32,7 +32,7 @@ from typing import Any, NamedTuple, Protocol
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
 from tracegrade.dataset.placeholders import same_message
-from tracegrade.scoring.evaluate import (
+from tracegrade.scoring.evaluation import (
     Progress,
     _normalized,
     _prefetch,
@@ -200,7 +200,7 @@ def evaluate_batches(
     progress: Progress | None = None,
     workers: int = 1,
 ) -> tuple[RunResult, TraceFacts]:
-    """:func:`~tracegrade.scoring.evaluate.evaluate` over batches of traces (same arguments,
+    """:func:`~tracegrade.scoring.evaluation.evaluate` over batches of traces (same arguments,
     same result), and the :class:`TraceFacts` of the traces seen."""
     results: list[CaseResult] = []
     leftover, facts = stream_results(
@@ -237,7 +237,7 @@ def stream_results(
     keeper: TraceKeeper | None = None,
 ) -> tuple[int, TraceFacts]:
     """:func:`evaluate_batches` without holding the results: each result of the run goes to
-    ``sink``, in :func:`~tracegrade.scoring.evaluate.evaluate`'s order, and is dropped.
+    ``sink``, in :func:`~tracegrade.scoring.evaluation.evaluate`'s order, and is dropped.
     Without a dataset a result goes as soon as its batch is scored; with one, once every
     trace is seen (the matching precedence needs them all): until then the candidates wait
     in a temporary file, not in memory. Returns the number of traces no case used and the
@@ -307,7 +307,7 @@ class _Run:
     threshold: float
 
     def score(self, trace: AgentTrace, case: Case | None) -> CaseResult:
-        """:func:`~tracegrade.scoring.evaluate.score_trace` of this run."""
+        """:func:`~tracegrade.scoring.evaluation.score_trace` of this run."""
         return score_trace(trace, case, self.scorers, self.config, self.weights, self.threshold)
 
 

@@ -158,7 +158,7 @@ class Reservoir:
 
     def percentile(self, q: float) -> float | None:
         """The q-th percentile (0-100) of the values kept (see
-        :func:`tracegrade.scoring.evaluate.percentile`)."""
+        :func:`tracegrade.scoring.evaluation.percentile`)."""
         return percentile(self.values, q)
 
 
@@ -172,7 +172,7 @@ def unscored_as_zero(result: CaseResult) -> float | None:
 
 
 class _Weighted:
-    """``_weighted_score`` of :mod:`tracegrade.scoring.evaluate` with running sums: the
+    """``_weighted_score`` of :mod:`tracegrade.scoring.evaluation` with running sums: the
     weight-weighted mean of the scored results, None when none carries weight."""
 
     __slots__ = ("product", "weight")
@@ -371,7 +371,7 @@ class RunningSummary:
             self.cost.add(usage.cost_usd)
 
     def run_summary(self, unmatched_traces: int) -> RunSummary:
-        """The :class:`RunSummary` :func:`~tracegrade.scoring.evaluate.summarize` gives over
+        """The :class:`RunSummary` :func:`~tracegrade.scoring.evaluation.summarize` gives over
         the results added (its latency percentiles from the samples)."""
         latencies = self.latencies.percentiles()
         return RunSummary(

@@ -5,7 +5,7 @@ turn 2 replays turn 1 as :attr:`~tracegrade.trace.AgentTrace.history`). A case w
 ``turns`` then matches no single trace: turn 1's trace has only the first input, turn 2's
 starts with the second. This is the fourth matching rule (after the case id attribute, the
 explicit mapping, and the first user input of one trace; see
-:mod:`tracegrade.scoring.evaluate`):
+:mod:`tracegrade.scoring.evaluation`):
 
 4. a trace that is *a turn of* a multi-turn case (:func:`turn_of`: its conversation starts
    with the case's input, yet the trace alone does not hold every turn) is held; once every

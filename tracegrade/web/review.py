@@ -21,8 +21,8 @@ from starlette.routing import Route
 
 from tracegrade.curate.promote import CHOICES, CaseEdits
 from tracegrade.errors import ConfigError, DatasetError
-from tracegrade.pipeline.agreement import AgreementOptions, agreement, over_time
-from tracegrade.pipeline.promote import STORE_PREFIX, promote
+from tracegrade.pipeline._agreement import AgreementOptions, agreement, over_time
+from tracegrade.pipeline._promote import STORE_PREFIX, promote
 from tracegrade.pipeline.review import (
     LabelInput,
     QueueRule,

@@ -57,7 +57,7 @@ from tracegrade.report.document import case_dict, new_run_id, run_info, streamed
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.run_document import read_head
 from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.evaluate import run_threshold
+from tracegrade.scoring.evaluation import run_threshold
 from tracegrade.scoring.parallel import default_workers
 from tracegrade.scoring.results import CaseResult, RunResult, RunSummary
 from tracegrade.scoring.score import Scorer

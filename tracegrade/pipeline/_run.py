@@ -42,7 +42,7 @@ from tracegrade.runner.conversation import (
 from tracegrade.runner.execute import Outcome, RunPlan, Scoring
 from tracegrade.runner.session import EvalRun, new_run_id, run_eval, store_location
 from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.evaluate import run_threshold, run_weights
+from tracegrade.scoring.evaluation import run_threshold, run_weights
 from tracegrade.scoring.score import Scorer
 from tracegrade.store.traces import default_path
 
@@ -52,7 +52,7 @@ class RunOptions:
     """What ``tracegrade run`` takes: the dataset (a file, or ``store:NAME``: a dataset stored
     in the store at ``db``) and its selection, the agent, how
     the run goes (concurrency, seconds per case, repeats), scoring and the gate as
-    :class:`~tracegrade.pipeline.score.ScoreOptions` name them."""
+    :class:`~tracegrade.pipeline._score.ScoreOptions` name them."""
 
     dataset: str
     agent: AgentOptions = field(default_factory=AgentOptions)
@@ -84,7 +84,7 @@ class RunOptions:
     markdown_path: str | None = None
     min_score: float | None = None
     export_otlp: str | None = None
-    """As :attr:`~tracegrade.pipeline.score.ScoreOptions.export_otlp`; every attempt's
+    """As :attr:`~tracegrade.pipeline._score.ScoreOptions.export_otlp`; every attempt's
     result is sent (``tracegrade.repeat`` when cases repeat)."""
 
 

@@ -35,7 +35,7 @@ __all__ = [
 
 
 def hallucinated(case: CaseEntry | Mapping[str, Any]) -> bool:
-    """:func:`tracegrade.scoring.evaluate.hallucinated` of a run document's case entry (a
+    """:func:`tracegrade.scoring.evaluation.hallucinated` of a run document's case entry (a
     :class:`~tracegrade.run_document.CaseEntry`, or its JSON-ready data)."""
     if isinstance(case, CaseEntry):
         return scoring_hallucinated(case.scores, case.details)

@@ -34,7 +34,7 @@ from tracegrade.pipeline.outputs import write_json
 from tracegrade.pipeline.reading import parse_since
 from tracegrade.scoring import config_for
 from tracegrade.scoring.agreement import RaterAgreement, rater_agreement
-from tracegrade.scoring.evaluate import run_threshold
+from tracegrade.scoring.evaluation import run_threshold
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store import review as queue_store
 from tracegrade.store.feedback import Feedback, feedback_for, traces_with_feedback
