@@ -18,6 +18,15 @@ TRACEGRADE_CONFIG = "TRACEGRADE_CONFIG"
 The config file (``--config``). Default ``./tracegrade.yaml`` when it exists.
 """
 
+TRACEGRADE_CONVENTIONS = "TRACEGRADE_CONVENTIONS"
+"""
+.. envvar:: TRACEGRADE_CONVENTIONS
+
+Convention map files to read traces with, before the built-in maps (``tracegrade
+--conventions FILE``), separated by ``:`` (``;`` on Windows): a map of an in-house tracer's
+attributes, no code (see the conventions guide).
+"""
+
 TRACEGRADE_SQLITE_SYNC = "TRACEGRADE_SQLITE_SYNC"
 """
 .. envvar:: TRACEGRADE_SQLITE_SYNC
@@ -199,6 +208,7 @@ The width of the terminal report, in columns. Default: the terminal's width in a
 VARIABLES: tuple[str, ...] = (
     TRACEGRADE_DB,
     TRACEGRADE_CONFIG,
+    TRACEGRADE_CONVENTIONS,
     TRACEGRADE_SQLITE_SYNC,
     TRACEGRADE_TOKEN,
     TRACEGRADE_UI_TOKEN,

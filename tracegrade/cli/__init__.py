@@ -79,8 +79,24 @@ class _Group(click.Group):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tracegrade")
-def cli() -> None:
+@click.option(
+    "--conventions",
+    "conventions",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A convention map file (YAML) for an in-house tracer, read before the built-in maps "
+    "(repeatable; also TRACEGRADE_CONVENTIONS). See the conventions guide.",
+)
+def cli(conventions: tuple[str, ...]) -> None:
     """Evaluate AI agents from their OpenTelemetry traces."""
+    if conventions:
+        from tracegrade.pipeline.reading import add_conventions
+
+        try:
+            add_conventions(conventions)
+        except TracegradeError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(int(exc.exit_code))
 
 
 def main() -> None:

@@ -16,7 +16,7 @@ from tracegrade.cli.options import (
     messages_key_option,
 )
 from tracegrade.errors import InputError
-from tracegrade.pipeline.reading import load_batches, no_traces_error
+from tracegrade.pipeline.reading import explained_batches, load_batches, no_traces_error
 from tracegrade.trace import json_schema
 
 
@@ -31,6 +31,12 @@ from tracegrade.trace import json_schema
     help="One AgentTrace JSON object per line (schema: --schema).",
 )
 @click.option("--schema", is_flag=True, help="Print the JSON Schema of the --json output and exit.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Say where each derived field came from: the span, the convention map and the "
+    "attribute (and each span's role, and content no map reads).",
+)
 @click.option("--trace-id", "trace_ids", multiple=True, help="Only these trace ids (repeatable).")
 @click.option(
     "--limit",
@@ -44,6 +50,7 @@ def command(
     messages_key: str,
     as_json: bool,
     schema: bool,
+    explain: bool,
     trace_ids: tuple[str, ...],
     limit: int | None,
 ) -> None:
@@ -55,6 +62,9 @@ def command(
         return
     errors: list[InputError] = []
     reported = ErrorReport()
+    if explain:
+        _explain(files, db, messages_key, as_json, trace_ids, limit, errors, reported)
+        return
     batches = load_batches(
         files, db, messages_key, errors, trace_ids=trace_ids, limit=limit, on_errors=reported
     )
@@ -79,3 +89,34 @@ def command(
         errors,
         reported=True,
     )
+
+
+def _explain(
+    files: tuple[str, ...],
+    db: str | None,
+    messages_key: str,
+    as_json: bool,
+    trace_ids: tuple[str, ...],
+    limit: int | None,
+    errors: list[InputError],
+    reported: ErrorReport,
+) -> None:
+    count = 0
+    wanted = set(trace_ids)
+    batches = explained_batches(
+        files, db, messages_key, errors=errors, trace_ids=trace_ids, limit=limit, on_errors=reported
+    )
+    for batch in batches:
+        items = [e for e in batch if not wanted or e.trace.trace_id in wanted]
+        items = items[: None if limit is None else limit - count]
+        count += len(items)
+        if as_json:
+            for item in items:
+                click.echo(json.dumps(item.to_dict(), ensure_ascii=False))
+        else:
+            render.explanations(items)
+        if limit is not None and count >= limit:
+            break
+    if not count and not files:
+        raise no_traces_error(files, db, trace_ids=trace_ids, limit=limit)
+    reported(errors)

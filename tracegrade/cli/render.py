@@ -13,6 +13,7 @@ from rich.progress import MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.tree import Tree
 
+from tracegrade.normalize.explain import Explanation
 from tracegrade.normalize.lint import LintReport
 from tracegrade.report import terminal
 from tracegrade.trace import AgentTrace, LlmCall, Retrieval, ToolCall
@@ -152,6 +153,35 @@ def traces(items: Sequence[AgentTrace], *, total: bool = True) -> None:
     if total:
         tools = sum(len(t.tool_calls) for t in items)
         traces_total(len(items), sum(len(t.llm_calls) for t in items), tools)
+
+
+def explanations(items: Sequence[Explanation]) -> None:
+    """Print, per trace, each span's role and what gave it, then each derived field with the
+    span and the ``map: attribute`` it came from, then unread content (``inspect --explain``)."""
+    out = console()
+    for item in items:
+        spans = Table(title=f"trace {item.trace.trace_id} · spans", title_justify="left")
+        for column in ("span", "role", "because", "maps"):
+            spans.add_column(column, overflow="fold")
+        for span in item.spans:
+            spans.add_row(
+                f"{span.name} ({span.span_id})",
+                span.role or "-",
+                span.role_source or "-",
+                ", ".join(span.conventions) or "-",
+            )
+        out.print(spans)
+        fields = Table(title="fields", title_justify="left")
+        for column in ("field", "value", "span", "read from"):
+            fields.add_column(column, overflow="fold")
+        for found in item.fields:
+            fields.add_row(found.field, found.value, found.span, found.source)
+        out.print(fields)
+        for where, attribute in item.unread:
+            out.print(
+                f"[yellow]unread content[/] in {attribute} (span {where}): add a convention map"
+            )
+        out.print()
 
 
 def traces_total(count: int, llm_calls: int, tool_calls: int) -> None:

@@ -1,56 +1,22 @@
 """Normalisation: spans and log records of one trace -> :class:`~tracegrade.trace.AgentTrace`.
 
-One module per convention reads each span into a :class:`~.view.SpanView` (see
-:data:`CONVENTIONS` for the order, most specific first); :mod:`.assemble` builds the trace
-from the views, joining tool calls (:mod:`.toolcalls`) and recording gaps (:mod:`.gaps`).
+:mod:`.reader` reads each span through the convention maps (:mod:`.conventions`, data in
+``maps/``) into a :class:`~.view.SpanView`, classifying it by what it carries;
+:mod:`.assemble` builds the trace from the views, merging the spans of one operation, joining
+tool calls with the model's transcript (:mod:`.toolcalls`) and recording gaps (:mod:`.gaps`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from tracegrade.normalize import (
-    adk,
-    agent_framework,
-    anyagent,
-    genai,
-    genai_events,
-    genai_legacy,
-    openai_agents,
-    openinference,
-    pydantic_ai,
-    traceloop,
-    vercel_ai,
-)
 from tracegrade.normalize.assemble import assemble
-from tracegrade.normalize.view import Context, Convention, SpanView
+from tracegrade.normalize.reader import read_view
+from tracegrade.normalize.view import Context, SpanView
 from tracegrade.spans import LogRecord, Span, TraceData, group_by_trace
 from tracegrade.trace import AgentTrace
 
-CONVENTIONS: tuple[Convention, ...] = (
-    adk,
-    agent_framework,
-    pydantic_ai,
-    openai_agents,
-    anyagent,
-    vercel_ai,
-    traceloop,
-    openinference,
-    genai_events,
-    genai,
-    genai_legacy,
-)
-"""Convention readers in the order they see each span (first value set wins)."""
-
-__all__ = ["CONVENTIONS", "normalize_trace", "normalize_all", "read_view"]
-
-
-def read_view(span: Span, context: Context) -> SpanView:
-    """Read one span through every convention."""
-    view = SpanView(span)
-    for convention in CONVENTIONS:
-        convention.read(span, view, context)
-    return view
+__all__ = ["Context", "SpanView", "normalize_all", "normalize_trace", "read_view"]
 
 
 def normalize_trace(trace: TraceData) -> AgentTrace:

@@ -30,6 +30,8 @@ from tracegrade.normalize.llmcalls import llm_views
 from tracegrade.normalize.messages import TOOL_CALLS_FINISH, Message
 from tracegrade.normalize.order import causal_order
 from tracegrade.normalize.prefixes import Resumable
+from tracegrade.normalize.reader import compiled_maps
+from tracegrade.normalize.sniff import unread_content
 from tracegrade.normalize.toolcalls import join_tool_calls, span_error
 from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.turns import turn_starts
@@ -322,6 +324,7 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
     input_tokens, output_tokens, cached, aggregated_only = _tokens(calls, top)
     conventions = tuple(sorted({c for v in tree.views for c in v.conventions}))
     root = tree.root
+    unread = unread_content(tree.views, compiled_maps(), user_inputs)
     facts = Facts(
         tree.views,
         calls,
@@ -334,6 +337,7 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
         conventions,
         answer_calls,
         ordering.ambiguous,
+        unread,
     )
     start, duration_ms = _bounds(tree)
     return AgentTrace(

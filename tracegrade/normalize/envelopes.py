@@ -34,22 +34,6 @@ from tracegrade.normalize.messages import Message, Part, as_text, is_placeholder
 _MAX_DEPTH = 8
 """Envelopes nest a few levels at most; deeper structures are not unwrapped further."""
 
-_LANGCHAIN_ROLES = {
-    "human": "user",
-    "humanmessage": "user",
-    "humanmessagechunk": "user",
-    "ai": "assistant",
-    "aimessage": "assistant",
-    "aimessagechunk": "assistant",
-    "system": "system",
-    "systemmessage": "system",
-    "tool": "tool",
-    "toolmessage": "tool",
-    "function": "tool",
-    "functionmessage": "tool",
-    "chat": "user",
-}
-
 _REPR = re.compile(r"[A-Za-z_][\w.]{0,200}\(")
 """The head of a Python repr such as ``AIMessage(content=...)`` or ``CrewOutput(raw=...)``."""
 
@@ -66,7 +50,7 @@ def looks_like_repr(text: str) -> bool:
     return head is not None and stripped.endswith(")") and "=" in stripped[: head.end() + 200]
 
 
-def _decode(value: Any) -> Any:
+def decode(value: Any) -> Any:
     """A JSON string decoded (twice at most: OpenLLMetry encodes string outputs again)."""
     for _ in range(2):
         if not isinstance(value, str):
@@ -83,42 +67,14 @@ def _decode(value: Any) -> Any:
     return value
 
 
-def _langchain_message(raw: Mapping[str, Any]) -> Message | None:
-    """A LangChain message serialised by ``dumpd`` (``lc`` constructor) or as
-    ``{"type": ..., "data": {...}}``; ``None`` for anything else."""
-    if raw.get("lc") == 1 and isinstance(raw.get("kwargs"), Mapping) and raw.get("id"):
-        kind = str(raw["id"][-1]).lower() if isinstance(raw["id"], list) else ""
-        data = raw["kwargs"]
-    elif isinstance(raw.get("data"), Mapping) and isinstance(raw.get("type"), str):
-        kind, data = raw["type"].lower(), raw["data"]
-    else:
-        return None
-    role = _LANGCHAIN_ROLES.get(kind)
-    if role is None:
-        return None
-    body: dict[str, Any] = {"role": role, "content": data.get("content")}
-    if role == "tool":
-        body["tool_call_id"] = data.get("tool_call_id")
-        body["name"] = data.get("name")
-    calls = data.get("tool_calls")
-    if isinstance(calls, list):
-        body["tool_calls"] = [
-            {"id": c.get("id"), "name": c.get("name"), "arguments": c.get("args")}
-            for c in calls
-            if isinstance(c, Mapping)
-        ]
-    return parse_message(body)
-
-
 def _as_message(raw: Any) -> Message | None:
+    """A message in any shape :func:`~.messages.parse_message` knows, LangChain's included;
+    ``None`` for an object that carries no role, no LangChain form and no tool call."""
     if not isinstance(raw, Mapping):
         return None
-    message = _langchain_message(raw)
-    if message is not None:
-        return message
-    if "role" in raw and ("content" in raw or "parts" in raw or "tool_calls" in raw):
-        return parse_message(raw)
-    return None
+    if "role" in raw and not ("content" in raw or "parts" in raw or "tool_calls" in raw):
+        return None
+    return parse_message(raw)
 
 
 _CALLBACK_KEYS = frozenset({"kwargs", "tags", "metadata", "run_id", "name"})
@@ -132,7 +88,7 @@ def _unwrap(value: Any, *, run_object: bool = True, depth: int = 0) -> Any:
     """Peel the envelopes of the module docstring off ``value`` (decoded JSON). With
     ``run_object`` False (tool results) only pure wrappers are peeled: ``{"output": x}``
     (with ``kwargs`` at most), ``{"result": x}``, ``{"args": [...], "kwargs": {...}}``."""
-    value = _decode(value)
+    value = decode(value)
     if depth >= _MAX_DEPTH or not isinstance(value, Mapping):
         return value
     keys = set(value)
@@ -164,7 +120,7 @@ def message_list(value: Any) -> list[Message] | None:
         message = _as_message(value)
         return [message] if message is not None else None
     if isinstance(value, list) and value:
-        messages = [m for m in (_as_message(_decode(item)) for item in value) if m is not None]
+        messages = [m for m in (_as_message(decode(item)) for item in value) if m is not None]
         return messages if len(messages) == len(value) else None
     return None
 
@@ -226,7 +182,7 @@ def unwrap_result(value: Any) -> str | None:
     once = _decode_once(text)
     if isinstance(once, str):
         text = once  # a string result JSON-encoded again
-    decoded = _decode(text)
+    decoded = decode(text)
     inner = _unwrap(decoded, run_object=False)
     messages = message_list(inner) if isinstance(inner, (Mapping, list)) else None
     if messages and len(messages) == 1 and messages[0].role == "tool":

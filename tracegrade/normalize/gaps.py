@@ -52,6 +52,8 @@ class Facts:
     """Answer-tool calls (:mod:`.answers`), not counted in ``tool_calls``."""
     unordered_llm_calls: Sequence[Sequence[SpanView]] = ()
     """Groups of LLM calls with one start time and nothing to order them (:mod:`.order`)."""
+    unread: Sequence[tuple[str, str]] = ()
+    """``(span name, attribute key)`` of content no map read (:mod:`.sniff`)."""
 
 
 def content_hint(conventions: Sequence[str], framework: Framework | None = None) -> str:
@@ -75,8 +77,21 @@ def _content_captured(facts: Facts) -> bool:
     return any(v.input_messages or v.output_messages for v in facts.llm_views)
 
 
+def unread_reason(unread: Sequence[tuple[str, str]]) -> str:
+    """The lint text for content no map read: the attributes, and what to do."""
+    keys = list(dict.fromkeys(key for _, key in unread))
+    shown = ", ".join(keys[:4]) + (f" and {len(keys) - 4} more" if len(keys) > 4 else "")
+    return (
+        f"unread content in {shown}: no convention map reads it; add a convention map "
+        "(--conventions FILE; `tracegrade inspect --explain` shows where each field came from)"
+    )
+
+
 def _not_captured(facts: Facts) -> str:
-    """Why content is missing: placeholders in its place, or nothing recorded."""
+    """Why content is missing: content no map reads, placeholders in its place, or nothing
+    recorded."""
+    if facts.unread:
+        return unread_reason(facts.unread)
     placeholder = next((v.content_placeholder for v in facts.views if v.content_placeholder), None)
     if placeholder is not None:
         return f"message content recorded as the placeholder {placeholder!r} (not captured)"
@@ -97,6 +112,8 @@ NO_RUN = (
 
 def _without_llm_spans(facts: Facts) -> list[Gap]:
     if not any(v.role in ("agent", "workflow", "tool") for v in facts.views):
+        if facts.unread:
+            return [Gap("llm_calls", f"no LLM, agent or tool span read: {_not_captured(facts)}")]
         return [Gap("llm_calls", NO_RUN)]
     framework = detect(v.span.scope_name for v in facts.views)
     gaps = [
@@ -174,6 +191,8 @@ def _final_output_gap(facts: Facts) -> Gap | None:
             f"recorded (tool arguments not captured: {_hint(facts)})",
         )
     if not facts.llm_views:
+        if facts.unread:
+            return Gap("final_output", _not_captured(facts))
         return Gap(
             "final_output",
             "message content not captured: no LLM spans, and no agent or workflow span "
@@ -281,8 +300,9 @@ def _span_gaps(facts: Facts) -> list[Gap]:
 
 def find_gaps(facts: Facts) -> list[Gap]:
     """Every gap of one trace (see the module docstring); a trace with no agent run at all
-    has that one gap."""
+    has that one gap (and unread content, when some attribute holds it)."""
+    unread = [Gap("unread_content", unread_reason(facts.unread))] if facts.unread else []
     llm = _llm_gaps(facts)
     if llm and llm[0].reason == NO_RUN:
-        return _span_gaps(facts) + llm
-    return _span_gaps(facts) + llm + _io_gaps(facts) + _tool_gaps(facts)
+        return unread + _span_gaps(facts) + llm
+    return unread + _span_gaps(facts) + llm + _io_gaps(facts) + _tool_gaps(facts)

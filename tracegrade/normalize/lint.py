@@ -149,6 +149,9 @@ def lint(trace: AgentTrace) -> LintReport:
             "multi-turn grouping",
         ),
     ]
+    unread = trace.gap("unread_content")
+    if unread is not None:
+        checks.insert(0, Check("unread_content", "missing", unread.reason, "everything"))
     order = trace.gap("llm_call_order")
     if order is not None:
         checks.append(

@@ -1,10 +1,19 @@
 """Which spans are LLM calls: one per request the model answered.
 
-Spans marked as LLM calls are not always one call each:
+Spans marked as LLM calls are not always one call each. One operation is one record:
 
 - **Wrappers.** A framework's LLM span around the client instrumentation's span (LangChain's
   ``ChatOpenAI`` around ``openai.chat``): the inner span is the call; the wrapper's fields
-  fill what the inner span lacks.
+  fill what the inner span lacks. A wrapper around *several* LLM spans (an LLM-kind span for
+  a whole agent step loop) is no call either, and lends its inner calls only its model and
+  provider: its usage and messages are the whole loop's, not one call's.
+- **One response, several spans.** An SDK that traces itself beside an instrumentation
+  records the same call twice, as siblings with the same response id (``gen_ai.response.id``).
+  They are one call: the richest record (response content, then request content, then usage)
+  is kept and filled from the others.
+- **One call, two overlapping spans.** Without a response id, a span with no response next to
+  one with it - same parent (or one inside the other), same model, overlapping in time - is
+  the same call recorded twice: merged the same way.
 - **A request and its response recorded apart.** Logfire records a streamed completion as a
   request span (``Chat Completion with ...``: messages, no response, no usage) and then a
   zero-length log span (``streaming response from ... took ...``) with the same request, the
@@ -14,6 +23,8 @@ Spans marked as LLM calls are not always one call each:
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from tracegrade.normalize.toolcalls import span_error
 from tracegrade.normalize.tree import SpanTree
@@ -28,11 +39,29 @@ _MERGED_FIELDS = (
     "finish_reasons",
     "input_messages",
     "output_messages",
+    "response_id",
+    "system_instructions",
 )
+_IDENTITY_FIELDS = ("model", "provider")
 
 
 def _answered(view: SpanView) -> bool:
     return bool(view.output_messages) or view.has_usage or bool(view.finish_reasons)
+
+
+def _richness(view: SpanView) -> tuple[bool, bool, bool, bool]:
+    return (
+        bool(view.output_messages),
+        bool(view.input_messages),
+        view.has_usage,
+        view.model is not None,
+    )
+
+
+def _absorb(into: SpanView, other: SpanView) -> None:
+    into.fill(**{f: getattr(other, f) for f in _MERGED_FIELDS})
+    for name, source in other.sources.items():
+        into.sources.setdefault(name, source)
 
 
 def _response_record(request: SpanView, later: list[SpanView]) -> SpanView | None:
@@ -53,18 +82,88 @@ def _merge_responses(calls: list[SpanView]) -> list[SpanView]:
             continue
         response = _response_record(view, calls[index + 1 :])
         if response is not None:
-            view.fill(**{f: getattr(response, f) for f in _MERGED_FIELDS})
+            _absorb(view, response)
             dropped.add(id(response))
     return [v for v in calls if id(v) not in dropped]
 
 
+def _merge_by_response_id(calls: list[SpanView]) -> list[SpanView]:
+    """Calls sharing a response id are one call: the richest absorbs the others."""
+    groups: dict[str, list[SpanView]] = {}
+    for view in calls:
+        if view.response_id:
+            groups.setdefault(view.response_id, []).append(view)
+    dropped: set[int] = set()
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        keep = max(group, key=_richness)
+        for other in group:
+            if other is not keep:
+                _absorb(keep, other)
+                dropped.add(id(other))
+    return [v for v in calls if id(v) not in dropped]
+
+
+def _overlap(a: SpanView, b: SpanView) -> bool:
+    """True when one span's interval overlaps at least half of the shorter one."""
+    start = max(a.span.start_unix_nano, b.span.start_unix_nano)
+    end = min(a.span.end_unix_nano, b.span.end_unix_nano)
+    shorter = min(
+        a.span.end_unix_nano - a.span.start_unix_nano, b.span.end_unix_nano - b.span.start_unix_nano
+    )
+    return end > start and (end - start) * 2 >= shorter
+
+
+def _twin(empty: SpanView, full: SpanView, tree: SpanTree) -> bool:
+    related = empty.span.parent_span_id == full.span.parent_span_id or any(
+        a is full for a in tree.lineage(empty)
+    )
+    same_model = empty.model is None or full.model is None or empty.model == full.model
+    return related and same_model and _overlap(empty, full) and not empty.response_id
+
+
+def _merge_twins(calls: list[SpanView], tree: SpanTree) -> list[SpanView]:
+    """A content-less call overlapping a call with a response (module docstring): one call."""
+    empty = [v for v in calls if not v.output_messages and not v.input_messages]
+    full = [v for v in calls if v.output_messages]
+    if not empty or not full:
+        return calls
+    dropped: set[int] = set()
+    taken: set[int] = set()
+    for view in empty:
+        partner = next(
+            (f for f in full if id(f) not in taken and f is not view and _twin(view, f, tree)),
+            None,
+        )
+        if partner is not None:
+            _absorb(partner, view)
+            taken.add(id(partner))
+            dropped.add(id(view))
+    return [v for v in calls if id(v) not in dropped]
+
+
 def llm_views(tree: SpanTree) -> list[SpanView]:
-    """LLM-call views in start order, wrappers and response records merged into the call
+    """LLM-call views in start order, the records of one operation merged into one call
     (module docstring)."""
     wrappers = tree.llm_wrappers()
     calls = [v for v in tree.views if v.role == "llm" and v.span.span_id not in wrappers]
+    inner_count: dict[str, int] = {}
     for view in calls:
         for ancestor in tree.lineage(view):
             if ancestor.span.span_id in wrappers:
-                view.fill(**{f: getattr(ancestor, f) for f in _MERGED_FIELDS})
+                inner_count[ancestor.span.span_id] = inner_count.get(ancestor.span.span_id, 0) + 1
+    for view in calls:
+        for ancestor in tree.lineage(view):
+            if ancestor.span.span_id in wrappers:
+                single = inner_count[ancestor.span.span_id] == 1
+                fields = _MERGED_FIELDS if single else _IDENTITY_FIELDS
+                view.fill(**{f: getattr(ancestor, f) for f in fields})
+    calls = _merge_by_response_id(calls)
+    calls = _merge_twins(calls, tree)
     return _merge_responses(calls)
+
+
+def merged_fields() -> Sequence[str]:
+    """The fields one record of a call lends another when they merge."""
+    return _MERGED_FIELDS

@@ -1,42 +1,71 @@
-"""Chat messages in every shape the conventions record them, read into one model.
+"""Chat messages in every shape the conventions and providers record them, read into one model.
 
-Shapes understood by :func:`parse_message`:
+A message is recognised by what it carries (its parts by :mod:`.parts`):
 
-- GenAI semconv parts (``gen-ai-input-messages.json``): ``{role, parts: [{type, ...}],
-  finish_reason?}`` with part types ``text``, ``tool_call {id, name, arguments}``,
-  ``tool_call_response {id, response}`` (``result`` accepted too: pydantic-ai, the
-  openai-agents bridge, and the registry's own example use it), ``reasoning``/``thinking``;
-- OpenAI chat messages: ``{role, content (string or content parts), tool_calls: [{id,
-  function: {name, arguments}}], tool_call_id, name}`` (transcripts, any-agent, Logfire);
+- a role and parts: GenAI semconv ``{role, parts: [...], finish_reason?}``, a Gemini
+  ``Content`` ``{role: user|model, parts}``;
+- a role and content: OpenAI chat ``{role, content (text or parts), tool_calls,
+  tool_call_id, name}``, Anthropic ``{role, content: [blocks]}`` (tool results travel in
+  ``user`` messages: they are results, not user text), Bedrock ``{role, content: [blocks]}``,
+  Haystack ``{role, content: [{text}|{tool_call}|{tool_call_result}]}`` (``_role`` /
+  ``_content`` in older versions);
+- LangChain serialised messages (``{"lc": 1, "id": [..., "AIMessage"], "kwargs": {...}}`` and
+  ``{"type": "human", "data": {...}}``);
+- OpenAI Responses input/output items: ``{type: message, role, content}``, and a bare
+  ``function_call`` / ``function_call_output`` item as an assistant call / a tool result;
 - GenAI legacy event bodies (semconv <= 1.36): ``gen_ai.choice`` ``{index, finish_reason,
-  message: {...}, tool_calls?}``, ``gen_ai.tool.message`` ``{content, id}`` (always a tool
-  result, whatever ``role`` the body names; a body that is not an object is the content);
-  the role comes from the event name;
-- pydantic-ai v1 / Logfire event dicts carrying their own ``event.name``;
-- Vercel AI SDK prompt parts ``tool-call`` / ``tool-result`` in a message's content list;
-- Bedrock Converse content blocks (Strands Agents), as a list or its JSON string:
-  ``{"text"}``, ``{"toolUse": {toolUseId, name, input}}``, ``{"toolResult": {toolUseId,
-  status, content: [blocks]}}``, ``{"reasoningContent"}``; a ``gen_ai.choice`` whose
-  ``message`` is such a string or plain text.
+  message, tool_calls?}``, ``gen_ai.tool.message`` ``{content, id}`` (always a tool result,
+  whatever ``role`` the body names; a body that is not an object is the content); the role
+  comes from the event name; pydantic-ai v1 / Logfire event dicts carry ``event.name``.
 
-Flattened attribute lists (OpenInference ``llm.input_messages.N.*``, Traceloop
-``gen_ai.prompt.N.*``) are regrouped by :func:`indexed` and then parsed like dicts.
+Roles spelled otherwise are aliased (``model``, ``human``, ``ai``, upper case). Flattened
+attribute lists (OpenInference ``llm.input_messages.N.*``, Traceloop ``gen_ai.prompt.N.*``) are
+regrouped by :func:`indexed_items` and then parsed like dicts.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.normalize.histories import HistoryCache
+from tracegrade.normalize.parts import (
+    PLACEHOLDERS,
+    TOOL_CALLS_FINISH,
+    Message,
+    Part,
+    any_part,
+    as_text,
+    block_text,
+    call_parts,
+    is_placeholder,
+    opt_str,
+    part_of,
+    result_part,
+    text_part,
+)
 from tracegrade.spans import loads_maybe, parse_arguments
 
-TOOL_CALLS_FINISH = frozenset({"tool_calls", "tool_call", "function_call", "tool_use"})
-"""Finish reasons meaning "the model asked for tools" (semconv ``tool_call``, OpenAI
-``tool_calls``, Bedrock/Anthropic ``tool_use``)."""
+__all__ = [
+    "PLACEHOLDERS",
+    "TOOL_CALLS_FINISH",
+    "TOOL_MESSAGE_EVENT",
+    "Message",
+    "Part",
+    "as_int",
+    "as_str_list",
+    "as_text",
+    "block_text",
+    "completed",
+    "indexed",
+    "indexed_items",
+    "is_placeholder",
+    "loads_maybe",
+    "parse_arguments",
+    "parse_message",
+    "parse_messages",
+]
 
 _EVENT_ROLES = {
     "gen_ai.system.message": "system",
@@ -45,79 +74,44 @@ _EVENT_ROLES = {
     "gen_ai.tool.message": "tool",
     "gen_ai.choice": "assistant",
 }
-ROLE_ALIASES = {"model": "assistant"}
-"""Roles other conventions spell differently (Gemini ``Content``: ``model``)."""
+ROLE_ALIASES = {
+    "model": "assistant",
+    "human": "user",
+    "ai": "assistant",
+    "function": "tool",
+    "developer": "system",
+}
+"""Roles other conventions spell differently (Gemini ``model``, LangChain ``human``/``ai``,
+OpenAI's ``developer`` for system instructions)."""
 TOOL_MESSAGE_EVENT = "gen_ai.tool.message"
 """The legacy event carrying one tool result (body ``{content, id}``)."""
-_TEXT_PART_TYPES = frozenset({"text", "output_text", "input_text"})
-_REASONING_PART_TYPES = frozenset({"reasoning", "thinking"})
+
+_LANGCHAIN_ROLES = {
+    "human": "user",
+    "humanmessage": "user",
+    "humanmessagechunk": "user",
+    "ai": "assistant",
+    "aimessage": "assistant",
+    "aimessagechunk": "assistant",
+    "system": "system",
+    "systemmessage": "system",
+    "tool": "tool",
+    "toolmessage": "tool",
+    "function": "tool",
+    "functionmessage": "tool",
+    "chat": "user",
+}
 
 
-@dataclass(slots=True)
-class Part:
-    """One message part: ``type`` is ``text``, ``tool_call``, ``tool_call_response``,
-    ``reasoning`` or the original type for anything else."""
-
-    type: str
-    content: str | None = None
-    id: str | None = None
-    name: str | None = None
-    arguments: Any = None
-    response: Any = None
-    arguments_recorded: bool = True
-    """False for a ``tool_call`` whose arguments were not captured (content capture off)."""
+def role_of(value: Any) -> str:
+    """A role as the conventions spell it (``ROLE_ALIASES``, lower case)."""
+    role = str(value or "")
+    if not role.islower():
+        role = role.lower()
+    return ROLE_ALIASES.get(role, role)
 
 
-@dataclass(slots=True)
-class Message:
-    """One chat message (role ``system``/``user``/``assistant``/``tool`` or another string)."""
-
-    role: str
-    parts: list[Part] = field(default_factory=list)
-    finish_reason: str | None = None
-    position: int | None = None
-    """Index of the message in the request's message list, when known. Flattened attributes
-    (``gen_ai.prompt.{i}.*``) keep it even when the SDK's attribute limit dropped the earlier
-    messages, so replays of one history line up by position."""
-    text: str | None = field(init=False, repr=False, compare=False)
-    """The concatenated text parts, or ``None`` when there are none."""
-    tool_calls: list[Part] = field(init=False, repr=False, compare=False)
-    """The ``tool_call`` parts, in order."""
-    tool_responses: list[Part] = field(init=False, repr=False, compare=False)
-    """The ``tool_call_response`` parts, in order.
-
-    ``text``, ``tool_calls`` and ``tool_responses`` are computed once, when the message is
-    made (a replayed history's messages are shared between calls, and every history walk reads
-    them): ``parts`` must not change afterwards."""
-
-    def __post_init__(self) -> None:
-        texts: list[str] = []
-        calls: list[Part] = []
-        responses: list[Part] = []
-        for part in self.parts:
-            kind = part.type
-            if kind == "text":
-                if part.content:
-                    texts.append(part.content)
-            elif kind == "tool_call":
-                calls.append(part)
-            elif kind == "tool_call_response":
-                responses.append(part)
-        self.text = "".join(texts) if texts else None
-        self.tool_calls = calls
-        self.tool_responses = responses
-
-
-# --- JSON helpers ----------------------------------------------------------------------------
-
-
-def as_text(value: Any) -> str | None:
-    """A tool result or content value as text: strings unchanged, structures as JSON."""
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    return json.dumps(value, ensure_ascii=False, default=str)
+# --- scalar helpers ------------------------------------------------------------------------------
 
 
 def as_int(value: Any) -> int | None:
@@ -143,7 +137,7 @@ def as_str_list(value: Any) -> tuple[str, ...]:
     return (str(value),)
 
 
-# --- flattened keys --------------------------------------------------------------------------
+# --- flattened keys ------------------------------------------------------------------------------
 
 _INDEX = re.compile(r"^(\d+)\.(.+)$")
 
@@ -186,185 +180,49 @@ def _listify(node: Any) -> Any:
     return {k: _listify(v) for k, v in node.items()}
 
 
-# --- message parsing -------------------------------------------------------------------------
+def flattened_message(item: Mapping[str, Any], default_role: str | None = None) -> Message | None:
+    """One regrouped flattened message: OpenInference nests it under ``message`` (content
+    parts under ``contents.N.message_content``, calls under ``tool_calls.N.tool_call``),
+    Traceloop does not. ``None`` for an item without a role and no ``default_role`` (the
+    SDK's attribute limit dropped its first keys: its role is unknown)."""
+    raw = dict(found) if isinstance(found := item.get("message"), Mapping) else dict(item)
+    if raw.get("content") is None and isinstance(raw.get("contents"), list):
+        raw["content"] = [
+            c.get("message_content", c) for c in raw["contents"] if isinstance(c, Mapping)
+        ]
+    calls = raw.get("tool_calls")
+    if isinstance(calls, list):
+        raw["tool_calls"] = [
+            c.get("tool_call", c) for c in calls if isinstance(c, Mapping) and c is not None
+        ]
+    if default_role is not None and not raw.get("role"):
+        raw["role"] = default_role
+    return parse_message(raw)
 
 
-PLACEHOLDERS = frozenset({"<elided>", "<redacted>", "[redacted]", "readacted", "<hidden>"})
-"""Texts instrumentations write in place of content they did not capture (Google ADK's log
-events ``<elided>``, the openai-agents bridge's ``readacted``): not content. A text part
-holding one is a ``placeholder`` part, so it is never taken for a message's text."""
-
-
-def is_placeholder(text: object) -> bool:
-    """True when ``text`` is a content placeholder (see :data:`PLACEHOLDERS`)."""
-    return isinstance(text, str) and text.strip().lower() in PLACEHOLDERS
-
-
-def _text_part(text: str | None) -> Part:
-    return Part("placeholder" if is_placeholder(text) else "text", content=text)
+# --- message parsing -----------------------------------------------------------------------------
 
 
 _BLOCK_KEYS = frozenset(
-    {"type", "text", "toolUse", "toolResult", "reasoningContent", "image", "document", "json"}
+    {
+        "type",
+        "text",
+        "toolUse",
+        "toolResult",
+        "reasoningContent",
+        "image",
+        "document",
+        "json",
+        "tool_call",
+        "tool_call_result",
+        "function_call",
+        "functionCall",
+        "function_response",
+        "functionResponse",
+        "part_kind",
+    }
 )
-"""Keys that mark a content block (OpenAI/semconv ``type``; Bedrock Converse block names)."""
-
-
-def block_text(value: Any) -> str | None:
-    """A value as text, content blocks (``[{"text": ...}, ...]``, or their JSON string) as
-    their text joined; anything else as :func:`as_text` gives it."""
-    decoded = loads_maybe(value) if isinstance(value, str) and value[:2] == "[{" else value
-    if isinstance(decoded, (list, tuple)) and decoded:
-        texts = [i.get("text") if isinstance(i, Mapping) else None for i in decoded]
-        if all(isinstance(t, str) for t in texts):
-            return "".join(t for t in texts if isinstance(t, str))
-        jsons = [i.get("json") if isinstance(i, Mapping) else None for i in decoded]
-        if all(j is not None for j in jsons) and len(jsons) == 1:
-            return as_text(jsons[0])
-    return as_text(value)
-
-
-def _ai_sdk_part(item: Mapping[str, Any]) -> Part | None:
-    """A Vercel AI SDK prompt part: ``tool-call {toolCallId, toolName, input}`` (``args``
-    before v5) or ``tool-result {toolCallId, toolName, output: {type, value}}`` (``result``
-    before v5; output types ``error-text``/``error-json`` report an error)."""
-    kind = item.get("type")
-    if kind == "tool-call":
-        arguments = item.get("input", item.get("args"))
-        return Part(
-            "tool_call",
-            id=_opt_str(item.get("toolCallId")),
-            name=_opt_str(item.get("toolName")),
-            arguments=parse_arguments(arguments),
-            arguments_recorded="input" in item or "args" in item,
-        )
-    if kind == "tool-result":
-        output = item.get("output", item.get("result"))
-        error = False
-        if isinstance(output, Mapping) and "type" in output and "value" in output:
-            error = str(output["type"]).startswith("error")
-            output = output["value"]
-        text = block_text(output)
-        if error and text is not None and not text.lower().startswith("error"):
-            text = f"Error: {text}"
-        return Part(
-            "tool_call_response",
-            id=_opt_str(item.get("toolCallId")),
-            name=_opt_str(item.get("toolName")),
-            response=text,
-        )
-    return None
-
-
-def _block_part(item: Mapping[str, Any]) -> Part | None:
-    """One Bedrock Converse content block or Vercel AI SDK tool part as a part; ``None``
-    when it is not one."""
-    if item.get("type") in ("tool-call", "tool-result"):
-        return _ai_sdk_part(item)
-    use = item.get("toolUse")
-    if isinstance(use, Mapping):
-        return Part(
-            "tool_call",
-            id=_opt_str(use.get("toolUseId")),
-            name=_opt_str(use.get("name")),
-            arguments=parse_arguments(use.get("input")),
-            arguments_recorded="input" in use,
-        )
-    result = item.get("toolResult")
-    if isinstance(result, Mapping):
-        text = block_text(result.get("content"))
-        if result.get("status") == "error" and text and not text.lower().startswith("error"):
-            text = f"Error: {text}"
-        return Part("tool_call_response", id=_opt_str(result.get("toolUseId")), response=text)
-    if "reasoningContent" in item:
-        return Part("reasoning", content=as_text(item["reasoningContent"]))
-    return None
-
-
-def _semconv_part(raw: Mapping[str, Any]) -> Part:
-    kind = str(raw.get("type") or "")
-    if kind in _TEXT_PART_TYPES:
-        return _text_part(as_text(raw.get("content", raw.get("text"))))
-    if kind == "tool_call":
-        return Part(
-            "tool_call",
-            id=_opt_str(raw.get("id")),
-            name=_opt_str(raw.get("name")),
-            arguments=parse_arguments(raw.get("arguments")),
-            arguments_recorded="arguments" in raw,
-        )
-    if kind == "tool_call_response":
-        response = raw["response"] if "response" in raw else raw.get("result")
-        return Part(
-            "tool_call_response",
-            id=_opt_str(raw.get("id")),
-            name=_opt_str(raw.get("name")),
-            response=block_text(response),
-        )
-    if kind in _REASONING_PART_TYPES:
-        return Part("reasoning", content=as_text(raw.get("content")))
-    if not kind:
-        gemini = _gemini_part(raw)
-        if gemini is not None:
-            return gemini
-    if not kind and "content" in raw:
-        return _text_part(as_text(raw.get("content")))
-    return Part(kind or "unknown", content=as_text(raw.get("content")))
-
-
-def _gemini_part(raw: Mapping[str, Any]) -> Part | None:
-    """A Gemini ``Part`` (Google ADK, Vertex AI): ``text``, ``function_call {id, name,
-    args}``, ``function_response {id, name, response}`` (ADK wraps a non-dict return value as
-    ``{"result": value}``: the value is the result); ``None`` when it is none of them."""
-    call = raw.get("function_call")
-    if isinstance(call, Mapping):
-        return Part(
-            "tool_call",
-            id=_opt_str(call.get("id")),
-            name=_opt_str(call.get("name")),
-            arguments=parse_arguments(call.get("args")),
-            arguments_recorded=call.get("args") is not None or "partial_args" not in call,
-        )
-    response = raw.get("function_response")
-    if isinstance(response, Mapping):
-        value = response.get("response")
-        if isinstance(value, Mapping) and set(value) == {"result"}:
-            value = value["result"]
-        return Part(
-            "tool_call_response",
-            id=_opt_str(response.get("id")),
-            name=_opt_str(response.get("name")),
-            response=block_text(value),
-        )
-    if isinstance(raw.get("text"), str):
-        kind = "reasoning" if raw.get("thought") is True else "text"
-        return Part(kind, content=raw["text"])
-    return None
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
-
-
-def _openai_tool_calls(raw: Any) -> list[Part]:
-    parts = []
-    for call in raw or ():
-        if not isinstance(call, Mapping):
-            continue
-        function = found if isinstance(found := call.get("function"), Mapping) else {}
-        name = function.get("name", call.get("name"))
-        arguments = function.get("arguments", call.get("arguments"))
-        recorded = "arguments" in function or "arguments" in call
-        parts.append(
-            Part(
-                "tool_call",
-                id=_opt_str(call.get("id")),
-                name=_opt_str(name),
-                arguments=parse_arguments(arguments),
-                arguments_recorded=recorded,
-            )
-        )
-    return parts
+"""Keys that mark a content block: the part shapes of :mod:`.parts`."""
 
 
 def _content_parts(content: Any) -> list[Part]:
@@ -380,16 +238,16 @@ def _content_parts(content: Any) -> list[Part]:
         parts = []
         for item in content:
             if isinstance(item, Mapping):
-                block = _block_part(item)
+                block = part_of(item)
                 text = item.get("text", item.get("content"))
                 if block is not None:
                     parts.append(block)
                 elif isinstance(text, str):
-                    parts.append(_text_part(text))
+                    parts.append(text_part(text))
             elif isinstance(item, str):
-                parts.append(_text_part(item))
+                parts.append(text_part(item))
         return parts
-    return [_text_part(as_text(content))]
+    return [text_part(as_text(content))]
 
 
 def _tool_content(content: Any) -> str | None:
@@ -404,41 +262,36 @@ def _tool_content(content: Any) -> str | None:
     return as_text(content)
 
 
+def _tool_message(raw: Mapping[str, Any], finish: str | None) -> Message:
+    """A ``tool`` message: its result blocks (Bedrock, Anthropic, Haystack carry their own
+    ids), else one result of its content for ``tool_call_id`` (or ``id``)."""
+    blocks = [p for p in _content_parts(raw.get("content")) if p.type == "tool_call_response"]
+    if blocks:
+        return Message("tool", blocks, finish)
+    call_id = raw.get("tool_call_id", raw.get("id"))
+    response = _tool_content(raw.get("content"))
+    return Message("tool", [result_part(call_id, raw.get("name"), as_text(response))], finish)
+
+
 def _openai_message(raw: Mapping[str, Any], role: str) -> Message:
-    finish = _opt_str(raw.get("finish_reason"))
+    finish = opt_str(raw.get("finish_reason"))
     content = raw.get("content")
     if isinstance(content, str) and content[:1] == "{":
         content = loads_maybe(content)  # Google ADK: the Content as JSON
     if isinstance(content, Mapping) and isinstance(content.get("parts"), (list, tuple)):
-        inner = str(content.get("role") or role)  # a Gemini Content (Google ADK's events)
-        parts = [_semconv_part(p) for p in content["parts"] if isinstance(p, Mapping)]
-        return Message(ROLE_ALIASES.get(inner, inner), parts, finish)
-    if role in ("tool", "function"):
-        blocks = [p for p in _content_parts(raw.get("content")) if p.type == "tool_call_response"]
-        if blocks:  # Bedrock toolResult blocks carry their own ids
-            return Message("tool", blocks, finish)
-        call_id = raw.get("tool_call_id", raw.get("id"))
-        response = _tool_content(raw.get("content"))
-        return Message(
-            "tool",
-            [
-                Part(
-                    "tool_call_response",
-                    id=_opt_str(call_id),
-                    name=_opt_str(raw.get("name")),
-                    response=as_text(response),
-                )
-            ],
-            finish,
-        )
+        inner = role_of(content.get("role") or role)  # a Gemini Content (Google ADK's events)
+        parts = [any_part(p) for p in content["parts"] if isinstance(p, Mapping)]
+        return Message(inner, parts, finish)
+    if role == "tool":
+        return _tool_message(raw, finish)
     parts = _content_parts(raw.get("content"))
-    parts.extend(_openai_tool_calls(raw.get("tool_calls")))
+    parts.extend(call_parts(raw.get("tool_calls")))
     legacy = raw.get("function_call")
-    if isinstance(legacy, Mapping):
+    if isinstance(legacy, Mapping) and "name" in legacy:
         parts.append(
             Part(
                 "tool_call",
-                name=_opt_str(legacy.get("name")),
+                name=opt_str(legacy.get("name")),
                 arguments=parse_arguments(legacy.get("arguments")),
                 arguments_recorded="arguments" in legacy,
             )
@@ -452,8 +305,71 @@ def _plain_semconv_message(raw: dict[str, Any]) -> Message | None:
     role, raw_parts = raw.get("role"), raw.get("parts")
     if type(role) is not str or not role or type(raw_parts) is not list or "event.name" in raw:
         return None
-    parts = [_semconv_part(p) for p in raw_parts if type(p) is dict or isinstance(p, Mapping)]
-    return Message(ROLE_ALIASES.get(role, role), parts, _opt_str(raw.get("finish_reason")))
+    parts = [any_part(p) for p in raw_parts if type(p) is dict or isinstance(p, Mapping)]
+    return Message(role_of(role), parts, opt_str(raw.get("finish_reason")))
+
+
+def _langchain_message(raw: Mapping[str, Any]) -> Message | None:
+    """A LangChain message serialised by ``dumpd`` (``lc`` constructor) or as
+    ``{"type": ..., "data": {...}}``; ``None`` for anything else."""
+    if raw.get("lc") == 1 and isinstance(raw.get("kwargs"), Mapping) and raw.get("id"):
+        kind = str(raw["id"][-1]).lower() if isinstance(raw["id"], list) else ""
+        data = raw["kwargs"]
+    elif isinstance(raw.get("data"), Mapping) and isinstance(raw.get("type"), str):
+        kind, data = raw["type"].lower(), raw["data"]
+    else:
+        return None
+    role = _LANGCHAIN_ROLES.get(kind)
+    if role is None:
+        return None
+    body: dict[str, Any] = {"role": role, "content": data.get("content")}
+    if role == "tool":
+        body["tool_call_id"] = data.get("tool_call_id")
+        body["name"] = data.get("name")
+    if isinstance(data.get("tool_calls"), list):
+        body["tool_calls"] = data["tool_calls"]
+    return parse_message(body)
+
+
+def _item_message(raw: Mapping[str, Any]) -> Message | None:
+    """An OpenAI Responses item that is not a ``message``: a ``function_call`` (an assistant
+    message holding the call) or a ``function_call_output`` (a tool message); or a lone
+    Anthropic ``tool_result`` block."""
+    part = part_of(raw)
+    if part is None:
+        return None
+    if part.type == "tool_call":
+        return Message("assistant", [part])
+    if part.type == "tool_call_response":
+        return Message("tool", [part])
+    return None
+
+
+def _choice(raw: Mapping[str, Any]) -> Message:
+    """A ``gen_ai.choice`` body or a choice object ``{message, finish_reason, tool_calls?}``;
+    the message may be a Gemini ``Content`` (Vertex AI, ADK) or text (Strands)."""
+    choice: Any = raw.get("message")
+    if choice is None and "content" in raw:
+        choice = {"role": "assistant", "content": raw["content"]}
+    inner = (
+        {"role": "assistant", "content": choice} if isinstance(choice, str) else dict(choice or {})
+    )
+    inner.setdefault("tool_calls", raw.get("tool_calls"))
+    inner.setdefault("finish_reason", raw.get("finish_reason"))
+    return _openai_message(inner, role_of(inner.get("role") or "assistant"))
+
+
+def _decoded(raw: Any, event_name: str | None) -> Mapping[str, Any] | None:
+    """A non-dict message value decoded: a JSON object, or a legacy tool event's body (a body
+    that is not a message is the result's content)."""
+    if event_name == TOOL_MESSAGE_EVENT and raw is not None and not isinstance(raw, Mapping):
+        decoded = loads_maybe(raw)  # Semantic Kernel: the message as JSON
+        is_message = isinstance(decoded, Mapping) and not {"role", "tool_call_id"}.isdisjoint(
+            decoded
+        )
+        raw = decoded if is_message else {"content": raw}
+    raw = loads_maybe(raw)
+    return raw if isinstance(raw, Mapping) else None
 
 
 def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
@@ -467,40 +383,29 @@ def parse_message(raw: Any, event_name: str | None = None) -> Message | None:
         if message is not None:
             return message
     elif type(raw) is not dict:  # a decoded JSON object skips the general checks
-        if event_name == TOOL_MESSAGE_EVENT and raw is not None and not isinstance(raw, Mapping):
-            decoded = loads_maybe(raw)  # Semantic Kernel: the message as JSON
-            is_message = isinstance(decoded, Mapping) and not {"role", "tool_call_id"}.isdisjoint(
-                decoded
-            )
-            raw = decoded if is_message else {"content": raw}  # else the body is the content
-        raw = loads_maybe(raw)
-        if not isinstance(raw, Mapping):
+        decoded = _decoded(raw, event_name)
+        if decoded is None:
             return None
+        raw = decoded
     event_name = event_name or raw.get("event.name")
     if event_name == "gen_ai.choice" or (
         isinstance(raw.get("message"), Mapping) and "parts" not in raw
     ):
-        choice: Any = raw.get("message")
-        if choice is None and "content" in raw:  # Vertex AI / Google ADK: a Content
-            choice = {"role": "assistant", "content": raw["content"]}
-        inner = (
-            {"role": "assistant", "content": choice}
-            if isinstance(choice, str)  # Strands: the content (blocks as JSON, or text)
-            else dict(choice or {})
-        )
-        inner.setdefault("tool_calls", raw.get("tool_calls"))
-        inner.setdefault("finish_reason", raw.get("finish_reason"))
-        return _openai_message(inner, str(inner.get("role") or "assistant"))
-    role = str(raw.get("role") or _EVENT_ROLES.get(str(event_name), "") or "")
+        return _choice(raw)
+    role = raw.get("role", raw.get("_role"))
+    if isinstance(role, Mapping):  # Haystack < 2.9: ChatRole serialised as {"value": ...}
+        role = role.get("value")
+    role = role_of(role or _EVENT_ROLES.get(str(event_name), ""))
     if event_name == TOOL_MESSAGE_EVENT:
         role = "tool"  # Vertex AI writes the Content's role ("user") into the body
     if not role:
-        return None
-    role = ROLE_ALIASES.get(role, role)
+        return _langchain_message(raw) or _item_message(raw)
     raw_parts = raw.get("parts")
     if isinstance(raw_parts, (list, tuple)):
-        parts = [_semconv_part(p) for p in raw_parts if type(p) is dict or isinstance(p, Mapping)]
-        return Message(role, parts, _opt_str(raw.get("finish_reason")))
+        parts = [any_part(p) for p in raw_parts if type(p) is dict or isinstance(p, Mapping)]
+        return Message(role, parts, opt_str(raw.get("finish_reason")))
+    if "_content" in raw and "content" not in raw:
+        raw = {**raw, "content": raw["_content"]}
     return _openai_message(raw, role)
 
 

@@ -138,14 +138,20 @@ def _copy_walk(walk: _Walk) -> _Walk:
 
 
 def _close(open_calls: list[tuple[Key, int]], *keys: Key | None) -> tuple[Key, int] | None:
-    """Pop the most recent open call with the first key that has one (else the most recent)."""
-    for key in keys:
-        if key is None:
-            continue
+    """Pop the open call a result answers: by id, the most recent open call with it (ids
+    repeat across turns: tau-bench); by name, the earliest open call of that name; with
+    neither, the earliest open call. Results come back in the order of their calls, so
+    pairing by recency would reverse parallel calls."""
+    id_key, name_key = keys
+    if id_key is not None:
         for i in range(len(open_calls) - 1, -1, -1):
-            if open_calls[i][0] == key:
+            if open_calls[i][0] == id_key:
                 return open_calls.pop(i)
-    return open_calls.pop() if open_calls and all(k is None for k in keys) else None
+    if name_key is not None:
+        for i, (key, _) in enumerate(open_calls):
+            if key == name_key:
+                return open_calls.pop(i)
+    return open_calls.pop(0) if open_calls and id_key is None and name_key is None else None
 
 
 # --- errors ------------------------------------------------------------------------------------
@@ -212,6 +218,45 @@ def is_aggregate(view: SpanView) -> bool:
     return _TOOL_NAME.fullmatch(name) is None
 
 
+# --- one operation, one record -------------------------------------------------------------------
+
+
+_TOOL_FIELDS = ("tool_call_id", "tool_arguments", "tool_result", "tool_error")
+
+
+def _same_call(outer: SpanView, inner: SpanView) -> bool:
+    """True when a tool span inside another records the same call: the same call id, or the
+    same name with arguments that agree (or not recorded on one side)."""
+    if outer.tool_call_id and inner.tool_call_id:
+        return outer.tool_call_id == inner.tool_call_id
+    if not outer.tool_name or outer.tool_name != inner.tool_name:
+        return False
+    if outer.has_arguments and inner.has_arguments:
+        return agrees(inner.arguments, outer.arguments) or agrees(outer.arguments, inner.arguments)
+    return True
+
+
+def merge_nested_tools(tree: SpanTree) -> list[SpanView]:
+    """The trace's tool spans, one per tool call: a tool span inside another of the same
+    call (a tool served over MCP: the server's ``execute_tool`` span inside the agent's tool
+    span; a framework's tool span around the instrumentation's) is merged into the outer one,
+    which keeps the call's timing and takes what it lacks (id, arguments, result, error)."""
+    tools = [v for v in tree.views if v.role == "tool"]
+    dropped: set[int] = set()
+    for view in tools:
+        outer = next((a for a in tree.lineage(view) if a.role == "tool"), None)
+        if outer is None or not _same_call(outer, view):
+            continue
+        while id(outer) in dropped:  # merged into its own outer span already
+            outer = next(a for a in tree.lineage(outer) if a.role == "tool")
+        for name in _TOOL_FIELDS:
+            if outer.is_empty(name) and not view.is_empty(name):
+                setattr(outer, name, getattr(view, name))
+                outer.sources[name] = view.sources.get(name, "")
+        dropped.add(id(view))
+    return [v for v in tools if id(v) not in dropped]
+
+
 # --- joining -----------------------------------------------------------------------------------
 
 
@@ -231,7 +276,7 @@ class Joiner:
         results, loose = results_from_histories(self.histories, owners)
         unmatched = list(requests)
         executed: dict[tuple[int, int], int] = {}
-        tool_views = [v for v in self.tree.views if v.role == "tool"]
+        tool_views = merge_nested_tools(self.tree)
         for sequence, view in enumerate(tool_views):
             request = self._match(view, unmatched)
             if request is None and is_aggregate(view):

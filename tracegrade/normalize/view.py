@@ -1,24 +1,23 @@
-"""What one span says, read through every convention: the :class:`SpanView`.
+"""What one span says, read through every convention map: the :class:`SpanView`.
 
-Each convention module exposes ``NAME`` and ``read(span, view, context) -> bool``. ``read``
-fills the view's fields it can derive from the span (and, for event-based conventions, from
-the span's log records) and returns whether it recognised anything. Modules run from the
-most specific to the most generic (see :data:`tracegrade.normalize.CONVENTIONS`);
-:meth:`SpanView.fill` keeps the first value set for each field, so a specific reading is
-never overwritten by a generic one.
+:mod:`.reader` fills a view from the span's attributes, events and log records through the
+convention maps (:mod:`.conventions`), most specific first; :meth:`SpanView.fill` keeps the
+first value set for each field, so a specific reading is never overwritten by a generic one,
+and records where each value came from (:attr:`SpanView.sources`, shown by ``inspect
+--explain``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from tracegrade.normalize.messages import Message
+from tracegrade.normalize.messages import Message, Part
 from tracegrade.spans import LogRecord, Span
 from tracegrade.trace import RetrievedDocument
 
-Role = Literal["agent", "llm", "tool", "workflow", "retriever"]
+Role = Literal["agent", "llm", "tool", "workflow", "retriever"]  # as conventions.Role
 """What a span stands for: an agent invocation, an LLM call, a tool execution, a
 workflow/chain that wraps agents (treated like an agent with no name), or a retrieval
 (a query and the documents it returned)."""
@@ -60,6 +59,18 @@ class SpanView:
     """A retrieval's documents in the retriever's order; None when the span records none."""
     data_source: str | None = None
     """The retriever or data source a retrieval asked (``gen_ai.data_source.id``)."""
+    response_id: str | None = None
+    """The model's response id (``gen_ai.response.id``): two spans with one are one call."""
+    response_text: str | None = None
+    """A response's text recorded apart from its messages (``ai.response.text``)."""
+    response_tool_calls: list[Part] | None = None
+    """A response's tool calls recorded apart from its messages (``ai.response.toolCalls``)."""
+    aggregated_input_tokens: int | None = None
+    aggregated_output_tokens: int | None = None
+    sources: dict[str, str] = field(default_factory=dict)
+    """Where each filled field came from: field -> ``"map: attribute"``."""
+    role_source: str | None = None
+    """What gave the role: ``"map: rule"`` or ``"evidence: ..."``."""
     _keys: str | None = field(default=None, repr=False, compare=False)
     _keys_exact: bool = field(default=True, repr=False, compare=False)
 
@@ -84,6 +95,23 @@ class SpanView:
             current = getattr(self, key)
             if current is None or current is _UNSET_ARGUMENTS or current == ():
                 setattr(self, key, value)
+
+    def fill_from(self, source: str, name: str, value: Any) -> bool:
+        """Set field ``name`` to ``value`` when it is still empty and ``value`` is not
+        ``None``, recording ``source`` (``"map: attribute"``); True when it was set."""
+        if value is None:
+            return False
+        current = getattr(self, name)
+        if current is None or current is _UNSET_ARGUMENTS or current == ():
+            setattr(self, name, value)
+            self.sources[name] = source
+            return True
+        return False
+
+    def is_empty(self, name: str) -> bool:
+        """True when field ``name`` has no value yet."""
+        current = getattr(self, name)
+        return current is None or current is _UNSET_ARGUMENTS or current == ()
 
     def recognise(self, name: str, role: Role | None = None) -> None:
         """Record that convention ``name`` read this span, and its role if none is set yet."""
@@ -144,14 +172,6 @@ class Context:
             for e in span.events
             if e.name in names
         ]
-
-
-class Convention(Protocol):
-    """The interface of a convention module (a module, not a class: ``NAME`` and ``read``)."""
-
-    NAME: str
-
-    def read(self, span: Span, view: SpanView, context: Context) -> bool: ...  # pragma: no cover
 
 
 def attr_str(span: Span, *keys: str) -> str | None:

@@ -6,7 +6,7 @@ codes are lowercase names, attributes a flat object, and each span repeats its r
 adapter rewrites that layout as an ``ExportTraceServiceRequest`` (hex ids, OTLP enums) and keeps
 every attribute unchanged; the attribute conventions themselves (``call_llm``,
 ``gen_ai.output``, ``gen_ai.tool.args``) are read by
-:mod:`tracegrade.normalize.anyagent`.
+the any-agent convention map (``tracegrade/normalize/maps/any-agent.yaml``).
 """
 
 from __future__ import annotations

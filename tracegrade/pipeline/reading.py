@@ -27,6 +27,8 @@ from typing import Any
 from tracegrade.dataset import mapping
 from tracegrade.errors import ConfigError, InputError
 from tracegrade.normalize import normalize_trace
+from tracegrade.normalize.conventions import add_map_files
+from tracegrade.normalize.explain import Explanation, explain_trace
 from tracegrade.otlp.files import Payloads, ReadOptions
 from tracegrade.otlp.stream import Deferred, LateError, decode_deferred, iter_traces
 from tracegrade.sampling import sampled
@@ -463,3 +465,22 @@ Normalized = dict[str, tuple[TraceData, AgentTrace]]
 def load_normalized(store: Store, trace_ids: Sequence[str]) -> Normalized:
     """The stored traces among ``trace_ids`` (those with spans), normalised."""
     return {t.trace_id: (t, normalize_trace(t)) for t in store.load(trace_ids) if t.spans}
+
+
+def add_conventions(paths: Sequence[str]) -> None:
+    """Read traces with these convention map files too (``tracegrade --conventions``), before
+    the built-in maps; the files are checked now.
+
+    Raises:
+        InputError: a file cannot be read or holds an invalid map (file and field named).
+    """
+    add_map_files(paths)
+
+
+def explained_batches(
+    files: Sequence[str], db: str | None, messages_key: str, **options: Any
+) -> Iterator[list[Explanation]]:
+    """:func:`load_batches` as explanations (``inspect --explain``): each trace normalised
+    with the source of every derived field (:func:`tracegrade.normalize.explain.explain_trace`)."""
+    for batch in load_batches(files, db, messages_key, raw=True, **options):
+        yield [explain_trace(trace) for trace in batch if trace.spans]

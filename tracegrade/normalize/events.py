@@ -1,4 +1,5 @@
-"""GenAI semantic conventions <= v1.36: message content in log events.
+"""GenAI semantic conventions <= v1.36: message content in log events (the ``legacy_messages``
+decoder of the ``genai-events`` map).
 
 Instrumentations of that era (opentelemetry-instrumentation-openai-v2 in its default mode,
 Agent Framework's Python logs) emit one log record per message, joined to the span by its
@@ -9,13 +10,17 @@ string), ``gen_ai.tool.message`` (``{content, id}``, ``id`` = the tool-call id) 
 or at body level as the spec YAML has it). The event name is ``LogRecord.event_name`` or,
 from older SDKs, the attribute ``event.name``.
 
+Why this is a decoder and not a map: the messages are spread over several records whose
+*names* give the roles, the output is the ``gen_ai.choice`` records ordered by their
+``index`` (else the trailing assistant messages), and a tool span's events mean the call's
+input and result (Strands Agents) - an order and a grouping, not an attribute per field.
+
 With content capture on, openai-v2 still omits a falsy ``content`` (``if capture_content and
 content``), so a ``gen_ai.tool.message`` without content in a span whose other events carry
 content is an empty result, not a missing one.
 
 The same event dicts also appear inlined in an ``events`` span attribute (pydantic-ai
-instrumentation version 1, Logfire's OpenAI Agents spans); those are read here too. Where no
-``gen_ai.choice`` marks the output, the trailing assistant messages are the output.
+instrumentation version 1, Logfire's OpenAI Agents spans); those are read here too.
 """
 
 from __future__ import annotations
@@ -32,10 +37,7 @@ from tracegrade.normalize.messages import (
     parse_arguments,
     parse_message,
 )
-from tracegrade.normalize.view import Context, SpanView
-from tracegrade.spans import Span
-
-NAME = "genai-events"
+from tracegrade.normalize.view import SpanView
 
 EVENT_NAMES = frozenset(
     {
@@ -80,13 +82,9 @@ def _empty_results_are_empty(messages: list[Message]) -> None:
                 part.response = ""
 
 
-def _from_context(span: Span, context: Context) -> list[tuple[str, Any]]:
-    """The span's legacy events, from its log records or else its span events."""
-    return [(e.name, e.body) for e in context.events_for(span, EVENT_NAMES)]
-
-
-def _from_attribute(span: Span) -> list[tuple[str, Any]]:
-    events = loads_maybe(span.attributes.get("events"))
+def inlined(value: Any) -> list[tuple[str, Any]]:
+    """``(event name, body)`` pairs of an ``events`` attribute holding event dicts."""
+    events = loads_maybe(value)
     if not isinstance(events, (list, tuple)):
         return []
     return [
@@ -96,14 +94,9 @@ def _from_attribute(span: Span) -> list[tuple[str, Any]]:
     ]
 
 
-_LLM_OPERATIONS = frozenset(
+LLM_OPERATIONS = frozenset(
     {"chat", "text_completion", "generate_content", "completion", "responses"}
 )
-
-
-def _operation(span: Span) -> str | None:
-    operation = span.attributes.get("gen_ai.operation.name")
-    return None if operation is None else str(operation)
 
 
 def _read_tool_events(events: list[tuple[str, Any]], view: SpanView) -> bool:
@@ -132,16 +125,13 @@ def _placeholder_only(messages: list[Message]) -> str | None:
     return None
 
 
-def read(span: Span, view: SpanView, context: Context) -> bool:
-    """Fill the view's messages from the span's events (log records, span events, or the
-    ``events`` attribute). A ``gen_ai.choice`` makes the span an LLM call unless its
-    ``gen_ai.operation.name`` says it is something else (an agent, a tool, an event loop)."""
-    events = _from_context(span, context) or _from_attribute(span)
+def read_events(events: list[tuple[str, Any]], view: SpanView, operation: str | None) -> bool:
+    """Fill the view's messages from a span's legacy events (module docstring); True when
+    they held any. A ``gen_ai.choice`` makes the span an LLM call unless its operation
+    (``gen_ai.operation.name``) says it is something else (an agent, a tool, an event loop)."""
     if not events:
         return False
-    operation = _operation(span)
     if operation == "execute_tool" and _read_tool_events(events, view):
-        view.recognise(NAME)
         return True
     inputs, outputs = split_events(events)
     placeholder = _placeholder_only([*inputs, *outputs])
@@ -151,9 +141,10 @@ def read(span: Span, view: SpanView, context: Context) -> bool:
     if any(isinstance(body, Mapping) and "content" in body for _, body in events):
         _empty_results_are_empty(inputs)
     is_call = any(name == "gen_ai.choice" for name, _ in events) and (
-        operation is None or operation in _LLM_OPERATIONS
+        operation is None or operation in LLM_OPERATIONS
     )
-    view.recognise(NAME, "llm" if is_call else None)
+    if is_call and view.role is None:
+        view.role = "llm"
     view.fill(input_messages=inputs or None, output_messages=outputs or None)
     if outputs and outputs[-1].finish_reason:
         view.fill(finish_reasons=tuple(m.finish_reason for m in outputs if m.finish_reason))

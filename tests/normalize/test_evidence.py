@@ -1,0 +1,386 @@
+"""Issue 34: an unfamiliar trace is read from what it carries.
+
+Spans here are named and keyed the way no convention map names them (a framework's own
+tracer), or record one operation twice (an SDK tracing itself beside an instrumentation, a
+tool served over MCP), or pair results without ids; each test says which rule of the
+evidence-first reader (``tracegrade/normalize/reader.py``, ``llmcalls.py``, ``toolcalls.py``,
+``sniff.py``) it checks. Payload shapes are the providers' published wire formats.
+"""
+
+from __future__ import annotations
+
+import json
+
+from tests.spanfactory import TraceBuilder
+from tracegrade.normalize.lint import lint
+
+QUESTION = "What is the total of order A100?"
+ANSWER = "Order A100 totals $42.50."
+RESULT = {"order_id": "A100", "status": "delivered", "total_usd": 42.5}
+
+
+def _openai_request(*messages: dict) -> str:
+    return json.dumps({"model": "gpt-4o-mini", "messages": list(messages)})
+
+
+def _completion(message: dict, finish: str, tokens: tuple[int, int], rid: str) -> str:
+    return json.dumps(
+        {
+            "id": rid,
+            "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": tokens[0], "completion_tokens": tokens[1]},
+        }
+    )
+
+
+CALL = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "get_order", "arguments": '{"order_id": "A100"}'},
+}
+
+
+def test_a_frameworks_own_json_blobs_are_read_by_their_shape():
+    """A tracer of its own (``myfw.*``): the request and response objects as JSON under keys
+    no map names. The model's transcript gives the tool call, its result and the answer."""
+    b = TraceBuilder(scope="myfw")
+    root = b.add("myfw.run", {"myfw.kind": "run"}, start_ms=0, duration_ms=100)
+    user = {"role": "user", "content": QUESTION}
+    b.add(
+        "myfw.generate",
+        {
+            "myfw.request": _openai_request(user),
+            "myfw.response": _completion(
+                {"role": "assistant", "content": None, "tool_calls": [CALL]},
+                "tool_calls",
+                (50, 10),
+                "r1",
+            ),
+        },
+        parent=root,
+        start_ms=1,
+        duration_ms=10,
+    )
+    tool_message = {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(RESULT)}
+    assistant = {"role": "assistant", "content": None, "tool_calls": [CALL]}
+    b.add(
+        "myfw.generate",
+        {
+            "myfw.request": _openai_request(user, assistant, tool_message),
+            "myfw.response": _completion(
+                {"role": "assistant", "content": ANSWER}, "stop", (80, 12), "r2"
+            ),
+        },
+        parent=root,
+        start_ms=20,
+        duration_ms=10,
+    )
+    trace = b.normalize()
+    assert trace.user_inputs == (QUESTION,)
+    assert [(c.name, c.arguments, json.loads(c.result or "")) for c in trace.tool_calls] == [
+        ("get_order", {"order_id": "A100"}, RESULT)
+    ]
+    assert trace.final_output == ANSWER
+    assert (len(trace.llm_calls), trace.input_tokens, trace.output_tokens) == (2, 130, 22)
+
+
+def test_a_python_repr_of_the_response_is_read():
+    """``str(ChatCompletion(...))`` recorded as the span's output: parsed as Python syntax
+    (never evaluated), its calls and keyword arguments read as the object's fields."""
+    b = TraceBuilder(scope="fw")
+    repr_text = (
+        "ChatCompletion(id='r9', choices=[Choice(finish_reason='stop', index=0, "
+        f"message=ChatCompletionMessage(content={ANSWER!r}, role='assistant', tool_calls=None))], "
+        "created=1, model='gpt-4o-mini', object='chat.completion', "
+        "usage=CompletionUsage(completion_tokens=7, prompt_tokens=30, total_tokens=37))"
+    )
+    b.add(
+        "fw.llm",
+        {"fw.messages": json.dumps([{"role": "user", "content": QUESTION}]), "fw.out": repr_text},
+        start_ms=0,
+        duration_ms=5,
+    )
+    trace = b.normalize()
+    assert trace.final_output == ANSWER
+    assert (trace.input_tokens, trace.output_tokens) == (30, 7)
+    assert trace.user_inputs == (QUESTION,)
+
+
+def test_anthropic_messages_tool_results_in_user_messages_are_results_not_input():
+    """Anthropic Messages: ``tool_use`` blocks, and ``tool_result`` blocks sent back in a
+    ``user`` message: a result, never the user's input."""
+    b = TraceBuilder(scope="fw")
+    first = {"role": "user", "content": QUESTION}
+    use = {"type": "tool_use", "id": "toolu_1", "name": "get_order", "input": {"order_id": "A100"}}
+    reply1 = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet",
+        "content": [use],
+        "stop_reason": "tool_use",
+        "usage": {"input_tokens": 40, "output_tokens": 9},
+    }
+    result = {"type": "tool_result", "tool_use_id": "toolu_1", "content": json.dumps(RESULT)}
+    reply2 = {
+        "id": "msg_2",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet",
+        "content": [{"type": "text", "text": ANSWER}],
+        "stop_reason": "end_turn",
+        "usage": {"input_tokens": 70, "output_tokens": 11},
+    }
+    history = [
+        first,
+        {"role": "assistant", "content": [use]},
+        {"role": "user", "content": [result]},
+    ]
+    b.add(
+        "a",
+        {"x.req": json.dumps({"model": "c", "messages": [first]}), "x.res": json.dumps(reply1)},
+        start_ms=0,
+        duration_ms=5,
+    )
+    b.add(
+        "a",
+        {"x.req": json.dumps({"model": "c", "messages": history}), "x.res": json.dumps(reply2)},
+        start_ms=10,
+        duration_ms=5,
+    )
+    trace = b.normalize()
+    assert trace.user_inputs == (QUESTION,)
+    assert [(c.name, c.call_id, json.loads(c.result or "")) for c in trace.tool_calls] == [
+        ("get_order", "toolu_1", RESULT)
+    ]
+    assert trace.final_output == ANSWER
+    assert trace.llm_calls[0].finish_reason == "tool_calls"
+
+
+def test_gemini_function_calls_and_responses():
+    """Gemini ``generateContent``: camel-case ``functionCall`` / ``functionResponse`` parts,
+    ``usageMetadata`` (the REST API's shape)."""
+    b = TraceBuilder(scope="fw")
+    user = {"role": "user", "parts": [{"text": QUESTION}]}
+    call = {"functionCall": {"name": "get_order", "args": {"order_id": "A100"}}}
+    response1 = {
+        "candidates": [{"content": {"role": "model", "parts": [call]}, "finishReason": "STOP"}],
+        "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 5},
+        "modelVersion": "gemini-2.5-flash",
+    }
+    answer = {"functionResponse": {"name": "get_order", "response": RESULT}}
+    response2 = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [{"text": ANSWER}]}, "finishReason": "STOP"}
+        ],
+        "usageMetadata": {"promptTokenCount": 40, "candidatesTokenCount": 8},
+    }
+    contents2 = [user, {"role": "model", "parts": [call]}, {"role": "user", "parts": [answer]}]
+    b.add(
+        "g",
+        {"g.request": json.dumps({"contents": [user]}), "g.response": json.dumps(response1)},
+        start_ms=0,
+        duration_ms=5,
+    )
+    b.add(
+        "g",
+        {"g.request": json.dumps({"contents": contents2}), "g.response": json.dumps(response2)},
+        start_ms=10,
+        duration_ms=5,
+    )
+    trace = b.normalize()
+    assert trace.user_inputs == (QUESTION,)
+    assert [(c.name, c.arguments, json.loads(c.result or "")) for c in trace.tool_calls] == [
+        ("get_order", {"order_id": "A100"}, RESULT)
+    ]
+    assert trace.final_output == ANSWER
+    assert (trace.input_tokens, trace.output_tokens) == (60, 13)
+    assert trace.llm_calls[0].model == "gemini-2.5-flash"
+
+
+def _genai_chat(b: TraceBuilder, parent: str, *, content: bool, start: float) -> str:
+    attributes = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "gpt-4o-mini",
+        "gen_ai.response.id": "chatcmpl-1",
+        "gen_ai.usage.input_tokens": 50,
+        "gen_ai.usage.output_tokens": 7,
+    }
+    if content:
+        attributes["gen_ai.input.messages"] = json.dumps(
+            [{"role": "user", "parts": [{"type": "text", "content": QUESTION}]}]
+        )
+        attributes["gen_ai.output.messages"] = json.dumps(
+            [
+                {
+                    "role": "assistant",
+                    "parts": [{"type": "text", "content": ANSWER}],
+                    "finish_reason": "stop",
+                }
+            ]
+        )
+    return b.add("chat gpt-4o-mini", attributes, parent=parent, start_ms=start, duration_ms=8)
+
+
+def test_an_sdk_tracing_itself_beside_an_instrumentation_is_one_call():
+    """Two sibling spans with one ``gen_ai.response.id`` (one without content): one LLM
+    call, its tokens counted once, the answer from the span that has content."""
+    b = TraceBuilder()
+    root = b.add(
+        "invoke_agent shop", {"gen_ai.operation.name": "invoke_agent"}, start_ms=0, duration_ms=20
+    )
+    _genai_chat(b, root, content=False, start=1)
+    _genai_chat(b, root, content=True, start=1.2)
+    trace = b.normalize()
+    assert len(trace.llm_calls) == 1
+    assert (trace.input_tokens, trace.output_tokens) == (50, 7)
+    assert trace.final_output == ANSWER
+
+
+def test_an_llm_span_around_several_steps_lends_no_usage():
+    """An LLM-kind span wrapping two per-step LLM spans is no call: the steps are, and the
+    wrapper's summed usage is not added to either."""
+    b = TraceBuilder()
+    wrapper = b.add(
+        "llm loop",
+        {
+            "openinference.span.kind": "LLM",
+            "llm.token_count.prompt": 999,
+            "llm.token_count.completion": 99,
+        },
+        start_ms=0,
+        duration_ms=30,
+    )
+    for start in (1, 10):
+        b.add(
+            "chat",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.input.messages": json.dumps([{"role": "user", "content": QUESTION}]),
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "content": ANSWER}]),
+            },
+            parent=wrapper,
+            start_ms=start,
+            duration_ms=5,
+        )
+    trace = b.normalize()
+    assert len(trace.llm_calls) == 2
+    assert trace.input_tokens is None
+
+
+def test_a_tool_served_over_mcp_is_one_call():
+    """The MCP server's ``execute_tool`` span inside the agent's tool span (same tool, same
+    arguments): one call, timed by the outer span, the result from whichever has it."""
+    b = TraceBuilder()
+    outer = b.add(
+        "execute_tool get_order",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "get_order",
+            "gen_ai.tool.call.id": "call_1",
+            "gen_ai.tool.call.arguments": '{"order_id": "A100"}',
+        },
+        start_ms=0,
+        duration_ms=20,
+    )
+    b.add(
+        "tools/call get_order",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "mcp.method.name": "tools/call",
+            "gen_ai.tool.name": "get_order",
+            "gen_ai.tool.call.arguments": '{"order_id": "A100"}',
+            "gen_ai.tool.call.result": json.dumps(RESULT),
+        },
+        parent=outer,
+        start_ms=2,
+        duration_ms=10,
+    )
+    trace = b.normalize()
+    assert [
+        (c.name, c.call_id, json.loads(c.result or ""), c.duration_ms) for c in trace.tool_calls
+    ] == [("get_order", "call_1", RESULT, 20.0)]
+
+
+def test_a_tool_span_under_another_operation_name_is_a_tool_call():
+    """``gen_ai.tool.name`` with arguments on a span whose operation name is not
+    ``execute_tool``: a tool call, by what it carries."""
+    b = TraceBuilder()
+    b.add(
+        "Tool.invoke",
+        {
+            "gen_ai.operation.name": "tool_call",
+            "gen_ai.tool.name": "get_order",
+            "gen_ai.tool.call.arguments": '{"order_id": "A100"}',
+        },
+        start_ms=0,
+        duration_ms=5,
+    )
+    trace = b.normalize()
+    assert [c.name for c in trace.tool_calls] == ["get_order"]
+
+
+def test_results_without_ids_pair_in_call_order_not_by_recency():
+    """Two parallel calls of one tool and their results, none with an id: the first result
+    is the first call's (pairing by recency reversed them)."""
+    b = TraceBuilder()
+    calls = [
+        {"type": "tool_call", "name": "get_order", "arguments": {"order_id": "A100"}},
+        {"type": "tool_call", "name": "get_order", "arguments": {"order_id": "B200"}},
+    ]
+    user = {"role": "user", "parts": [{"type": "text", "content": QUESTION}]}
+    assistant = {"role": "assistant", "parts": calls}
+    results = [
+        {"role": "tool", "parts": [{"type": "tool_call_response", "response": "A100 result"}]},
+        {"role": "tool", "parts": [{"type": "tool_call_response", "response": "B200 result"}]},
+    ]
+    b.add(
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps([user]),
+            "gen_ai.output.messages": json.dumps([assistant]),
+        },
+        start_ms=0,
+        duration_ms=5,
+    )
+    b.add(
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps([user, assistant, *results]),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": ANSWER}]}]
+            ),
+        },
+        start_ms=10,
+        duration_ms=5,
+    )
+    trace = b.normalize()
+    assert [(c.arguments["order_id"], c.result) for c in trace.tool_calls] == [
+        ("A100", "A100 result"),
+        ("B200", "B200 result"),
+    ]
+
+
+def test_content_no_map_reads_is_unread_content_not_content_not_captured():
+    """Message content under a key no map names, in a shape no reader knows: lint says
+    which attribute holds it and to add a convention map, and the trace is not ok."""
+    b = TraceBuilder(scope="fw")
+    b.add(
+        "fw.agent",
+        {
+            "fw.conversation": json.dumps(
+                {"turns": [{"role": "user", "content": QUESTION, "speaker": 1}]}
+            )
+        },
+        start_ms=0,
+        duration_ms=5,
+    )
+    trace = b.normalize()
+    report = lint(trace)
+    assert not report.ok
+    reasons = " ".join(c.detail for c in report.checks)
+    assert "unread content in fw.conversation" in reasons
+    assert "not captured" not in reasons
