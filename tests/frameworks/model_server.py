@@ -20,9 +20,20 @@ from the request alone, so it works whatever extra calls, prompts or retries a f
    (``stream_options.include_usage``), as OpenAI does.
 
 Endpoints: ``POST /v1/chat/completions`` (streaming and not), ``POST /v1/responses``
-(streaming and not), ``GET /v1/models``. Every request is logged as one JSON line (``log``
-file): time, path, scenario, turn, step, the reply (text or tool calls) and the usage sent;
-the ground truth (:mod:`truth`) is computed from this log and the driver's.
+(streaming and not), ``GET /v1/models``; the Anthropic Messages API ``POST /v1/messages``
+(``tool_use`` / ``tool_result`` content blocks; ``stream: true`` sends its server-sent events)
+and the Gemini API ``POST /v1beta/models/{model}:generateContent`` and
+``:streamGenerateContent?alt=sse`` (``functionCall`` / ``functionResponse`` parts), each read
+into the same messages and decided the same way (:mod:`provider_formats`; their clients
+take the server's root, without ``/v1``: ``root_url``). Anthropic streams usage as the API
+does (input tokens and ``output_tokens: 1`` in ``message_start``, the output total in
+``message_delta``); Gemini sends no function call ids (as the Gemini API's ``generateContent``
+does not) and its usage in the last streamed chunk.
+
+Every request is logged as one JSON line (``log`` file): time, path (``chat.completions``,
+``responses``, ``anthropic.messages``, ``gemini.generateContent``), scenario, turn, step,
+the reply (text or tool calls) and the usage sent; the ground truth (:mod:`truth`) is
+computed from this log and the driver's.
 
     python model_server.py --scenarios scenarios.json --log model.jsonl --port 0
 """
@@ -37,6 +48,16 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+from provider_formats import (
+    anthropic_events,
+    anthropic_message,
+    anthropic_messages,
+    gemini_chunks,
+    gemini_messages,
+    gemini_response,
+    gemini_tools,
+)
 
 HERE = Path(__file__).resolve().parent
 FALLBACK_TEXT = "I can only help with orders and shipments."
@@ -482,6 +503,11 @@ class ModelServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
+    @property
+    def root_url(self) -> str:
+        """The server without ``/v1``: what Anthropic's and Gemini's clients take as base URL."""
+        return f"http://127.0.0.1:{self.port}"
+
     def start(self) -> ModelServer:
         self._thread.start()
         return self
@@ -495,6 +521,20 @@ class ModelServer:
         with self._lock:
             self._log.write(json.dumps(entry) + "\n")
             self._log.flush()
+
+    def record_decision(
+        self, path: str, stream: bool, decision: Decision, usage: tuple[int, int]
+    ) -> None:
+        """Log one request of the Anthropic or Gemini formats (usage always sent)."""
+        self.record(
+            {
+                "t_ns": time.time_ns(),
+                "path": path,
+                "stream": stream,
+                **decision.to_log(),
+                "usage": {"input_tokens": usage[0], "output_tokens": usage[1]},
+            }
+        )
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -560,6 +600,10 @@ class ModelServer:
                     self._chat(body, len(raw))
                 elif path.endswith("/responses"):
                     self._responses(body, len(raw))
+                elif path.endswith("/messages"):
+                    self._anthropic(body, len(raw))
+                elif path.endswith((":generateContent", ":streamGenerateContent")):
+                    self._gemini(path, body, len(raw))
                 else:
                     server.record({"t_ns": time.time_ns(), "path": path, "unsupported": True})
                     self._send_json(404, {"error": {"message": f"no route {path}"}})
@@ -607,6 +651,28 @@ class ModelServer:
                     self._send_events([(e["type"], e) for e in events])
                 else:
                     self._send_json(200, response_object(decision, model, usage))
+
+            def _anthropic(self, body: dict[str, Any], size: int) -> None:
+                decision = server.script.decide(anthropic_messages(body), offered_tools(body))
+                model = str(body.get("model") or "claude-sonnet-4-5")
+                usage = _usage_numbers(size, decision)
+                stream = bool(body.get("stream"))
+                server.record_decision("anthropic.messages", stream, decision, usage)
+                if stream:
+                    self._send_events(anthropic_events(decision, model, usage))
+                else:
+                    self._send_json(200, anthropic_message(decision, model, usage))
+
+            def _gemini(self, path: str, body: dict[str, Any], size: int) -> None:
+                decision = server.script.decide(gemini_messages(body), gemini_tools(body))
+                model = path.rsplit("/", 1)[-1].split(":", 1)[0]
+                usage = _usage_numbers(size, decision)
+                stream = path.endswith(":streamGenerateContent")
+                server.record_decision("gemini.generateContent", stream, decision, usage)
+                if stream:
+                    self._send_events([(None, c) for c in gemini_chunks(decision, model, usage)])
+                else:
+                    self._send_json(200, gemini_response(decision, model, usage))
 
         return Handler
 

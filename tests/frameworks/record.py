@@ -49,6 +49,7 @@ SETUPS = HERE / "setups"
 DEFAULT_OUT = REPO / "tests" / "data" / "frameworks"
 DEFAULT_VENVS = REPO / ".venvs"
 DRIVER_TIMEOUT_S = 900
+PROVIDER_ENV = ("ANTHROPIC_", "GOOGLE_", "GEMINI_")  # a shell's own keys: replaced
 STAMP = ".fw-stamp"
 RECIPE = "1"
 
@@ -190,6 +191,7 @@ def driver_env(
         k: v
         for k, v in os.environ.items()
         if not k.startswith(("OTEL_", "TRACELOOP_", "OPENAI_", "PYTHON", "FW_", "NODE_"))
+        and not k.startswith(PROVIDER_ENV)
     }
     env.update(QUIET_ENV)
     env.update(
@@ -197,6 +199,11 @@ def driver_env(
             "OPENAI_BASE_URL": model.base_url,
             "OPENAI_API_BASE": model.base_url,
             "OPENAI_API_KEY": "sk-scripted-model-key",
+            # Anthropic's and Gemini's clients take the server's root (provider_formats)
+            "ANTHROPIC_BASE_URL": model.root_url,
+            "ANTHROPIC_API_KEY": "sk-ant-scripted-model-key",
+            "GOOGLE_GEMINI_BASE_URL": model.root_url,
+            "GEMINI_API_KEY": "scripted-model-key",
             "OTEL_EXPORTER_OTLP_ENDPOINT": capture.endpoint,
             "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
             "OTEL_SERVICE_NAME": f"fw-{setup['name']}",

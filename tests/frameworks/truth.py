@@ -2,8 +2,10 @@
 
 Computed from the two logs a recording leaves (stdlib only, so ``record.py`` can run it with
 any Python): ``model.jsonl`` (:mod:`model_server`: every request with its decision and the
-usage sent) and ``driver.jsonl`` (:mod:`fwtools`: each turn's start and end, each tool
-execution). Each entry is assigned to the turn whose ``[start, end]`` holds its time.
+usage sent, whichever format it came in: chat completions, Responses, Anthropic Messages or
+Gemini ``generateContent``; ``path`` says which) and ``driver.jsonl`` (:mod:`fwtools`: each
+turn's start and end, each tool execution). Each entry is assigned to the turn whose
+``[start, end]`` holds its time.
 
 ``truth.json``::
 
