@@ -15,7 +15,10 @@ from the request alone, so it works whatever extra calls, prompts or retries a f
    ``final_answer`` tool (smolagents' tool-calling agents) the answer is a call of it.
    A scripted tool that the request offers only under a prefixed name (Semantic Kernel's
    ``ShopPlugin-get_order``) is called by that name; the log keeps the scripted name.
-3. **Usage.** Deterministic: input tokens = request body bytes // 4, output tokens = reply
+3. **Text ReAct.** A DSPy request (its closing "Respond with the corresponding output
+   fields" reminder) is answered in DSPy's field markers, one tool call per reply
+   (:func:`dspy_decision`); the log keeps the decision as tool calls.
+4. **Usage.** Deterministic: input tokens = request body bytes // 4, output tokens = reply
    bytes // 4 + 1. Streamed chat completions send usage only when the request asks for it
    (``stream_options.include_usage``), as OpenAI does.
 
@@ -42,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -242,6 +246,64 @@ class Script:
                 calls=((call_id, ANSWER_TOOL, {"answer": turn["answer"]}),),
             )
         return Decision(scenario, turn_index, step, text=turn["answer"])
+
+
+# --- text ReAct: DSPy's field markers ---------------------------------------------------------
+
+DSPY_ASK = "Respond with the corresponding output fields"
+DSPY_FIELD = re.compile(r"\[\[ ## (\w+) ## \]\]")
+DSPY_PAST_TOOL = re.compile(r"\[\[ ## tool_name_\d+ ## \]\]")
+DSPY_FINISH = "finish"
+
+
+def dspy_output_fields(messages: list[tuple[str, str, bool]]) -> list[str]:
+    """The output fields a DSPy ``ChatAdapter`` request asks for, in order (from its closing
+    "Respond with the corresponding output fields, starting with the field `[[ ## a ## ]]`,
+    then ..."); empty for any other request."""
+    for _, text, _ in reversed(messages):
+        if DSPY_ASK in text:
+            asked = text[text.rfind(DSPY_ASK) :]
+            return [f for f in DSPY_FIELD.findall(asked) if f != "completed"]
+    return []
+
+
+def dspy_decision(
+    script: Script, messages: list[tuple[str, str, bool]]
+) -> tuple[Decision, Decision] | None:
+    """(what the model decided, the text it sends) for a DSPy request, else None.
+
+    The tool calls are written in the reply text, one per request, as ``dspy.ReAct`` reads
+    them (``next_thought`` / ``next_tool_name`` / ``next_tool_args``); a scripted step with
+    parallel calls becomes consecutive ReAct steps. The step is the number of past tool calls
+    in the trajectory of the anchoring message (``[[ ## tool_name_N ## ]]``). After the
+    scripted calls the model calls ReAct's ``finish``; a request for other fields (the final
+    ``extract``: ``reasoning``, ``answer``) gets the answer in its ``answer`` field.
+    """
+    fields = dspy_output_fields(messages)
+    anchor = script._anchor(messages) if fields else None
+    if anchor is None:
+        return None
+    index, (scenario, turn_index, turn) = anchor
+    if "next_tool_name" in fields:
+        step = len(DSPY_PAST_TOOL.findall(messages[index][1]))
+        calls = [call for round_ in turn["steps"] for call in round_]
+        name, arguments = calls[step] if step < len(calls) else (DSPY_FINISH, {})
+        call_id = f"call_{scenario}_{turn_index}_{step}_0"
+        decided = Decision(scenario, turn_index, step, calls=((call_id, name, arguments),))
+        values = {
+            "next_thought": f"I will call {name}.",
+            "next_tool_name": name,
+            "next_tool_args": json.dumps(arguments),
+        }
+    else:
+        step = len(DSPY_PAST_TOOL.findall(messages[index][1]))
+        decided = Decision(scenario, turn_index, step, text=turn["answer"])
+        values = {"answer": turn["answer"]}
+    wire = "".join(
+        f"[[ ## {f} ## ]]\n{values.get(f, 'The trajectory holds what is needed.')}\n\n"
+        for f in fields
+    )
+    return decided, Decision(scenario, turn_index, step, text=wire + "[[ ## completed ## ]]")
 
 
 # --- writing replies -----------------------------------------------------------------------
@@ -609,9 +671,11 @@ class ModelServer:
                     self._send_json(404, {"error": {"message": f"no route {path}"}})
 
             def _chat(self, body: dict[str, Any], size: int) -> None:
-                decision = server.script.decide(chat_messages(body), offered_tools(body))
+                messages = chat_messages(body)
+                decision = wire = server.script.decide(messages, offered_tools(body))
+                decision, wire = dspy_decision(server.script, messages) or (decision, wire)
                 model = str(body.get("model") or "gpt-4o-mini")
-                usage = _usage_numbers(size, decision)
+                usage = _usage_numbers(size, wire)
                 stream = bool(body.get("stream"))
                 include = bool((body.get("stream_options") or {}).get("include_usage"))
                 sent = usage if (not stream or include) else None
@@ -627,10 +691,10 @@ class ModelServer:
                     }
                 )
                 if stream:
-                    chunks = chat_chunks(decision, model, sent)
+                    chunks = chat_chunks(wire, model, sent)
                     self._send_events([(None, c) for c in chunks] + [(None, "[DONE]")])
                 else:
-                    self._send_json(200, chat_completion(decision, model, usage))
+                    self._send_json(200, chat_completion(wire, model, usage))
 
             def _responses(self, body: dict[str, Any], size: int) -> None:
                 decision = server.script.decide(responses_messages(body), offered_tools(body))
