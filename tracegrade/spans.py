@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 AttrValue = Any
 """A decoded OTLP ``AnyValue`` (see the module docstring)."""
 
@@ -127,6 +129,20 @@ def group_by_trace(spans: Iterable[Span], logs: Iterable[LogRecord] = ()) -> lis
     return list(traces.values())
 
 
+def json_loads(text: str) -> Any:
+    """``json.loads``, through orjson (several times faster on the large message histories
+    spans carry); what orjson refuses but the standard library reads (``NaN``, integers past
+    64 bits) falls back to :func:`json.loads`.
+
+    Raises:
+        json.JSONDecodeError: ``text`` is not JSON.
+    """
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def loads_maybe(value: Any) -> Any:
     """``json.loads`` a string that holds a JSON object or array; anything else unchanged.
 
@@ -137,7 +153,7 @@ def loads_maybe(value: Any) -> Any:
         stripped = value.lstrip()
         if stripped[:1] in ("{", "["):
             try:
-                return json.loads(value)
+                return json_loads(value)
             except json.JSONDecodeError:
                 return value
     return value
@@ -147,7 +163,7 @@ def parse_arguments(value: Any) -> Any:
     """Tool-call arguments as parsed JSON where they parse (any JSON value), else as given."""
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return json_loads(value)
         except json.JSONDecodeError:
             return value
     if isinstance(value, tuple):

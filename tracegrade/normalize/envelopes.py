@@ -24,12 +24,12 @@ evidence here": the LLM spans decide. :func:`unwrap_result` does the same for a 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tracegrade.normalize.messages import Message, Part, as_text, is_placeholder, parse_message
+from tracegrade.spans import json_loads
 
 _MAX_DEPTH = 8
 """Envelopes nest a few levels at most; deeper structures are not unwrapped further."""
@@ -61,20 +61,29 @@ def decode(value: Any) -> Any:
         if not stripped or stripped[0] not in '{["':
             return value
         try:
-            value = json.loads(stripped)
+            value = json_loads(stripped)
         except ValueError:
             return value
     return value
 
 
+_ITEM_TYPES = frozenset({"function_call", "function_call_output", "tool_use", "tool_result"})
+"""Types of items that are messages of their own (OpenAI Responses items, Anthropic blocks)."""
+
+
 def _as_message(raw: Any) -> Message | None:
-    """A message in any shape :func:`~.messages.parse_message` knows, LangChain's included;
-    ``None`` for an object that carries no role, no LangChain form and no tool call."""
+    """A message in any shape :func:`~.messages.parse_message` knows (a role with content,
+    parts or tool calls; a LangChain serialised message; a Responses item); ``None`` for any
+    other object (checked by its keys first: tool results are often large objects)."""
     if not isinstance(raw, Mapping):
         return None
-    if "role" in raw and not ("content" in raw or "parts" in raw or "tool_calls" in raw):
+    if "role" in raw:
+        if "content" in raw or "parts" in raw or "tool_calls" in raw:
+            return parse_message(raw)
         return None
-    return parse_message(raw)
+    if raw.get("lc") == 1 or ("data" in raw and "type" in raw) or raw.get("type") in _ITEM_TYPES:
+        return parse_message(raw)
+    return None
 
 
 _CALLBACK_KEYS = frozenset({"kwargs", "tags", "metadata", "run_id", "name"})
@@ -202,7 +211,7 @@ def _decode_once(text: str | None) -> Any:
     if not text or text.lstrip()[:1] != '"':
         return None
     try:
-        return json.loads(text)
+        return json_loads(text)
     except ValueError:
         return None
 

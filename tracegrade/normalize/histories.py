@@ -19,6 +19,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from tracegrade.spans import json_loads
+
 T = TypeVar("T")
 
 _Entry = tuple[int, list[Any], str | None, int]
@@ -55,12 +57,12 @@ class HistoryCache:
         base = self._longest_prefix(entries, text)
         try:
             if base is None:
-                items = json.loads(text)
+                items = json_loads(text)
                 if not isinstance(items, list):
                     return None
                 count, results = len(items), self._parse_items(items, 0)
             else:
-                tail = json.loads("[" + text[len(base) :])
+                tail = json_loads("[" + text[len(base) :])
                 old_count, old_results = entries[base][:2]
                 count = old_count + len(tail)
                 results = old_results + self._parse_items(tail, old_count)

@@ -56,6 +56,57 @@ def _boundary(name: str, prefix: str) -> bool:
     return len(name) == len(prefix) or not name[len(prefix)].isalnum() or not prefix[-1].isalnum()
 
 
+_Option = tuple[int, str, _Getter]
+"""A field's source: its rank in the field's list, its label, its getter."""
+
+
+class Table:
+    """A map's ``fields`` (or one role's) indexed by attribute key: a span's fields are found
+    by intersecting its keys with the table's, not by asking every source."""
+
+    def __init__(self, name: str, options: dict[str, list[tuple[str, _Getter]]]) -> None:
+        self.name = name
+        self.keyed: dict[str, list[tuple[str, int, str, _Getter]]] = {}
+        self.other: list[tuple[str, int, str, _Getter]] = []
+        for field, sources in options.items():
+            for rank, (label, getter) in enumerate(sources):
+                entry = (field, rank, f"{name}: {label}", getter)
+                if label.endswith("*") or label == "span name":
+                    self.other.append(entry)
+                else:
+                    self.keyed.setdefault(label, []).append(entry)
+        self.keys = frozenset(self.keyed)
+
+    def read(self, span: Span, view: SpanView) -> bool:
+        """Fill the view's empty fields from the sources present; True when any was set."""
+        present = span.attributes.keys() & self.keys
+        if not present and not self.other:
+            return False
+        candidates: dict[str, list[_Option]] = {}
+        for key in present:
+            for field, rank, label, getter in self.keyed[key]:
+                candidates.setdefault(field, []).append((rank, label, getter))
+        for field, rank, label, getter in self.other:
+            candidates.setdefault(field, []).append((rank, label, getter))
+        found = False
+        for field, options in candidates.items():
+            if not view.is_empty(field):
+                continue
+            if len(options) > 1:
+                options.sort(key=_rank)
+            for _, label, getter in options:
+                value = getter(span, view)
+                if value is not None and value != () and value != []:
+                    view.fill_from(label, field, value)
+                    found = True
+                    break
+        return found
+
+
+def _rank(option: _Option) -> int:
+    return option[0]
+
+
 class Compiled:
     """A :class:`~.conventions.ConventionMap` prepared for reading many spans."""
 
@@ -64,14 +115,16 @@ class Compiled:
         self.name = spec.name
         self.keys = frozenset(spec.applies.keys)
         self.prefixes = spec.applies.key_prefixes
-        self.scopes = spec.applies.scopes
-        self.names = spec.applies.names
+        self.scopes = tuple(spec.applies.scopes)
+        self.names = tuple(spec.applies.names)
         self.every_span = not (self.keys or self.prefixes or self.scopes or self.names)
         self.empty = tuple(spec.empty)
-        self.fields = [(n, [self._getter(s, n) for s in ss]) for n, ss in spec.fields.items()]
+        self.fields = Table(
+            spec.name, {n: [self._getter(s, n) for s in ss] for n, ss in spec.fields.items()}
+        )
         self.roles = {
-            role: [(n, [self._getter(s, n) for s in ss]) for n, ss in table.items()]
-            for role, table in spec.roles.items()
+            role: Table(spec.name, {n: [self._getter(s, n) for s in ss] for n, ss in t.items()})
+            for role, t in spec.roles.items()
         }
         self.events = [
             (
@@ -87,15 +140,16 @@ class Compiled:
     def applies(self, span: Span, view: SpanView) -> bool:
         if self.every_span:
             return True
-        attributes = span.attributes
-        if self.keys and not self.keys.isdisjoint(attributes):
+        if self.keys and not self.keys.isdisjoint(span.attributes):
             return True
-        if any(view.has_key_prefix(p) for p in self.prefixes):
+        for prefix in self.prefixes:
+            if view.has_key_prefix(prefix):
+                return True
+        if self.scopes and span.scope_name.startswith(self.scopes):
             return True
-        scope = span.scope_name
-        if scope and any(scope.startswith(s) for s in self.scopes):
-            return True
-        return any(_boundary(span.name, n) for n in self.names)
+        if self.names and span.name.startswith(self.names):
+            return any(_boundary(span.name, n) for n in self.names)
+        return False
 
     def role(self, span: Span, view: SpanView) -> tuple[Role, str] | None:
         """``(role, rule)`` from the first of the map's rules that matches."""
@@ -159,7 +213,7 @@ class Compiled:
 
     def read(self, span: Span, view: SpanView, context: Context) -> bool:
         """Fill ``view`` from the map's fields, payloads and events; True when any was read."""
-        found = _read_table(self.name, self.fields, span, view)
+        found = self.fields.read(span, view)
         for payload in self.spec.payloads:
             if payload.role is None or payload.role == view.role:
                 found = _read_payload(self, payload.key, payload.decoder, span, view) or found
@@ -169,7 +223,7 @@ class Compiled:
 
     def read_role(self, span: Span, view: SpanView) -> bool:
         table = self.roles.get(view.role) if view.role else None
-        return _read_table(self.name, table, span, view) if table else False
+        return table.read(span, view) if table is not None else False
 
 
 def _value_role(values: Mapping[str, Role | None], value: str) -> Role | None:
@@ -220,25 +274,6 @@ def _flattened(prefix: str, field: str) -> _Getter:
         return found or None
 
     return messages
-
-
-def _read_table(
-    name: str,
-    table: Sequence[tuple[str, Sequence[tuple[str, _Getter]]]] | None,
-    span: Span,
-    view: SpanView,
-) -> bool:
-    found = False
-    for field, getters in table or ():
-        if not view.is_empty(field):
-            continue
-        for label, getter in getters:
-            value = getter(span, view)
-            if value is not None and value != () and value != []:
-                view.fill_from(f"{name}: {label}", field, value)
-                found = True
-                break
-    return found
 
 
 def _read_payload(compiled: Compiled, key: str, decoder: str, span: Span, view: SpanView) -> bool:
@@ -346,10 +381,32 @@ def _complete(view: SpanView) -> None:
         view.usage_aggregated = True
 
 
+_APPLYING: dict[tuple[str, str, tuple[str, ...]], list[Compiled]] = {}
+"""The maps that apply to a span, by its shape (scope, name, attribute keys): spans of one
+trace, and of a run's traces, repeat a few shapes."""
+_APPLYING_SIZE = 4096
+
+
+def applying(span: Span, view: SpanView) -> list[Compiled]:
+    """The compiled maps that apply to ``span`` (module docstring, step 1)."""
+    maps = compiled_maps()
+    shape = (span.scope_name, span.name, tuple(span.attributes))
+    found = _APPLYING.get(shape)
+    if found is None or _APPLYING_OWNER[0] is not maps:
+        if _APPLYING_OWNER[0] is not maps or len(_APPLYING) >= _APPLYING_SIZE:
+            _APPLYING.clear()
+            _APPLYING_OWNER[0] = maps
+        found = _APPLYING[shape] = [m for m in maps if m.applies(span, view)]
+    return found
+
+
+_APPLYING_OWNER: list[tuple[Compiled, ...] | None] = [None]
+
+
 def read_view(span: Span, context: Context) -> SpanView:
     """Read one span through every active convention map (module docstring)."""
     view = SpanView(span)
-    maps = [m for m in compiled_maps() if m.applies(span, view)]
+    maps = applying(span, view)
     for compiled in maps:
         found = compiled.role(span, view)
         if found is not None:
@@ -363,7 +420,7 @@ def read_view(span: Span, context: Context) -> SpanView:
         if not had_usage and view.has_usage and view.role in compiled.spec.aggregated_usage:
             view.usage_aggregated = True
     if not (view.input_messages or view.output_messages):
-        sniff(view, maps)
+        sniff(view, compiled_maps())
     if view.role is None:
         found_role = classify(view)
         if found_role is not None:

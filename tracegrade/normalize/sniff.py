@@ -63,6 +63,7 @@ def _known(maps: Sequence[Compiled]) -> tuple[frozenset[str], tuple[str, ...]]:
         return _KNOWN[0][1]
     found = known_keys(maps)
     _KNOWN[:] = [(maps, found)]
+    _UNKNOWN.clear()
     return found
 
 
@@ -75,11 +76,23 @@ def _structured(value: Any) -> bool:
     return head in ("{", "[") or looks_like_repr(value)
 
 
+_UNKNOWN: dict[tuple[str, ...], tuple[str, ...]] = {}
+"""A span shape's unmapped keys, by its attribute keys (spans repeat a few shapes)."""
+
+
 def _unknown(view: SpanView, maps: Sequence[Compiled]) -> Iterable[tuple[str, Any]]:
-    keys, prefixes = _known(maps)
-    for key, value in view.span.attributes.items():
-        if key not in keys and not key.startswith(prefixes):
-            yield key, value
+    """The span's attributes whose key no map names."""
+    attributes = view.span.attributes
+    shape = tuple(attributes)
+    unknown = _UNKNOWN.get(shape)
+    if unknown is None:
+        keys, prefixes = _known(maps)
+        if len(_UNKNOWN) >= 4096:
+            _UNKNOWN.clear()
+        unknown = _UNKNOWN[shape] = tuple(
+            k for k in shape if k not in keys and not k.startswith(prefixes)
+        )
+    return [(key, attributes[key]) for key in unknown]
 
 
 def sniff(view: SpanView, maps: Sequence[Compiled]) -> bool:
