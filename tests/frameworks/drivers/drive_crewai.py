@@ -3,11 +3,15 @@
 The task's description is the template ``{question}``, filled by ``crew.kickoff(inputs=...)``
 with the user's text (CrewAI's documented way to parametrise a crew).
 
-Instrumentation: ``openinference-instrumentation-crewai`` (crew, task, agent and tool spans)
-plus ``openinference-instrumentation-openai`` for the LLM calls (CrewAI 1.x calls OpenAI
-models through its native provider, the ``openai`` client, not LiteLLM). Content capture is
-OpenInference's default. Each turn runs inside ``using_session(conversation_id)``
-(OpenInference's documented way to put ``session.id`` on the spans).
+Instrumentation (``FW_MODE``): ``openinference`` (default): ``openinference-instrumentation-
+crewai`` (crew, task, agent and tool spans) plus ``openinference-instrumentation-openai`` for
+the LLM calls (CrewAI 1.x calls OpenAI models through its native provider, the ``openai``
+client, not LiteLLM); content capture is OpenInference's default; each turn runs inside
+``using_session(conversation_id)`` (OpenInference's documented way to put ``session.id`` on
+the spans). ``openllmetry``: OpenLLMetry's ``opentelemetry-instrumentation-crewai`` plus
+``opentelemetry-instrumentation-openai`` (Traceloop's), content on by default
+(``TRACELOOP_TRACE_CONTENT`` unset); OpenLLMetry has no session context without the
+traceloop SDK, so no session id.
 
 Tools are ``@tool`` functions; a tool that raises is reported back to the agent by CrewAI
 itself (the error text becomes the tool result). The second turn of a conversation carries
@@ -18,11 +22,20 @@ the new task's prompt. The streaming scenario uses ``LLM(stream=True)`` with
 
 from __future__ import annotations
 
+import contextlib
+
 import fwtools
-from fwtools import MODEL, SYSTEM_PROMPT, call_tool, scenarios, setup_otel, shutdown, turn
+from fwtools import MODE, MODEL, SYSTEM_PROMPT, call_tool, scenarios, setup_otel, shutdown, turn
 
 
 def instrument(tracer_provider) -> None:
+    if MODE == "openllmetry":
+        from opentelemetry.instrumentation.crewai import CrewAIInstrumentor as OpenLLMetryCrewAI
+        from opentelemetry.instrumentation.openai import OpenAIInstrumentor as OpenLLMetryOpenAI
+
+        OpenLLMetryCrewAI().instrument(tracer_provider=tracer_provider)
+        OpenLLMetryOpenAI().instrument(tracer_provider=tracer_provider)
+        return
     from openinference.instrumentation.crewai import CrewAIInstrumentor
     from openinference.instrumentation.openai import OpenAIInstrumentor
 
@@ -74,15 +87,22 @@ def make_crew(stream: bool, context: list):
     return crew, task
 
 
-def main() -> None:
+def session(conversation_id: str):
+    """OpenInference's session context (no-op with OpenLLMetry)."""
+    if MODE == "openllmetry":
+        return contextlib.nullcontext()
     from openinference.instrumentation import using_session
 
+    return using_session(conversation_id)
+
+
+def main() -> None:
     tracer_provider, _ = setup_otel()
     instrument(tracer_provider)
     for scenario in scenarios():
         earlier: list = []  # the conversation's earlier tasks, passed as context
         for index, spec in enumerate(scenario.turns):
-            with turn(scenario, index) as record, using_session(scenario.conversation_id):
+            with turn(scenario, index) as record, session(scenario.conversation_id):
                 crew, task = make_crew(scenario.stream, list(earlier))
                 inputs = {"question": spec["user"]}
                 if scenario.stream:
