@@ -6,6 +6,8 @@
   onto a case's fields;
 - :mod:`.located`: validation errors with the file, line and field they are about;
 - :mod:`.predicates`: predicates on tool arguments (equals, one-of, <=, >=, regex, subset);
+- :mod:`.trajectories`: how tool calls and their arguments are matched (``tool_calls_match``,
+  ``arguments_match``), in the other evaluators' words;
 - :mod:`.selection`: the cases a run takes (tier, tags, ids);
 - :mod:`.mapping`: the ``--mapping`` file (case id -> trace ids);
 - :mod:`.editing`: round-trip editing of a dataset file (the dashboard's case editor).

@@ -34,6 +34,13 @@ from tracegrade._util.bounded import load_json, load_yaml
 from tracegrade.dataset.located import Located, locate, messages, validation_problems
 from tracegrade.dataset.predicates import Predicate, PredicateError, parse_predicate
 from tracegrade.dataset.shapes import CASE_KEYS, to_case_fields
+from tracegrade.dataset.trajectories import (
+    ORDER_TO_MATCH,
+    ArgumentsMatch,
+    ToolCallsMatch,
+    ToolCallsScope,
+    argument_rule,
+)
 from tracegrade.errors import DatasetError
 
 Tier = Literal["smoke", "full"]
@@ -55,6 +62,11 @@ class ExpectedToolCall(_Strict):
     """Whether the call may pass arguments not named in ``arguments``."""
     required: bool = False
     """When true, the case fails (hard) unless some call satisfies every predicate."""
+    arguments_match: ArgumentsMatch | None = None
+    """How the arguments are compared: ``superset`` (the default: every stated argument as
+    stated, others allowed), ``exact`` (and no other), ``subset`` (stated ones may be left
+    out, no other passed), ``ignore``, or a list of the argument names compared (see
+    :mod:`tracegrade.dataset.trajectories`); else the case's ``arguments_match``."""
     _predicates: dict[str, Predicate] = PrivateAttr(default_factory=dict)
 
     @field_validator("arguments")
@@ -67,6 +79,30 @@ class ExpectedToolCall(_Strict):
                 raise ValueError(f"argument {name!r}: {exc}") from exc
         return value
 
+    @field_validator("arguments_match")
+    @classmethod
+    def _named_fields(cls, value: ArgumentsMatch | None) -> ArgumentsMatch | None:
+        if isinstance(value, list) and not value:
+            raise ValueError("a list of argument names needs at least one name")
+        return value
+
+    @model_validator(mode="after")
+    def _fields_stated(self) -> ExpectedToolCall:
+        mode = self.arguments_match
+        if isinstance(mode, list) and (unstated := [n for n in mode if n not in self.arguments]):
+            raise ValueError(
+                f"arguments_match names {unstated}, which 'arguments' does not state: give "
+                "each compared argument's expected value"
+            )
+        extra = "allow_extra_arguments" in self.model_fields_set
+        allows = mode not in ("exact", "subset")
+        if extra and mode is not None and allows != self.allow_extra_arguments:
+            raise ValueError(
+                f"allow_extra_arguments: {str(self.allow_extra_arguments).lower()} contradicts "
+                f"arguments_match: {mode}; give one of them"
+            )
+        return self
+
     def model_post_init(self, context: Any) -> None:
         self._predicates = {name: parse_predicate(spec) for name, spec in self.arguments.items()}
 
@@ -74,6 +110,12 @@ class ExpectedToolCall(_Strict):
     def predicates(self) -> dict[str, Predicate]:
         """The parsed predicate of each argument."""
         return self._predicates
+
+    def rule(self, default: ArgumentsMatch | None = None) -> tuple[dict[str, Predicate], bool]:
+        """The predicates checked and whether other arguments are allowed, under this call's
+        ``arguments_match`` (else ``default``, the case's; else ``allow_extra_arguments``)."""
+        mode = self.arguments_match or ("exact" if not self.allow_extra_arguments else default)
+        return argument_rule(self._predicates, mode or "superset", self.allow_extra_arguments)
 
 
 class Judge(_Strict):
@@ -146,7 +188,17 @@ class Case(_Strict):
     order: Literal["any", "in_order", "exact"] = "any"
     """How ``expected_tools`` are ordered: any order; ``in_order`` (credit: the longest common
     subsequence over the expected count, calls between allowed); ``exact`` (the same over the
-    longer sequence, so extra calls cost)."""
+    longer sequence, so extra calls cost). ``tool_calls_match`` says the same in the other
+    evaluators' words."""
+    tool_calls_match: ToolCallsMatch | None = None
+    """How the tool calls are matched against the expected ones: ``exact``, ``in_order``,
+    ``any_order``, ``superset`` (the default, ``order: any``) or ``subset`` (no tool outside
+    the expected list may be called); see :mod:`tracegrade.dataset.trajectories`."""
+    arguments_match: ArgumentsMatch | None = None
+    """The default ``arguments_match`` of the case's ``expected_tool_calls``."""
+    tool_calls_scope: ToolCallsScope = "all"
+    """Which tool calls are matched: ``all`` (those of nested sub-agents too, each with its
+    depth) or ``top_level`` (only the outermost agent's own calls)."""
     expected_fields: list[str] = []
     """Fields the answer must name or state by value, matched through the alias lists of
     ``config/aliases.yaml`` (and ``field_aliases``) on word boundaries."""
@@ -201,6 +253,28 @@ class Case(_Strict):
         if self.input is None and self.turns:
             self.input = self.turns[0]
         return self
+
+    @field_validator("arguments_match")
+    @classmethod
+    def _named_arguments(cls, value: ArgumentsMatch | None) -> ArgumentsMatch | None:
+        if isinstance(value, list) and not value:
+            raise ValueError("a list of argument names needs at least one name")
+        return value
+
+    @model_validator(mode="after")
+    def _one_order(self) -> Case:
+        mapped = ORDER_TO_MATCH[self.order]
+        if "order" in self.model_fields_set and self.tool_calls_match not in (None, mapped):
+            raise ValueError(
+                f"order: {self.order} contradicts tool_calls_match: {self.tool_calls_match} "
+                f"(order: {self.order} is tool_calls_match: {mapped}); give one of them"
+            )
+        return self
+
+    @property
+    def trajectory_match(self) -> ToolCallsMatch:
+        """``tool_calls_match``, else ``order`` in its words (``any`` is ``superset``)."""
+        return self.tool_calls_match or ORDER_TO_MATCH[self.order]
 
     @field_validator("revive", mode="before")
     @classmethod

@@ -1,20 +1,30 @@
 """Tool use: the right tools, in the right order, with the right arguments.
 
-- ``tool_correctness``: partial credit over the expected tools (``expected_tools`` plus the
-  names of ``expected_tool_calls``), as a multiset, so one call never satisfies two expected
-  ones; extra calls are not penalised. With ``order: in_order`` the credit is the longest
-  common subsequence of expected and actual names over the expected count; with ``exact`` it
-  is over the longer of the two, so extras cost. A call to a ``forbidden_tools`` entry is a
+Both scorers read the case's trajectory (:mod:`tracegrade.scoring.trajectory`): the counted
+calls, with nested sub-agents' calls at their depth, or only the top level agent's with
+``tool_calls_scope: top_level``; and its ``tool_calls_match`` mode (``order`` in the older
+words; :mod:`tracegrade.dataset.trajectories`).
+
+- ``tool_correctness``: credit over the expected tools (``expected_tools`` plus the names of
+  ``expected_tool_calls``) as a multiset, so one call never satisfies two expected ones:
+  ``superset`` (default) the fraction made, extras free; ``in_order`` the longest common
+  subsequence of expected and actual names over the expected count; ``exact`` the same over
+  the longer of the two, so extras cost; ``any_order`` the multiset intersection over the
+  larger count; ``subset`` the fraction of calls within the list, and a call of a tool
+  outside it is a hard failure. A call to a ``forbidden_tools`` entry, at any depth, is a
   hard failure.
 - ``tool_arguments``: each expected call is paired with a distinct actual call of the same
-  name (first every call that satisfies all its predicates, by bipartite matching; then the
-  best partial matches); its credit is the fraction of predicates satisfied, 0 when no call
-  is left. The reasons name each failed argument and the value it had. An expected call
-  marked ``required`` that no call fully satisfies is a hard failure, and so is a call of a
-  ``strict_tools`` entry that is not a full match of some expected call (an extra write).
-  Each call is reported once: a call paired with an expected call whose arguments are wrong
-  is one "wrong-argument call" (hard when the expected call is required or the tool strict),
-  never also an "unexpected call" and a "required call not made".
+  name by the best assignment (bipartite, :func:`~tracegrade.scoring.trajectory.best_pairs`:
+  first every call that satisfies all its predicates, then the best partial matches; repeated
+  calls of one tool are paired by match, not by order); its credit is the fraction of
+  predicates satisfied under its ``arguments_match``, 0 when no call is left. The reasons name
+  each failed argument and the value it had. An expected call marked ``required`` that no call
+  fully satisfies is a hard failure, and so is a call of a ``strict_tools`` entry that is not
+  a full match of some expected call (an extra write). Under ``subset`` every listed tool is
+  strict and only the expected calls that were made count toward the credit. Each call is
+  reported once: a call paired with an expected call whose arguments are wrong is one
+  "wrong-argument call" (hard when the expected call is required or the tool strict), never
+  also an "unexpected call" and a "required call not made".
 
 Both count performed calls by default (``count_tool_calls`` in the config): a call that
 failed did not do the work.
@@ -24,32 +34,31 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case, ExpectedToolCall
 from tracegrade.dataset.predicates import ArgumentCheck, check_arguments
-from tracegrade.scoring.grounding import Counting, counted_calls, tool_calls_unrecorded
+from tracegrade.scoring.grounding import Counting, tool_calls_unrecorded
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
+from tracegrade.scoring.trajectory import (
+    best_pairs,
+    lcs_length,
+    name_credit,
+    outside,
+    trajectory,
+)
 from tracegrade.trace import AgentTrace, ToolCall
 
-
-def lcs_length(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common subsequence of two name sequences."""
-    previous = [0] * (len(b) + 1)
-    for x in a:
-        current = [0]
-        for j, y in enumerate(b):
-            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
-        previous = current
-    return previous[-1]
+__all__ = ["ToolArguments", "ToolCorrectness", "lcs_length"]
 
 
 @dataclass(frozen=True)
 class ToolCorrectness:
-    """Expected tools called (multiset, partial credit, optional order), none forbidden."""
+    """Expected tools called (multiset, partial credit, a ``tool_calls_match`` mode), none
+    forbidden."""
 
     counting: Counting = "performed"
     name: str = "tool_correctness"
@@ -58,61 +67,60 @@ class ToolCorrectness:
         if case is None:
             return skipped(self.name, "needs a golden case")
         expected = case.all_expected_tools
-        if not expected and not case.forbidden_tools:
+        mode = case.trajectory_match
+        if not expected and not case.forbidden_tools and mode != "subset":
             return skipped(self.name, "the case expects no tools")
         if unrecorded := tool_calls_unrecorded(self.name, trace):
             return unrecorded
-        actual = [c.name for c in counted_calls(trace, self.counting)]
+        path = trajectory(trace, self.counting, case)
+        actual = path.names
         forbidden = sorted({c.name for c in trace.tool_calls if c.name in case.forbidden_tools})
-        hard = tuple(f"called forbidden tool {name!r}" for name in forbidden)
-        if not expected:
+        hard = [f"called forbidden tool {name!r}" for name in forbidden]
+        if mode == "subset":
+            hard += [
+                f"called {n!r}, outside the expected tools (subset)"
+                for n in outside(expected, actual)
+            ]
+        if not expected and mode != "subset":
             return Score(
                 self.name,
                 0.0 if forbidden else 1.0,
                 "; ".join(hard) or "no forbidden tool called",
-                hard,
+                tuple(hard),
             )
-        value, reason = self._credit(expected, actual, case.order)
-        missing = list((Counter(expected) - Counter(actual)).elements())
+        value, reason = (
+            name_credit(expected, actual, mode)
+            if expected or actual
+            else (1.0, "subset: no tool called")
+        )
         details = {
+            "mode": mode,
+            "scope": case.tool_calls_scope,
             "expected": expected,
             "actual": actual,
-            "missing": missing,
+            "depths": list(path.depths),
+            "missing": list((Counter(expected) - Counter(actual)).elements()),
             "extra": list((Counter(actual) - Counter(expected)).elements()),
         }
-        return Score(self.name, value, "; ".join([reason, *hard]), hard, details)
-
-    @staticmethod
-    def _credit(expected: list[str], actual: list[str], order: str) -> tuple[float, str]:
-        if order == "any":
-            matched = sum((Counter(expected) & Counter(actual)).values())
-            missing = list((Counter(expected) - Counter(actual)).elements())
-            reason = f"{matched}/{len(expected)} expected tool call(s) made"
-            return matched / len(expected), reason + (f"; missing {missing}" if missing else "")
-        common = lcs_length(expected, actual)
-        if order == "in_order":
-            return common / len(
-                expected
-            ), f"{common}/{len(expected)} expected tool call(s) made in order"
-        denominator = max(len(expected), len(actual))
-        exact = "exactly" if list(expected) == list(actual) else f"not exactly (actual {actual})"
-        return common / denominator, f"tool sequence matches {exact}"
+        return Score(self.name, value, "; ".join([reason, *hard]), tuple(hard), details)
 
 
 class _Checks:
-    """The argument checks of (expected call, actual call) pairs, each pair checked once per
-    scored trace (matching, strict-tool checks and credit all read the same pairs)."""
+    """The argument checks of (expected call, actual call) pairs under the case's argument
+    modes, each pair checked once per scored trace (matching, strict-tool checks and credit
+    all read the same pairs)."""
 
-    def __init__(self) -> None:
+    def __init__(self, case: Case) -> None:
+        self.case = case
         self._done: dict[tuple[int, int], tuple[object, object, list[ArgumentCheck]]] = {}
 
     def __call__(self, expected: ExpectedToolCall, call: ToolCall) -> list[ArgumentCheck]:
-        """:func:`check_arguments` of ``expected``'s predicates on ``call``'s arguments."""
+        """:func:`check_arguments` of ``expected``'s rule (its ``arguments_match``) on
+        ``call``'s arguments."""
         key = (id(expected), id(call))
         if (done := self._done.get(key)) is None:
-            checks = check_arguments(
-                expected.predicates, call.arguments, allow_extra=expected.allow_extra_arguments
-            )
+            predicates, allow_extra = expected.rule(self.case.arguments_match)
+            checks = check_arguments(predicates, call.arguments, allow_extra=allow_extra)
             done = self._done[key] = (expected, call, checks)  # the pair kept alive with its id
         return done[2]
 
@@ -120,42 +128,32 @@ class _Checks:
         """True when ``call`` satisfies every predicate of ``expected``."""
         return all(ch.passed for ch in self(expected, call))
 
-    def satisfied(self, expected: ExpectedToolCall, call: ToolCall) -> int:
-        """How many predicates of ``expected`` ``call`` satisfies."""
-        return sum(ch.passed for ch in self(expected, call))
+    def weigh(self, expected: ExpectedToolCall, call: ToolCall) -> tuple[bool, float]:
+        """(every predicate holds, the fraction that holds) of ``call`` for ``expected``."""
+        done = self(expected, call)
+        passed = sum(ch.passed for ch in done)
+        return passed == len(done), passed / len(done) if done else 1.0
 
 
 def _assign(
     expected: list[ExpectedToolCall], calls: list[ToolCall], checks: _Checks
 ) -> dict[int, int]:
-    """expected index -> call index: full matches by bipartite matching, then best partials."""
-    full = {
-        (i, j)
-        for i, e in enumerate(expected)
-        for j, c in enumerate(calls)
-        if c.name == e.name and checks.full(e, c)
-    }
-    owner: dict[int, int] = {}
+    """expected index -> call index, by the best assignment
+    (:func:`~tracegrade.scoring.trajectory.best_pairs`)."""
+    return best_pairs(
+        [e.name for e in expected],
+        [c.name for c in calls],
+        lambda i, j: checks.weigh(expected[i], calls[j]),
+    )
 
-    def augment(i: int, seen: set[int]) -> bool:
-        for j in range(len(calls)):
-            if (i, j) in full and j not in seen:
-                seen.add(j)
-                if j not in owner or augment(owner[j], seen):
-                    owner[j] = i
-                    return True
-        return False
 
-    for i in range(len(expected)):
-        augment(i, set())
-    assignment = {i: j for j, i in owner.items()}
-    for i, e in enumerate(expected):
-        if i in assignment:
-            continue
-        free = [j for j, c in enumerate(calls) if c.name == e.name and j not in assignment.values()]
-        if free:
-            assignment[i] = max(free, key=lambda j: (checks.satisfied(e, calls[j]), -j))
-    return assignment
+def _strict_tools(case: Case) -> set[str]:
+    """The tools whose every performed call must fully match an expected call: the case's
+    ``strict_tools``, and under ``subset`` every expected tool."""
+    strict = set(case.strict_tools)
+    if case.trajectory_match == "subset":
+        strict |= {c.name for c in case.expected_tool_calls}
+    return strict
 
 
 def _unexpected(
@@ -165,14 +163,16 @@ def _unexpected(
     checks: _Checks,
     wrong: set[int],
 ) -> list[str]:
-    """Performed calls of ``strict_tools`` that are not a full match of an expected call
-    (a failed call changed nothing, so it never counts here), leaving out the calls in
-    ``wrong`` (``id`` of calls reported as wrong-argument calls of an expected call)."""
+    """Performed calls of strict tools (:func:`_strict_tools`) that are not a full match of an
+    expected call (a failed call changed nothing, so it never counts here), leaving out the
+    calls in ``wrong`` (``id`` of calls reported as wrong-argument calls of an expected
+    call)."""
     full = {j for i, j in assignment.items() if checks.full(case.expected_tool_calls[i], calls[j])}
+    strict = _strict_tools(case)
     return [
         f"unexpected call {c.name}({_short(c.arguments)})"
         for j, c in enumerate(calls)
-        if c.name in case.strict_tools and j not in full and id(c) not in wrong
+        if c.name in strict and j not in full and id(c) not in wrong
     ]
 
 
@@ -209,8 +209,8 @@ class ToolArguments:
             return skipped(self.name, "the case gives no expected tool arguments")
         if unrecorded := tool_calls_unrecorded(self.name, trace):
             return unrecorded
-        calls = counted_calls(trace, self.counting)
-        checks = _Checks()
+        calls = list(trajectory(trace, self.counting, case).calls)
+        checks = _Checks(case)
         expected_calls = case.expected_tool_calls
         assignment = _assign(expected_calls, calls, checks)
         wrong = {
@@ -218,7 +218,7 @@ class ToolArguments:
             for i, j in assignment.items()
             if not checks.full(expected_calls[i], calls[j])
         }
-        performed = counted_calls(trace, "performed")
+        performed = list(trajectory(trace, "performed", case).calls)
         strict_assignment = (
             assignment if performed == calls else _assign(expected_calls, performed, checks)
         )
@@ -230,19 +230,45 @@ class ToolArguments:
                 "; ".join(extra) or "no unexpected call of a strict tool",
                 tuple(extra),
             )
-        credits, failures, hard, per_call = [], [], list(extra), []
+        return self._credit(case, calls, assignment, checks, extra)
+
+    def _credit(
+        self,
+        case: Case,
+        calls: list[ToolCall],
+        assignment: dict[int, int],
+        checks: _Checks,
+        extra: list[str],
+    ) -> Score:
+        """The mean credit of the expected calls (under ``subset``, of those made)."""
+        subset = case.trajectory_match == "subset"
+        strict = _strict_tools(case)
+        credits: list[float] = []
+        failures: list[str] = []
+        hard = list(extra)
+        per_call: list[dict[str, Any]] = []
         for i, expected in enumerate(case.expected_tool_calls):
             call = calls[assignment[i]] if i in assignment else None
+            if subset and call is None and not expected.required:
+                per_call.append({"name": expected.name, "credit": None, "failures": []})
+                continue
             credit, call_failures = self._one(expected, call, checks)
             credits.append(credit)
             failures.extend(call_failures)
             per_call.append({"name": expected.name, "credit": credit, "failures": call_failures})
-            strict = call is not None and call.performed and call.name in case.strict_tools
-            if credit < 1.0 and (expected.required or strict):
+            made = call is not None and call.performed and call.name in strict
+            if credit < 1.0 and (expected.required or made):
                 hard.append(_hard(expected, call, call_failures))
-        value = sum(credits) / len(credits)
         matched = sum(1 for c in credits if c == 1.0)
+        if not credits:  # subset: no expected call made, which it allows
+            reason = "subset: none of the expected calls made"
+            return Score(
+                self.name, 1.0, "; ".join([reason, *hard]), tuple(hard), {"calls": per_call}
+            )
+        value = sum(credits) / len(credits)
         reason = f"{matched}/{len(credits)} expected call(s) made with all arguments right"
+        if subset:
+            reason += f" ({len(case.expected_tool_calls) - len(credits)} not made: subset)"
         return Score(
             self.name, value, "; ".join([reason, *failures[:6]]), tuple(hard), {"calls": per_call}
         )
