@@ -17,7 +17,9 @@ from the request alone, so it works whatever extra calls, prompts or retries a f
    ``ShopPlugin-get_order``) is called by that name; the log keeps the scripted name.
 3. **Text ReAct.** A DSPy request (its closing "Respond with the corresponding output
    fields" reminder) is answered in DSPy's field markers, one tool call per reply
-   (:func:`dspy_decision`); the log keeps the decision as tool calls.
+   (:func:`dspy_decision`), and a classic ReAct prompt (``Action:`` / ``Action Input:`` /
+   ``Final Answer:``, LangChain's ``create_react_agent``) in that format
+   (:func:`react_decision`); the log keeps the decision as tool calls.
 4. **Usage.** Deterministic: input tokens = request body bytes // 4, output tokens = reply
    bytes // 4 + 1. Streamed chat completions send usage only when the request asks for it
    (``stream_options.include_usage``), as OpenAI does.
@@ -304,6 +306,46 @@ def dspy_decision(
         for f in fields
     )
     return decided, Decision(scenario, turn_index, step, text=wire + "[[ ## completed ## ]]")
+
+
+# --- text ReAct: LangChain's classic ReAct format ----------------------------------------------
+
+REACT_MARKS = ("Action Input:", "Final Answer:", "Observation:")
+
+
+def react_decision(
+    script: Script, messages: list[tuple[str, str, bool]], tools: set[str]
+) -> tuple[Decision, Decision] | None:
+    """(what the model decided, the text it sends) for a classic ReAct prompt (LangChain's
+    ``create_react_agent``: format instructions with ``Action:`` / ``Action Input:`` /
+    ``Observation:`` / ``Final Answer:``, no tools offered in the request), else None.
+
+    The turn is the scenario user text that occurs LAST in the prompt (a chat history before
+    it holds earlier turns' texts); the step is the number of ``Observation:`` lines after it
+    (the agent's scratchpad). A reply is one ``Action:`` with the tool's single argument as
+    ``Action Input:`` (parallel calls become consecutive steps), then ``Final Answer:``.
+    """
+    if tools or not messages:
+        return None
+    text = messages[-1][1]
+    if not all(mark in text for mark in REACT_MARKS):
+        return None
+    found = [(text.rfind(t[2]["user"]), t) for t in script.turns if t[2]["user"] in text]
+    if not found:
+        return None
+    position, (scenario, turn_index, turn) = max(found, key=lambda f: (f[0], len(f[1][2]["user"])))
+    step = text[position:].count("\nObservation:")
+    calls = [call for round_ in turn["steps"] for call in round_]
+    if step < len(calls):
+        name, arguments = calls[step]
+        call_id = f"call_{scenario}_{turn_index}_{step}_0"
+        decided = Decision(scenario, turn_index, step, calls=((call_id, name, arguments),))
+        value = next(iter(arguments.values())) if len(arguments) == 1 else json.dumps(arguments)
+        wire = f"Thought: Do I need to use a tool? Yes\nAction: {name}\nAction Input: {value}"
+    else:
+        decided = Decision(scenario, turn_index, step, text=turn["answer"])
+        wire = f"Thought: Do I need to use a tool? No\nFinal Answer: {turn['answer']}"
+    return decided, Decision(scenario, turn_index, step, text=wire)
 
 
 # --- writing replies -----------------------------------------------------------------------
@@ -673,7 +715,11 @@ class ModelServer:
             def _chat(self, body: dict[str, Any], size: int) -> None:
                 messages = chat_messages(body)
                 decision = wire = server.script.decide(messages, offered_tools(body))
-                decision, wire = dspy_decision(server.script, messages) or (decision, wire)
+                decision, wire = (
+                    dspy_decision(server.script, messages)
+                    or react_decision(server.script, messages, offered_tools(body))
+                    or (decision, wire)
+                )
                 model = str(body.get("model") or "gpt-4o-mini")
                 usage = _usage_numbers(size, wire)
                 stream = bool(body.get("stream"))
