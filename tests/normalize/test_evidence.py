@@ -384,3 +384,171 @@ def test_content_no_map_reads_is_unread_content_not_content_not_captured():
     reasons = " ".join(c.detail for c in report.checks)
     assert "unread content in fw.conversation" in reasons
     assert "not captured" not in reasons
+
+
+def test_a_placeholder_response_id_on_calls_one_after_the_other_merges_nothing():
+    """The OpenAI Agents SDK writes ``__fake_id__`` on streamed responses: two calls in
+    sequence with it are two calls (a shared id merges only spans that overlap in time)."""
+    b = TraceBuilder()
+    for start in (0, 20):
+        b.add(
+            "chat",
+            {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.response.id": "__fake_id__",
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "content": ANSWER}]),
+            },
+            start_ms=start,
+            duration_ms=5,
+        )
+    assert len(b.normalize().llm_calls) == 2
+
+
+def test_a_tool_span_named_after_its_method_with_a_kwargs_envelope():
+    """DSPy's TOOL spans: ``get_order.__call__`` with ``{"kwargs": {...}}``: the tool is
+    ``get_order``, its arguments the keyword arguments; ReAct's ``finish`` is no tool call."""
+    b = TraceBuilder()
+    root = b.add("ReAct.forward", {"openinference.span.kind": "CHAIN"}, start_ms=0, duration_ms=50)
+    for start, name, arguments in (
+        (1, "get_order.__call__", {"kwargs": {"order_id": "A100"}}),
+        (10, "finish.__call__", {"kwargs": {}}),
+    ):
+        b.add(
+            name,
+            {
+                "openinference.span.kind": "TOOL",
+                "input.value": json.dumps(arguments),
+                "output.value": "ok",
+            },
+            parent=root,
+            start_ms=start,
+            duration_ms=2,
+        )
+    trace = b.normalize()
+    assert [(c.name, c.arguments) for c in trace.tool_calls] == [
+        ("get_order", {"order_id": "A100"})
+    ]
+
+
+def test_a_text_react_prompt_is_read_back_to_the_input_field_it_renders():
+    """A text-ReAct loop renders the agent's input object into each call's user message:
+    the user input is the input field every rendering holds, not the rendered prompt."""
+    b = TraceBuilder()
+    root = b.add(
+        "ReAct.forward",
+        {
+            "openinference.span.kind": "CHAIN",
+            "input.value": json.dumps(
+                {"input_args": {"question": QUESTION, "history": "messages=[]"}}
+            ),
+        },
+        start_ms=0,
+        duration_ms=50,
+    )
+    for start, trajectory in ((1, ""), (20, "[[ ## thought_0 ## ]]\nlook it up")):
+        prompt = (
+            f"[[ ## question ## ]]\n{QUESTION}\n\n[[ ## trajectory ## ]]\n{trajectory}\n\nRespond"
+        )
+        b.add(
+            "LM.__call__",
+            {
+                "openinference.span.kind": "LLM",
+                "llm.input_messages.0.message.role": "user",
+                "llm.input_messages.0.message.content": prompt,
+                "llm.output_messages.0.message.role": "assistant",
+                "llm.output_messages.0.message.content": "[[ ## answer ## ]]\n" + ANSWER,
+            },
+            parent=root,
+            start_ms=start,
+            duration_ms=5,
+        )
+    assert b.normalize().user_inputs == (QUESTION,)
+
+
+def test_an_mcp_content_block_result_reads_as_the_text_the_model_was_given():
+    """A tool span's result recorded as an MCP content block ``{"type": "text", "text":
+    ...}`` while the next call received the text: the result is that text (unwrapped by
+    consistency with the transcript)."""
+    b = TraceBuilder()
+    call = {"type": "tool_call", "id": "c1", "name": "get_order", "arguments": {"order_id": "A100"}}
+    user = {"role": "user", "parts": [{"type": "text", "content": QUESTION}]}
+    b.add(
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps([user]),
+            "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": [call]}]),
+        },
+        start_ms=0,
+        duration_ms=5,
+    )
+    b.add(
+        "execute_tool get_order",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "get_order",
+            "gen_ai.tool.call.id": "c1",
+            "gen_ai.tool.call.result": json.dumps({"type": "text", "text": json.dumps(RESULT)}),
+        },
+        start_ms=6,
+        duration_ms=2,
+    )
+    history = [
+        user,
+        {"role": "assistant", "parts": [call]},
+        {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": "c1", "response": json.dumps(RESULT)}],
+        },
+    ]
+    b.add(
+        "chat",
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": json.dumps(history),
+            "gen_ai.output.messages": json.dumps(
+                [{"role": "assistant", "parts": [{"type": "text", "content": ANSWER}]}]
+            ),
+        },
+        start_ms=10,
+        duration_ms=5,
+    )
+    (call_read,) = b.normalize().tool_calls
+    assert json.loads(call_read.result or "") == RESULT
+
+
+def test_haystack_shapes_a_repr_request_and_a_replies_response():
+    """A request recorded as the repr of ``ChatMessage`` objects (holding ``<function ... at
+    0x...>`` reprs) and a ``{"replies": [...]}`` response with usage in the reply's meta."""
+    request = (
+        "{'messages': [ChatMessage(_role=<ChatRole.USER: 'user'>, "
+        f"_content=[TextContent(text={QUESTION!r})], _name=None, _meta={{}})], "
+        "'tools': [Tool(name='get_order', function=<function make.<locals>.<lambda> at 0x7f00>)]}"
+    )
+    response = {
+        "replies": [
+            {
+                "role": "assistant",
+                "meta": {
+                    "model": "gpt-4o-mini",
+                    "finish_reason": "stop",
+                    "usage": {"prompt_tokens": 30, "completion_tokens": 6},
+                },
+                "content": [{"text": ANSWER}],
+            }
+        ]
+    }
+    b = TraceBuilder(scope="shop")
+    b.add(
+        "fw.step.llm",
+        {"fw.step.llm.input": request, "fw.step.llm.output": json.dumps(response)},
+        start_ms=0,
+        duration_ms=5,
+    )
+    trace = b.normalize()
+    assert (trace.user_inputs, trace.final_output) == ((QUESTION,), ANSWER)
+    assert (trace.input_tokens, trace.output_tokens, trace.llm_calls[0].model) == (
+        30,
+        6,
+        "gpt-4o-mini",
+    )

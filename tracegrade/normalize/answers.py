@@ -2,10 +2,11 @@
 
 smolagents' agents answer by calling ``final_answer(answer)``; agents run through
 mozilla-ai/any-agent (e.g. Google ADK, LlamaIndex) answer by calling ``final_output(answer)``,
-and any-agent's TinyAgent by ``final_answer``. Such a call is not work the agent did with a
-tool: it is the answer. So an answer call's argument is the trace's final output (when no
-agent span records one and no LLM text follows it), and the call is not one of the agent's
-tool calls.
+and any-agent's TinyAgent by ``final_answer``; a ReAct loop ends by calling ``finish``
+(DSPy's ``dspy.ReAct``, whose answer then comes from its extract step). Such a call is not
+work the agent did with a tool: it is the answer. So an answer call's argument is the trace's
+final output (when no agent span records one and no LLM text follows it), and the call is not
+one of the agent's tool calls.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from typing import Any
 
 from tracegrade.trace import ToolCall
 
-ANSWER_TOOLS = frozenset({"final_answer", "final_output"})
-"""Tool names whose call is the agent's answer (smolagents, any-agent)."""
+ANSWER_TOOLS = frozenset({"final_answer", "final_output", "finish"})
+"""Tool names whose call is the agent's answer, or its end (smolagents, any-agent; ``finish``:
+ReAct's completion step, DSPy's ``dspy.ReAct``)."""
 
 _ANSWER_KEYS = ("answer", "final_answer", "output", "result")
 

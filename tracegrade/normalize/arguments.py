@@ -49,8 +49,12 @@ def agrees(span_arguments: Any, requested: Any) -> bool:
 
 def unwrap_arguments(value: Any) -> Any:
     """Arguments with a call envelope removed: ``{"args": [...], "kwargs": {...}, ...}``
-    (Traceloop decorators; smolagents adds ``sanitize_inputs_outputs``) gives its keyword
-    arguments, or its one positional object; anything else is returned as it is."""
+    (Traceloop decorators; smolagents adds ``sanitize_inputs_outputs``) or ``{"kwargs":
+    {...}}`` (DSPy) gives its keyword arguments, or its one positional object; anything else
+    is returned as it is."""
+    if isinstance(value, Mapping) and set(value) == {"kwargs"}:
+        kwargs = value["kwargs"]  # a call envelope with keyword arguments only (DSPy)
+        return dict(kwargs) if isinstance(kwargs, Mapping) else value
     if not (isinstance(value, Mapping) and "kwargs" in value and "args" in value):
         return value
     kwargs, args = value.get("kwargs"), value.get("args")

@@ -179,14 +179,41 @@ def _explicit_inputs(top: Sequence[SpanView]) -> list[str]:
 
 def _strip_template(history: list[str], wrapped: str, text: str) -> list[str]:
     """Earlier turns with the framework's prompt template removed, as learned from the current
-    turn (``wrapped`` is ``text`` inside it: smolagents' ``New task:\n...``)."""
+    turn (``wrapped`` is ``text`` inside it: smolagents' ``New task:\n...``). An earlier turn
+    rendered without the current turn's trailing sections (DSPy renders its history without
+    the trajectory) ends where the template's text first breaks after the input."""
     prefix, _, suffix = wrapped.partition(text)
-    return [
-        h[len(prefix) : len(h) - len(suffix)]
-        if h.startswith(prefix) and h.endswith(suffix) and len(h) >= len(prefix) + len(suffix)
-        else h
-        for h in history
-    ]
+    stripped = []
+    for h in history:
+        if h.startswith(prefix) and h.endswith(suffix) and len(h) >= len(prefix) + len(suffix):
+            stripped.append(h[len(prefix) : len(h) - len(suffix)])
+            continue
+        separator = suffix[: len(suffix) - len(suffix.lstrip())]
+        rest = h[len(prefix) :] if prefix and h.startswith(prefix) else None
+        if rest is not None and separator and separator in rest:
+            stripped.append(rest[: rest.index(separator)])
+        else:
+            stripped.append(h)
+    return stripped
+
+
+def _consistent_input(
+    top: Sequence[SpanView], rendered: Sequence[str], history: list[str]
+) -> tuple[list[str], list[str]] | None:
+    """``(user inputs, history)`` when the top agent records its input as an object and the
+    model was sent one of its fields inside a prompt template: that field (the longest the
+    first rendered user message holds). A text-ReAct loop renders the input again, with the
+    steps so far, in each call's one user message: every rendering that holds the field is
+    that one input, and a rendering of an earlier turn (in the history) is no new input."""
+    for agent in top:
+        held = [f for f in agent.input_fields or () if f in rendered[0] and f != rendered[0]]
+        if not held:
+            continue
+        field = max(held, key=len)
+        earlier = _strip_template(history, rendered[0], field)
+        others = _strip_template([r for r in rendered if field not in r], rendered[0], field)
+        return [field, *(o for o in others if o not in earlier)], earlier
+    return None
 
 
 def _user_inputs(
@@ -200,6 +227,10 @@ def _user_inputs(
     first = histories[0] if histories else None
     inputs, history = split_history(merge_user_inputs(histories), first)
     explicit = _explicit_inputs(top)
+    if not explicit and inputs:
+        consistent = _consistent_input(top, inputs, history)
+        if consistent is not None:
+            return consistent
     if not explicit:
         return inputs, history
     if not inputs:

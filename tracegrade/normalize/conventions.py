@@ -79,6 +79,7 @@ FIELDS: dict[str, str] = {
     "output_messages": "output_messages",
     "system_instructions": "system",
     "input_text": "input",
+    "input_fields": "string_fields",
     "output_text": "output",
     "response_text": "text",
     "response_tool_calls": "tool_calls",

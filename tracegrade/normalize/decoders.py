@@ -24,11 +24,14 @@ field is known to come in (:mod:`.messages`, :mod:`.parts`, :mod:`.payloads`,
   (:func:`~.envelopes.unwrap_result`); ``error``: an error message (text, or an object's
   ``message``);
 - ``documents``: retrieved documents (:mod:`.documents`); ``json``: any JSON value;
-  ``as_text``: any value as text (structures as JSON).
+  ``as_text``: any value as text (structures as JSON); ``string_fields``: the text fields of
+  an input object; ``tool_name``: a tool's name from a span named after the method that ran
+  it (``get_order.__call__`` -> ``get_order``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -129,6 +132,34 @@ def _tool_calls(value: Any) -> Any:
     return call_parts(value) or None
 
 
+def string_fields(value: Any) -> tuple[str, ...] | None:
+    """The text fields of an input object (its envelopes removed): the strings among its
+    values, for the reader to pick the one the model was sent; ``None`` for anything else."""
+    decoded = envelopes.unwrap_input(value)
+    if not isinstance(decoded, Mapping):
+        return None
+    texts = tuple(
+        v for v in decoded.values() if isinstance(v, str) and v.strip() and v[:1] not in "{["
+    )
+    return texts or None
+
+
+_METHOD = re.compile(
+    r"^(?P<name>[A-Za-z_][\w-]{0,127})\."
+    r"(?:__call__|_?a?run|a?invoke|forward|a?call|execute)$"
+)
+
+
+def tool_name(value: Any) -> str | None:
+    """A tool's name from a span named after the method that ran it (``get_order.__call__``,
+    ``search.invoke``): the name without the method."""
+    text = _text(value)
+    if text is None:
+        return None
+    match = _METHOD.match(text)
+    return match.group("name") if match else text
+
+
 def _as_text(value: Any) -> str | None:
     return None if value is None or value == "" else as_text(value)
 
@@ -166,6 +197,8 @@ DECODERS: dict[str, Callable[[Any], Any]] = {
     "documents": parse_documents,
     "json": _json,
     "as_text": _as_text,
+    "string_fields": string_fields,
+    "tool_name": tool_name,
     "completion": _completion,
 }
 """Decoders by name (module table)."""

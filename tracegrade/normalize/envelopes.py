@@ -119,6 +119,20 @@ def _unwrap(value: Any, *, run_object: bool = True, depth: int = 0) -> Any:
     return value
 
 
+def unwrap_input(value: Any) -> Any:
+    """An input value with its envelopes removed, and a one-key object around an object
+    unwrapped (DSPy's ``{"input_args": {...}}``)."""
+    value = _unwrap(value)
+    for _ in range(_MAX_DEPTH):
+        if isinstance(value, Mapping) and len(value) == 1:
+            inner = decode(next(iter(value.values())))
+            if isinstance(inner, Mapping):
+                value = inner
+                continue
+        break
+    return value
+
+
 def message_list(value: Any) -> list[Message] | None:
     """The messages a value holds (one message, a list, or a state with ``messages``) once
     its envelopes are unwrapped; ``None`` when it holds none."""

@@ -88,21 +88,35 @@ def _merge_responses(calls: list[SpanView]) -> list[SpanView]:
 
 
 def _merge_by_response_id(calls: list[SpanView]) -> list[SpanView]:
-    """Calls sharing a response id are one call: the richest absorbs the others."""
+    """Calls sharing a response id and overlapping in time are one call: the richest absorbs
+    the others. (Calls one after the other with one id are not: some SDKs write a
+    placeholder id, such as the OpenAI Agents SDK's ``__fake_id__`` on streamed responses.)"""
     groups: dict[str, list[SpanView]] = {}
     for view in calls:
         if view.response_id:
             groups.setdefault(view.response_id, []).append(view)
     dropped: set[int] = set()
     for group in groups.values():
-        if len(group) < 2:
-            continue
-        keep = max(group, key=_richness)
-        for other in group:
-            if other is not keep:
-                _absorb(keep, other)
-                dropped.add(id(other))
+        while len(group) > 1:
+            first = group[0]
+            same = [v for v in group if v is first or _touch(first, v)]
+            group = [v for v in group if not any(v is s for s in same)]
+            if len(same) < 2:
+                continue
+            keep = max(same, key=_richness)
+            for other in same:
+                if other is not keep:
+                    _absorb(keep, other)
+                    dropped.add(id(other))
     return [v for v in calls if id(v) not in dropped]
+
+
+def _touch(a: SpanView, b: SpanView) -> bool:
+    """True when the two spans' intervals overlap (or one holds the other)."""
+    return (
+        a.span.start_unix_nano <= b.span.end_unix_nano
+        and b.span.start_unix_nano <= a.span.end_unix_nano
+    )
 
 
 def _overlap(a: SpanView, b: SpanView) -> bool:

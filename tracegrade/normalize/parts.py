@@ -272,10 +272,18 @@ def _haystack(raw: Mapping[str, Any]) -> Part | None:
     """Haystack ``ChatMessage`` content items: ``tool_call {tool_name, arguments, id}`` and
     ``tool_call_result {result, origin: <the call>, error}``."""
     call = raw.get("tool_call")
+    if not isinstance(call, Mapping) and "tool_name" in raw and "arguments" in raw:
+        call = raw  # a ToolCall itself (its repr read back: :mod:`.reprs`)
     if isinstance(call, Mapping) and "tool_name" in call:
         recorded = "arguments" in call
         return call_part(call.get("id"), call["tool_name"], call.get("arguments"), recorded)
     result = raw.get("tool_call_result")
+    if (
+        not isinstance(result, Mapping)
+        and "result" in raw
+        and isinstance(raw.get("origin"), Mapping)
+    ):
+        result = raw  # a ToolCallResult itself
     if isinstance(result, Mapping) and "result" in result:
         origin = found if isinstance(found := result.get("origin"), Mapping) else {}
         error = result.get("error") is True

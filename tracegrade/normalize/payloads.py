@@ -317,6 +317,31 @@ def _blocks(payload: Mapping[str, Any]) -> tuple[list[Message], Any] | None:
     return None
 
 
+def _replies(payload: Mapping[str, Any]) -> tuple[list[Message], Any] | None:
+    """A generator's ``{"replies": [assistant messages]}`` (Haystack), each reply's ``meta``
+    holding its finish reason (and model and usage: :func:`_meta_of`)."""
+    replies = payload.get("replies")
+    if not isinstance(replies, (list, tuple)) or not replies:
+        return None
+    messages = [m for m in (parse_message(r) for r in replies if isinstance(r, Mapping)) if m]
+    if not messages or any(m.role != "assistant" for m in messages):
+        return None
+    meta = replies[0].get("meta") if isinstance(replies[0], Mapping) else None
+    finish = meta.get("finish_reason") if isinstance(meta, Mapping) else None
+    return messages, finish
+
+
+def _meta_of(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Where a response keeps its model and usage when not at the top: the first reply's
+    ``meta`` (Haystack)."""
+    replies = payload.get("replies")
+    if isinstance(replies, (list, tuple)) and replies and isinstance(replies[0], Mapping):
+        meta = replies[0].get("meta")
+        if isinstance(meta, Mapping):
+            return meta
+    return payload
+
+
 def _outputs(payload: Mapping[str, Any]) -> tuple[list[Message], Any] | None:
     """OpenAI Responses: ``output`` items (``incomplete_details`` or ``status`` for why)."""
     output = payload.get("output")
@@ -329,13 +354,16 @@ def _outputs(payload: Mapping[str, Any]) -> tuple[list[Message], Any] | None:
     return [merged], None if merged.tool_calls else "stop"
 
 
-_RESPONSE_SHAPES = (_choices, _candidates, _blocks, _outputs)
+_RESPONSE_SHAPES = (_choices, _candidates, _blocks, _outputs, _replies)
+_RESPONSE_KEYS = frozenset({"choices", "candidates", "output", "stop_reason", "replies"})
 
 
 def read_response(value: Any) -> Reading | None:
     """What a model response payload says (module docstring), or ``None`` when ``value`` is
     no response."""
     if isinstance(value, (list, tuple)):
+        if len(value) == 1 and isinstance(value[0], Mapping) and _RESPONSE_KEYS & value[0].keys():
+            return read_response(value[0])  # one response object in a list
         messages = parse_messages(list(value))
         if messages and all(m.role == "assistant" for m in messages):
             return Reading(output_messages=messages, finish_reasons=_finish(None, messages)).done()
@@ -354,10 +382,11 @@ def read_response(value: Any) -> Reading | None:
         if message is None:
             return None
         messages, finish = [message], value.get("finish_reason")
-    usage = _usage_of(value)
+    holder = _meta_of(value)
+    usage = _usage_of(holder)
     reading = Reading(
         output_messages=messages,
-        model=opt_str(value.get("model", value.get("model_version", value.get("modelVersion")))),
+        model=opt_str(holder.get("model", holder.get("model_version", holder.get("modelVersion")))),
         response_id=opt_str(value.get("id", value.get("response_id", value.get("responseId")))),
         finish_reasons=_finish(finish, messages),
     )

@@ -215,7 +215,7 @@ class Compiled:
         """Fill ``view`` from the map's fields, payloads and events; True when any was read."""
         found = self.fields.read(span, view)
         for payload in self.spec.payloads:
-            if payload.role is None or payload.role == view.role:
+            if payload.role is None:
                 found = _read_payload(self, payload.key, payload.decoder, span, view) or found
         for names, decoder, fields in self.events:
             found = _read_events(self.name, names, decoder, fields, span, view, context) or found
@@ -223,7 +223,11 @@ class Compiled:
 
     def read_role(self, span: Span, view: SpanView) -> bool:
         table = self.roles.get(view.role) if view.role else None
-        return table.read(span, view) if table is not None else False
+        found = table.read(span, view) if table is not None else False
+        for payload in self.spec.payloads:
+            if payload.role is not None and payload.role == view.role:
+                found = _read_payload(self, payload.key, payload.decoder, span, view) or found
+        return found
 
 
 def _value_role(values: Mapping[str, Role | None], value: str) -> Role | None:

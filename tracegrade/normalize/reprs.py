@@ -12,7 +12,7 @@ Python's syntax, so it is parsed with :func:`ast.parse` (never evaluated):
   keyword arguments, keys without a leading ``_`` (``_role`` -> ``role``), plus
   ``"__type__": "Name"``; positional arguments are kept under ``"__args__"``;
 - an enum repr ``<ChatRole.USER: 'user'>`` is its value (``'user'``); a default repr ``<pkg.C
-  object at 0x...>`` is ``None`` (it carries nothing).
+  object at 0x...>`` (or ``<function f at 0x...>``) is ``None`` (it carries nothing).
 
 :func:`parse_repr` returns ``None`` for text that is not a whole repr (plain text, JSON, a repr
 cut at a size limit), and never parses more than :data:`MAX_REPR_CHARS` characters: the
@@ -29,7 +29,7 @@ MAX_REPR_CHARS = 262_144
 """Longest repr parsed (256 Ki characters); a longer value is left as text."""
 
 _ENUM = re.compile(r"<([A-Za-z_][\w.]{0,200}): ('(?:[^'\\\n]|\\.){0,1000}'|-?\d{1,20})>")
-_DEFAULT = re.compile(r"<[A-Za-z_][\w.]{0,200} object at 0x[0-9A-Fa-f]{1,32}>")
+_DEFAULT = re.compile(r"<[A-Za-z_](?:[^<>\n]|<[A-Za-z_]{1,20}>){0,300} at 0x[0-9A-Fa-f]{1,32}>")
 _HEAD = re.compile(r"\s*(?:[A-Za-z_][\w.]{0,200}\(|\[|\{|\()")
 
 

@@ -16,11 +16,14 @@ with the trace's calls that have no result, by id and else by order.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from tracegrade.spans import json_loads
 from tracegrade.trace import ToolCall
 
 _REPR = r"<[A-Za-z_][\w.]*(?: object)?(?: [^<>\s]+)? at 0x[0-9A-Fa-f]+>"
@@ -49,6 +52,60 @@ def choose_result(*recorded: str | None) -> tuple[str | None, str | None]:
     if usable is not None:
         return usable, None
     return None, REPR_REASON if any(is_object_repr(r) for r in recorded) else None
+
+
+_WRAPPER_KEYS = ("text", "result", "output", "content", "value", "data", "raw")
+"""Keys a tool-output object keeps the value under (MCP content blocks ``{"type": "text",
+"text": ...}``, ``{"result": ...}`` envelopes, tool-output objects holding the raw value
+beside its text)."""
+
+
+def _candidates(value: Any, depth: int = 0) -> list[Any]:
+    """The values a recorded result may wrap: itself, then what its wrapper keys hold (one
+    or two levels), content blocks' text joined."""
+    found = [value]
+    if depth >= 2:
+        return found
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            value = json_loads(value)
+        except ValueError:
+            return found
+        found.append(value)
+    if isinstance(value, Mapping):
+        for key in _WRAPPER_KEYS:
+            if key in value:
+                found += _candidates(value[key], depth + 1)
+    elif isinstance(value, list) and value and all(isinstance(i, Mapping) for i in value):
+        texts = [i.get("text") for i in value]
+        if all(isinstance(t, str) for t in texts):
+            found.append("".join(str(t) for t in texts))
+    return found
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a == b:
+        return True
+    if isinstance(a, str) and isinstance(b, str):
+        return a.strip() == b.strip()
+    return False
+
+
+def consistent_result(span_result: str | None, history_result: str | None) -> str | None:
+    """The span's record of a result unwrapped to what the model was given back (the
+    transcript), when one of its unwrappings is that: an MCP content block, a ``{"result":
+    ...}`` envelope or a tool-output object around the value the next LLM call received.
+    Otherwise the span's record as it is (``None`` when there is no span record)."""
+    if span_result is None or history_result is None or span_result == history_result:
+        return span_result
+    wanted = [history_result]
+    if history_result[:1] in ("{", "["):
+        with contextlib.suppress(ValueError):
+            wanted.append(json_loads(history_result))
+    for candidate in _candidates(span_result)[1:]:
+        if any(_same(candidate, w) for w in wanted):
+            return history_result
+    return span_result
 
 
 @dataclass(frozen=True)

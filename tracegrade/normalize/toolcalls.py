@@ -37,7 +37,12 @@ from typing import Any
 from tracegrade.normalize.arguments import agrees, reconcile
 from tracegrade.normalize.messages import Message, as_int
 from tracegrade.normalize.prefixes import Resumable
-from tracegrade.normalize.results import LooseResult, choose_result, pair_loose_results
+from tracegrade.normalize.results import (
+    LooseResult,
+    choose_result,
+    consistent_result,
+    pair_loose_results,
+)
 from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.view import SpanView
 from tracegrade.trace import ToolCall
@@ -253,6 +258,10 @@ def merge_nested_tools(tree: SpanTree) -> list[SpanView]:
             if outer.is_empty(name) and not view.is_empty(name):
                 setattr(outer, name, getattr(view, name))
                 outer.sources[name] = view.sources.get(name, "")
+        error = span_error(view)
+        if error and not span_error(outer):  # the server failed the call (MCP isError)
+            outer.tool_error = error
+            outer.sources["tool_error"] = f"status of {view.span.name}"
         dropped.add(id(view))
     return [v for v in tools if id(v) not in dropped]
 
@@ -343,7 +352,8 @@ class Joiner:
         self, view: SpanView, request: Request | None, results: Mapping[Any, str | None]
     ) -> ToolCall:
         history_result = results.get(request.occurrence) if request and request.occurrence else None
-        result, unavailable = choose_result(view.tool_result, history_result)
+        span_result = consistent_result(view.tool_result, history_result)
+        result, unavailable = choose_result(span_result, history_result)
         arguments, has_arguments, mismatch = reconcile(
             view.arguments,
             view.has_arguments,

@@ -65,6 +65,9 @@ class SpanView:
     """A response's text recorded apart from its messages (``ai.response.text``)."""
     response_tool_calls: list[Part] | None = None
     """A response's tool calls recorded apart from its messages (``ai.response.toolCalls``)."""
+    input_fields: tuple[str, ...] | None = None
+    """The text fields of an agent's input object (``{"question": ..., "history": ...}``):
+    the user input is the one the model was sent (:mod:`.assemble`)."""
     aggregated_input_tokens: int | None = None
     aggregated_output_tokens: int | None = None
     sources: dict[str, str] = field(default_factory=dict)
