@@ -19,7 +19,9 @@ from the request alone, so it works whatever extra calls, prompts or retries a f
    fields" reminder) is answered in DSPy's field markers, one tool call per reply
    (:func:`dspy_decision`), and a classic ReAct prompt (``Action:`` / ``Action Input:`` /
    ``Final Answer:``, LangChain's ``create_react_agent``) in that format
-   (:func:`react_decision`); the log keeps the decision as tool calls.
+   (:func:`react_decision`), and a smolagents ``CodeAgent`` request in a ``<code>`` block
+   calling the tools, then ``final_answer(...)`` (:func:`code_agent_decision`); the log keeps
+   the decision as tool calls.
 4. **Usage.** Deterministic: input tokens = request body bytes // 4, output tokens = reply
    bytes // 4 + 1. Streamed chat completions send usage only when the request asks for it
    (``stream_options.include_usage``), as OpenAI does.
@@ -346,6 +348,41 @@ def react_decision(
         decided = Decision(scenario, turn_index, step, text=turn["answer"])
         wire = f"Thought: Do I need to use a tool? No\nFinal Answer: {turn['answer']}"
     return decided, Decision(scenario, turn_index, step, text=wire)
+
+
+# --- code actions: smolagents' CodeAgent --------------------------------------------------------
+
+CODE_OPEN, CODE_CLOSE = "<code>", "</code>"
+
+
+def code_agent_decision(
+    script: Script, messages: list[tuple[str, str, bool]], tools: set[str]
+) -> tuple[Decision, Decision] | None:
+    """(what the model decided, the text it sends) for a smolagents ``CodeAgent`` request (no
+    tools offered; the system prompt asks for Python in ``<code>`` blocks and ``final_answer``),
+    else None. The step is :meth:`Script.decide`'s (smolagents replays each past code action as
+    ``Calling tools:``); a step's calls become one code block calling each tool with its
+    keyword arguments and printing the results; the answer becomes ``final_answer("...")``.
+    """
+    system = next((text for role, text, _ in messages if role == "system"), "")
+    if tools or CODE_OPEN not in system or ANSWER_TOOL not in system:
+        return None
+    decided = script.decide(messages, tools)
+    if decided.scenario is None:
+        return None
+    if decided.calls:
+        lines = [
+            f"r{i} = {name}({', '.join(f'{k}={json.dumps(v)}' for k, v in arguments.items())})"
+            for i, (_, name, arguments) in enumerate(decided.calls)
+        ]
+        lines += [f"print(r{i})" for i in range(len(decided.calls))]
+        thought = "Thought: I will look this up with the tools."
+    else:
+        lines = [f"{ANSWER_TOOL}({json.dumps(decided.text)})"]
+        thought = "Thought: I can answer now."
+    code = "\n".join(lines)
+    wire = f"{thought}\n{CODE_OPEN}\n{code}\n{CODE_CLOSE}"
+    return decided, Decision(decided.scenario, decided.turn, decided.step, text=wire)
 
 
 # --- writing replies -----------------------------------------------------------------------
@@ -718,6 +755,7 @@ class ModelServer:
                 decision, wire = (
                     dspy_decision(server.script, messages)
                     or react_decision(server.script, messages, offered_tools(body))
+                    or code_agent_decision(server.script, messages, offered_tools(body))
                     or (decision, wire)
                 )
                 model = str(body.get("model") or "gpt-4o-mini")
