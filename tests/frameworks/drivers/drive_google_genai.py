@@ -1,11 +1,15 @@
 """Google Gen AI SDK driver: a ``google-genai`` chat with automatic function calling (the SDK
-runs the Python tool functions and sends their results back itself), instrumented by the
-OpenTelemetry contrib ``opentelemetry-instrumentation-google-genai``.
+runs the Python tool functions and sends their results back itself), instrumented by one of
+two instrumentations (``FW_MODE``):
 
-Telemetry: ``fwtools.setup_otel(logs=True)`` (spans and log records, OTLP/HTTP protobuf), then
-``GoogleGenAiSdkInstrumentor().instrument()``; message content capture switched on the way the
-OpenTelemetry GenAI utilities document it, ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
-= ``SPAN_AND_EVENT`` (set in the setup file).
+- ``otel`` (default): the OpenTelemetry contrib ``opentelemetry-instrumentation-google-genai``;
+  ``fwtools.setup_otel(logs=True)`` (spans and log records), then
+  ``GoogleGenAiSdkInstrumentor().instrument()``; message content capture switched on the way
+  the OpenTelemetry GenAI utilities document it,
+  ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`` = ``SPAN_AND_EVENT`` (setup file).
+- ``openinference``: ``openinference-instrumentation-google-genai``,
+  ``GoogleGenAIInstrumentor().instrument(tracer_provider=...)`` on ``fwtools.setup_otel()``'s
+  provider; content capture is OpenInference's default.
 
 The agent: ``client.chats.create(model, config=GenerateContentConfig(system_instruction,
 tools=[get_order, track_shipment]))`` (plain functions with docstrings: the SDK declares
@@ -45,10 +49,17 @@ def main() -> None:
     from google import genai
     from google.genai import types
     from opentelemetry import trace
-    from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor
 
-    tracer_provider, logger_provider = fwtools.setup_otel(logs=True)
-    GoogleGenAiSdkInstrumentor().instrument()
+    if fwtools.MODE == "openinference":
+        from openinference.instrumentation.google_genai import GoogleGenAIInstrumentor
+
+        tracer_provider, logger_provider = fwtools.setup_otel()
+        GoogleGenAIInstrumentor().instrument(tracer_provider=tracer_provider)
+    else:
+        from opentelemetry.instrumentation.google_genai import GoogleGenAiSdkInstrumentor
+
+        tracer_provider, logger_provider = fwtools.setup_otel(logs=True)
+        GoogleGenAiSdkInstrumentor().instrument()
     client = genai.Client()
     tracer = trace.get_tracer("shop-agent")
     config = types.GenerateContentConfig(
