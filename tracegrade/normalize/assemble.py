@@ -177,6 +177,29 @@ def _explicit_inputs(top: Sequence[SpanView]) -> list[str]:
     return []
 
 
+_SPEAKERS = {"human": "user", "user": "user", "ai": "assistant", "assistant": "assistant"}
+
+
+def _transcript_users(texts: Sequence[str]) -> list[str]:
+    """The user turns of a conversation rendered as text (``Human: ...\nAI: ...`` lines, as
+    LangChain's buffer memory renders a chat history): [] when ``texts`` hold none."""
+    for text in texts:
+        turns: list[tuple[str, str]] = []
+        for line in text.splitlines():
+            speaker, colon, rest = line.partition(":")
+            role = _SPEAKERS.get(speaker.strip().lower()) if colon else None
+            if role is not None:
+                turns.append((role, rest.strip()))
+            elif turns:
+                turns[-1] = (turns[-1][0], f"{turns[-1][1]}\n{line}")
+            else:
+                break
+        users = [t for role, t in turns if role == "user"]
+        if users:
+            return users
+    return []
+
+
 def _strip_template(history: list[str], wrapped: str, text: str) -> list[str]:
     """Earlier turns with the framework's prompt template removed, as learned from the current
     turn (``wrapped`` is ``text`` inside it: smolagents' ``New task:\n...``). An earlier turn
@@ -209,8 +232,11 @@ def _consistent_input(
         held = [f for f in agent.input_fields or () if f in rendered[0] and f != rendered[0]]
         if not held:
             continue
-        field = max(held, key=len)
-        earlier = _strip_template(history, rendered[0], field)
+        # the input is rendered after the context it comes with (history, instructions)
+        field = max(held, key=lambda f: (rendered[0].rfind(f), len(f)))
+        earlier = _strip_template(history, rendered[0], field) or _transcript_users(
+            [f for f in held if f != field]
+        )
         others = _strip_template([r for r in rendered if field not in r], rendered[0], field)
         return [field, *(o for o in others if o not in earlier)], earlier
     return None
@@ -247,13 +273,28 @@ def _final_output(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> st
     for agent in top:
         text = agent.output_text or _output_text(agent.output_messages)
         if text:
-            return text
+            return react_answer(text)
     if not scoped_llm:
         return None
     last = scoped_llm[-1]
     if any(m.tool_calls for m in last.output_messages or ()):
         return None
-    return _output_text(last.output_messages)
+    return react_answer(_output_text(last.output_messages))
+
+
+_FINAL_ANSWER = "Final Answer:"
+
+
+def react_answer(text: str | None) -> str | None:
+    """The answer of a text-ReAct reply (``Thought: ...\nFinal Answer: <answer>``, the
+    format ReAct prompts ask for): the text after its last ``Final Answer:`` line marker;
+    any other text as it is."""
+    if not text or _FINAL_ANSWER not in text:
+        return text
+    head, _, answer = text.rpartition(_FINAL_ANSWER)
+    if head and not head.endswith("\n"):
+        return text
+    return answer.strip() or text
 
 
 def _system_instructions(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> str | None:

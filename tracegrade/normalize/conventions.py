@@ -226,6 +226,7 @@ BUILT_IN_ORDER = (
     "openai-agents",
     "any-agent",
     "vercel-ai",
+    "crewai",
     "traceloop",
     "openinference",
     "mlflow",

@@ -42,12 +42,15 @@ _OBJECT_AT = re.compile(r"<[A-Za-z_][\w.]{0,200} object at 0x[0-9A-Fa-f]{1,32}>"
 
 def looks_like_repr(text: str) -> bool:
     """True when ``text`` is a Python object's repr rather than content: ``Name(...)`` as a
-    whole, or holding a default ``<... object at 0x...>`` repr."""
+    whole (or cut short by an instrumentation's length limit, ending ``...``: LlamaIndex's
+    ``StopEvent(result=AgentOutput(...``), or holding a default ``<... object at 0x...>``
+    repr."""
     stripped = text.strip()
     if _OBJECT_AT.search(stripped[:4096]):
         return True
     head = _REPR.match(stripped)
-    return head is not None and stripped.endswith(")") and "=" in stripped[: head.end() + 200]
+    ends = stripped.endswith((")", "...", "\u2026"))
+    return head is not None and ends and "=" in stripped[: head.end() + 200]
 
 
 def decode(value: Any) -> Any:

@@ -10,10 +10,14 @@ Spans marked as LLM calls are not always one call each. One operation is one rec
 - **One response, several spans.** An SDK that traces itself beside an instrumentation
   records the same call twice, as siblings with the same response id (``gen_ai.response.id``).
   They are one call: the richest record (response content, then request content, then usage)
-  is kept and filled from the others.
+  is kept and filled from the others; where their usage differs, the HTTP request's own
+  span (``http.*`` attributes) gives it.
 - **One call, two overlapping spans.** Without a response id, a span with no response next to
   one with it - same parent (or one inside the other), same model, overlapping in time - is
   the same call recorded twice: merged the same way.
+- **A step that is no call.** An LLM-kind span with no response, usage, finish reason or
+  error beside a sibling call that has them is a framework's preparation step (LlamaIndex's
+  ``_prepare_chat_with_tools``): not a call.
 - **A request and its response recorded apart.** Logfire records a streamed completion as a
   request span (``Chat Completion with ...``: messages, no response, no usage) and then a
   zero-length log span (``streaming response from ... took ...``) with the same request, the
@@ -108,7 +112,26 @@ def _merge_by_response_id(calls: list[SpanView]) -> list[SpanView]:
                 if other is not keep:
                     _absorb(keep, other)
                     dropped.add(id(other))
+            _wire_usage(keep, same)
     return [v for v in calls if id(v) not in dropped]
+
+
+_USAGE = ("input_tokens", "output_tokens", "cached_input_tokens")
+
+
+def _wire_usage(keep: SpanView, records: Sequence[SpanView]) -> None:
+    """Where the records of one call disagree on usage, the HTTP client's own record (the span
+    of the request itself: ``http.*`` attributes) is the usage billed: a provider SDK tracing
+    itself beside an instrumentation that re-adds streamed counts (OpenLLMetry adds the
+    Anthropic stream's ``message_start`` output tokens to its total)."""
+    wire = next((r for r in records if r.has_usage and r.has_key_prefix("http.")), None)
+    if wire is None or wire is keep:
+        return
+    for name in _USAGE:
+        value = getattr(wire, name)
+        if value is not None:
+            setattr(keep, name, value)
+            keep.sources[name] = wire.sources.get(name, "")
 
 
 def _touch(a: SpanView, b: SpanView) -> bool:
@@ -157,6 +180,27 @@ def _merge_twins(calls: list[SpanView], tree: SpanTree) -> list[SpanView]:
     return [v for v in calls if id(v) not in dropped]
 
 
+def _evidence(view: SpanView) -> bool:
+    """True when a span shows a model call was answered (or failed): a response, usage, a
+    finish reason, a response id, an error."""
+    return (
+        bool(view.output_messages)
+        or view.has_usage
+        or bool(view.finish_reasons)
+        or bool(view.response_id)
+        or span_error(view) is not None
+    )
+
+
+def _drop_unanswered(calls: list[SpanView]) -> list[SpanView]:
+    """An LLM-kind span with no evidence of an answered call beside a sibling that has it is
+    a framework's step around the call (LlamaIndex's ``_prepare_chat_with_tools``), not a
+    call: dropped. Where no sibling has evidence (content and usage not captured), every
+    span stays a call."""
+    answered_parents = {v.span.parent_span_id for v in calls if _evidence(v)}
+    return [v for v in calls if _evidence(v) or v.span.parent_span_id not in answered_parents]
+
+
 def llm_views(tree: SpanTree) -> list[SpanView]:
     """LLM-call views in start order, the records of one operation merged into one call
     (module docstring)."""
@@ -175,7 +219,7 @@ def llm_views(tree: SpanTree) -> list[SpanView]:
                 view.fill(**{f: getattr(ancestor, f) for f in fields})
     calls = _merge_by_response_id(calls)
     calls = _merge_twins(calls, tree)
-    return _merge_responses(calls)
+    return _drop_unanswered(_merge_responses(calls))
 
 
 def merged_fields() -> Sequence[str]:

@@ -180,6 +180,15 @@ def _listify(node: Any) -> Any:
     return {k: _listify(v) for k, v in node.items()}
 
 
+def _content_item(item: Mapping[str, Any]) -> Any:
+    """One OpenInference ``contents.N`` item: its ``message_content`` with what sits beside
+    it (the Anthropic instrumentation puts a ``tool_use`` block's ``tool_call`` there)."""
+    inner = item.get("message_content")
+    if not isinstance(inner, Mapping):
+        return item
+    return {**inner, **{k: v for k, v in item.items() if k != "message_content"}}
+
+
 def flattened_message(item: Mapping[str, Any], default_role: str | None = None) -> Message | None:
     """One regrouped flattened message: OpenInference nests it under ``message`` (content
     parts under ``contents.N.message_content``, calls under ``tool_calls.N.tool_call``),
@@ -187,9 +196,7 @@ def flattened_message(item: Mapping[str, Any], default_role: str | None = None) 
     SDK's attribute limit dropped its first keys: its role is unknown)."""
     raw = dict(found) if isinstance(found := item.get("message"), Mapping) else dict(item)
     if raw.get("content") is None and isinstance(raw.get("contents"), list):
-        raw["content"] = [
-            c.get("message_content", c) for c in raw["contents"] if isinstance(c, Mapping)
-        ]
+        raw["content"] = [_content_item(c) for c in raw["contents"] if isinstance(c, Mapping)]
     calls = raw.get("tool_calls")
     if isinstance(calls, list):
         raw["tool_calls"] = [
@@ -285,7 +292,11 @@ def _openai_message(raw: Mapping[str, Any], role: str) -> Message:
     if role == "tool":
         return _tool_message(raw, finish)
     parts = _content_parts(raw.get("content"))
-    parts.extend(call_parts(raw.get("tool_calls")))
+    calls = call_parts(raw.get("tool_calls"))
+    if calls:  # a call recorded in both the content blocks and tool_calls counts once
+        ids = {c.id for c in calls if c.id}
+        parts = [p for p in parts if p.type != "tool_call" or (p.id and p.id not in ids)]
+    parts.extend(calls)
     legacy = raw.get("function_call")
     if isinstance(legacy, Mapping) and "name" in legacy:
         parts.append(

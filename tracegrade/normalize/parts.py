@@ -184,10 +184,12 @@ def _typed(kind: str, raw: Mapping[str, Any]) -> Part | None:
         return call_part(raw.get("id"), raw.get("name"), raw.get("arguments"), "arguments" in raw)
     if kind == "tool_call_response":
         response = raw["response"] if "response" in raw else raw.get("result")
-        return result_part(raw.get("id"), raw.get("name"), response)
+        return result_part(raw.get("id"), raw.get("name"), _unwrapped_result(response))
     if kind in _REASONING_TYPES:
         return Part("reasoning", content=as_text(raw.get("content", raw.get("thinking"))))
     if kind == "tool_use":
+        if "name" not in raw and isinstance(raw.get("tool_call"), Mapping):
+            return _openai_call(raw["tool_call"])  # OpenInference's flattened Anthropic block
         return call_part(raw.get("id"), raw.get("name"), raw.get("input"), "input" in raw)
     if kind == "tool_result":
         return result_part(
@@ -207,6 +209,17 @@ def _typed(kind: str, raw: Mapping[str, Any]) -> Part | None:
     if kind == "function" and isinstance(raw.get("function"), Mapping):
         return _openai_call(raw)
     return None
+
+
+def _unwrapped_result(value: Any) -> Any:
+    """A result wrapped as ``{"result": value}``, the value: Gemini's function responses must
+    be objects, so the SDKs wrap any other return value so (google-genai, Google ADK), and
+    instrumentations record the wrapper."""
+    if isinstance(value, str) and value.startswith('{"result"'):
+        value = loads_maybe(value)
+    if isinstance(value, Mapping) and len(value) == 1 and "result" in value:
+        return value["result"]
+    return value
 
 
 def _ai_sdk_result(raw: Mapping[str, Any]) -> Part:
@@ -243,9 +256,7 @@ def _gemini(raw: Mapping[str, Any]) -> Part | None:
         return call_part(call.get("id"), call.get("name"), call.get("args"), recorded)
     response = raw.get("function_response", raw.get("functionResponse"))
     if isinstance(response, Mapping):
-        value = response.get("response")
-        if isinstance(value, Mapping) and set(value) == {"result"}:
-            value = value["result"]
+        value = _unwrapped_result(response.get("response"))
         error = isinstance(value, Mapping) and set(value) == {"error"}
         if error and isinstance(value, Mapping):
             value = value["error"]

@@ -54,7 +54,7 @@ def choose_result(*recorded: str | None) -> tuple[str | None, str | None]:
     return None, REPR_REASON if any(is_object_repr(r) for r in recorded) else None
 
 
-_WRAPPER_KEYS = ("text", "result", "output", "content", "value", "data", "raw")
+_WRAPPER_KEYS = ("text", "result", "output", "content", "blocks", "value", "data", "raw")
 """Keys a tool-output object keeps the value under (MCP content blocks ``{"type": "text",
 "text": ...}``, ``{"result": ...}`` envelopes, tool-output objects holding the raw value
 beside its text)."""

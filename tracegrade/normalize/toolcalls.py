@@ -21,8 +21,8 @@ arguments and result), and as a ``tool_call_response`` in a later LLM request's 
    requesting LLM call's causal index, :mod:`.order`), by start time within a turn.
 
 Errors: a tool span with status ERROR, ``error.type`` or an exception event, or a result that
-reports an error (``Error: ...``, a JSON object with a non-empty ``error``, MCP's
-``isError: true``) makes the call *attempted but not performed*.
+reports an error (``Error: ...``, ``Error executing tool: ...``, a JSON object with a
+non-empty ``error``, MCP's ``isError: true``) makes the call *attempted but not performed*.
 """
 
 from __future__ import annotations
@@ -189,12 +189,17 @@ def span_error(view: SpanView) -> str | None:
     return "span status ERROR" if span.is_error else f"logfire.level_num {level} (error)"
 
 
+_ERROR_HEAD = re.compile(r"(?:error|exception|failed|failure)\b[^\n:]{0,60}:", re.IGNORECASE)
+"""A result that opens by saying it failed: ``Error: ...``, ``Error executing tool: ...``
+(CrewAI, the MCP client), ``Failed to invoke tool ...: ...``, ``Exception: ...``."""
+
+
 def result_error(result: str | None) -> str | None:
     """The error a tool result reports, if it reports one (see the module docstring)."""
     if not result:
         return None
     text = result.strip()
-    if text[:6].lower() == "error:" or text.startswith("Exception:"):
+    if _ERROR_HEAD.match(text):
         return text
     if text[:1] == "{":
         try:
