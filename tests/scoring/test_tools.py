@@ -344,12 +344,27 @@ def test_failed_call_is_not_used_to_satisfy_an_expected_call():
     assert score.value == 0.0
 
 
-def test_unrecorded_arguments_score_zero_with_a_reason():
+def test_unrecorded_arguments_are_not_scored_and_say_why():
+    """A call made whose arguments the trace does not carry (content capture off) cannot be
+    checked: not scored, not zero, and no hard failure even when required (issue 35)."""
     score = arguments(
-        [{"name": "search", "arguments": {"q": "x"}}],
+        [{"name": "search", "arguments": {"q": "x"}, "required": True}],
         [tool("search", None, arguments_recorded=False)],
     )
-    assert score.value == 0.0 and "arguments not recorded" in score.reason
+    assert score.value is None and score.hard_failures == ()
+    assert "arguments of search not recorded" in score.reason
+
+
+def test_recorded_arguments_are_scored_beside_unrecorded_ones():
+    score = arguments(
+        [
+            {"name": "search", "arguments": {"q": "x"}},
+            {"name": "cancel_order", "arguments": {"order_id": "A1"}},
+        ],
+        [tool("search", None, arguments_recorded=False), tool("cancel_order", {"order_id": "B2"})],
+    )
+    assert score.value == 0.0
+    assert "not checked: arguments of search not recorded" in score.reason
 
 
 def test_strict_tool_extra_performed_call_is_a_hard_failure():

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import NoReturn
 
 import click
 
+from tracegrade._util.extras import missing_extra
 from tracegrade.errors import TracegradeError
 from tracegrade.version import __version__
 
@@ -60,7 +62,13 @@ class _Group(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return None
-        command = importlib.import_module(COMMANDS[cmd_name][0]).command
+        try:
+            command = importlib.import_module(COMMANDS[cmd_name][0]).command
+        except ModuleNotFoundError as exc:  # a command whose extra is not installed
+            error = missing_extra(exc, f"tracegrade {cmd_name}")
+            if error is None:
+                raise
+            _exit(error)
         assert isinstance(command, click.Command)
         return command
 
@@ -73,8 +81,18 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except TracegradeError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(int(exc.exit_code))
+            _exit(exc)
+        except ModuleNotFoundError as exc:  # an extra's library imported deep in a command
+            error = missing_extra(exc, f"tracegrade {ctx.invoked_subcommand or ''}".strip())
+            if error is None:
+                raise
+            _exit(error)
+
+
+def _exit(exc: TracegradeError) -> NoReturn:
+    """Print ``exc`` as one ``error:`` line and exit with its code."""
+    click.echo(f"error: {exc}", err=True)
+    sys.exit(int(exc.exit_code))
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

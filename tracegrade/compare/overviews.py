@@ -19,6 +19,7 @@ from tracegrade.compare.model import RunOverview
 from tracegrade.run_document import CaseEntry, RunHead, read_cases, read_head
 from tracegrade.scoring.results import HALLUCINATION_AXES, percentile
 from tracegrade.scoring.results import hallucinated as scoring_hallucinated
+from tracegrade.scoring.results import hallucination_checked as scoring_checked
 
 __all__ = [
     "HALLUCINATION_AXES",
@@ -42,9 +43,16 @@ def hallucinated(case: CaseEntry | Mapping[str, Any]) -> bool:
     return scoring_hallucinated(case.get("scores") or {}, case.get("details") or {})
 
 
+def checked(case: CaseEntry) -> bool:
+    """Whether the case entry's trace could tell if it :func:`hallucinated`
+    (:func:`tracegrade.scoring.results.hallucination_checked`)."""
+    return case.trace_id is not None and scoring_checked(case.notes)
+
+
 def hallucination_rate(cases: Sequence[CaseEntry]) -> float | None:
-    """Share of the cases with a trace that :func:`hallucinated`; None without such cases."""
-    traced = [c for c in cases if c.trace_id is not None]
+    """Share of the cases that :func:`checked` and :func:`hallucinated`; None without such
+    cases (unknown, never 0%)."""
+    traced = [c for c in cases if checked(c)]
     return sum(hallucinated(c) for c in traced) / len(traced) if traced else None
 
 
@@ -129,7 +137,7 @@ class OverviewTally:
             self.durations.append(duration)
         if entry.usage and entry.usage.cost_usd is not None:
             self.cost_usd = (self.cost_usd or 0) + entry.usage.cost_usd
-        if entry.trace_id is not None:
+        if checked(entry):
             self.traced += 1
             self.hallucinated += hallucinated(entry)
 

@@ -30,8 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Protocol
 
-import numpy as np
-
+from tracegrade._util.extras import available, import_extra
 from tracegrade.compare.case_sources import (
     CaseSource,
     ComparedCases,
@@ -45,6 +44,9 @@ from tracegrade.compare.rules import RegressionRules
 from tracegrade.config import Pricing
 from tracegrade.run_document import read_head
 from tracegrade.trace import AgentTrace
+
+_Array = Any
+"""A numpy array (the ``[stats]`` extra; imported only when a test runs)."""
 
 EXACT_UP_TO = 25
 """Up to this many pairs the Wilcoxon p-value comes from the exact null distribution (ties not
@@ -62,10 +64,18 @@ RUN_METRICS = (
 )
 
 
-def _wilcoxon(base: np.ndarray, current: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+_TESTS = "the paired Wilcoxon tests of runs with repeats"
+
+
+def _wilcoxon(base: _Array, current: _Array) -> tuple[_Array, _Array]:
     """Row-wise two-sided Wilcoxon signed-rank (statistic, p); p = 1 for rows without any
-    difference (nothing to test)."""
-    from scipy.stats import wilcoxon  # 1 s to import: only when a comparison runs
+    difference (nothing to test).
+
+    Raises:
+        MissingExtraError: the ``[stats]`` extra (numpy, scipy) is not installed.
+    """
+    np = import_extra("numpy", _TESTS)
+    wilcoxon = import_extra("scipy.stats", _TESTS).wilcoxon  # 1 s to import: only when needed
 
     stats, pvalues = np.full(len(base), np.nan), np.ones(len(base))
     moved = np.any(base != current, axis=1)
@@ -79,10 +89,18 @@ def _wilcoxon(base: np.ndarray, current: np.ndarray) -> tuple[np.ndarray, np.nda
     return stats, pvalues
 
 
-def paired_test(base: Sequence[float], current: Sequence[float], alpha: float) -> StatTest:
-    """Wilcoxon signed-rank over pairs (``none`` with fewer than 2 pairs)."""
-    if len(base) < 2:
+def paired_test(
+    base: Sequence[float], current: Sequence[float], alpha: float, *, required: bool = True
+) -> StatTest:
+    """Wilcoxon signed-rank over pairs (``none`` with fewer than 2 pairs, and when the test is
+    not ``required`` and the ``[stats]`` extra is not installed).
+
+    Raises:
+        MissingExtraError: ``required`` and the ``[stats]`` extra is not installed.
+    """
+    if len(base) < 2 or not (required or available("scipy")):
         return StatTest("none", len(base), None, None, alpha, False)
+    np = import_extra("numpy", _TESTS)
     stats, p = _wilcoxon(np.array([base], dtype=float), np.array([current], dtype=float))
     statistic = None if np.isnan(stats[0]) else float(stats[0])
     return StatTest("wilcoxon", len(base), statistic, float(p[0]), alpha, bool(p[0] < alpha))
@@ -101,7 +119,9 @@ def _case_tests(pairs: Sequence[tuple[CaseGroup, CaseGroup]], alpha: float) -> d
         if n >= 2:
             by_n.setdefault(n, []).append((base, current))
     tests = {}
+    np = import_extra("numpy", _TESTS) if by_n else None
     for n, group in by_n.items():
+        assert np is not None
         old = np.array([_attempt_scores(b)[:n] for b, _ in group])
         new = np.array([_attempt_scores(c)[:n] for _, c in group])
         stats, pvalues = _wilcoxon(old, new)
@@ -374,9 +394,11 @@ def _verdict(
     score = deltas["score"]
     drop = -score.delta if score.delta is not None else 0.0
     if drop > rules.max_score_drop and (not repeats or test.significant):
+        # the paired test decides only over repeats: cited then, as the evidence it is
+        cited = f"; {test.name} p={_p(test)}" if repeats else ""
         reasons.append(
             f"mean score {score.base:.3f} -> {score.current:.3f} (down {drop:.3f} > "
-            f"{rules.max_score_drop:g}; {test.name} p={_p(test)})"
+            f"{rules.max_score_drop:g}{cited})"
         )
     rate = deltas["hallucination_rate"]
     if rate.delta is not None and rate.delta > rules.max_hallucination_rise:
@@ -456,7 +478,7 @@ def _compare(
     base_view = tally.base.overview(base.head, baseline=base_is_baseline)
     current_view = tally.current.overview(current.head)
     deltas = {m: delta(getattr(base_view, m), getattr(current_view, m)) for m in RUN_METRICS}
-    test = paired_test(tally.base_scores, tally.current_scores, rules.alpha)
+    test = paired_test(tally.base_scores, tally.current_scores, rules.alpha, required=tally.repeats)
     reasons = _verdict(tally, deltas, test, rules)
     return Comparison(
         base=base_view,

@@ -19,6 +19,7 @@ from tracegrade.run_document import (
     read_cases,
     read_head,
 )
+from tracegrade.scoring.results import content_note
 
 
 def _fmt(value: float | None, pattern: str = "{:.2f}") -> str:
@@ -122,6 +123,8 @@ def _cases_table(cases: list[CaseEntry], title: str, verbose: bool) -> Table:
             if not verbose or not case.details
             else [f"{name}: {_fmt(d['value'])} — {d['reason']}" for name, d in case.details.items()]
         )
+        if note := content_note(case.notes):  # said first: it explains the rest
+            reasons = [note, *reasons]
         verdict = "[green]pass[/]" if case.passed else "[red]FAIL[/]"
         if case.flaky:
             verdict += f" [yellow]flaky[/] (spread {_fmt(case.spread)})"
@@ -145,22 +148,40 @@ def _followups(case: CaseEntry) -> list[str]:
     ]
 
 
-def _read_cases(
-    cases: Iterable[CaseEntry], verbose: bool, limit: int | None
-) -> tuple[list[str], list[CaseEntry], int]:
-    """One pass over the cases: the follow-up lines, the first ``limit`` cases the table
-    shows (every case when verbose, else the failed ones) and how many more it leaves out."""
-    followups: list[str] = []
-    shown: list[CaseEntry] = []
-    more = 0
-    for case in cases:
-        followups += _followups(case)
-        if verbose or not case.passed:
-            if limit is None or len(shown) < limit:
-                shown.append(case)
-            else:
-                more += 1
-    return followups, shown, more
+class _Read:
+    """What one pass over the cases gathers: the follow-up lines, the first ``limit`` cases
+    the table shows (every case when verbose, else the failed ones and those whose traces carry
+    no message content), how many more it leaves out, and the cases without content (with the
+    first such note, which names the switch)."""
+
+    def __init__(self, cases: Iterable[CaseEntry], verbose: bool, limit: int | None) -> None:
+        self.followups: list[str] = []
+        self.shown: list[CaseEntry] = []
+        self.more = self.cases = self.without_content = 0
+        self.content_note: str | None = None
+        for case in cases:
+            self.cases += 1
+            self.followups += _followups(case)
+            note = content_note(case.notes)
+            if note is not None:
+                self.without_content += 1
+                self.content_note = self.content_note or note
+            if verbose or not case.passed or note is not None:
+                if limit is None or len(self.shown) < limit:
+                    self.shown.append(case)
+                else:
+                    self.more += 1
+
+
+def _content_line(read: _Read) -> str:
+    """Said once, before the figures: how many cases' traces carry no message content, what
+    that leaves unscored, and the switch."""
+    return (
+        f"[bold yellow]{read.without_content} of {read.cases} case(s): "
+        f"{escape(read.content_note or '')}[/]\n[yellow]without content, the answers, "
+        "must_contain phrases, tool arguments and hallucination are not checked; tool names "
+        "and order, call counts, budgets and errors are still scored[/]"
+    )
 
 
 def _print_clarifier_errors(out: Console, clarifier: dict[str, Any] | None) -> None:
@@ -225,8 +246,11 @@ def print_report(
     out = console or terminal.console()
     head = read_head(doc)
     summary = head.summary
-    followups, shown, more = _read_cases(read_cases(doc["cases"]), verbose, limit)
+    read = _Read(read_cases(doc["cases"]), verbose, limit)
+    followups, shown, more = read.followups, read.shown, read.more
     out.print(_header(head))
+    if read.without_content:
+        out.print(_content_line(read))
     out.print(_axes_table(summary))
     out.print(_totals(summary))
     if summary.latency_sample:
@@ -252,7 +276,10 @@ def print_report(
             f"{summary.unmatched_traces} trace(s) matched no case[/]"
         )
     if shown:
-        out.print(_cases_table(shown, "cases" if verbose else "failed cases", verbose))
+        title = "cases" if verbose else "failed cases"
+        if not verbose and read.without_content:
+            title += " and cases without message content"
+        out.print(_cases_table(shown, title, verbose))
     if more:
         what = "case(s)" if verbose else "failed case(s)"
         out.print(f"... and {more:,} more {what}" + (f": {escape(see_all)}" if see_all else ""))

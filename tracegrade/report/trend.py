@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from tracegrade._util.extras import import_extra
 from tracegrade.compare import RunOverview
 
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -38,10 +39,8 @@ def sparkline(values: Sequence[float | None]) -> str:
 def write_png(views: Sequence[RunOverview], names: Sequence[str], path: str | Path) -> Path:
     """Draw each column of :data:`COLUMNS` as a small line chart over the runs (x: ``names``)
     into a PNG at ``path``; returns the path. Uses matplotlib's non-interactive Agg backend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot as plt
+    import_extra("matplotlib", "a chart (--png)").use("Agg")
+    plt = import_extra("matplotlib.pyplot", "a chart (--png)")
 
     figure, axes = plt.subplots(len(COLUMNS), 1, figsize=(8, 2 * len(COLUMNS)), sharex=True)
     x = list(range(len(views)))

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from tracegrade._util.extras import import_extra
+
 DEFAULT_ALPHA = 0.05
 """1 - the confidence of the kappa interval (95%)."""
 
@@ -76,7 +78,10 @@ def kappa_interval(
     chance = sum(r * c for r, c in zip(rows, cols, strict=True))
     if not n or chance >= 1.0 - 1e-12:
         return None, None, None
-    from statsmodels.stats.inter_rater import cohens_kappa  # ~1 s to import: only when needed
+    # ~1 s to import: only when needed
+    cohens_kappa = import_extra(
+        "statsmodels.stats.inter_rater", "Cohen's kappa with its interval"
+    ).cohens_kappa
 
     with warnings.catch_warnings():  # a degenerate table's variance is nan: no interval then
         warnings.simplefilter("ignore", RuntimeWarning)

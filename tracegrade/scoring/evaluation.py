@@ -125,7 +125,8 @@ def score_trace(
 ) -> CaseResult:
     """All scorers on one trace, combined (see :mod:`tracegrade.scoring.overall`)."""
     scores = {s.name: s for s in (run_scorer(scorer, trace, case) for scorer in scorers)}
-    overall = combine(scores, weights, threshold)
+    content = trace.gap("message_content")
+    overall = combine(scores, weights, threshold, with_fallback=content is not None)
     reasons = [*overall.hard_failures]
     reasons += [
         f"{name}: {score.reason}"
@@ -133,6 +134,10 @@ def score_trace(
         if score.value is not None and score.value < 1.0 and name in _reported(weights)
     ]
     notes = tuple(f"{axis} not scored: {why}" for axis, why in overall.excluded.items())
+    if overall.fallback:
+        notes += (f"scored on {' and '.join(overall.fallback)} only: no weighted axis could be",)
+    if content is not None:
+        notes = (content.reason, *notes)  # first: what a report says before anything else
     if overall.value is None:
         reasons.append("no weighted axis could be scored")
     return CaseResult(

@@ -32,10 +32,28 @@ def counted_calls(trace: AgentTrace, counting: Counting) -> list[ToolCall]:
     return [c for c in trace.tool_calls if counting == "attempted" or c.performed]
 
 
+TOOL_CALL_FINISHES = frozenset({"tool_calls", "tool_use", "function_call"})
+"""Finish reasons of a model response that requested tools (OpenAI, Anthropic, legacy)."""
+
+
+def no_tool_requested(trace: AgentTrace) -> bool:
+    """True when every LLM call of the trace records a finish reason and none requested a
+    tool (``gen_ai.response.finish_reasons``, GenAI semconv; recorded with content off): the
+    trace shows that no tool was called even when it cannot show tool calls' content."""
+    calls = trace.llm_calls
+    return bool(calls) and all(
+        c.finish_reason is not None and c.finish_reason not in TOOL_CALL_FINISHES for c in calls
+    )
+
+
 def tool_calls_unrecorded(name: str, trace: AgentTrace) -> Score | None:
-    """The skipped score of a tool scorer when the trace cannot show tool calls, else None."""
+    """The skipped score of a tool scorer when the trace cannot show tool calls, else None
+    (also when it has no tool span because no LLM call asked for a tool:
+    :func:`no_tool_requested`)."""
     gap = trace.gap("tool_calls")
-    return skipped(name, f"tool calls not recorded: {gap.reason}") if gap else None
+    if gap is None or (not trace.tool_calls and no_tool_requested(trace)):
+        return None
+    return skipped(name, f"tool calls not recorded: {gap.reason}")
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,12 @@ hard failure either way); at weight 0.5, missing every required phrase fails a c
 otherwise perfect (1.0 / 1.5 < 0.7). The ``judge`` axis counts when the case has a rubric and
 the judge produced a score; with weights that name no ``judge`` it weighs
 :data:`DEFAULT_JUDGE_WEIGHT` (a weight of 0 leaves it out). Neither of these two is noted as
-not scored on the cases that do not ask for it. A case passes when its score is at
-least the threshold and no scorer reported a hard failure; a case where no axis could be
-scored does not pass.
+not scored on the cases that do not ask for it. When no weighted axis could be scored on a
+trace without message content (``with_fallback``: a case that checks only the answer, say),
+the score is the mean of the :data:`FALLBACK_AXES` that were: what a trace shows without
+content. A case
+passes when its score is at least the threshold and no scorer reported a hard failure; a case
+where not even those could be scored does not pass.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ DEFAULT_JUDGE_WEIGHT = 0.4
 CASE_AXES = frozenset({HALLUCINATION, JUDGE})
 """Axes that exist only for cases that ask for them (``must_contain``, a rubric): left out
 without a note elsewhere (a judge error is a hard failure on its own)."""
+FALLBACK_AXES = ("errors", "budgets")
+"""Scored, equally weighted, when no weighted axis could be: failed calls and budgets read
+from spans alone (no message content needed)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,8 @@ class Overall:
     excluded: Mapping[str, str]
     passed: bool
     hard_failures: tuple[str, ...]
+    fallback: tuple[str, ...] = ()
+    """The :data:`FALLBACK_AXES` the value was made of, when no weighted axis was scored."""
 
 
 def axis_value(axis: str, scores: Mapping[str, Score]) -> tuple[float | None, str]:
@@ -83,8 +91,15 @@ def effective_weights(
     )
 
 
-def combine(scores: Mapping[str, Score], weights: Mapping[str, float], threshold: float) -> Overall:
-    """Weighted mean over the axes that ran, and the pass verdict (see the module docstring)."""
+def combine(
+    scores: Mapping[str, Score],
+    weights: Mapping[str, float],
+    threshold: float,
+    *,
+    with_fallback: bool = False,
+) -> Overall:
+    """Weighted mean over the axes that ran (over the :data:`FALLBACK_AXES` when none did and
+    ``with_fallback``), and the pass verdict (see the module docstring)."""
     weights = effective_weights(scores, weights)
     axes: dict[str, float] = {}
     excluded: dict[str, str] = {}
@@ -100,6 +115,12 @@ def combine(scores: Mapping[str, Score], weights: Mapping[str, float], threshold
             axes[axis] = value
     total = sum(weights[a] for a in axes)
     value = sum(weights[a] * v for a, v in axes.items()) / total if total else None
+    fallback: tuple[str, ...] = ()
+    if value is None and with_fallback:
+        found = {a: s.value for a in FALLBACK_AXES if (s := scores.get(a)) and s.value is not None}
+        if found:
+            fallback, value = tuple(found), sum(found.values()) / len(found)
+            axes.update(found)
     hard = tuple(h for s in scores.values() for h in s.hard_failures)
     passed = value is not None and value >= threshold and not hard
-    return Overall(value, axes, excluded, passed, hard)
+    return Overall(value, axes, excluded, passed, hard, fallback)

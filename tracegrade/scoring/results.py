@@ -47,8 +47,32 @@ class CaseResult:
         """See :func:`hallucinated` (the one definition every hallucination rate uses)."""
         return hallucinated(self.scores, self.details)
 
+    @property
+    def hallucination_checked(self) -> bool:
+        """See :func:`hallucination_checked` (the rates' denominator)."""
+        return self.trace_id is not None and hallucination_checked(self.notes)
+
 
 HALLUCINATION_AXES = ("hallucination", "value_grounding", "faithfulness")
+
+CONTENT_NOTE = "message content "
+"""How a result's note that its trace carries no message content begins (the trace's
+``message_content`` gap, first among the notes: "message content not captured: set ...")."""
+
+
+def content_note(notes: Sequence[str]) -> str | None:
+    """The note saying the trace carries no message content, and the switch that records it;
+    None when the content was captured."""
+    return next((n for n in notes if n.startswith(CONTENT_NOTE)), None)
+
+
+def hallucination_checked(notes: Sequence[str]) -> bool:
+    """Whether :func:`hallucinated` could tell, from a result's ``notes``: not when its trace
+    carries no message content (:func:`content_note`; no answer to read). Such a result is
+    left out of every hallucination rate's denominator, so a run where none could tell
+    reports the rate as unknown (None, "n/a"), never 0%. A trace whose run ended without an
+    answer stated nothing invented: it counts, as not hallucinated."""
+    return content_note(notes) is None
 
 
 def hallucinated(

@@ -210,7 +210,7 @@ class _Group:
         self.weighted.add(result)
         if (score := unscored_as_zero(result)) is not None:
             self.score.add(score)
-        if result.trace_id is not None:
+        if result.hallucination_checked:
             self.traced += 1
             self.hallucinated += result.hallucinated
 
@@ -235,7 +235,8 @@ class _Group:
 
     @property
     def hallucination_rate(self) -> float | None:
-        """Share of the results with a trace that hallucinated; None without such results."""
+        """Share of the results whose trace could tell that hallucinated
+        (:func:`~tracegrade.scoring.results.hallucination_checked`); None without such results."""
         return self.hallucinated / self.traced if self.traced else None
 
 

@@ -230,7 +230,7 @@ class ToolArguments:
                 "; ".join(extra) or "no unexpected call of a strict tool",
                 tuple(extra),
             )
-        return self._credit(case, calls, assignment, checks, extra)
+        return self._credit(case, calls, assignment, checks, extra, trace)
 
     def _credit(
         self,
@@ -239,18 +239,24 @@ class ToolArguments:
         assignment: dict[int, int],
         checks: _Checks,
         extra: list[str],
+        trace: AgentTrace,
     ) -> Score:
-        """The mean credit of the expected calls (under ``subset``, of those made)."""
+        """The mean credit of the expected calls (under ``subset``, of those made; calls made
+        whose arguments the trace does not carry are not scored: :func:`_unrecorded_reason`)."""
         subset = case.trajectory_match == "subset"
         strict = _strict_tools(case)
         credits: list[float] = []
         failures: list[str] = []
         hard = list(extra)
         per_call: list[dict[str, Any]] = []
+        no_arguments: list[str] = []
         for i, expected in enumerate(case.expected_tool_calls):
             call = calls[assignment[i]] if i in assignment else None
             if subset and call is None and not expected.required:
                 per_call.append({"name": expected.name, "credit": None, "failures": []})
+                continue
+            if call is not None and not call.arguments_recorded:
+                no_arguments.append(expected.name)  # made; its arguments cannot be checked
                 continue
             credit, call_failures = self._one(expected, call, checks)
             credits.append(credit)
@@ -260,6 +266,8 @@ class ToolArguments:
             if credit < 1.0 and (expected.required or made):
                 hard.append(_hard(expected, call, call_failures))
         matched = sum(1 for c in credits if c == 1.0)
+        if not credits and no_arguments:
+            return skipped(self.name, _unrecorded_reason(no_arguments, trace))
         if not credits:  # subset: no expected call made, which it allows
             reason = "subset: none of the expected calls made"
             return Score(
@@ -269,6 +277,8 @@ class ToolArguments:
         reason = f"{matched}/{len(credits)} expected call(s) made with all arguments right"
         if subset:
             reason += f" ({len(case.expected_tool_calls) - len(credits)} not made: subset)"
+        if no_arguments:
+            reason += f"; not checked: {_unrecorded_reason(no_arguments, trace)}"
         return Score(
             self.name, value, "; ".join([reason, *failures[:6]]), tuple(hard), {"calls": per_call}
         )
@@ -286,6 +296,14 @@ class ToolArguments:
             return 1.0, []
         failed = [c for c in done if not c.passed]
         return (len(done) - len(failed)) / len(done), [_failure_text(expected, c) for c in failed]
+
+
+def _unrecorded_reason(names: list[str], trace: AgentTrace) -> str:
+    """Why the arguments of the calls to ``names`` were not checked: the trace's content gap
+    (which names the switch) when content is not captured."""
+    gap = trace.gap("message_content")
+    why = gap.reason if gap else "no gen_ai.tool.call.arguments on their tool spans"
+    return f"arguments of {', '.join(dict.fromkeys(names))} not recorded ({why})"
 
 
 @register("tool_correctness")

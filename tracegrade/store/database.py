@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from tracegrade import environment
+from tracegrade._util.extras import import_extra
 from tracegrade.errors import StoreError
 
 PAGE_CACHE_BYTES = 32 * 2**20
@@ -181,8 +182,7 @@ class Database:
         return conn
 
     def _connect_postgres(self) -> Any:
-        import psycopg
-
+        psycopg = import_extra("psycopg", "a PostgreSQL store")
         return psycopg.connect(self.location, connect_timeout=10, autocommit=True)
 
     # --- statements ---------------------------------------------------------------------------

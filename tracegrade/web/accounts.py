@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import re
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from tracegrade._util.extras import extra_error
+
+try:
+    from argon2 import PasswordHasher
+    from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+except ModuleNotFoundError as exc:  # the [ui] extra
+    raise extra_error(exc, "the dashboard's accounts") from exc
 
 from tracegrade.errors import ConfigError
 from tracegrade.store import users

@@ -19,7 +19,12 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-import jinja2
+from tracegrade._util.extras import extra_error
+
+try:
+    import jinja2
+except ModuleNotFoundError as exc:  # the [ui] extra
+    raise extra_error(exc, "the dashboard") from exc
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
