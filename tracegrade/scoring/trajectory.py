@@ -8,7 +8,7 @@
 - **Names.** :func:`name_credit` scores the sequence of called names against the expected
   one under a ``tool_calls_match`` mode (:mod:`tracegrade.dataset.trajectories`).
 - **Pairs.** :func:`best_pairs` pairs expected calls with actual calls of the same name by the
-  best assignment (bipartite: :func:`scipy.optimize.linear_sum_assignment`), never by order:
+  best assignment (bipartite: munkres' ``linear_sum_assignment``, scipy's), never by order:
   first as many calls satisfying every predicate as possible, then the most predicates
   satisfied, then the earlier call. Repeated calls of one tool are paired this way too.
 """
@@ -124,7 +124,8 @@ def best_pairs(
 ) -> dict[int, int]:
     """Expected index -> call index, pairing calls of the same name by the best assignment
     (see the module docstring); an expected call left without a call of its name is absent."""
-    from scipy.optimize import linear_sum_assignment  # imported when arguments are scored
+    # munkres: scipy's linear_sum_assignment without numpy/scipy in the base install
+    from munkres import linear_sum_assignment
 
     if not expected_names or not call_names:
         return {}
