@@ -552,3 +552,73 @@ def test_haystack_shapes_a_repr_request_and_a_replies_response():
         6,
         "gpt-4o-mini",
     )
+
+
+def test_genkit_tool_requests_and_model_responses():
+    """Genkit's own tracer: ``genkit:input`` / ``genkit:output`` JSON, parts ``toolRequest``
+    / ``toolResponse`` (``ref`` the call id), responses ``{message, finishReason, usage}``."""
+    b = TraceBuilder(scope="genkit-tracer")
+    user = {"role": "user", "content": [{"text": QUESTION}]}
+    request = {"toolRequest": {"name": "get_order", "ref": "c1", "input": {"order_id": "A100"}}}
+    response = {"toolResponse": {"name": "get_order", "ref": "c1", "output": json.dumps(RESULT)}}
+    for start, messages, reply, tokens in (
+        (0, [user], {"role": "model", "content": [request]}, 30),
+        (
+            10,
+            [
+                user,
+                {"role": "model", "content": [request]},
+                {"role": "tool", "content": [response]},
+            ],
+            {"role": "model", "content": [{"text": ANSWER}]},
+            50,
+        ),
+    ):
+        output = {
+            "finishReason": "stop",
+            "message": reply,
+            "usage": {"inputTokens": tokens, "outputTokens": 5},
+        }
+        b.add(
+            "model",
+            {
+                "genkit:input": json.dumps({"messages": messages}),
+                "genkit:output": json.dumps(output),
+            },
+            start_ms=start,
+            duration_ms=5,
+        )
+    trace = b.normalize()
+    assert [(c.name, c.call_id, json.loads(c.result or "")) for c in trace.tool_calls] == [
+        ("get_order", "c1", RESULT)
+    ]
+    assert (trace.final_output, trace.input_tokens) == (ANSWER, 80)
+
+
+def test_a_code_agents_answer_is_its_answer_tools_argument():
+    """A code agent's last reply is the code that calls ``final_answer("...")``: the answer is
+    the answer tool's (positional) argument, not that code."""
+    b = TraceBuilder()
+    b.add(
+        "generate",
+        {
+            "openinference.span.kind": "LLM",
+            "llm.input_messages.0.message.role": "user",
+            "llm.input_messages.0.message.content": QUESTION,
+            "llm.output_messages.0.message.role": "assistant",
+            "llm.output_messages.0.message.content": f'<code>\nfinal_answer("{ANSWER}")\n</code>',
+        },
+        start_ms=0,
+        duration_ms=5,
+    )
+    b.add(
+        "FinalAnswerTool",
+        {
+            "openinference.span.kind": "TOOL",
+            "tool.name": "final_answer",
+            "input.value": json.dumps({"args": [ANSWER], "kwargs": {}}),
+        },
+        start_ms=6,
+        duration_ms=1,
+    )
+    assert b.normalize().final_output == ANSWER

@@ -62,8 +62,8 @@ def unwrap_arguments(value: Any) -> Any:
         return value
     if not args:
         return dict(kwargs)
-    if not kwargs and len(args) == 1 and isinstance(args[0], Mapping):
-        return dict(args[0])
+    if not kwargs and len(args) == 1:  # one positional argument: itself (an object's keys)
+        return dict(args[0]) if isinstance(args[0], Mapping) else args[0]
     return value
 
 

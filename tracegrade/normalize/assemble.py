@@ -37,7 +37,7 @@ from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.turns import turn_starts
 from tracegrade.normalize.view import SpanView
 from tracegrade.spans import TraceData
-from tracegrade.trace import AgentInfo, AgentTrace, LlmCall, Retrieval
+from tracegrade.trace import AgentInfo, AgentTrace, LlmCall, Retrieval, ToolCall
 
 
 def _finish(view: SpanView) -> str | None:
@@ -269,13 +269,18 @@ def _user_inputs(
     return inputs, history
 
 
-def _final_output(top: Sequence[SpanView], scoped_llm: Sequence[SpanView]) -> str | None:
+def _final_output(
+    top: Sequence[SpanView], scoped_llm: Sequence[SpanView], answer_calls: Sequence[ToolCall]
+) -> str | None:
+    """The agent's recorded output; else the argument of its answer tool (a code agent's last
+    reply is the code that called it); else the last LLM response's text."""
     for agent in top:
         text = agent.output_text or _output_text(agent.output_messages)
         if text:
             return react_answer(text)
-    if not scoped_llm:
-        return None
+    answered = answer_of(answer_calls)
+    if answered is not None or not scoped_llm:
+        return answered
     last = scoped_llm[-1]
     if any(m.tool_calls for m in last.output_messages or ()):
         return None
@@ -392,7 +397,7 @@ def assemble(trace: TraceData, views: list[SpanView]) -> AgentTrace:
         join_tool_calls(tree, calls, _histories(tree, calls))
     )
     user_inputs, history = _user_inputs(top, scoped)
-    final_output = _final_output(top, scoped) or answer_of(answer_calls)
+    final_output = _final_output(top, scoped, answer_calls)
     input_tokens, output_tokens, cached, aggregated_only = _tokens(calls, top)
     conventions = tuple(sorted({c for v in tree.views for c in v.conventions}))
     root = tree.root

@@ -44,6 +44,7 @@ from tracegrade.normalize.parts import (
     part_of,
     result_part,
     text_part,
+    unwrapped_result,
 )
 from tracegrade.spans import loads_maybe, parse_arguments
 
@@ -227,6 +228,8 @@ _BLOCK_KEYS = frozenset(
         "function_response",
         "functionResponse",
         "part_kind",
+        "toolRequest",
+        "toolResponse",
     }
 )
 """Keys that mark a content block: the part shapes of :mod:`.parts`."""
@@ -276,7 +279,7 @@ def _tool_message(raw: Mapping[str, Any], finish: str | None) -> Message:
     if blocks:
         return Message("tool", blocks, finish)
     call_id = raw.get("tool_call_id", raw.get("id"))
-    response = _tool_content(raw.get("content"))
+    response = _tool_content(unwrapped_result(raw.get("content")))
     return Message("tool", [result_part(call_id, raw.get("name"), as_text(response))], finish)
 
 

@@ -19,6 +19,7 @@ A part is recognised by the keys it carries, never by the convention that wrote 
   (Bedrock), ``function_response`` / ``functionResponse {id?, name, response}`` (Gemini),
   ``tool_call_result {result, origin, error}`` (Haystack), ``part_kind: tool-return`` /
   ``retry-prompt`` (pydantic-ai);
+- Genkit: ``toolRequest {name, ref, input}``, ``toolResponse {name, ref, output}``;
 - reasoning: ``type: reasoning`` / ``thinking``, ``reasoningContent``, ``thought: true``.
 
 A result that reports an error (Anthropic ``is_error``, Bedrock ``status: error``, Vercel
@@ -184,7 +185,7 @@ def _typed(kind: str, raw: Mapping[str, Any]) -> Part | None:
         return call_part(raw.get("id"), raw.get("name"), raw.get("arguments"), "arguments" in raw)
     if kind == "tool_call_response":
         response = raw["response"] if "response" in raw else raw.get("result")
-        return result_part(raw.get("id"), raw.get("name"), _unwrapped_result(response))
+        return result_part(raw.get("id"), raw.get("name"), unwrapped_result(response))
     if kind in _REASONING_TYPES:
         return Part("reasoning", content=as_text(raw.get("content", raw.get("thinking"))))
     if kind == "tool_use":
@@ -211,7 +212,7 @@ def _typed(kind: str, raw: Mapping[str, Any]) -> Part | None:
     return None
 
 
-def _unwrapped_result(value: Any) -> Any:
+def unwrapped_result(value: Any) -> Any:
     """A result wrapped as ``{"result": value}``, the value: Gemini's function responses must
     be objects, so the SDKs wrap any other return value so (google-genai, Google ADK), and
     instrumentations record the wrapper."""
@@ -256,7 +257,7 @@ def _gemini(raw: Mapping[str, Any]) -> Part | None:
         return call_part(call.get("id"), call.get("name"), call.get("args"), recorded)
     response = raw.get("function_response", raw.get("functionResponse"))
     if isinstance(response, Mapping):
-        value = _unwrapped_result(response.get("response"))
+        value = unwrapped_result(response.get("response"))
         error = isinstance(value, Mapping) and set(value) == {"error"}
         if error and isinstance(value, Mapping):
             value = value["error"]
@@ -319,6 +320,19 @@ def _pydantic_ai(raw: Mapping[str, Any]) -> Part | None:
     return text_part(as_text(raw.get("content")))
 
 
+def _genkit(raw: Mapping[str, Any]) -> Part | None:
+    """Genkit parts: ``toolRequest {name, ref, input}`` and ``toolResponse {name, ref,
+    output}`` (``ref`` is the call id)."""
+    request = raw.get("toolRequest")
+    if isinstance(request, Mapping):
+        recorded = "input" in request
+        return call_part(request.get("ref"), request.get("name"), request.get("input"), recorded)
+    response = raw.get("toolResponse")
+    if isinstance(response, Mapping):
+        return result_part(response.get("ref"), response.get("name"), response.get("output"))
+    return None
+
+
 def _any_agent(raw: Mapping[str, Any]) -> Part | None:
     """An any-agent tool call ``{"tool.name", "tool.args"}`` (no id)."""
     if "tool.name" not in raw:
@@ -326,7 +340,7 @@ def _any_agent(raw: Mapping[str, Any]) -> Part | None:
     return call_part(None, raw["tool.name"], raw.get("tool.args"), "tool.args" in raw)
 
 
-_UNTYPED = (_gemini, _bedrock, _haystack, _pydantic_ai, _any_agent)
+_UNTYPED = (_gemini, _bedrock, _haystack, _pydantic_ai, _genkit, _any_agent)
 
 
 def part_of(raw: Mapping[str, Any]) -> Part | None:

@@ -15,7 +15,8 @@ id}`` (OpenAI chat); ``{output: [items], usage, model, id}`` (OpenAI Responses);
 ``{content: [blocks], stop_reason, usage, model, id}`` (Anthropic); ``{candidates:
 [{content, finish_reason}], usage_metadata, model_version, response_id}`` in snake or camel
 case (Gemini; Google ADK's ``llm_response`` has ``content`` at the top); ``{output:
-{message}, stopReason, usage}`` (Bedrock Converse); an assistant message or a list of them.
+{message}, stopReason, usage}`` (Bedrock Converse); ``{replies: [...]}`` (Haystack);
+``{message, finishReason, usage}`` (Genkit); an assistant message or a list of them.
 
 **Usage** (:func:`read_usage`): ``prompt_tokens``/``completion_tokens`` (OpenAI chat),
 ``input_tokens``/``output_tokens`` (Responses, Anthropic), ``inputTokens``/``outputTokens``
@@ -317,6 +318,18 @@ def _blocks(payload: Mapping[str, Any]) -> tuple[list[Message], Any] | None:
     return None
 
 
+def _message(payload: Mapping[str, Any]) -> tuple[list[Message], Any] | None:
+    """``{message: <assistant message>, finishReason, usage}`` (Genkit's model responses; an
+    OpenAI choice has the same form)."""
+    inner = payload.get("message")
+    if not isinstance(inner, Mapping) or role_of(inner.get("role")) != "assistant":
+        return None
+    message = parse_message(inner)
+    if message is None:
+        return None
+    return [message], payload.get("finishReason", payload.get("finish_reason"))
+
+
 def _replies(payload: Mapping[str, Any]) -> tuple[list[Message], Any] | None:
     """A generator's ``{"replies": [assistant messages]}`` (Haystack), each reply's ``meta``
     holding its finish reason (and model and usage: :func:`_meta_of`)."""
@@ -354,8 +367,10 @@ def _outputs(payload: Mapping[str, Any]) -> tuple[list[Message], Any] | None:
     return [merged], None if merged.tool_calls else "stop"
 
 
-_RESPONSE_SHAPES = (_choices, _candidates, _blocks, _outputs, _replies)
-_RESPONSE_KEYS = frozenset({"choices", "candidates", "output", "stop_reason", "replies"})
+_RESPONSE_SHAPES = (_choices, _candidates, _blocks, _outputs, _replies, _message)
+_RESPONSE_KEYS = frozenset(
+    {"choices", "candidates", "output", "stop_reason", "replies", "message", "finishReason"}
+)
 
 
 def read_response(value: Any) -> Reading | None:
