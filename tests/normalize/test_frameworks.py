@@ -48,3 +48,14 @@ def test_every_turn_has_its_trace(scored):
 def test_recordings_are_not_empty():
     for path in SETUPS:
         assert any(Path(path).glob("traces.*")), path
+
+
+@pytest.mark.parametrize("path", SETUPS, ids=[p.name for p in SETUPS])
+def test_nothing_read_exactly_is_reported_as_unread_content(path):
+    """Issue 34: content the reader reads (by a map or by its shape) is never "unread" in lint:
+    the unread-content finding is kept for what no reading reaches."""
+    from tracegrade.pipeline.reading import from_files
+
+    files = sorted(p for p in path.iterdir() if p.name.startswith("traces."))
+    unread = [t.gap("unread_content") for t in from_files(files).traces]
+    assert [g.reason for g in unread if g is not None] == []

@@ -135,8 +135,9 @@ _CONTENT_KEYS = frozenset(
 
 
 def _texts_of(value: str) -> list[str]:
-    """The content texts a candidate holds: the strings under content keys (``content``,
-    ``text``, ``result``...) of a JSON/repr value, or the value itself when it is plain text."""
+    """The content texts a candidate holds: the strings with a space in them directly under
+    content keys (``content``, ``text``, ``result``...) of a JSON/repr value (an id or a type
+    name is no content), or the value itself when it is plain text."""
     decoded = payload_value(value)
     if isinstance(decoded, str):
         return [decoded]
@@ -145,10 +146,10 @@ def _texts_of(value: str) -> list[str]:
     while stack and len(found) < 1000:
         item, content = stack.pop()
         if isinstance(item, str):
-            if content and len(item) >= 8:
+            if content and len(item) >= 8 and " " in item.strip():
                 found.append(item)
         elif isinstance(item, Mapping):
-            stack.extend((v, content or k in _CONTENT_KEYS) for k, v in item.items())
+            stack.extend((v, k in _CONTENT_KEYS) for k, v in item.items())
         elif isinstance(item, (list, tuple)):
             stack.extend((v, content) for v in item)
     return found
@@ -178,11 +179,12 @@ def unread_content(
     """``(span name, attribute key)`` of attributes that look like content and hold text no
     field was read from (module docstring)."""
     texts = [t for t in user_texts if len(t) >= 12]
+    used = {source.split(": ", 1)[-1] for view in views for source in view.sources.values()}
     candidates = [
         (view.span.name, key, value)
         for view in views
         for key, value in _unknown(view, maps)
-        if _looks_like_content(value, texts)
+        if key not in used and _looks_like_content(value, texts)
     ]
     if not candidates:
         return []
