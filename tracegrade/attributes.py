@@ -37,5 +37,11 @@ WINDOW_ATTR = "tracegrade.window"
 """A window's length on its metric data points: seconds with an ``s``, e.g. ``300s``."""
 AXIS_ATTR = "tracegrade.axis"
 """The scoring axis (``groundedness``, ``correctness``...) of an axis-mean data point."""
+SIMULATED_CASE_ATTR = "tracegrade.simulated_user.case_id"
+"""The case whose simulated user a trace of the simulator's own calls belongs to (root span
+attribute; a string). Never :data:`CASE_ID_ATTR`: the simulator's trace is not the agent's,
+and no case is matched to it."""
+SIMULATOR_SERVICE = "tracegrade-simulated-user"
+"""The ``service.name`` of the simulated user's own spans."""
 ATTRIBUTE_PREFIX = "tracegrade."
 """Every attribute above starts with this."""

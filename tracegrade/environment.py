@@ -141,6 +141,14 @@ TRACEGRADE_JUDGE_API_KEY = "TRACEGRADE_JUDGE_API_KEY"
 API key of the judge's endpoint; falls back to :envvar:`OPENAI_API_KEY`.
 """
 
+TRACEGRADE_SIMULATOR_MODEL = "TRACEGRADE_SIMULATOR_MODEL"
+"""
+.. envvar:: TRACEGRADE_SIMULATOR_MODEL
+
+The simulated users' model in ``tracegrade run`` (``--simulator-model``); default the judge's
+model. Reached at the judge's endpoint with the judge's key.
+"""
+
 OPENAI_BASE_URL = "OPENAI_BASE_URL"
 """
 .. envvar:: OPENAI_BASE_URL
@@ -222,6 +230,7 @@ VARIABLES: tuple[str, ...] = (
     TRACEGRADE_JUDGE_MODEL,
     TRACEGRADE_JUDGE_BASE_URL,
     TRACEGRADE_JUDGE_API_KEY,
+    TRACEGRADE_SIMULATOR_MODEL,
     OPENAI_BASE_URL,
     OPENAI_API_KEY,
     GITHUB_STEP_SUMMARY,

@@ -121,6 +121,14 @@ class RunSummaryEntry(_Model):
     clarifier: dict[str, Any] | None = Field(
         None, description="tracegrade run: the judge deciding follow-ups, and its errors."
     )
+    simulated: dict[str, Any] | None = Field(
+        None,
+        description="tracegrade run: the goal-reached rate of the simulated conversations, "
+        "its interval and their mean turns.",
+    )
+    simulator: dict[str, Any] | None = Field(
+        None, description="tracegrade run: the simulated users' model calls, tokens and cost."
+    )
 
 
 class CaseUsage(_Model):

@@ -331,7 +331,8 @@ def test_a_missing_input_is_reported_beside_other_fields_errors(tmp_path):
     """,
     )
     assert error_of(path).splitlines() == [
-        f"{path}:1: case 1 (id 'a'): field '(case)': a case needs 'input' or 'turns'",
+        f"{path}:1: case 1 (id 'a'): field '(case)': a case needs 'input' or 'turns' "
+        "(or a simulated 'user')",
         f"{path}:2: case 1 (id 'a'): field 'tier': Input should be 'smoke' or 'full'",
     ]
 

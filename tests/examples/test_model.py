@@ -11,6 +11,7 @@ from tests.support.ecommerce_model import ecommerce_model, load_script, respond
 from tracegrade.dataset import load_dataset
 
 REVIVAL = REPO / "datasets" / "ecommerce" / "revival.yaml"
+SIMULATED = REPO / "datasets" / "ecommerce" / "simulated.yaml"
 
 TRACKING = (
     "Where is my package for order 550e8400-e29b-41d4-a716-446655440002? I want tracking info."
@@ -55,12 +56,17 @@ def _after_tools(user, calls_and_results):
 def test_every_case_of_the_datasets_has_a_script(dataset):
     scripts = {s.case_id: s for s in load_script().values()}
     cases = [*dataset.cases, *load_dataset(REVIVAL).cases]
-    assert set(scripts) == {c.id for c in cases}
+    simulated = load_dataset(SIMULATED).cases
+    assert set(scripts) == {c.id for c in cases} | {simulated[0].id}
     for case in cases:
         assert scripts[case.id].input == case.input
         assert len(scripts[case.id].turns) == len(case.turns or [case.input]) + len(
             case.clarifications
         )
+    for case in simulated:  # one script for both: the revived case differs in the agent only
+        assert scripts[simulated[0].id].input == case.input
+        assert case.user is not None
+        assert len(scripts[simulated[0].id].turns) == case.user.max_turns
 
 
 def test_first_request_gets_the_first_planned_tool_call():

@@ -21,7 +21,7 @@ from tracegrade.cli.options import (
     warn,
 )
 from tracegrade.cli.render import stored_line
-from tracegrade.cli.run_options import agent_options, receiver_options
+from tracegrade.cli.run_options import agent_options, receiver_options, simulator_options
 from tracegrade.pipeline._run import RunOptions, run
 from tracegrade.report.comparison import print_comparison
 from tracegrade.report.console import print_report
@@ -78,6 +78,7 @@ from tracegrade.runner.agents.options import AgentOptions
     "(and no judge clarifications).",
 )
 @judge_options
+@simulator_options
 @gate_options
 def command(**params: Any) -> None:
     """Run every selected case of DATASET (a file, or store:NAME for a dataset kept in the

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from tracegrade.cli.options import stacked
+from tracegrade.environment import TRACEGRADE_SIMULATOR_MODEL
 from tracegrade.runner.agents import DEFAULT_BODY
 from tracegrade.store.traces import DB_ENV
 
@@ -109,6 +110,43 @@ receiver_options = stacked(
             default=10.0,
             show_default=True,
             help="Seconds to wait for a case's traces after the agent finished.",
+        ),
+    ]
+)
+
+
+simulator_options = stacked(
+    [
+        click.option(
+            "--simulator",
+            type=click.Choice(["auto", "scripted", "llm"]),
+            default="auto",
+            show_default=True,
+            help="Who plays a case's simulated user: its scripted replies (user.replies), an "
+            "LLM behind the judge's endpoint and key, or auto (scripted when the case scripts "
+            "replies, else the LLM).",
+        ),
+        click.option(
+            "--simulator-model",
+            metavar="MODEL",
+            envvar=TRACEGRADE_SIMULATOR_MODEL,
+            show_envvar=True,
+            help="The simulated users' model (default: the judge's).",
+        ),
+        click.option(
+            "--simulator-temperature",
+            type=click.FloatRange(0, 2),
+            default=0.7,
+            show_default=True,
+            help="The simulated users' sampling temperature.",
+        ),
+        click.option(
+            "--simulator-seed",
+            type=int,
+            default=0,
+            show_default=True,
+            help="Sent as the simulated users' request seed and part of their cache key: the "
+            "same seed and agent replies give the same conversation, from the cache.",
         ),
     ]
 )

@@ -26,6 +26,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -34,6 +35,7 @@ from tracegrade._util.bounded import load_json, load_yaml
 from tracegrade.dataset.located import Located, locate, messages, validation_problems
 from tracegrade.dataset.predicates import Predicate, PredicateError, parse_predicate
 from tracegrade.dataset.shapes import CASE_KEYS, to_case_fields
+from tracegrade.dataset.simulated import SimulatedUser
 from tracegrade.dataset.trajectories import (
     ORDER_TO_MATCH,
     ArgumentsMatch,
@@ -168,13 +170,19 @@ class Case(_Strict):
     """The user's (first) message; matches a trace whose first user input equals it."""
     turns: list[str] | None = None
     """Several user messages, for multi-turn cases; ``input`` defaults to the first."""
+    user: SimulatedUser | None = None
+    """A simulated user who talks to the agent in ``tracegrade run`` after ``input`` or
+    ``turns`` (or from the first message, which the LLM simulator then writes): its goal,
+    persona, facts, stop condition, ``max_turns``, and for a scripted user its replies
+    (:mod:`tracegrade.dataset.simulated`)."""
     revive: bool | list[int] = False
     """Agent revival in ``tracegrade run`` (the case editor's ``test_agent_revival``): before
     a revived turn the runner ends the agent's session and starts it again with the same
     conversation id (a fresh process, a callable rebuilt by its factory, a restarted service),
     and sends it only the messages from that turn on. ``true``: before every turn after the
-    first; a list: the turns (numbered from 1, each at least 2) revived before. A revived
-    turn whose first LLM call lost the earlier turns fails ``context_preserved``."""
+    first; a list: the turns (numbered from 1, each at least 2) revived before; with a
+    simulated user, turns up to its ``max_turns``. A revived turn whose first LLM call lost
+    the earlier turns fails ``context_preserved``."""
     expected_tools: list[str] = []
     """Tool names to call, as a multiset (two entries need two calls)."""
     expected_tool_calls: list[ExpectedToolCall] = []
@@ -231,7 +239,8 @@ class Case(_Strict):
     """A human verdict on this case, for judge calibration (``tracegrade judge-check``)."""
     clarifications: dict[str, str] = {}
     """Scripted answers to clarifying questions in ``tracegrade run``: regular expression
-    (searched case-insensitively in the agent's reply) -> the user's reply, first match wins."""
+    (searched case-insensitively in the agent's reply) -> the user's reply, first match wins.
+    Not with a simulated ``user``, which answers the agent itself."""
     max_followups: int = Field(2, ge=0)
     """At most this many clarification follow-ups per case in ``tracegrade run``."""
     tags: list[str] = []
@@ -248,11 +257,32 @@ class Case(_Strict):
 
     @model_validator(mode="after")
     def _input_or_turns(self) -> Case:
-        if self.input is None and not self.turns:
-            raise ValueError("a case needs 'input' or 'turns'")
+        if self.input is None and not self.turns and self.user is None:
+            raise ValueError("a case needs 'input' or 'turns' (or a simulated 'user')")
         if self.input is None and self.turns:
             self.input = self.turns[0]
         return self
+
+    @field_validator("user")
+    @classmethod
+    def _room_for_turns(cls, value: SimulatedUser | None, info: ValidationInfo) -> Any:
+        scripted = len(info.data.get("turns") or ()) or (1 if info.data.get("input") else 0)
+        if value is not None and value.max_turns < scripted:
+            raise ValueError(
+                f"max_turns {value.max_turns} is below the case's {scripted} scripted "
+                "turn(s): max_turns counts every user message of the conversation"
+            )
+        return value
+
+    @field_validator("clarifications")
+    @classmethod
+    def _no_clarifications_with_a_user(cls, value: dict[str, str], info: ValidationInfo) -> Any:
+        if value and info.data.get("user") is not None:
+            raise ValueError(
+                "a simulated user answers the agent's questions itself: give scripted answers "
+                "as user.replies, not clarifications"
+            )
+        return value
 
     @field_validator("arguments_match")
     @classmethod
@@ -289,9 +319,12 @@ class Case(_Strict):
     @model_validator(mode="after")
     def _revivable(self) -> Case:
         if self.revive:
-            count = len(self.turns or ())
+            count = self.turn_count
             if count < 2:
-                raise ValueError("'revive' needs 'turns' with at least two user messages")
+                raise ValueError(
+                    "'revive' needs 'turns' with at least two user messages (or a simulated "
+                    "user with max_turns of 2 or more)"
+                )
             wrong = [n for n in self.revived_turns if not 2 <= n <= count]
             if wrong:
                 raise ValueError(
@@ -301,10 +334,17 @@ class Case(_Strict):
         return self
 
     @property
+    def turn_count(self) -> int:
+        """The most user messages the conversation holds: the scripted turns, or a simulated
+        user's ``max_turns``."""
+        scripted = len(self.turns or ())
+        return max(scripted, self.user.max_turns) if self.user is not None else scripted
+
+    @property
     def revived_turns(self) -> tuple[int, ...]:
         """The turns (numbered from 1) before which the agent is revived, in order."""
         if self.revive is True:
-            return tuple(range(2, len(self.turns or ()) + 1))
+            return tuple(range(2, self.turn_count + 1))
         return tuple(sorted(set(self.revive or ())))
 
     @property
@@ -470,8 +510,11 @@ def _hidden_problems(cases: Any, found: list[_Problem]) -> list[_Problem]:
     for index, case in enumerate(cases):
         if not isinstance(case, dict):
             continue
-        if not case.get("input") and not case.get("turns") and ("cases", index) not in said:
-            problems.append((("cases", index), "a case needs 'input' or 'turns'", False))
+        empty = not case.get("input") and not case.get("turns") and not case.get("user")
+        if empty and ("cases", index) not in said:
+            problems.append(
+                (("cases", index), "a case needs 'input' or 'turns' (or a simulated 'user')", False)
+            )
         case_id = case.get("id")
         if isinstance(case_id, str) and case_id in seen:
             why = f"duplicate id {case_id!r} (first used by case {seen[case_id] + 1})"

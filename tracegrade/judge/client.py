@@ -224,6 +224,8 @@ class JudgeClient:
             "messages": list(messages),
             "temperature": self.settings.temperature,
         }
+        if self.settings.seed is not None:
+            kwargs["seed"] = self.settings.seed
         if self._structured:
             body = {k: v for k, v in schema.items() if k != "title"}
             kwargs["response_format"] = {

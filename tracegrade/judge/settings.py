@@ -54,6 +54,9 @@ class JudgeSettings:
     evidence_tokens: int = 6000
     temperature: float = 0.0
     pricing: Pricing = field(default_factory=Pricing)
+    seed: int | None = None
+    """Sent as the request's ``seed`` when set (OpenAI's best-effort determinism; the
+    simulated user's calls set it, :mod:`tracegrade.judge.simulate`)."""
 
     def require_credentials(self) -> None:
         """Raise unless an API key is configured.

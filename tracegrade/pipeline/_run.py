@@ -8,17 +8,20 @@ to an in-process OTLP receiver; a case is scored once they settle.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracegrade import environment
 from tracegrade.compare import Comparison
 from tracegrade.compare.case_sources import CaseTable
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, Tier, select_cases
 from tracegrade.errors import ExitCode
-from tracegrade.judge import Clarifier, resolve_settings
+from tracegrade.judge import Clarifier, JudgeScorer, resolve_settings
 from tracegrade.judge.faithfulness import with_judged_faithfulness
+from tracegrade.judge.simulate import simulator_settings
 from tracegrade.pipeline.datasets import open_dataset
 from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
@@ -41,6 +44,7 @@ from tracegrade.runner.conversation import (
 )
 from tracegrade.runner.execute import Outcome, RunPlan, Scoring
 from tracegrade.runner.session import EvalRun, new_run_id, run_eval, store_location
+from tracegrade.runner.simulation import SimulatorMode, Simulators
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluation import run_threshold, run_weights
 from tracegrade.scoring.score import Scorer
@@ -86,6 +90,12 @@ class RunOptions:
     export_otlp: str | None = None
     """As :attr:`~tracegrade.pipeline._score.ScoreOptions.export_otlp`; every attempt's
     result is sent (``tracegrade.repeat`` when cases repeat)."""
+    simulator: SimulatorMode = "auto"
+    """Who plays the cases' simulated users (:mod:`tracegrade.runner.simulation`)."""
+    simulator_model: str | None = None
+    """The simulated users' model (else ``$TRACEGRADE_SIMULATOR_MODEL``, else the judge's)."""
+    simulator_temperature: float = 0.7
+    simulator_seed: int = 0
 
 
 @dataclass
@@ -134,6 +144,41 @@ def follow_up_hook(
         settings.require_credentials()
         hooks.append(JudgeClarifications(Clarifier(settings)))
     return FollowUps(hooks)
+
+
+def simulators_for(options: RunOptions, config: Config, cases: Sequence[Case]) -> Simulators:
+    """Who plays the cases' simulated users: ``--simulator``, with the simulator's model
+    (``--simulator-model``, ``$TRACEGRADE_SIMULATOR_MODEL``, else the judge's), temperature
+    and seed behind the judge's endpoint and key.
+
+    Raises:
+        ConfigError: ``--simulator scripted`` for a case without scripted replies, or a case
+            needs the model and no API key is configured.
+    """
+    judge = resolve_settings(options.judge_model, pricing=config.pricing, config=config.judge)
+    model = options.simulator_model or os.environ.get(environment.TRACEGRADE_SIMULATOR_MODEL)
+    settings = simulator_settings(
+        judge, model, options.simulator_temperature, options.simulator_seed
+    )
+    simulators = Simulators(options.simulator, settings)
+    simulators.check(cases)
+    return simulators
+
+
+def goal_judge(options: RunOptions, config: Config, cases: Sequence[Case]) -> JudgeScorer | None:
+    """The judge of simulated users' goals: when some case has a simulated user, a judge
+    model is configured (``--judge-model`` or ``$TRACEGRADE_JUDGE_MODEL``) and ``--no-judge``
+    is not given; else None.
+
+    Raises:
+        ConfigError: a judge model is configured but no judge API key.
+    """
+    model = options.judge_model or os.environ.get(environment.TRACEGRADE_JUDGE_MODEL)
+    if options.judge is False or not model or not any(c.user for c in cases):
+        return None
+    settings = resolve_settings(model, pricing=config.pricing, config=config.judge)
+    settings.require_credentials()
+    return JudgeScorer(settings)
 
 
 def _clarifier_usage(hook: FollowUpHook) -> dict[str, Any] | None:
@@ -218,10 +263,13 @@ def run(options: RunOptions) -> RunOutcome:
     ]
     hook = follow_up_hook(config, options.judge, options.judge_model)
     session = _session(options, dataset, cases, config, [*scorers], hook)
+    session.simulators = simulators_for(options, config, cases)
+    session.scoring.goal_judge = goals = goal_judge(options, config, cases)
     context = RunContext(session.plan.run_id, dataset.name)
     with (
         store_location(db) as location,
         judge_cache(location, judge),
+        judge_cache(location, goals),
         run_export(options.export_otlp, context) as export,
     ):
         session.on_outcome = _exporting(export, options.repeat)

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tracegrade.report import terminal
+from tracegrade.report.simulated import case_lines, summary_lines
 from tracegrade.run_document import (
     CaseEntry,
     RunHead,
@@ -161,7 +162,7 @@ class _Read:
         self.content_note: str | None = None
         for case in cases:
             self.cases += 1
-            self.followups += _followups(case)
+            self.followups += _followups(case) + case_lines(case)
             note = content_note(case.notes)
             if note is not None:
                 self.without_content += 1
@@ -257,6 +258,8 @@ def print_report(
         out.print(_sample_line(summary.latency_sample))
     if summary.judge:
         out.print(_judge_line(summary.judge))
+    for line in summary_lines(summary):
+        out.print(line)
     if summary.agent_errors:
         out.print(
             f"[red]{summary.agent_errors} case(s) failed in the agent (exception, crash, "

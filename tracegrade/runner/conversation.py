@@ -19,6 +19,10 @@ asking after that, the conversation ends there and the attempt records that it g
 Before a turn the case revives (``revive``), the session's agent is revived
 (:meth:`~.agents.Session.revive`, :mod:`.revival`) and from then on it is sent only the
 messages from that turn on: the conversation before the revival is the agent's to restore.
+
+A case with a simulated ``user`` goes on after its scripted turns (if any) with the
+simulated user (:mod:`.simulation`), which then answers the agent itself: the follow-up hook
+is not used for such a case.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -157,7 +161,7 @@ class Conversation:
         )
 
 
-async def _exchange(session: Session, conversation: Conversation, text: str) -> str:
+async def exchange(session: Session, conversation: Conversation, text: str) -> str:
     """Send ``text`` (its placeholders of redacted data replaced by made-up values:
     :func:`~tracegrade.dataset.placeholders.stand_in`) and record the reply."""
     conversation.messages.append({"role": "user", "content": stand_in(text)})
@@ -166,28 +170,46 @@ async def _exchange(session: Session, conversation: Conversation, text: str) -> 
     return reply
 
 
+async def revive_before(session: Session, conversation: Conversation, turn: int) -> None:
+    """Revive the agent before user turn ``turn`` (1-based) and send it the conversation from
+    there on only."""
+    await session.revive()
+    conversation.revivals.append(turn)
+    conversation.since = len(conversation.messages)
+
+
+Play = Callable[[Session, Conversation], Awaitable[None]]
+"""Goes on with the simulated user after the scripted turns (:meth:`.simulation.
+Simulation.play`)."""
+
+
 async def converse(
     session: Session,
     case: Case,
     hook: FollowUpHook | None,
     conversation: Conversation | None = None,
+    play: Play | None = None,
 ) -> Conversation:
     """Run the case's conversation on ``session`` (see the module docstring). Pass
-    ``conversation`` to see how far it got if the call is cancelled (timeout).
+    ``conversation`` to see how far it got if the call is cancelled (timeout); ``play`` is
+    how a case's simulated user goes on.
 
     Raises:
         AgentFailure: the agent failed a turn or could not be revived (and whatever an
             in-process agent raised).
+        ValueError: the case has a simulated user and no ``play`` was given.
     """
     conversation = conversation if conversation is not None else Conversation()
-    turns = case.turns or [case.input or ""]
+    turns = case.turns or ([case.input] if case.input is not None else [])
     revived = set(case.revived_turns)
+    if case.user is not None:
+        hook = None  # the simulated user answers the agent itself
+        if play is None:
+            raise ValueError(f"case {case.id!r} has a simulated user and nobody to play it")
     for index, turn in enumerate(turns):
         if index + 1 in revived:
-            await session.revive()
-            conversation.revivals.append(index + 1)
-            conversation.since = len(conversation.messages)
-        reply = await _exchange(session, conversation, turn)
+            await revive_before(session, conversation, index + 1)
+        reply = await exchange(session, conversation, turn)
         while hook is not None and case.max_followups > 0:
             answer = await hook(
                 case, conversation.messages[:-1], reply, last_turn=index == len(turns) - 1
@@ -198,5 +220,7 @@ async def converse(
                 conversation.gave_up = True
                 return conversation
             conversation.followups.append(dataclasses.replace(answer, question=reply))
-            reply = await _exchange(session, conversation, answer.reply)
+            reply = await exchange(session, conversation, answer.reply)
+    if case.user is not None and play is not None:
+        await play(session, conversation)
     return conversation

@@ -24,18 +24,20 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from tracegrade.config import Config
-from tracegrade.dataset import Case
+from tracegrade.dataset import Case, Judge
 from tracegrade.normalize import normalize_trace
 from tracegrade.runner.agents import Agent, AgentFailure, Attempt, Session
 from tracegrade.runner.conversation import Conversation, FollowUpHook, converse
 from tracegrade.runner.revival import ConversationLock, Sessions
 from tracegrade.runner.settle import SettleRule, StoreWorker, wait_settled
+from tracegrade.runner.simulation import Simulation, Simulators
 from tracegrade.scoring.evaluation import score_trace
+from tracegrade.scoring.goals import GOAL_JUDGE, GoalOutcome, goal_rubric, simulation_scores
 from tracegrade.scoring.results import CaseResult
-from tracegrade.scoring.score import Scorer
+from tracegrade.scoring.score import Score, Scorer
 from tracegrade.spans import TraceData
 from tracegrade.trace import AgentTrace
 
@@ -55,6 +57,8 @@ class Outcome:
     agent_ms: float
     settle_ms: float = 0.0
     score_ms: float = 0.0
+    simulation: Simulation | None = None
+    """The simulated user's side of the conversation (a case with a ``user``)."""
 
 
 def merge_traces(traces: Sequence[TraceData]) -> TraceData:
@@ -86,9 +90,19 @@ def failed_result(case: Case, reason: str) -> CaseResult:
     )
 
 
+class GoalJudge(Protocol):
+    """The judge asked about a simulated user's goal (:meth:`tracegrade.judge.JudgeScorer.
+    judged` with a rubric of its own)."""
+
+    def judged(self, trace: AgentTrace, case: Case | None, spec: Judge | None = None) -> Score:
+        """The judge's score of ``(trace, case)`` on the rubric ``spec``."""
+        ...
+
+
 @dataclass
 class Scoring:
-    """What scores an attempt: the scorers, config, weights (axis -> weight) and threshold."""
+    """What scores an attempt: the scorers, config, weights (axis -> weight) and threshold;
+    ``goal_judge`` judges simulated users' goals (None: only the simulator's verdict)."""
 
     scorers: Sequence[Scorer]
     config: Config
@@ -96,12 +110,48 @@ class Scoring:
     threshold: float
     traces: dict[str, AgentTrace] = field(default_factory=dict)
     """Every scored (merged) trace by trace id, for the run's metadata (models, versions)."""
+    goal_judge: GoalJudge | None = None
 
-    def score(self, worker: StoreWorker, case: Case, trace_ids: Sequence[str]) -> CaseResult:
-        """Load, merge, normalise and score (call on the worker thread)."""
+    def score(
+        self,
+        worker: StoreWorker,
+        case: Case,
+        trace_ids: Sequence[str],
+        simulated: GoalOutcome | None = None,
+        said: Sequence[str] = (),
+    ) -> CaseResult:
+        """Load, merge, normalise and score (call on the worker thread). A case with a
+        simulated user is scored with ``said``, the user messages the conversation held, as
+        its turns, and its ``simulated`` outcome adds its scores
+        (:mod:`tracegrade.scoring.goals`)."""
         trace = normalize_trace(merge_traces(worker.store.load(trace_ids)))
         self.traces[trace.trace_id] = trace
-        return score_trace(trace, case, self.scorers, self.config, self.weights, self.threshold)
+        if case.user is not None and said:
+            case = case.model_copy(update={"turns": list(said), "input": said[0]})
+        extra = self._simulated(trace, case, simulated)
+        return score_trace(
+            trace, case, self.scorers, self.config, self.weights, self.threshold, extra
+        )
+
+    def _simulated(
+        self, trace: AgentTrace, case: Case, outcome: GoalOutcome | None
+    ) -> tuple[Score, ...]:
+        if case.user is None:
+            return ()
+        if outcome is None:
+            outcome = GoalOutcome(
+                False,
+                "error",
+                0,
+                case.user.max_turns,
+                "the simulated user did not finish the conversation",
+            )
+        scores = simulation_scores(outcome)
+        if self.goal_judge is None:
+            return scores
+        spec = Judge(rubric=goal_rubric(case.user))
+        judged = self.goal_judge.judged(trace, case, spec)
+        return (*scores, dataclasses.replace(judged, name=GOAL_JUDGE))
 
 
 Listener = Callable[[Outcome], None]
@@ -144,9 +194,11 @@ class Runner:
         scoring: Scoring,
         hook: FollowUpHook | None = None,
         listener: Listener | None = None,
+        simulators: Simulators | None = None,
     ):
         self.agent, self.worker, self.scoring, self.hook = agent, worker, scoring, hook
         self.listener = listener
+        self.simulators = simulators or Simulators()
         self._stop = asyncio.Event()
         self._conversations = ConversationLock()
 
@@ -200,13 +252,14 @@ class Runner:
         attempt = plan.attempt(case, repeat)
         started = time.perf_counter()
         alone = self.agent.shared and bool(case.revived_turns)
+        simulation = self.simulators.start(case, attempt, self.worker)
         async with self._conversations.hold(alone):
             try:
                 session = await Sessions.start(self.agent, attempt)
             except AgentFailure as exc:
                 reason = str(exc)
                 return Outcome(case, repeat, failed_result(case, reason), (), None, reason, 0.0)
-            conversation, error = await self._converse(session, case, plan.timeout_s)
+            conversation, error = await self._converse(session, case, plan.timeout_s, simulation)
         agent_ms = (time.perf_counter() - started) * 1000
         if error is not None:
             return Outcome(
@@ -217,6 +270,7 @@ class Runner:
                 conversation,
                 error,
                 agent_ms,
+                simulation=simulation,
             )
         rule = _per_session(self.agent.settle, session.count)
         settled = await wait_settled(
@@ -233,9 +287,14 @@ class Runner:
                 None,
                 agent_ms,
                 settled.waited_ms,
+                simulation=simulation,
             )
         scoring_started = time.perf_counter()
-        result = await self.worker.call(self.scoring.score, self.worker, case, settled.trace_ids)
+        outcome = simulation.outcome if simulation is not None else None
+        said = [m["content"] for m in conversation.messages if m["role"] == "user"]
+        result = await self.worker.call(
+            self.scoring.score, self.worker, case, settled.trace_ids, outcome, said
+        )
         return Outcome(
             case,
             repeat,
@@ -246,16 +305,20 @@ class Runner:
             agent_ms,
             settled.waited_ms,
             (time.perf_counter() - scoring_started) * 1000,
+            simulation,
         )
 
     async def _converse(
-        self, session: Session, case: Case, timeout_s: float
+        self, session: Session, case: Case, timeout_s: float, simulation: Simulation | None
     ) -> tuple[Conversation, str | None]:
         conversation = Conversation()
         failure: BaseException | None = None
         reason: str | None = None
+        play = simulation.play if simulation is not None else None
         try:
-            await asyncio.wait_for(converse(session, case, self.hook, conversation), timeout_s)
+            await asyncio.wait_for(
+                converse(session, case, self.hook, conversation, play), timeout_s
+            )
         except TimeoutError as exc:
             failure, reason = exc, f"agent timed out after {timeout_s:g} s{session.diagnostics()}"
         except AgentFailure as exc:

@@ -23,6 +23,7 @@ from tracegrade.dataset import Case, Dataset
 from tracegrade.report.document import document, git_branch, run_info
 from tracegrade.runner.agents import Agent
 from tracegrade.runner.execute import Finished, Outcome, RunPlan, Scoring
+from tracegrade.runner.simulation import goal_fields, goal_summary
 from tracegrade.scoring.evaluation import summarize
 from tracegrade.scoring.results import CaseResult, RunResult, percentile
 
@@ -90,6 +91,7 @@ def attempt_entry(outcome: Outcome) -> dict[str, Any]:
         "agent_ms": _ms(outcome.agent_ms),
         "settle_ms": _ms(outcome.settle_ms),
         "score_ms": _ms(outcome.score_ms),
+        **({"simulation": outcome.simulation.to_dict()} if outcome.simulation else {}),
     }
 
 
@@ -115,6 +117,7 @@ def _case_fields(outcomes: Sequence[Outcome]) -> dict[str, Any]:
         "error": representative(outcomes).error,
         "spread": round(max(scores) - min(scores), 4) if len(scores) > 1 else None,
         "flaky": len(verdicts) > 1,
+        **goal_fields(outcomes),
     }
 
 
@@ -195,6 +198,7 @@ def run_document(
         agent_errors=sum(c["error"] is not None for c in doc["cases"]),
         spent=spent([a for c in doc["cases"] for a in c["attempts"]]),
         runner=_runner_summary(finished),
+        **goal_summary(finished.outcomes),
     )
     return doc
 

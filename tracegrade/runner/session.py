@@ -29,6 +29,7 @@ from tracegrade.runner.execute import Outcome, Runner, RunPlan, Scoring
 from tracegrade.runner.progress import RunProgress
 from tracegrade.runner.results import run_document
 from tracegrade.runner.settle import StoreWorker
+from tracegrade.runner.simulation import Simulators
 
 
 def new_run_id(now: dt.datetime | None = None) -> str:
@@ -58,6 +59,8 @@ class EvalRun:
     on_outcome: Callable[[Outcome], None] | None = None
     """Told of each finished attempt (after the progress display), on the event loop's
     thread: it must not block (``--export-otlp`` queues its records)."""
+    simulators: Simulators | None = None
+    """Who plays the cases' simulated users (default: :class:`Simulators` ``auto``)."""
 
 
 @contextmanager
@@ -72,18 +75,21 @@ def store_location(db: str | None) -> Iterator[str]:
 
 async def _drive(run: EvalRun, receiver: Receiver, worker: StoreWorker) -> dict[str, Any]:
     started = dt.datetime.now(dt.UTC)
+    simulators = run.simulators or Simulators()
     await run.agent.open(receiver.http_endpoint, receiver.grpc_endpoint)
+    simulators.open(receiver.http_endpoint)
     try:
         total = len(run.plan.cases) * run.plan.repeat
         with RunProgress(
             total, run.plan.repeat, console=run.progress_console, verbose=run.verbose
         ) as progress:
             listener = _both(progress.finished, run.on_outcome)
-            runner = Runner(run.agent, worker, run.scoring, run.hook, listener)
+            runner = Runner(run.agent, worker, run.scoring, run.hook, listener, simulators)
             finished = await runner.run(run.plan)
     finally:
+        await asyncio.to_thread(simulators.close)
         await run.agent.close()
-    return run_document(
+    doc = run_document(
         finished,
         run.plan,
         run.scoring,
@@ -95,6 +101,9 @@ async def _drive(run: EvalRun, receiver: Receiver, worker: StoreWorker) -> dict[
         started=started,
         config_sources=run.config_sources,
     )
+    if (usage := simulators.summary()) is not None:
+        doc["summary"]["simulator"] = usage
+    return doc
 
 
 def _both(

@@ -13,6 +13,12 @@ children of the case span the runner makes current.
 If the agent's module already set an SDK ``TracerProvider``, the router is added to it (the
 agent's own exporters keep working); the same holds for the logs provider (GenAI semconv up to
 1.36 puts message content in log records). One run at a time per process.
+
+A simulated user's calls are traced apart (:class:`SimulatorExport`): a tracer provider of
+its own (``service.name`` :data:`~tracegrade.attributes.SIMULATOR_SERVICE`), never the
+global one, exporting to the run's receiver; each attempt's simulated user is one trace of its
+own, whose root names the case by :data:`~tracegrade.attributes.SIMULATED_CASE_ATTR` (never
+``tracegrade.case_id``), so no agent trace holds a simulator span.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ from tracegrade.attributes import (
     REPEAT_ATTR,
     REVIVAL_ATTR,
     RUN_ID_ATTR,
+    SIMULATED_CASE_ATTR,
+    SIMULATOR_SERVICE,
 )
 from tracegrade.errors import ConfigError
 
@@ -258,3 +266,43 @@ def resource_attributes_env(existing: str | None, labels: Mapping[str, Any]) -> 
     percent-encoded, as the OpenTelemetry environment-variable specification requires)."""
     ours = ",".join(f"{key}={quote(str(value), safe='')}" for key, value in labels.items())
     return f"{existing.strip().rstrip(',')},{ours}" if existing and existing.strip() else ours
+
+
+class SimulatorExport:
+    """The simulated users' tracer provider for one run (see the module docstring): spans
+    batched and sent over OTLP/HTTP to the receiver at ``endpoint`` (``http://host:port``)."""
+
+    def __init__(self, endpoint: str):
+        self.provider = TracerProvider(
+            resource=Resource.create({"service.name": SIMULATOR_SERVICE})
+        )
+        self.provider.add_span_processor(
+            BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{endpoint.rstrip('/')}/v1/traces"))
+        )
+        self.tracer = self.provider.get_tracer(TRACER_NAME)
+
+    def conversation_span(self, run_id: str, case_id: str, repeat: int, simulator: str) -> Span:
+        """The root span of one attempt's simulated user (a trace of its own), not current."""
+        return self.tracer.start_span(
+            f"simulated_user {case_id}",
+            context=otel_context.Context(),
+            attributes={
+                RUN_ID_ATTR: run_id,
+                SIMULATED_CASE_ATTR: case_id,
+                REPEAT_ATTR: repeat,
+                "tracegrade.simulator": simulator,
+            },
+        )
+
+    def step_span(self, parent: Span, name: str, attributes: Mapping[str, Any]) -> Span:
+        """A span of one simulator step under ``parent``, not current."""
+        context = trace.set_span_in_context(parent, otel_context.Context())
+        return self.tracer.start_span(name, context=context, attributes=dict(attributes))
+
+    def flush(self) -> bool:
+        """Export every ended span; False when it did not finish in time."""
+        return bool(self.provider.force_flush(FLUSH_TIMEOUT_MS))
+
+    def close(self) -> None:
+        """Flush and shut the provider down."""
+        self.provider.shutdown()

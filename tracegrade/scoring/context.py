@@ -18,7 +18,9 @@ Messages match casefolded with whitespace collapsed, inside the text they are lo
 strings). The value is the fraction of revived turns that kept their context; each lost turn
 is a hard failure naming the turn and the missing messages.
 Skipped for a case without ``revive``, and when the trace cannot tell (message content not
-recorded, or no LLM call given the turn's message).
+recorded, or no LLM call given the turn's message). A simulated user's conversation is checked
+on the messages it sent (``tracegrade run`` scores it with those as the case's turns), on the
+revived turns it reached.
 """
 
 from __future__ import annotations
@@ -143,24 +145,31 @@ class ContextPreserved:
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
         if case is None or not case.revived_turns:
             return skipped(self.name, "the case asks for no agent revival")
+        turns = case.turns or []
+        revived = [n for n in case.revived_turns if n <= len(turns)]
+        if not revived:  # a simulated conversation that ended before its revived turn
+            return skipped(self.name, "the conversation ended before a revived turn")
         if not trace.turn_starts:
             gap = trace.gap("message_content") or trace.gap("user_inputs")
             why = gap.reason if gap else "no LLM call records its input messages"
             return skipped(self.name, f"cannot tell: {why}")
-        turns = case.turns or []
         matched = match_turns(trace, turns)
-        unseen = [n for n in case.revived_turns if matched[n - 1] is None]
+        unseen = [n for n in revived if matched[n - 1] is None]
         if unseen:
             texts = ", ".join(f"turn {n} ({_quoted(turns[n - 1])})" for n in unseen)
             return skipped(self.name, f"cannot tell: no LLM call was given {texts}")
-        return self._verdict(trace, case, turns, matched)
+        return self._verdict(trace, revived, turns, matched)
 
     def _verdict(
-        self, trace: AgentTrace, case: Case, turns: Sequence[str], matched: list[int | None]
+        self,
+        trace: AgentTrace,
+        revived: Sequence[int],
+        turns: Sequence[str],
+        matched: list[int | None],
     ) -> Score:
         lost: list[dict[str, Any]] = []
         loaded: dict[int, list[str]] = {}
-        for number in case.revived_turns:
+        for number in revived:
             index = matched[number - 1]
             assert index is not None
             missing, sources = check_turn(trace, index, turns[: number - 1])
@@ -174,13 +183,13 @@ class ContextPreserved:
             + ", ".join(_quoted(m) for m in item["missing"])
             for item in lost
         )
-        kept = len(case.revived_turns) - len(lost)
+        kept = len(revived) - len(lost)
         reason = "; ".join(hard) or (
             f"{kept} revived turn(s) kept the earlier turns"
             + (f" (loaded by {sorted({s for v in loaded.values() for s in v})})" if loaded else "")
         )
-        details = {"revived_turns": list(case.revived_turns), "lost": lost, "loaded_by": loaded}
-        return Score(self.name, kept / len(case.revived_turns), reason, hard, details)
+        details = {"revived_turns": list(revived), "lost": lost, "loaded_by": loaded}
+        return Score(self.name, kept / len(revived), reason, hard, details)
 
 
 @register(NAME)

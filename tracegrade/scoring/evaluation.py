@@ -28,6 +28,7 @@ from tracegrade.attributes import CASE_ID_ATTR
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
 from tracegrade.dataset.placeholders import has_placeholder, same_message
+from tracegrade.scoring.goals import SIMULATION_SCORES
 from tracegrade.scoring.overall import combine
 from tracegrade.scoring.parallel import ordered_map
 from tracegrade.scoring.results import (
@@ -85,7 +86,11 @@ def match_cases(
         matched = (
             by_attr.get(case.id or "")
             or [by_id[i] for i in explicit if i in by_id]
-            or [t for t in _by_input(by_input, case.input) if follows_turns(t, case)]
+            or [
+                t
+                for t in _by_input(by_input, case.input)
+                if case.input is not None and follows_turns(t, case)  # a simulated user's
+            ]  # case may have no input to match by
         )
         if not matched and (turns := [t for t in free if turn_of(t, case)]):
             joined = joined_conversations(case, turns)
@@ -122,9 +127,13 @@ def score_trace(
     config: Config,
     weights: Mapping[str, float],
     threshold: float,
+    extra: Sequence[Score] = (),
 ) -> CaseResult:
-    """All scorers on one trace, combined (see :mod:`tracegrade.scoring.overall`)."""
+    """All scorers on one trace, combined (see :mod:`tracegrade.scoring.overall`);
+    ``extra`` are scores from outside the trace (a simulated user's verdict:
+    :mod:`tracegrade.scoring.goals`), combined with them."""
     scores = {s.name: s for s in (run_scorer(scorer, trace, case) for scorer in scorers)}
+    scores.update((s.name, s) for s in extra)
     content = trace.gap("message_content")
     overall = combine(scores, weights, threshold, with_fallback=content is not None)
     reasons = [*overall.hard_failures]
@@ -169,7 +178,7 @@ def _reported(weights: Mapping[str, float]) -> set[str]:
     names = {a for a, w in weights.items() if w > 0}
     if "correctness" in names:
         names |= {"tool_correctness", "tool_arguments"}
-    return names | {"hallucination", "budgets", "judge", "faithfulness"}
+    return names | {"hallucination", "budgets", "judge", "faithfulness", *SIMULATION_SCORES}
 
 
 def unmatched(case: Case) -> CaseResult:

@@ -132,7 +132,7 @@ class _Matches:
             out += [
                 (n, "input")
                 for n, c in enumerate(self.cases)
-                if same_message(c.input, first) and follows_turns(trace, c)
+                if c.input is not None and same_message(c.input, first) and follows_turns(trace, c)
             ]
             out += [(n, "turn") for n, c in enumerate(self.cases) if turn_of(trace, c)]
         return out

@@ -240,8 +240,13 @@ class _Group:
         return self.hallucinated / self.traced if self.traced else None
 
 
+JUDGED = ("judge", "goal_judge")
+"""The scores the LLM judge gives: a case's rubric, a simulated user's goal."""
+
+
 class _Judge:
-    """Totals of the LLM judge's own usage (``RunSummary.judge``)."""
+    """Totals of the LLM judge's own usage (``RunSummary.judge``), over its every verdict
+    (:data:`JUDGED`)."""
 
     __slots__ = ("cost", "cost_known", "errors", "judged", "models", "sums")
 
@@ -253,7 +258,10 @@ class _Judge:
         self.models: set[Any] = set()
 
     def add(self, result: CaseResult) -> None:
-        judged = result.details.get("judge")
+        for name in JUDGED:
+            self._add(result.details.get(name))
+
+    def _add(self, judged: Any) -> None:
         if not judged or not (usage := judged["details"].get("usage")):
             return
         details = judged["details"]
