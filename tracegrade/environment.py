@@ -213,6 +213,153 @@ The width of the terminal report, in columns. Default: the terminal's width in a
 (:data:`tracegrade.report.terminal.PIPE_WIDTH`).
 """
 
+# --- trace backends (tracegrade import --from): each backend's own client variables, read as
+# its own client reads them (tracegrade.sources), and tracegrade's for those that have none.
+
+PHOENIX_BASE_URL = "PHOENIX_BASE_URL"
+"""
+.. envvar:: PHOENIX_BASE_URL
+
+Arize Phoenix's server (``--from phoenix``), as Phoenix's client reads it; else
+:envvar:`PHOENIX_COLLECTOR_ENDPOINT`; default ``http://localhost:6006``.
+"""
+
+PHOENIX_COLLECTOR_ENDPOINT = "PHOENIX_COLLECTOR_ENDPOINT"
+"""
+.. envvar:: PHOENIX_COLLECTOR_ENDPOINT
+
+Arize Phoenix's server when :envvar:`PHOENIX_BASE_URL` is not set (``/v1/traces`` dropped).
+"""
+
+PHOENIX_API_KEY = "PHOENIX_API_KEY"
+"""
+.. envvar:: PHOENIX_API_KEY
+
+Arize Phoenix's API key, sent as a bearer token (never printed, never stored).
+"""
+
+PHOENIX_CLIENT_HEADERS = "PHOENIX_CLIENT_HEADERS"
+"""
+.. envvar:: PHOENIX_CLIENT_HEADERS
+
+Extra headers for Arize Phoenix, ``name=value,name=value`` (never printed, never stored).
+"""
+
+PHOENIX_PROJECT_NAME = "PHOENIX_PROJECT_NAME"
+"""
+.. envvar:: PHOENIX_PROJECT_NAME
+
+The Phoenix project read when ``--project`` is not given; default ``default``.
+"""
+
+MLFLOW_TRACKING_URI = "MLFLOW_TRACKING_URI"
+"""
+.. envvar:: MLFLOW_TRACKING_URI
+
+The MLflow tracking server (``--from mlflow``); default ``http://localhost:5000``.
+"""
+
+MLFLOW_TRACKING_TOKEN = "MLFLOW_TRACKING_TOKEN"
+"""
+.. envvar:: MLFLOW_TRACKING_TOKEN
+
+MLflow bearer token (never printed, never stored); else :envvar:`MLFLOW_TRACKING_USERNAME`.
+"""
+
+MLFLOW_TRACKING_USERNAME = "MLFLOW_TRACKING_USERNAME"
+"""
+.. envvar:: MLFLOW_TRACKING_USERNAME
+
+MLflow basic-auth user, with :envvar:`MLFLOW_TRACKING_PASSWORD`.
+"""
+
+MLFLOW_TRACKING_PASSWORD = "MLFLOW_TRACKING_PASSWORD"
+"""
+.. envvar:: MLFLOW_TRACKING_PASSWORD
+
+MLflow basic-auth password (never printed, never stored).
+"""
+
+MLFLOW_EXPERIMENT_ID = "MLFLOW_EXPERIMENT_ID"
+"""
+.. envvar:: MLFLOW_EXPERIMENT_ID
+
+The MLflow experiment read when ``--project`` is not given; else
+:envvar:`MLFLOW_EXPERIMENT_NAME`; default experiment ``0``.
+"""
+
+MLFLOW_EXPERIMENT_NAME = "MLFLOW_EXPERIMENT_NAME"
+"""
+.. envvar:: MLFLOW_EXPERIMENT_NAME
+
+The MLflow experiment, by name, when neither ``--project`` nor :envvar:`MLFLOW_EXPERIMENT_ID`
+is given.
+"""
+
+LANGFUSE_HOST = "LANGFUSE_HOST"
+"""
+.. envvar:: LANGFUSE_HOST
+
+Langfuse (``--from langfuse``); else :envvar:`LANGFUSE_BASE_URL`; default
+``https://cloud.langfuse.com``.
+"""
+
+LANGFUSE_BASE_URL = "LANGFUSE_BASE_URL"
+"""
+.. envvar:: LANGFUSE_BASE_URL
+
+Langfuse, when :envvar:`LANGFUSE_HOST` is not set.
+"""
+
+LANGFUSE_PUBLIC_KEY = "LANGFUSE_PUBLIC_KEY"
+"""
+.. envvar:: LANGFUSE_PUBLIC_KEY
+
+Langfuse public key (basic-auth user; required by ``--from langfuse``).
+"""
+
+LANGFUSE_SECRET_KEY = "LANGFUSE_SECRET_KEY"
+"""
+.. envvar:: LANGFUSE_SECRET_KEY
+
+Langfuse secret key (basic-auth password; required; never printed, never stored).
+"""
+
+TRACEGRADE_JAEGER_URL = "TRACEGRADE_JAEGER_URL"
+"""
+.. envvar:: TRACEGRADE_JAEGER_URL
+
+Jaeger's query service (``--from jaeger``); default ``http://localhost:16686``.
+"""
+
+TRACEGRADE_JAEGER_TOKEN = "TRACEGRADE_JAEGER_TOKEN"
+"""
+.. envvar:: TRACEGRADE_JAEGER_TOKEN
+
+Bearer token for a Jaeger query service behind an authenticating proxy (never printed).
+"""
+
+TRACEGRADE_TEMPO_URL = "TRACEGRADE_TEMPO_URL"
+"""
+.. envvar:: TRACEGRADE_TEMPO_URL
+
+Grafana Tempo's query frontend (``--from tempo``); default ``http://localhost:3200``.
+"""
+
+TRACEGRADE_TEMPO_TOKEN = "TRACEGRADE_TEMPO_TOKEN"
+"""
+.. envvar:: TRACEGRADE_TEMPO_TOKEN
+
+Bearer token for Grafana Tempo (never printed, never stored).
+"""
+
+TRACEGRADE_TEMPO_TENANT = "TRACEGRADE_TEMPO_TENANT"
+"""
+.. envvar:: TRACEGRADE_TEMPO_TENANT
+
+Grafana Tempo tenant, sent as ``X-Scope-OrgID``.
+"""
+
 VARIABLES: tuple[str, ...] = (
     TRACEGRADE_DB,
     TRACEGRADE_CONFIG,
@@ -239,5 +386,25 @@ VARIABLES: tuple[str, ...] = (
     TRACEGRADE_CONVERSATION_ID,
     TRACEGRADE_REVIVED,
     COLUMNS,
+    PHOENIX_BASE_URL,
+    PHOENIX_COLLECTOR_ENDPOINT,
+    PHOENIX_API_KEY,
+    PHOENIX_CLIENT_HEADERS,
+    PHOENIX_PROJECT_NAME,
+    MLFLOW_TRACKING_URI,
+    MLFLOW_TRACKING_TOKEN,
+    MLFLOW_TRACKING_USERNAME,
+    MLFLOW_TRACKING_PASSWORD,
+    MLFLOW_EXPERIMENT_ID,
+    MLFLOW_EXPERIMENT_NAME,
+    LANGFUSE_HOST,
+    LANGFUSE_BASE_URL,
+    LANGFUSE_PUBLIC_KEY,
+    LANGFUSE_SECRET_KEY,
+    TRACEGRADE_JAEGER_URL,
+    TRACEGRADE_JAEGER_TOKEN,
+    TRACEGRADE_TEMPO_URL,
+    TRACEGRADE_TEMPO_TOKEN,
+    TRACEGRADE_TEMPO_TENANT,
 )
 """Every variable above, in the order the documentation lists them."""

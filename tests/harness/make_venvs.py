@@ -50,6 +50,7 @@ SMOKE_IMPORTS = {
         "opentelemetry.instrumentation.openai",
     ],
     "pydantic-ai": ["pydantic_ai", "pydantic_ai.models.openai", "pydantic_ai.models.instrumented"],
+    "backends": ["phoenix.server.main", "mlflow.server", "openinference.instrumentation.openai"],
     "agent-framework": [
         "agent_framework",
         "agent_framework_openai",

@@ -169,6 +169,14 @@ class Telemetry:
         if install_tracer_provider:
             self.tracer_provider = TracerProvider(resource=self.resource)
             self.tracer_provider.add_span_processor(SimpleSpanProcessor(self.span_exporter))
+            if os.environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"):
+                # Also export over OTLP/HTTP with the SDK's own exporter (its standard
+                # variables: endpoint, headers), e.g. to a trace backend (tests/sources).
+                from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
+                    OTLPSpanExporter,
+                )
+
+                self.tracer_provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter()))
             trace.set_tracer_provider(self.tracer_provider)
         self.logger_provider = LoggerProvider(resource=self.resource)
         self.logger_provider.add_log_record_processor(SimpleLogRecordProcessor(self.log_exporter))

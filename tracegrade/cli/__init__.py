@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "users": ("tracegrade.cli.users", "Named accounts of the dashboard."),
     "prune": ("tracegrade.cli.prune", "Remove what the store received before a cutoff."),
+    "mcp": (
+        "tracegrade.cli.mcp",
+        "Serve runs, cases and traces to coding agents over MCP (stdio or HTTP).",
+    ),
     "history": (
         "tracegrade.cli.history",
         "A dataset's runs over time, with sparklines or a chart.",

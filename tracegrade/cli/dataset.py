@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from tracegrade.cli.dataset_export import export_command
 from tracegrade.cli.options import db_option, files_argument, messages_key_option, report_errors
+from tracegrade.cli.pull_options import from_options, pull_first
 from tracegrade.errors import ExitCode
 from tracegrade.pipeline.dataset import DatasetBuildOptions, build
 
@@ -77,6 +80,7 @@ command.add_command(export_command)
     show_default=True,
     help="Inputs at least this similar (rapidfuzz ratio, 0-100) are one case.",
 )
+@from_options
 def build_command(
     files: tuple[str, ...],
     db: str | None,
@@ -94,10 +98,15 @@ def build_command(
     force: bool,
     headroom: float,
     similarity: float,
+    **pull_params: Any,
 ) -> None:
     """One golden case per conversation of FILES (or of the store), with expectations derived
     from its trace, marked ``review: pending``; writes OUT (an existing OUT: --append extends
-    it, --force replaces it, else exit 2 and the file is kept)."""
+    it, --force replaces it, else exit 2 and the file is kept). --from pulls the conversations
+    from a trace backend into the store first."""
+    pull_params.update(db=db, since=since, files=files)
+    if (pulled := pull_first(pull_params)) is not None:
+        trace_ids = (*trace_ids, *pulled)
     params = DatasetBuildOptions(
         files,
         db,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -13,8 +14,10 @@ from tracegrade.cli.options import (
     messages_key_option,
     report_errors,
 )
+from tracegrade.cli.pull_options import from_options, pull_options_of, pull_progress, pulled_line
 from tracegrade.errors import ExitCode
 from tracegrade.otlp.files import ReadOptions, read_paths
+from tracegrade.pipeline.pull import pull
 from tracegrade.store.traces import Store
 
 
@@ -23,14 +26,32 @@ from tracegrade.store.traces import Store
 @db_option
 @messages_key_option
 @feedback_attribute_option
+@from_options
+@click.option(
+    "--since",
+    help="--from: only traces started since: 30m, 12h, 7d or an ISO date/time (default: where "
+    "the last pull of the same backend, URL, project and search ended; else all).",
+)
+@click.option("--limit", type=click.IntRange(min=1), help="--from: at most this many traces.")
 def command(
-    files: tuple[str, ...], db: str | None, messages_key: str, feedback_attribute: str
+    files: tuple[str, ...],
+    db: str | None,
+    messages_key: str,
+    feedback_attribute: str,
+    **params: Any,
 ) -> None:
     """Import OTLP/JSON, OTLP protobuf, Collector file-exporter files, chat transcripts and
-    any-agent traces into the store. Bad lines are reported (file:line) and skipped; the rest
+    any-agent traces into the store, or pull traces from a trace backend (--from: Phoenix,
+    MLflow, Langfuse, Jaeger, Tempo). Bad lines are reported (file:line) and skipped; the rest
     is imported and the exit code is 2."""
+    options = pull_options_of({**params, "db": db})
+    if options is not None:
+        if files:
+            raise click.UsageError("--from pulls from a backend: give no files")
+        click.echo(pulled_line(pull(options, progress=pull_progress)))
+        return
     if not files:
-        raise click.UsageError("give at least one file or directory")
+        raise click.UsageError("give at least one file or directory, or --from SOURCE")
     payloads = read_paths(files, ReadOptions(messages_key=messages_key))
     with Store(db, feedback_attribute=feedback_attribute or None) as store:
         spans = sum(store.add_traces(r) for r in payloads.traces)

@@ -26,6 +26,7 @@ from tracegrade.cli.options import (
     tier_options,
     warn,
 )
+from tracegrade.cli.pull_options import from_options, pull_first
 from tracegrade.cli.render import progress_counter, stored_line
 from tracegrade.errors import ConfigError
 from tracegrade.pipeline._score import ScoredRun, ScoreOptions, score
@@ -67,6 +68,7 @@ how many more and where to see them: the report stays bounded however many trace
 )
 @scorer_option
 @config_option
+@from_options
 @report_options
 @click.option("--no-save", is_flag=True, help="Do not store the run.")
 @follow_options
@@ -100,6 +102,8 @@ def command(**params: Any) -> None:
     )
     options = dataclasses.replace(options, save=not params["no_save"])
     follow, files = params["follow"], params["files"]
+    if (pulled := pull_first(params, follow)) is not None:
+        options = dataclasses.replace(options, trace_ids=pulled)
     if follow:
         from tracegrade.cli.follow import follow_command  # scipy: only here
 

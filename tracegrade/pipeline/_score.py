@@ -92,6 +92,8 @@ class ScoreOptions:
     since: str | None = None
     limit: int | None = None
     sample: float | None = None
+    trace_ids: Sequence[str] = ()
+    """Only these stored traces (e.g. those ``--from`` pulled); none: every trace."""
     scorer_refs: Sequence[str] = ()
     config: Config | str | None = None
     json_path: str | None = None
@@ -237,6 +239,7 @@ def _batches(
         filters = {
             "since_unix_nano": plan.since_ns,
             "limit": None if options.sample else options.limit,
+            "trace_ids": tuple(options.trace_ids),
         }
         batches = load_batches(
             options.files,

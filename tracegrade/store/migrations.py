@@ -360,6 +360,15 @@ def _m015_retention(db: Database) -> None:
     )
 
 
+def _m016_source_pulls(db: Database) -> None:
+    """Migration ``016_source_pulls``: where the last pull from each trace backend ended
+    (:mod:`.pulls`; ``tracegrade import --from`` resumes there)."""
+    db.script(
+        "CREATE TABLE source_pulls (source TEXT PRIMARY KEY, until_unix_nano BIGINT NOT NULL,"
+        " traces BIGINT NOT NULL, pulled_at REAL NOT NULL)"
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
@@ -375,6 +384,7 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("013_trace_search", _m013_trace_search),
     ("014_score_queue", _m014_score_queue),
     ("015_retention", _m015_retention),
+    ("016_source_pulls", _m016_source_pulls),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 

@@ -1,0 +1,152 @@
+"""Issue 37: a real Phoenix server and a real MLflow tracking server (started once per session),
+sent traces by a real instrumented agent over OTLP; ``tracegrade import --from`` pulls them
+back, and ``inspect --json`` of the pulled traces equals that of the same traces as the agent
+exported them to a file: tool calls, arguments, results, answer, tokens.
+
+What a backend does not keep is named, not hidden: Phoenix keeps no resource and times to the
+microsecond; MLflow keeps no resource (but ``service.name``, as a tag) and adds its own
+``mlflow.*`` attributes to the root span.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from click.testing import CliRunner
+
+from tests.sources.conftest import run_weather_agent
+from tests.sources.servers import Server
+from tracegrade.cli import cli
+
+
+def _cli(*args: str) -> Any:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def _inspect(*args: str) -> list[dict[str, Any]]:
+    output = _cli("inspect", "--json", *args).output
+    return [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+
+
+def _differences(pulled: Any, sent: Any, tolerance_ns: int = 0, path: str = "") -> list[str]:
+    """Where two inspect documents differ (paths); times (``start_unix_nano``,
+    ``duration_ms``) may differ by ``tolerance_ns`` (what a backend rounds its times to)."""
+    if isinstance(pulled, dict) and isinstance(sent, dict):
+        keys = sorted(set(pulled) | set(sent))
+        return [
+            d
+            for k in keys
+            for d in _differences(pulled.get(k), sent.get(k), tolerance_ns, f"{path}.{k}")
+        ]
+    if isinstance(pulled, list) and isinstance(sent, list) and len(pulled) == len(sent):
+        return [
+            d
+            for i, (a, b) in enumerate(zip(pulled, sent, strict=True))
+            for d in _differences(a, b, tolerance_ns, f"{path}[{i}]")
+        ]
+    if path.endswith(".start_unix_nano") and isinstance(pulled, int) and isinstance(sent, int):
+        return [] if abs(pulled - sent) <= tolerance_ns else [f"{path}: {pulled} != {sent}"]
+    if path.endswith("duration_ms") and isinstance(pulled, float) and isinstance(sent, float):
+        close = abs(pulled - sent) * 1e6 <= 2 * tolerance_ns
+        return [] if close else [f"{path}: {pulled} != {sent}"]
+    return [] if pulled == sent else [f"{path}: {pulled!r} != {sent!r}"]
+
+
+def _wait_for(url: str, params: dict[str, Any], key: str, count: int) -> None:
+    """Until the backend shows ``count`` items (ingestion is asynchronous)."""
+    for _ in range(120):
+        answer = httpx.get(url, params=params, timeout=10).json()
+        if len(answer.get(key) or []) >= count:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{url} never showed the traces sent")
+
+
+def test_phoenix_pull_reads_as_the_agents_file(
+    backend_servers: dict[str, Server], tmp_path: Path
+) -> None:
+    phoenix = backend_servers["phoenix"]
+    file = run_weather_agent(tmp_path / "agent", phoenix.url + "/v1/traces")
+    _wait_for(phoenix.url + "/v1/projects/default/traces", {}, "data", 1)
+    db = str(tmp_path / "store.db")
+    first = _cli("import", "--from", "phoenix", "--url", phoenix.url, "--db", db).output
+    assert "1 new" in first
+    again = _cli("import", "--from", "phoenix", "--url", phoenix.url, "--db", db).output
+    assert "resumed from" in again and "0 new" in again and "1 already stored" in again
+    pulled, sent = _inspect("--db", db), _inspect(str(file))
+    assert len(pulled) == len(sent) == 1
+    for trace in (*pulled, *sent):
+        trace.pop("resource_attributes")  # Phoenix keeps no resource
+    assert _differences(pulled, sent, tolerance_ns=1000) == []  # Phoenix keeps microseconds
+    assert pulled[0]["tool_calls"] and pulled[0]["final_output"]
+    assert pulled[0]["input_tokens"] == sent[0]["input_tokens"] > 0
+
+
+def test_mlflow_pull_reads_as_the_agents_file(
+    backend_servers: dict[str, Server], tmp_path: Path
+) -> None:
+    mlflow = backend_servers["mlflow"]
+    created = httpx.post(
+        mlflow.url + "/api/2.0/mlflow/experiments/create", json={"name": "weather"}, timeout=30
+    ).json()
+    experiment = created["experiment_id"]
+    file = run_weather_agent(
+        tmp_path / "agent", mlflow.url + "/v1/traces", f"x-mlflow-experiment-id={experiment}"
+    )
+    db = str(tmp_path / "store.db")
+    out = _cli(
+        "import", "--from", "mlflow", "--url", mlflow.url, "--project", "weather", "--db", db
+    )
+    assert "1 new" in out.output
+    pulled, sent = _inspect("--db", db), _inspect(str(file))
+    assert len(pulled) == len(sent) == 1
+    root = pulled[0].pop("root_attributes")
+    assert root["mlflow.spanType"] == "AGENT"  # MLflow's own attributes, as they are
+    assert {k: v for k, v in root.items() if not k.startswith("mlflow.")} == sent[0].pop(
+        "root_attributes"
+    )
+    assert pulled[0].pop("resource_attributes") == {"service.name": "tracegrade-harness"}
+    sent[0].pop("resource_attributes")
+    assert _differences(pulled, sent) == []  # times to the nanosecond
+    assert [c["result"] for c in pulled[0]["tool_calls"]] == [
+        "50 degrees and raining",
+        "70 degrees and sunny",
+    ]
+
+
+def test_score_and_dataset_build_from_a_backend(
+    backend_servers: dict[str, Server], tmp_path: Path
+) -> None:
+    """``score --from`` and ``dataset build --from`` pull first, then work on what was pulled."""
+    phoenix = backend_servers["phoenix"]
+    run_weather_agent(tmp_path / "agent", phoenix.url + "/v1/traces")
+    _wait_for(phoenix.url + "/v1/projects/default/traces", {}, "data", 1)
+    db = str(tmp_path / "store.db")
+    result = CliRunner().invoke(
+        cli,
+        [
+            "score",
+            "--from",
+            "phoenix",
+            "--url",
+            phoenix.url,
+            "--db",
+            db,
+            "--json",
+            str(tmp_path / "r.json"),
+        ],
+    )
+    assert result.exit_code in (0, 1), result.output
+    document = json.loads((tmp_path / "r.json").read_text())
+    assert document["summary"]["results"] >= 1
+    out = tmp_path / "golden.yaml"
+    _cli(
+        "dataset", "build", "--from", "phoenix", "--url", phoenix.url, "--db", db, "--out", str(out)
+    )
+    assert "get_current_weather" in out.read_text()
