@@ -168,3 +168,16 @@ def test_streamable_http_behind_the_dashboard_token(http_server: str) -> None:
                 return [t.name for t in (await client.list_tools()).tools]
 
     assert sorted(anyio.run(listed)) == sorted(READ_TOOLS)
+
+
+def test_without_the_sdk_the_command_names_the_install_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from tracegrade.cli import cli
+
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)  # as if not installed
+    result = CliRunner().invoke(cli, ["mcp", "--db", str(tmp_path / "s.db")])
+    assert result.exit_code == 2
+    assert "pip install 'tracegrade[mcp]'" in result.output
