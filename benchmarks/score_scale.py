@@ -9,6 +9,9 @@ ids up to each ``--traces`` count. For each size, in the same run:
 - ``score``: ``tracegrade score FILE --no-save`` (reference-free scorers, report printed)
   in a child process: wall seconds, traces/s, ``x_baseline`` (score time / baseline time),
   and the child's peak RSS (MB). Flat memory means the peak does not grow with the count.
+- ``x_baseline_cpu``: the same ratio in CPU seconds (the child's user + system time against
+  the baseline's process time): what the ratio is on a machine other jobs load, where wall
+  time measures the queue. Issue 34's target: at most 6x on 2,000 traces.
 """
 
 from __future__ import annotations
@@ -32,8 +35,11 @@ TAU = ROOT / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
 _MEASURE = (
     "import resource, subprocess, sys; "
     "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode; "
-    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    "u = resource.getrusage(resource.RUSAGE_CHILDREN); "
+    "print(code, u.ru_maxrss, u.ru_utime + u.ru_stime)"
 )
+CPU_SECONDS: dict[str, float] = {}
+"""The CPU seconds (user + system) of the last :func:`run_measured` command, by its text."""
 
 
 def run_measured(
@@ -51,7 +57,8 @@ def run_measured(
         cwd=cwd,
     )
     seconds = time.perf_counter() - started
-    code, kib = out.stdout.strip().splitlines()[-1].split()
+    code, kib, cpu = out.stdout.strip().splitlines()[-1].split()
+    CPU_SECONDS[" ".join(command)] = float(cpu)
     return int(code), seconds, int(kib) / 1024, out.stderr
 
 
@@ -70,7 +77,12 @@ def measure(path: Path, workers: int) -> dict[str, Any]:
     tracegrade = Path(sys.executable).with_name("tracegrade")
     command = [str(tracegrade), "score", str(path), "--no-save", "--workers", str(workers)]
     _, seconds, peak_mb, _ = run_measured(command)
-    return {"seconds": round(seconds, 3), "peak_rss_mb": round(peak_mb, 1)}
+    cpu = CPU_SECONDS[" ".join(command)]
+    return {
+        "seconds": round(seconds, 3),
+        "cpu_seconds": round(cpu, 3),
+        "peak_rss_mb": round(peak_mb, 1),
+    }
 
 
 def run(counts: list[int], workers: int = 1) -> list[dict[str, Any]]:
@@ -85,11 +97,12 @@ def _rows(counts: list[int], workers: int, work: Path) -> list[dict[str, Any]]:
     rows = []
     for count in counts:
         path = make_file(lines, count, work / f"traces-{count}.jsonl")
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         with path.open("rb") as handle:
             for line in handle:
                 json.loads(line)
         baseline = time.perf_counter() - started
+        baseline_cpu = time.process_time() - started_cpu
         scored = measure(path, workers)
         rows.append(
             {
@@ -99,6 +112,7 @@ def _rows(counts: list[int], workers: int, work: Path) -> list[dict[str, Any]]:
                 "score_s": scored["seconds"],
                 "traces_per_s": round(count / scored["seconds"], 1),
                 "x_baseline": round(scored["seconds"] / baseline, 2),
+                "x_baseline_cpu": round(scored["cpu_seconds"] / baseline_cpu, 2),
                 "peak_rss_mb": scored["peak_rss_mb"],
                 "workers": workers,
             }
@@ -117,11 +131,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _table(rows: list[dict[str, Any]]) -> None:
-    print(f"{'traces':>8}{'file MB':>9}{'score s':>9}{'traces/s':>10}{'x json':>8}{'peak MB':>9}")
+    print(
+        f"{'traces':>8}{'file MB':>9}{'score s':>9}{'traces/s':>10}{'x json':>8}"
+        f"{'x json cpu':>12}{'peak MB':>9}"
+    )
     for row in rows:
         print(
             f"{row['traces']:>8}{row['file_mb']:>9}{row['score_s']:>9}{row['traces_per_s']:>10}"
-            f"{row['x_baseline']:>8}{row['peak_rss_mb']:>9}"
+            f"{row['x_baseline']:>8}{row['x_baseline_cpu']:>12}{row['peak_rss_mb']:>9}"
         )
 
 

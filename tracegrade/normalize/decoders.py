@@ -92,7 +92,7 @@ def arguments(value: Any) -> Any:
     if value == "None":  # str(None): a call without arguments (Agent Framework)
         return {}
     parsed = parse_arguments(value)
-    if isinstance(parsed, Mapping):
+    if type(parsed) is dict or isinstance(parsed, Mapping):
         if looks_like_schema(parsed):
             return None
         if "input_str" in parsed:  # LangChain's tool callback: {input_str, inputs, tags, ...}

@@ -70,6 +70,14 @@ def decode(value: Any) -> Any:
     return value
 
 
+_MESSAGE_KEYS = frozenset({"role", "lc", "data", "type", "messages"})
+_ENVELOPE_MARKERS = tuple(
+    f'"{key}"'
+    for key in ("inputs", "outputs", "output", "input", "result", "args", "kwargs", *_MESSAGE_KEYS)
+)
+"""An object's text holds one of these when it may be an envelope or a message."""
+"""Keys without which an object is no message (:func:`_as_message`)."""
+
 _ITEM_TYPES = frozenset({"function_call", "function_call_output", "tool_use", "tool_result"})
 """Types of items that are messages of their own (OpenAI Responses items, Anthropic blocks)."""
 
@@ -205,11 +213,17 @@ def unwrap_result(value: Any) -> str | None:
     if value is None:
         return None
     text = as_text(value)
+    if text is None:
+        return None
+    if text[:1] == "{" and not any(marker in text for marker in _ENVELOPE_MARKERS):
+        return text  # an object with no envelope or message key: as it is, not parsed
     once = _decode_once(text)
     if isinstance(once, str):
         text = once  # a string result JSON-encoded again
     decoded = decode(text)
     inner = _unwrap(decoded, run_object=False)
+    if inner is decoded and type(inner) is dict and _MESSAGE_KEYS.isdisjoint(inner):
+        return text  # a plain object: no envelope, no message
     messages = message_list(inner) if isinstance(inner, (Mapping, list)) else None
     if messages and len(messages) == 1 and messages[0].role == "tool":
         responses = messages[0].tool_responses

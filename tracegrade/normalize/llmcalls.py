@@ -163,8 +163,10 @@ def _twin(empty: SpanView, full: SpanView, tree: SpanTree) -> bool:
 def _merge_twins(calls: list[SpanView], tree: SpanTree) -> list[SpanView]:
     """A content-less call overlapping a call with a response (module docstring): one call."""
     empty = [v for v in calls if not v.output_messages and not v.input_messages]
+    if not empty:
+        return calls
     full = [v for v in calls if v.output_messages]
-    if not empty or not full:
+    if not full:
         return calls
     dropped: set[int] = set()
     taken: set[int] = set()
@@ -185,6 +187,7 @@ def _evidence(view: SpanView) -> bool:
     finish reason, a response id, an error."""
     return (
         bool(view.output_messages)
+        or view.input_tokens is not None
         or view.has_usage
         or bool(view.finish_reasons)
         or bool(view.response_id)
@@ -197,8 +200,15 @@ def _drop_unanswered(calls: list[SpanView]) -> list[SpanView]:
     a framework's step around the call (LlamaIndex's ``_prepare_chat_with_tools``), not a
     call: dropped. Where no sibling has evidence (content and usage not captured), every
     span stays a call."""
-    answered_parents = {v.span.parent_span_id for v in calls if _evidence(v)}
-    return [v for v in calls if _evidence(v) or v.span.parent_span_id not in answered_parents]
+    evidence = [_evidence(v) for v in calls]
+    if all(evidence):
+        return calls
+    answered_parents = {v.span.parent_span_id for v, e in zip(calls, evidence, strict=True) if e}
+    return [
+        v
+        for v, e in zip(calls, evidence, strict=True)
+        if e or v.span.parent_span_id not in answered_parents
+    ]
 
 
 def llm_views(tree: SpanTree) -> list[SpanView]:
@@ -206,6 +216,19 @@ def llm_views(tree: SpanTree) -> list[SpanView]:
     (module docstring)."""
     wrappers = tree.llm_wrappers()
     calls = [v for v in tree.views if v.role == "llm" and v.span.span_id not in wrappers]
+    if wrappers:
+        _lend(calls, wrappers, tree)
+    if len(calls) < 2:
+        return calls
+    if any(v.response_id for v in calls):
+        calls = _merge_by_response_id(calls)
+    calls = _merge_twins(calls, tree)
+    return _drop_unanswered(_merge_responses(calls))
+
+
+def _lend(calls: list[SpanView], wrappers: set[str], tree: SpanTree) -> None:
+    """Each call takes what it lacks from the LLM wrappers around it: everything from a
+    wrapper around it alone, the model and provider from one around several calls."""
     inner_count: dict[str, int] = {}
     for view in calls:
         for ancestor in tree.lineage(view):
@@ -217,11 +240,3 @@ def llm_views(tree: SpanTree) -> list[SpanView]:
                 single = inner_count[ancestor.span.span_id] == 1
                 fields = _MERGED_FIELDS if single else _IDENTITY_FIELDS
                 view.fill(**{f: getattr(ancestor, f) for f in fields})
-    calls = _merge_by_response_id(calls)
-    calls = _merge_twins(calls, tree)
-    return _drop_unanswered(_merge_responses(calls))
-
-
-def merged_fields() -> Sequence[str]:
-    """The fields one record of a call lends another when they merge."""
-    return _MERGED_FIELDS

@@ -319,8 +319,17 @@ def _plain_semconv_message(raw: dict[str, Any]) -> Message | None:
     role, raw_parts = raw.get("role"), raw.get("parts")
     if type(role) is not str or not role or type(raw_parts) is not list or "event.name" in raw:
         return None
-    parts = [any_part(p) for p in raw_parts if type(p) is dict or isinstance(p, Mapping)]
-    return Message(role_of(role), parts, opt_str(raw.get("finish_reason")))
+    parts = []
+    for item in raw_parts:
+        if type(item) is dict and item.get("type") == "text" and type(item.get("content")) is str:
+            parts.append(text_part(item["content"]))  # the common part, without the search
+        elif type(item) is dict or isinstance(item, Mapping):
+            parts.append(any_part(item))
+    role = role if role in _PLAIN_ROLES else role_of(role)
+    return Message(role, parts, opt_str(raw.get("finish_reason")))
+
+
+_PLAIN_ROLES = frozenset({"user", "assistant", "system", "tool"})
 
 
 def _langchain_message(raw: Mapping[str, Any]) -> Message | None:

@@ -122,9 +122,17 @@ def opt_str(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
+_PLACEHOLDER_CHARS = max(len(p) for p in PLACEHOLDERS) + 8
+"""Longer texts are never placeholders (checked before the text is stripped and lowered)."""
+
+
 def is_placeholder(text: object) -> bool:
     """True when ``text`` is a content placeholder (see :data:`PLACEHOLDERS`)."""
-    return isinstance(text, str) and text.strip().lower() in PLACEHOLDERS
+    return (
+        isinstance(text, str)
+        and len(text) <= _PLACEHOLDER_CHARS
+        and text.strip().lower() in PLACEHOLDERS
+    )
 
 
 def text_part(text: str | None) -> Part:

@@ -80,10 +80,9 @@ _UNKNOWN: dict[tuple[str, ...], tuple[str, ...]] = {}
 """A span shape's unmapped keys, by its attribute keys (spans repeat a few shapes)."""
 
 
-def _unknown(view: SpanView, maps: Sequence[Compiled]) -> Iterable[tuple[str, Any]]:
-    """The span's attributes whose key no map names."""
-    attributes = view.span.attributes
-    shape = tuple(attributes)
+def _unknown_keys(view: SpanView, maps: Sequence[Compiled]) -> tuple[str, ...]:
+    """The keys of the span's attributes that no map names (cached by the span's shape)."""
+    shape = tuple(view.span.attributes)
     unknown = _UNKNOWN.get(shape)
     if unknown is None:
         keys, prefixes = _known(maps)
@@ -92,7 +91,13 @@ def _unknown(view: SpanView, maps: Sequence[Compiled]) -> Iterable[tuple[str, An
         unknown = _UNKNOWN[shape] = tuple(
             k for k in shape if k not in keys and not k.startswith(prefixes)
         )
-    return [(key, attributes[key]) for key in unknown]
+    return unknown
+
+
+def _unknown(view: SpanView, maps: Sequence[Compiled]) -> Iterable[tuple[str, Any]]:
+    """The span's attributes whose key no map names."""
+    attributes = view.span.attributes
+    return [(key, attributes[key]) for key in _unknown_keys(view, maps)]
 
 
 def sniff(view: SpanView, maps: Sequence[Compiled]) -> bool:
@@ -178,13 +183,16 @@ def unread_content(
 ) -> list[tuple[str, str]]:
     """``(span name, attribute key)`` of attributes that look like content and hold text no
     field was read from (module docstring)."""
+    unmapped = [(view, keys) for view in views if (keys := _unknown_keys(view, maps))]
+    if not unmapped:
+        return []
     texts = [t for t in user_texts if len(t) >= 12]
     used = {source.split(": ", 1)[-1] for view in views for source in view.sources.values()}
     candidates = [
         (view.span.name, key, value)
-        for view in views
-        for key, value in _unknown(view, maps)
-        if key not in used and _looks_like_content(value, texts)
+        for view, keys in unmapped
+        for key in keys
+        if key not in used and _looks_like_content(value := view.span.attributes[key], texts)
     ]
     if not candidates:
         return []

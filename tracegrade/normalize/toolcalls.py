@@ -45,6 +45,7 @@ from tracegrade.normalize.results import (
 )
 from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.view import SpanView
+from tracegrade.spans import json_loads
 from tracegrade.trace import ToolCall
 
 Key = tuple[str, str]
@@ -201,9 +202,9 @@ def result_error(result: str | None) -> str | None:
     text = result.strip()
     if _ERROR_HEAD.match(text):
         return text
-    if text[:1] == "{":
+    if text[:1] == "{" and ('"error"' in text or "rror" in text[:200]):
         try:
-            value = json.loads(text)
+            value = json_loads(text)
         except json.JSONDecodeError:
             return None
         if isinstance(value, Mapping):
@@ -246,12 +247,25 @@ def _same_call(outer: SpanView, inner: SpanView) -> bool:
     return True
 
 
+def _deep_tools(tools: list[SpanView], tree: SpanTree) -> bool:
+    """True when some tool span sits below another with spans between them (MCP: the
+    client's request span between the agent's tool span and the server's)."""
+    ids = {v.span.span_id for v in tools}
+    return any(
+        v.span.parent_span_id not in ids and any(a.span.span_id in ids for a in tree.lineage(v))
+        for v in tools
+    )
+
+
 def merge_nested_tools(tree: SpanTree) -> list[SpanView]:
     """The trace's tool spans, one per tool call: a tool span inside another of the same
     call (a tool served over MCP: the server's ``execute_tool`` span inside the agent's tool
     span; a framework's tool span around the instrumentation's) is merged into the outer one,
     which keeps the call's timing and takes what it lacks (id, arguments, result, error)."""
     tools = [v for v in tree.views if v.role == "tool"]
+    parents = {v.span.parent_span_id for v in tools}
+    if not any(v.span.span_id in parents for v in tools) and not _deep_tools(tools, tree):
+        return tools  # no tool span has a tool span below it
     dropped: set[int] = set()
     for view in tools:
         outer = next((a for a in tree.lineage(view) if a.role == "tool"), None)
