@@ -457,3 +457,58 @@ def test_a_bad_turn_in_yaml_is_reported_on_the_turns_field(shapes) -> None:
     response = client.post(url, data=form)
     assert response.status_code == 400
     assert 'id="error-turns"' in response.text and "not valid YAML" in response.text
+
+
+# --- simulated users -----------------------------------------------------------------------------
+
+
+def test_new_case_from_a_trace_as_a_simulated_user_is_prefilled_to_review(
+    client: TestClient, shop: ShopStore
+) -> None:
+    trace_id = client.get(f"/runs/{shop.good_run}.json").json()["cases"][0]["trace_id"]
+    page = client.get(f"/traces/{trace_id}").text
+    assert 'id="new-case-simulated"' in page
+    redirect = client.get(
+        "/datasets/new-case",
+        params={"dataset": "file:golden", "trace_id": trace_id, "simulated": "1"},
+        follow_redirects=False,
+    )
+    assert redirect.headers["location"].endswith("&simulated=1")
+    form = _form(client, redirect.headers["location"])
+    import yaml
+
+    user = yaml.safe_load(form["user"])
+    assert user["goal"].startswith("[review: restate the user's goal] " + form["input"])
+    assert user["max_turns"] >= 3 and not form["turns"]
+
+
+SIMULATED_USER = """\
+goal: Get a refund for the laptop.
+facts: {order_number: 550e8400-e29b-41d4-a716-446655440004}
+max_turns: 3
+replies: {"order (number|id)": "It's order {order_number}."}
+stop_when: refund is confirmed
+"""
+
+
+def test_a_simulated_user_is_written_by_the_editor_and_its_errors_shown(
+    client: TestClient, golden: Path
+) -> None:
+    form = _form(client, "/datasets/file:golden/cases/new")
+    form.update(id="refund-simulated", input="I want a refund.", user=SIMULATED_USER)
+    assert client.post("/datasets/file:golden/cases/new", data=form).status_code == 200
+    case = load_dataset(golden).cases[-1]
+    assert case.id == "refund-simulated" and case.user is not None
+    assert case.user.reply_to("What is your order number?") == (
+        "It's order 550e8400-e29b-41d4-a716-446655440004."
+    )
+    count = len(load_dataset(golden).cases)
+    shown = _form(client, f"/datasets/file:golden/cases/{count - 1}")
+    assert "stop_when: refund is confirmed" in shown["user"]
+    before = golden.read_text()
+    shown["user"] = SIMULATED_USER.replace("stop_when: refund is confirmed\n", "")
+    response = client.post(f"/datasets/file:golden/cases/{count - 1}", data=shown)
+    assert response.status_code == 400
+    error = re.search(r'<p class="field-error" id="error-user">(.*?)</p>', response.text)
+    assert error and "needs stop_when" in error.group(1)
+    assert golden.read_text() == before

@@ -80,6 +80,12 @@ command.add_command(export_command)
     show_default=True,
     help="Inputs at least this similar (rapidfuzz ratio, 0-100) are one case.",
 )
+@click.option(
+    "--simulated-user",
+    is_flag=True,
+    help="A simulated user per conversation instead of its recorded turns: the opening, a goal "
+    "and the facts the user gave, for a person to review (tracegrade run plays it).",
+)
 @from_options
 def build_command(
     files: tuple[str, ...],
@@ -98,6 +104,7 @@ def build_command(
     force: bool,
     headroom: float,
     similarity: float,
+    simulated_user: bool,
     **pull_params: Any,
 ) -> None:
     """One golden case per conversation of FILES (or of the store), with expectations derived
@@ -124,6 +131,7 @@ def build_command(
         headroom,
         similarity,
         force,
+        simulated_user,
     )
     built = build(params, report_errors)
     report, existing, path = built.report, built.existing, built.path

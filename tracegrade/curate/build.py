@@ -125,7 +125,8 @@ def select(
 
 
 def redact_case(case: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
-    """The case with personal data replaced in its input, turns and expectations; a redacted
+    """The case with personal data replaced in its input, turns, simulated user (goal, facts,
+    recorded turns and answer) and expectations; a redacted
     ``must_contain`` value is dropped and a redacted argument accepts any value. The input and
     turns get numbered placeholders (the same value the same one in every turn), which
     ``score`` matches as any text and ``run`` replaces with made-up values of their kind
@@ -135,6 +136,19 @@ def redact_case(case: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
     out["input"] = redactor.text(case["input"], numbering)
     if "turns" in case:
         out["turns"] = [redactor.text(t, numbering) for t in case["turns"]]
+    if "user" in case:
+        out["user"] = _redact_user(case["user"], redactor, numbering)
+    metadata = case.get("metadata") or {}
+    if "recorded_turns" in metadata:
+        out["metadata"] = {
+            **metadata,
+            "recorded_turns": [redactor.text(t, numbering) for t in metadata["recorded_turns"]],
+            **(
+                {"recorded_answer": redactor.text(metadata["recorded_answer"], numbering)}
+                if "recorded_answer" in metadata
+                else {}
+            ),
+        }
     if "must_contain" in case:
         kept = [v for v in case["must_contain"] if not is_redacted(redactor.value(v))]
         out["must_contain"] = kept
@@ -151,6 +165,18 @@ def redact_case(case: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
             }
             for call in case["expected_tool_calls"]
         ]
+    return out
+
+
+def _redact_user(
+    user: Mapping[str, Any], redactor: Redactor, numbering: Numbering
+) -> dict[str, Any]:
+    """A simulated user's goal and facts with personal data replaced (the same placeholders as
+    in the input)."""
+    out = dict(user)
+    out["goal"] = redactor.text(user["goal"], numbering)
+    if "facts" in user:
+        out["facts"] = {k: redactor.text(str(v), numbering) for k, v in user["facts"].items()}
     return out
 
 

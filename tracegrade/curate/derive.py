@@ -17,6 +17,9 @@
 - ``max_latency_ms`` and ``max_tokens``: the observed figures times ``headroom`` (default 2);
 - ``metadata``: source trace ids, ``service.name`` / ``service.version``, models, start time,
   the judge's verdict when a stored run judged the trace, and ``review: pending``.
+
+With ``simulated_user`` the recorded turns become a simulated user
+(:mod:`tracegrade.curate.simulated`).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from tracegrade.attributes import CASE_ID_ATTR
+from tracegrade.curate.simulated import simulated_case
 from tracegrade.normalize.conversations import merge_traces
 from tracegrade.scoring.text import normalize
 from tracegrade.scoring.values import Evidence, extract
@@ -53,6 +57,8 @@ class DeriveOptions:
     matter for the outcome)."""
     headroom: float = 2.0
     tags: Sequence[str] = ("from-traces",)
+    simulated_user: bool = False
+    """A simulated user in place of the recorded turns (:mod:`tracegrade.curate.simulated`)."""
 
 
 @dataclass(frozen=True)
@@ -175,4 +181,4 @@ def derive_case(conversation: Conversation, options: DeriveOptions) -> dict[str,
     if options.tags:
         case["tags"] = list(options.tags)
     case["metadata"] = metadata(conversation)
-    return case
+    return simulated_case(case, trace) if options.simulated_user else case

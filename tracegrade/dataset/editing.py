@@ -48,6 +48,11 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
         "revive",
         "Revive the agent (true: before every turn after the first; or turns: 2, 3)",
     ),
+    (
+        "user",
+        "yaml",
+        "Simulated user (goal, persona, facts, stop, max_turns; replies and stop_when script it)",
+    ),
     ("expected_tools", "lines", "Expected tools"),
     ("expected_tool_calls", "yaml", "Expected tool calls with argument predicates"),
     ("expected_fields", "lines", "Expected fields (one per line)"),
@@ -301,9 +306,9 @@ def form_values(case: Mapping[str, Any]) -> dict[str, str]:
         plain = value is None or isinstance(value, str) or _is_text_list(value)
         if not plain:
             values[name], values[f"{name}_as"] = _yaml_text(value), "yaml"
-    calls = case.get("expected_tool_calls")
-    if calls:
-        values["expected_tool_calls"] = _yaml_text(calls)
+    for name in ("expected_tool_calls", "user"):
+        if value := case.get(name):
+            values[name] = _yaml_text(value)
     values["other_keys"] = ", ".join(str(k) for k in case if str(k) not in _SHOWN_KEYS)
     return {k: "" if v is None else str(v) for k, v in values.items()}
 

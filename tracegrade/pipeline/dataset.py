@@ -48,6 +48,8 @@ class DatasetBuildOptions:
     headroom: float = 2.0
     similarity: float = 90.0
     force: bool = False
+    simulated_user: bool = False
+    """Each conversation as a case with a simulated user (:mod:`tracegrade.curate.simulated`)."""
 
 
 @dataclass
@@ -111,6 +113,7 @@ def build(options: DatasetBuildOptions, on_errors: ErrorSink = lambda errors: No
             all_args=options.all_args,
             ignore_tools=options.ignore_tools,
             headroom=options.headroom,
+            simulated_user=options.simulated_user,
         ),
         where=parse_where(options.where),
         trace_ids=options.trace_ids,

@@ -206,17 +206,21 @@ async def new_case_from_trace(request: Request) -> Response:
         return not_found(request, f"no dataset {key!r}")
     trace_id = request.query_params.get("trace_id") or ""
     target = f"/datasets/{quote(key)}/cases/new?trace_id={quote(trace_id)}"
+    if request.query_params.get("simulated"):
+        target += "&simulated=1"
     return RedirectResponse(target, status_code=303)
 
 
 async def new_case_form(request: Request) -> Response:
-    """An empty case form, or prefilled from ``?trace_id=`` (a stored trace)."""
+    """An empty case form, or prefilled from ``?trace_id=`` (a stored trace; with
+    ``&simulated=1`` as a simulated user to review)."""
     source = _source(request)
     if source is None:
         return not_found(request, f"no dataset {request.path_params['key']!r}")
     ui = ui_of(request)
     trace_id = request.query_params.get("trace_id")
-    values = await ui.offload(case_from_trace, trace_id) if trace_id else {}
+    simulated = bool(request.query_params.get("simulated"))
+    values = await ui.offload(case_from_trace, trace_id, simulated) if trace_id else {}
     version = digest(source.read(ui))
     action = f"/datasets/{source.key}/cases/new"
     return await _form_page(request, source, values, action=action, version=version)

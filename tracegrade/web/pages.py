@@ -18,8 +18,11 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import yaml
+
 from tracegrade.config import Config, Pricing
 from tracegrade.curate.promote import suggested_facts, tool_choices
+from tracegrade.curate.simulated import simulated_user
 from tracegrade.normalize.conversations import conversations
 from tracegrade.normalize.lint import lint
 from tracegrade.pipeline.conversations import (
@@ -244,20 +247,28 @@ def side_by_side(store: Store, base_id: str, current_id: str, case_id: str) -> d
     return {"case_id": case_id, "base": base, "current": current, "changes": changes}
 
 
-def case_from_trace(store: Store, trace_id: str) -> dict[str, str]:
+def case_from_trace(store: Store, trace_id: str, simulated: bool = False) -> dict[str, str]:
     """The case editor's form values for a new case from a stored trace: its user input(s)
-    and the tools it called ({} when the trace is not stored)."""
+    and the tools it called ({} when the trace is not stored). With ``simulated``, a simulated
+    user in place of the later turns: the opening as the input, a goal to restate and the
+    facts the user gave (:func:`tracegrade.curate.simulated.simulated_user`), for the person
+    writing the case to review."""
     loaded = load_normalized(store, [trace_id.lower()])
     if not loaded:
         return {}
     _, trace = next(iter(loaded.values()))
     inputs = list(trace.user_inputs)
-    return {
+    values = {
         "input": inputs[0] if inputs else "",
-        "turns": "\n".join(inputs) if len(inputs) > 1 else "",
+        "turns": "\n".join(inputs) if len(inputs) > 1 and not simulated else "",
         "expected_tools": "\n".join(dict.fromkeys(trace.tools_called)),
         "tier": "full",
     }
+    if simulated and inputs:
+        values["user"] = yaml.safe_dump(
+            simulated_user(inputs), sort_keys=False, allow_unicode=True, width=4096
+        )
+    return values
 
 
 def breakdown(cases: Iterable[CaseEntry]) -> list[dict[str, Any]]:
