@@ -22,13 +22,14 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 from urllib.parse import urlsplit
-
-import httpx
 
 from tracegrade import environment
 from tracegrade.compare import Comparison
+
+if TYPE_CHECKING:
+    import httpx
 
 STEP_SUMMARY_ENV = environment.GITHUB_STEP_SUMMARY
 """GitHub Actions sets it to a file; Markdown appended to it shows on the run's page."""
@@ -126,6 +127,8 @@ def deliver(
     attempt) with the bounded retries of the module docstring; never raises. Shared by run
     regressions and ``score --follow --window`` threshold alerts. The error never holds the
     URL's secret part (:func:`mask_url`)."""
+    import httpx  # imported when an alert is sent: every score would pay for it otherwise
+
     error = "no attempt"
     for attempt in range(1, attempts + 1):
         try:
@@ -145,6 +148,8 @@ def deliver(
 
 def _post(url: str, body: dict[str, Any] | BinaryIO, timeout_s: float) -> httpx.Response:
     """One POST of ``body``: a dict as JSON, a file streamed in 64 KiB reads with its length."""
+    import httpx
+
     if isinstance(body, dict):
         return httpx.post(url, json=body, timeout=timeout_s)
     size = body.seek(0, os.SEEK_END)
