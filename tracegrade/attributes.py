@@ -43,5 +43,28 @@ attribute; a string). Never :data:`CASE_ID_ATTR`: the simulator's trace is not t
 and no case is matched to it."""
 SIMULATOR_SERVICE = "tracegrade-simulated-user"
 """The ``service.name`` of the simulated user's own spans."""
+WINDOW_START_ATTR = "tracegrade.window.start"
+"""A window's start (ISO 8601, UTC) on its metric data points: a revised window's figures
+carry the same start as its first ones."""
+EVALUATOR_ID_ATTR = "tracegrade.evaluator.id"
+"""The evaluator that produced a result (``ev-`` and 16 hex digits: the scorers and their
+versions, the dataset and config fingerprints, tracegrade's version)."""
+VERSION_ATTR = "tracegrade.version"
+"""tracegrade's version, on each exported evaluation record."""
+DATASET_FINGERPRINT_ATTR = "tracegrade.dataset.fingerprint"
+"""The golden dataset's content fingerprint (16 hex digits)."""
+CONFIG_FINGERPRINT_ATTR = "tracegrade.config.fingerprint"
+"""The scoring configuration's fingerprint (16 hex digits)."""
+RESULT_ID_ATTR = "tracegrade.result.id"
+"""The identity of a result (32 hex digits): the same evaluator on the same trace and case
+gives the same id, so a re-scored trace's records replace the earlier ones in a backend."""
+RESULT_VERSION_ATTR = "tracegrade.result.version"
+"""Which version of its trace a result scored (an int: late spans make a new version); the
+highest is the current result."""
+SKIPPED_ATTR = "tracegrade.skipped"
+"""Why an evaluation was skipped (``judge_budget``: the judge budget was spent)."""
+SESSION_ATTR = "tracegrade.session"
+"""The conversation a conversation-level result scored (``id:<conversation id>`` or
+``trace:<first trace id>``)."""
 ATTRIBUTE_PREFIX = "tracegrade."
 """Every attribute above starts with this."""

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tracegrade import environment
 from tracegrade._util.bounded import load_yaml
 from tracegrade.errors import ConfigError
+from tracegrade.sampling import SamplingRule, SamplingRules
 
 CONFIG_ENV = environment.TRACEGRADE_CONFIG
 """Environment variable naming the user config file (overridden by ``--config``)."""
@@ -106,6 +107,33 @@ class WindowsFile(_Strict):
     ) = None
 
 
+class SamplingRuleFile(_Strict):
+    """One rule of the ``sampling:`` section: attribute -> value (or values), and a rate."""
+
+    name: str | None = None
+    match: dict[str, str | int | float | bool | list[str | int | float | bool]] = Field(
+        min_length=1
+    )
+    rate: float = Field(ge=0, le=1)
+
+
+class SamplingFile(_Strict):
+    """The ``sampling:`` section: which traces ``score --follow`` and ``backfill`` score
+    (:mod:`tracegrade.sampling`); ``--sample`` replaces ``default``."""
+
+    rules: list[SamplingRuleFile] | None = None
+    default: float | None = Field(None, ge=0, le=1)
+
+
+class SessionsFile(_Strict):
+    """The ``sessions:`` section: how ``score --follow --sessions`` scores a conversation."""
+
+    rubric: str | None = None
+    """The judge rubric of a whole conversation (text, or a built-in rubric's name; default
+    the built-in ``conversation`` rubric)."""
+    threshold: float | None = Field(None, ge=0, le=1)
+
+
 class ScoringFile(_Strict):
     """The shape of ``config/scoring.yaml`` and of ``tracegrade.yaml``."""
 
@@ -121,6 +149,8 @@ class ScoringFile(_Strict):
     """Regression rules (validated by :mod:`tracegrade.compare.rules`)."""
     reference_free: ReferenceFreeFile | None = None
     windows: WindowsFile | None = None
+    sampling: SamplingFile | None = None
+    sessions: SessionsFile | None = None
 
 
 # --- runtime objects ------------------------------------------------------------------------
@@ -227,6 +257,10 @@ class Config:
     """``reference_free:`` rules (:class:`ReferenceFreeFile` fields that are set)."""
     windows: Mapping[str, Any] = field(default_factory=dict)
     """``windows:`` settings; ``thresholds`` merged per key across files."""
+    sampling: SamplingRules = field(default_factory=SamplingRules)
+    """``sampling:`` rules (a later file's rules replace an earlier file's)."""
+    sessions: Mapping[str, Any] = field(default_factory=dict)
+    """``sessions:`` settings (:class:`SessionsFile` fields that are set)."""
 
     def with_overrides(self, **values: Any) -> Config:
         """A copy with the given non-None values replaced."""
@@ -287,7 +321,30 @@ def _apply(config: Config, scoring: ScoringFile, source: str) -> Config:
         regression={**config.regression, **(scoring.regression or {})},
         reference_free=_merged(config.reference_free, scoring.reference_free),
         windows=_merged(config.windows, scoring.windows),
+        sampling=_sampling(config.sampling, scoring.sampling),
+        sessions=_merged(config.sessions, scoring.sessions),
     )
+
+
+def _sampling(base: SamplingRules, section: SamplingFile | None) -> SamplingRules:
+    """``base`` with the section's rules (replacing base's) and default, where set."""
+    if section is None:
+        return base
+    rules = base.rules
+    if section.rules is not None:
+        rules = tuple(
+            SamplingRule(
+                {
+                    key: tuple(str(v) for v in (value if isinstance(value, list) else [value]))
+                    for key, value in rule.match.items()
+                },
+                rule.rate,
+                rule.name,
+            )
+            for rule in section.rules
+        )
+    default = section.default if section.default is not None else base.default
+    return SamplingRules(rules, default)
 
 
 def _merged(base: Mapping[str, Any], section: BaseModel | None) -> dict[str, Any]:

@@ -62,6 +62,11 @@ class RunMeta(_Model):
     concurrency: int | None = Field(None, description="Cases run at once.")
     interrupted: bool = Field(False, description="Stopped early (Ctrl-C): cases missing.")
     min_score: float | None = Field(None, description="--min-score, when given.")
+    evaluator: dict[str, Any] | None = Field(
+        None,
+        description="Who scored the run: id, scorers with their versions and kinds, dataset "
+        "and config fingerprints, tracegrade's version (tracegrade.scoring.identity).",
+    )
 
 
 class Spent(_Model):

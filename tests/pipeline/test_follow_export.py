@@ -19,7 +19,7 @@ from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.pipeline._score import ScoreOptions
 from tracegrade.pipeline.export import open_export
-from tracegrade.pipeline.follow import Follower, make_follower
+from tracegrade.pipeline.follow import Follower, follower_context, make_follower
 from tracegrade.pipeline.follow_workers import run_follower
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.scoring import build_scorers, config_for
@@ -34,8 +34,7 @@ DATASET = Dataset(
 
 def _follower(db: str, endpoint: str, window_s: float | None, workers: int = 1) -> Follower:
     config = config_for(load_config(None), DATASET)
-    export = open_export(endpoint, RunContext(dataset="shop"), periodic=True)
-    return Follower(
+    follower = Follower(
         db,
         DATASET,
         build_scorers(config),
@@ -43,9 +42,10 @@ def _follower(db: str, endpoint: str, window_s: float | None, workers: int = 1) 
         quiet_s=0.0,
         since=0.0,
         window_s=window_s,
-        export=export,
         workers=workers,
     )
+    follower.export = open_export(endpoint, follower_context(follower), periodic=True)
+    return follower
 
 
 def _follow(follower: Follower, until: Callable[[list[str]], bool], timeout_s: float) -> list[str]:
@@ -96,8 +96,19 @@ def test_followed_results_and_closed_windows_are_exported(tmp_path, monkeypatch,
     assert len({r.span_id for r in records}) == 1 and records[0].span_id
     assert {r.attributes.get("tracegrade.case_id") for r in records} == {"shoes"}
     assert all("tracegrade.run_id" not in r.attributes for r in records)  # no stored run
+    identity = follower.identity
+    for record in records:  # who scored it: the evaluator, and the result's own identity
+        assert record.attributes["tracegrade.evaluator.id"] == identity.id
+        assert record.attributes["tracegrade.dataset.fingerprint"] == identity.dataset_fingerprint
+        assert record.attributes["tracegrade.result.version"] == 1
+        name = record.attributes["gen_ai.evaluation.name"]
+        assert record.attributes["gen_ai.evaluation.evaluator.id"] == f"tracegrade/{name}"
+        assert record.attributes["gen_ai.evaluation.evaluator.type"] == "deterministic"
+    assert len({r.attributes["tracegrade.result.id"] for r in records}) == 1
     [(attributes, cases, _)] = points["tracegrade.evaluation.cases"][:1]
     assert cases == 1
+    start = attributes.pop("tracegrade.window.start")
+    assert start.endswith("+00:00")
     assert attributes == {
         "tracegrade.service": "test-agent",
         "tracegrade.window": "1s",
@@ -141,7 +152,9 @@ def test_score_follow_s_options_open_the_export_with_the_dataset_and_no_run_id(t
     options = ScoreOptions(db=str(tmp_path / "f.db"), dataset=DATASET, export_otlp=_DEAD)
     follower, _ = make_follower(options, quiet_s=0.0, window=None, lease_s=60)
     assert follower.export.export is not None
-    assert follower.export.context == RunContext(run_id=None, dataset="shop")
+    context = RunContext(run_id=None, dataset="shop", evaluator=follower.identity)
+    assert follower.export.context == context
+    assert follower.identity.dataset == "shop"
     follower.export.close()
 
 

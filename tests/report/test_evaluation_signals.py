@@ -124,8 +124,10 @@ def test_window_figures_per_service():
         _row("shop", False, None, 300.0, 0.03, (2, 1), hallucinated=True),
         _row(None, True, 0.9, 50.0),
     ]
-    figures = window_figures(rows, 300, None)
+    figures = window_figures(rows, 300, None, 1_800_000_000.0, {"shop": 0.012})
     shop = {f.instrument: f.value for f in figures if f.attributes["tracegrade.service"] == "shop"}
+    starts = {f.attributes["tracegrade.window.start"] for f in figures}
+    assert starts == {"2027-01-15T08:00:00+00:00"}
     assert shop == {
         "tracegrade.evaluation.cases": 2,
         "tracegrade.evaluation.pass_rate": 0.5,
@@ -135,7 +137,57 @@ def test_window_figures_per_service():
         "tracegrade.trace.duration.p95": pytest.approx(0.29),
         "tracegrade.trace.cost": pytest.approx(0.04),
         "tracegrade.trace.tool_error_rate": 0.25,
+        "tracegrade.judge.cost": 0.012,
+        "tracegrade.judge.skipped": 0,
     }
     other = [f for f in figures if f.attributes["tracegrade.service"] == "unknown_service"]
     assert {f.attributes["tracegrade.window"] for f in other} == {"300s"}
     assert "tracegrade.trace.cost" not in {f.instrument for f in other}  # no cost known
+
+
+def _evaluator():
+    from tracegrade.scoring.identity import Evaluator, ScorerIdentity
+
+    scorers = (
+        ScorerIdentity("tool_correctness", "0.1.0"),
+        ScorerIdentity("judge", "0.1.0", "llm_judge", "gpt-4o"),
+    )
+    return Evaluator(scorers, "shop", "f" * 16, "c" * 16, "0.1.0")
+
+
+def test_records_carry_the_evaluator_and_the_result_s_identity():
+    evaluator = _evaluator()
+    context = RunContext(None, "shop", evaluator)
+    first = evaluation_records(_result(), context, version=1)
+    again = evaluation_records(_result(passed=True, score=0.9), context, version=2)
+    tools, _, judge, overall = (r.attributes for r in first)
+    assert tools["tracegrade.evaluator.id"] == evaluator.id
+    assert tools["tracegrade.version"] == "0.1.0"
+    assert tools["tracegrade.dataset.fingerprint"] == "f" * 16
+    assert tools["tracegrade.config.fingerprint"] == "c" * 16
+    assert tools["gen_ai.evaluation.evaluator.id"] == "tracegrade/tool_correctness"
+    assert tools["gen_ai.evaluation.evaluator.type"] == "deterministic"
+    assert tools["gen_ai.evaluation.evaluator.version"] == "0.1.0"
+    assert judge["gen_ai.evaluation.evaluator.type"] == "llm_judge"
+    assert overall["gen_ai.evaluation.evaluator.id"] == "tracegrade/overall"
+    # the same evaluator's result on the same trace and case, re-scored: the same identity,
+    # the next version (a backend keeps the highest)
+    ids = {r.attributes["tracegrade.result.id"] for r in [*first, *again]}
+    assert len(ids) == 1
+    assert [r.attributes["tracegrade.result.version"] for r in (first[-1], again[-1])] == [1, 2]
+    other_run = evaluation_records(_result(), RunContext("run-9", "shop", evaluator))
+    assert other_run[0].attributes["tracegrade.result.id"] not in ids  # a run's own result
+
+
+def test_a_judge_score_skipped_for_the_budget_is_exported_as_skipped():
+    skipped = {
+        "value": None,
+        "reason": "judge skipped: judge budget spent: $0.0100 of $0.01 in the last hour",
+        "details": {"skipped": "judge_budget"},
+    }
+    result = _result(details={"judge": skipped}, scores={"judge": None})
+    judge = evaluation_records(result, RunContext(evaluator=_evaluator()))[0].attributes
+    assert judge["gen_ai.evaluation.score.label"] == "skipped"
+    assert judge["tracegrade.skipped"] == "judge_budget"
+    assert judge["gen_ai.evaluation.explanation"].startswith("judge skipped: judge budget spent")
+    assert "gen_ai.evaluation.score.value" not in judge and "error.type" not in judge

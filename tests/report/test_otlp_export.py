@@ -87,11 +87,18 @@ def test_every_case_s_evaluation_records_and_the_run_s_figures_arrive(
         for record in records:
             assert record.span_id == agent_spans[case["trace_id"]]
             assert record.resource_attributes["service.name"] == "tracegrade"
-            assert {k: v for k, v in record.attributes.items() if k.startswith("tracegrade.")} == {
+            evaluator = doc["run"]["evaluator"]
+            ours = {k: v for k, v in record.attributes.items() if k.startswith("tracegrade.")}
+            assert len(ours.pop("tracegrade.result.id")) == 32
+            assert ours == {
                 "tracegrade.run_id": doc["run"]["run_id"],
                 "tracegrade.case_id": case["case_id"],
                 "tracegrade.dataset": "order_management",
                 "tracegrade.verdict": "pass" if case["passed"] else "fail",
+                "tracegrade.evaluator.id": evaluator["id"],  # who scored it, as the run says
+                "tracegrade.version": evaluator["tracegrade_version"],
+                "tracegrade.dataset.fingerprint": evaluator["dataset_fingerprint"],
+                "tracegrade.config.fingerprint": evaluator["config_fingerprint"],
             }
         by_name = {r.attributes["gen_ai.evaluation.name"]: r.attributes for r in records}
         for name, detail in case["details"].items():

@@ -59,8 +59,9 @@ def _fill(location: str, monkeypatch: pytest.MonkeyPatch) -> dict[int, list[str]
 
 def _result(store: Store, trace_id: str, at: float) -> None:
     store.db.execute(
-        "INSERT INTO follow_results VALUES"
-        " (?, 1, ?, 'w', 'shop', 1, 1.0, 0, 0, 0, NULL, NULL, '{}')",
+        "INSERT INTO follow_results (trace_id, version, evaluator, scored_at, worker, service,"
+        " passed, score, hallucinated, tool_calls, failed_tool_calls, result)"
+        " VALUES (?, 1, 'ev-test', ?, 'w', 'shop', 1, 1.0, 0, 0, 0, '{}')",
         (trace_id, at),
     )
 

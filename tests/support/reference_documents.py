@@ -36,9 +36,12 @@ _MASKED_KEYS = {
     "trace_id",
     "trace_ids",
     "span_id",
+    "id",
+    "config_fingerprint",
 }
 """Keys whose values differ between two runs of the same input (ids, clock times, the
-checkout's commit)."""
+checkout's commit), and the evaluator's config fingerprint and id (``run.evaluator``: they
+change with every field the config gains, which is not what these documents pin)."""
 _TIMED = re.compile(r"(^|_)(ms|s)($|_)|latency|duration|^measured$")
 """Measured times: a run's durations and latencies are the clock's, not the input's."""
 _TIMES_IN_TEXT = re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b")

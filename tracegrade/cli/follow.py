@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import signal
 import threading
+from collections.abc import Sequence
 
 import click
 
 from tracegrade.errors import ExitCode
+from tracegrade.judge.budget import BUDGET_SKIP, parse_budget
 from tracegrade.pipeline._score import CaseResult, ScoreOptions
 from tracegrade.pipeline.follow import Follower, make_follower
 from tracegrade.pipeline.follow_workers import run_follower
@@ -15,12 +17,15 @@ from tracegrade.pipeline.judging import judge_cache
 
 
 def line(result: CaseResult, updated: bool = False) -> str:
-    """``PASS|FAIL score trace_id [case id] [updated] reasons``."""
+    """``PASS|FAIL score trace_id [case id] [updated] [judge skipped (budget)] reasons``."""
     verdict = "PASS" if result.passed else "FAIL"
     score = "  -  " if result.score is None else f"{result.score:.2f}"
     case = f" case={result.case_id}" if result.case_id else ""
     reasons = f"  {'; '.join(result.reasons[:3])}" if not result.passed and result.reasons else ""
-    return f"{verdict} {score} {result.trace_id}{case}{' (updated)' if updated else ''}{reasons}"
+    judge = ((result.details.get("judge") or {}).get("details") or {}).get("skipped")
+    skipped = " (judge skipped: budget)" if judge == BUDGET_SKIP else ""
+    marks = f"{' (updated)' if updated else ''}{skipped}"
+    return f"{verdict} {score} {result.trace_id}{case}{marks}{reasons}"
 
 
 def follow_until_stopped(follower: Follower) -> ExitCode:
@@ -38,10 +43,22 @@ def follow_until_stopped(follower: Follower) -> ExitCode:
         follower, stop, lambda result, updated: click.echo(line(result, updated)), click.echo
     )
     failed = sum(not passed for passed in results.values())
-    click.echo(
-        f"tracegrade score --follow: {len(results)} traces scored, {failed} failed", err=True
-    )
+    click.echo(f"tracegrade score --follow: {summary(follower, results)}", err=True)
     return ExitCode.FAILED if failed else ExitCode.OK
+
+
+def summary(follower: Follower, results: dict[str, bool]) -> str:
+    """``N traces scored, M failed`` and, where they apply, the eval-run traces left out,
+    what the judge spent and the judge scores its budget skipped."""
+    failed = sum(not passed for passed in results.values())
+    parts = [f"{len(results)} traces scored, {failed} failed"]
+    if follower.excluded:
+        parts.append(f"{follower.excluded} eval-run traces left out")
+    budget = follower.judge_budget
+    if budget is not None:
+        parts.append(f"judge spent ${budget.spent_usd:.4f} ({budget.limits})")
+        parts.append(f"{budget.skipped} judge scores skipped (budget)")
+    return ", ".join(parts)
 
 
 def follow_command(
@@ -50,11 +67,17 @@ def follow_command(
     window: str | None,
     lease_s: float,
     rootless_quiet_s: float,
+    judge_budget: Sequence[str] = (),
 ) -> ExitCode:
     """``score --follow``: the follower of ``options``, run until stopped (judge verdicts
     cached in the store)."""
     follower, judge = make_follower(
-        options, quiet_s=quiet_s, window=window, lease_s=lease_s, rootless_quiet_s=rootless_quiet_s
+        options,
+        quiet_s=quiet_s,
+        window=window,
+        lease_s=lease_s,
+        rootless_quiet_s=rootless_quiet_s,
+        judge_budget=parse_budget(judge_budget),
     )
     with judge_cache(options.db, judge):
         return follow_until_stopped(follower)

@@ -46,6 +46,15 @@ follow_options = stacked(
             "--baseline; with --follow --window, on window thresholds.",
         ),
         click.option(
+            "--judge-budget",
+            "judge_budget",
+            multiple=True,
+            metavar="USD/h,USD/d",
+            help="--follow: what the LLM judge may spend, per rolling hour and/or day (e.g. "
+            "2/h,20/d; the judge model needs a price). Once spent, judge scores are skipped "
+            "with the reason and the other scorers go on.",
+        ),
+        click.option(
             "--lease-s",
             type=click.FloatRange(min=1),
             default=DEFAULT_LEASE_S,
@@ -56,4 +65,4 @@ follow_options = stacked(
     ]
 )
 """``--follow``, ``--quiet-s``, ``--rootless-quiet-s``, ``--window``, ``--alert-webhook``,
-``--lease-s``."""
+``--judge-budget``, ``--lease-s``."""

@@ -111,8 +111,10 @@ def command(**params: Any) -> None:
             raise ConfigError("--follow reads the store; give no files")
         if options.baseline or options.min_score is not None:
             raise ConfigError("--baseline and --min-score gate a finished run, not --follow")
-        keys = ("quiet_s", "window", "lease_s", "rootless_quiet_s")
+        keys = ("quiet_s", "window", "lease_s", "rootless_quiet_s", "judge_budget")
         sys.exit(int(follow_command(options, *(params[key] for key in keys))))
+    if params["judge_budget"]:
+        raise ConfigError("--judge-budget limits online judging: use it with --follow")
     with (
         progress_counter("scoring", PROGRESS_FROM) as advance,
         score(options, progress=advance, on_errors=report_errors) as run,

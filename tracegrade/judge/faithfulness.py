@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from tracegrade.dataset import Case, Judge
 from tracegrade.judge.rubrics import FAITHFULNESS
@@ -34,6 +34,13 @@ class JudgedFaithfulness:
     values: Faithfulness
     judge: JudgeScorer
     name: str = NAME
+    evaluator_type: ClassVar[str] = "llm_judge"
+    """Its kind in an evaluator's identity (:mod:`tracegrade.scoring.identity`)."""
+
+    @property
+    def judge_model(self) -> str:
+        """The judge's model."""
+        return self.judge.judge_model
 
     def prefetch(self, pairs: Sequence[Pair]) -> None:
         """Ask the judge about every RAG pair up front (concurrently, cached)."""

@@ -20,17 +20,20 @@ Calls run concurrently: :meth:`JudgeScorer.prefetch` (called by
 :func:`tracegrade.scoring.evaluation.evaluate` before scoring) answers from the cache in the
 calling thread and sends the rest to a thread pool of ``settings.concurrency`` workers;
 ``__call__`` then only reads the results. Called without a prefetch, it judges on the spot.
+With a :class:`~tracegrade.judge.budget.JudgeBudget` (online judging), each call starts only
+while the budget allows, and the questions it refuses are skipped with its reason.
 """
 
 from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.dataset import Case, Judge
+from tracegrade.judge.budget import BUDGET_SKIP, JudgeBudget
 from tracegrade.judge.client import JudgeClient, JudgeError, JudgeUsage
 from tracegrade.judge.evidence import Evidence, build_evidence, describe
 from tracegrade.judge.rubrics import FAITHFULNESS, VERDICT_SCHEMA, Verdict, judge_messages, resolve
@@ -62,6 +65,8 @@ class _Question:
     messages: list[dict[str, str]]
     evidence: Evidence
     keys: tuple[str, ...]
+    service: str | None = None
+    """The judged trace's ``service.name`` (what its spend is recorded under)."""
 
 
 @dataclass
@@ -69,6 +74,8 @@ class _Answers:
     verdicts: dict[str, Verdict] = field(default_factory=dict)
     usage: dict[str, JudgeUsage] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Question key -> why it was not asked (the budget's refusal)."""
 
 
 class JudgeScorer:
@@ -82,6 +89,8 @@ class JudgeScorer:
     """
 
     name = NAME
+    evaluator_type = "llm_judge"
+    """Its kind in an evaluator's identity (:mod:`tracegrade.scoring.identity`)."""
 
     def __init__(
         self,
@@ -101,6 +110,13 @@ class JudgeScorer:
         self._client = client
         self._answers = _Answers()
         self._scores: dict[_Key, Score] = {}
+        self.budget: JudgeBudget | None = None
+        """Online judging's spending limit (None: none)."""
+
+    @property
+    def judge_model(self) -> str:
+        """The model asked when a case names none."""
+        return self.settings.model
 
     # --- which traces ---------------------------------------------------------------------------
 
@@ -161,7 +177,10 @@ class JudgeScorer:
         keys = tuple(
             cache_key(model, messages, VERDICT_SCHEMA, n) for n in range(self.settings.repeat)
         )
-        return _Question(spec, rubric, model, messages, evidence, keys)
+        service = trace.resource_attributes.get("service.name")
+        return _Question(
+            spec, rubric, model, messages, evidence, keys, None if service is None else str(service)
+        )
 
     def prefetch(self, pairs: Sequence[Pair], *, spec: Judge | None = None) -> None:
         """Judge every (trace, case) pair that needs it: cached verdicts first, the rest
@@ -202,10 +221,21 @@ class JudgeScorer:
             max_workers=min(self.settings.concurrency, len(pending)),
             thread_name_prefix="tracegrade-judge",
         ) as pool:
-            futures: dict[Future[tuple[Verdict, JudgeUsage]], str] = {
-                pool.submit(client.ask, q.messages, Verdict, VERDICT_SCHEMA, model=q.model): key
-                for key, q in pending.items()
-            }
+            futures: dict[Future[tuple[Verdict, JudgeUsage]], str] = {}
+            for key, q in pending.items():
+                if self.budget is not None:  # one call at a time past the budget's check
+                    while len(futures) >= self.settings.concurrency:
+                        done, _ = wait(futures, return_when=FIRST_COMPLETED)
+                        for future in done:
+                            self._record(futures[future], pending[futures[future]], future)
+                            del futures[future]
+                    if refusal := self.budget.refusal():
+                        self._answers.skipped[key] = refusal
+                        self.budget.skip()
+                        continue
+                futures[
+                    pool.submit(client.ask, q.messages, Verdict, VERDICT_SCHEMA, model=q.model)
+                ] = key
             for future in as_completed(futures):
                 self._record(futures[future], pending[futures[future]], future)
 
@@ -216,6 +246,7 @@ class JudgeScorer:
             verdict, usage = future.result()
         except JudgeError as exc:
             self._answers.errors[key], self._answers.usage[key] = str(exc), exc.usage
+            self._spend(exc.usage, question)
             return
         except (
             Exception
@@ -226,6 +257,7 @@ class JudgeScorer:
             )
             return
         self._answers.verdicts[key], self._answers.usage[key] = verdict, usage
+        self._spend(usage, question)
         self.cache.put(
             key,
             question.model,
@@ -234,6 +266,10 @@ class JudgeScorer:
             usage.input_tokens,
             usage.output_tokens,
         )
+
+    def _spend(self, usage: JudgeUsage, question: _Question) -> None:
+        if self.budget is not None:
+            self.budget.spend(usage.cost_usd, question.service)
 
     def _score(self, question: _Question) -> Score:
         usage = sum((self._answers.usage.get(k, JudgeUsage()) for k in question.keys), JudgeUsage())
@@ -245,6 +281,12 @@ class JudgeScorer:
             "usage": usage.to_dict(),
             "error": None,
         }
+        refused = [self._answers.skipped[k] for k in question.keys if k in self._answers.skipped]
+        if refused:
+            for key in question.keys:  # asked again next time: the budget may allow it then
+                self._answers.skipped.pop(key, None)
+            reason = f"judge skipped: {refused[0]}"
+            return Score(NAME, None, reason, (), {**details, "skipped": BUDGET_SKIP})
         errors = [self._answers.errors[k] for k in question.keys if k in self._answers.errors]
         if errors:
             message = f"{JUDGE_ERROR}: {errors[0]}" + (

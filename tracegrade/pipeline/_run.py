@@ -265,7 +265,8 @@ def run(options: RunOptions) -> RunOutcome:
     session = _session(options, dataset, cases, config, [*scorers], hook)
     session.simulators = simulators_for(options, config, cases)
     session.scoring.goal_judge = goals = goal_judge(options, config, cases)
-    context = RunContext(session.plan.run_id, dataset.name)
+    evaluator = session.scoring.evaluator(dataset, options.tier)
+    context = RunContext(session.plan.run_id, dataset.name, evaluator)
     with (
         store_location(db) as location,
         judge_cache(location, judge),

@@ -58,6 +58,7 @@ from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.run_document import read_head
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluation import run_threshold
+from tracegrade.scoring.identity import Evaluator, evaluator_of
 from tracegrade.scoring.parallel import default_workers
 from tracegrade.scoring.results import CaseResult, RunResult, RunSummary
 from tracegrade.scoring.score import Scorer
@@ -171,10 +172,12 @@ class Plan:
     base: Base | None
     run_id: str = field(default_factory=new_run_id)
     """The run's id, chosen before it starts (its exported records carry it)."""
+    evaluator: Evaluator | None = None
+    """Who scores the run (:mod:`tracegrade.scoring.identity`; set by :func:`plan_run`)."""
 
     def export_context(self) -> RunContext:
-        """What the run's exported records carry: its id and dataset name."""
-        return RunContext(self.run_id, self.dataset.name if self.dataset else None)
+        """What the run's exported records carry: its id, dataset name and evaluator."""
+        return RunContext(self.run_id, self.dataset.name if self.dataset else None, self.evaluator)
 
 
 def _dataset(value: Dataset | str | Path | None, db: str | None) -> Dataset | None:
@@ -213,14 +216,20 @@ def plan_run(options: ScoreOptions) -> Plan:
     base = (
         resolve_base(options.baseline, options.db, name, CaseTable()) if options.baseline else None
     )
+    every = [*with_judged_faithfulness(scorers, judge), *([judge] if judge else [])]
+    settings = {
+        "threshold": run_threshold(options.threshold, dataset, config),
+        "tier": options.tier,
+    }
     return Plan(
         dataset,
         config,
-        [*with_judged_faithfulness(scorers, judge), *([judge] if judge else [])],
+        every,
         judge,
         workers,
         parse_since(options.since),
         base,
+        evaluator=evaluator_of(every, dataset, config, settings),
     )
 
 
@@ -408,6 +417,7 @@ def _finish(
         trace_source=source,
         config_sources=plan.config.sources,
         run_id=plan.run_id,
+        evaluator=plan.evaluator.to_dict() if plan.evaluator else None,
     )
     doc = streamed_document(summary, cases, info)
     apply_min_score(doc, options.min_score)

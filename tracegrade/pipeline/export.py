@@ -10,7 +10,7 @@ here changes a verdict or an exit code.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -37,21 +37,31 @@ class RunExport:
     def __init__(self, export: OtlpExport | None, context: RunContext) -> None:
         self.export, self.context = export, context
 
-    def result(self, result: CaseResult, repeat: int | None = None) -> None:
+    def result(
+        self, result: CaseResult, repeat: int | None = None, version: int | None = None
+    ) -> None:
         """Send one case result's evaluation records (``repeat``: its attempt, when cases
-        repeat)."""
+        repeat; ``version``: the trace version a follower scored)."""
         if self.export is not None:
-            self.export.send(evaluation_records(result, self.context, repeat))
+            self.export.send(evaluation_records(result, self.context, repeat, version))
 
     def summary(self, summary: RunSummaryEntry) -> None:
         """Record a finished run's figures (its document's ``summary``, read)."""
         if self.export is not None:
             self.export.record(run_figures(summary, self.context.dataset))
 
-    def window(self, rows: Sequence[ResultRow], window_s: float) -> None:
-        """Record a closed window's figures (the results scored in it)."""
+    def window(
+        self,
+        rows: Sequence[ResultRow],
+        window_s: float,
+        start_s: float | None = None,
+        judge_cost: Mapping[str, float] | None = None,
+    ) -> None:
+        """Record a closed window's figures (the current results of the traces it counts;
+        ``start_s`` its start, ``judge_cost`` what the judge spent in it per service)."""
         if self.export is not None:
-            self.export.record(window_figures(rows, window_s, self.context.dataset))
+            figures = window_figures(rows, window_s, self.context.dataset, start_s, judge_cost)
+            self.export.record(figures)
 
     def problem(self) -> str | None:
         """The first failure, once (a follower shows it as soon as it happens)."""

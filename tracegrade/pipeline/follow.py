@@ -5,19 +5,25 @@ Traces wait in the store's outbox, queued by the writer in the transaction that 
 spans (:mod:`tracegrade.store.outbox`); a trace is claimable once it has settled (its root or
 agent span stored and no span for ``quiet_s`` seconds; ``rootless_quiet_s`` without such a
 span), so partial traces are not scored, and no trace depends on a time watermark. A trace that
-receives spans after it was scored is queued again and scored again (marked ``updated``). A
-follower starts with every queued trace within its horizon (``since``; by default the store's
-retention, else everything queued): traces that settled while no worker ran are scored.
+receives spans after it was scored is queued again and scored again (marked ``updated``): its
+new result is its current one, which everything that counts traces counts
+(:mod:`tracegrade.store.results`). A follower starts with every queued trace within its
+horizon (``since``; by default the store's retention, else everything queued): traces that
+settled while no worker ran are scored.
 
 Several workers may follow one store (PostgreSQL, or SQLite on one machine), and one follower
 may run ``workers`` scoring processes (:mod:`tracegrade.pipeline.follow_workers`): each claims
 a batch for a lease (:mod:`tracegrade.store.follow`), renews it while scoring
 (:mod:`tracegrade.store.leases`), and stores each result with the claim, so no trace is
 scored twice or missed, even when a worker dies. While batches come back full, the next is
-claimed at once; the follower waits ``poll_s`` only when the queue had less. ``sample`` keeps
-a fraction of traces by trace id (:mod:`tracegrade.sampling`): every worker makes the same
-choice. With ``window_s``, each closed window's aggregates per ``service.name`` are stored,
-printed, and checked against the config's thresholds (:mod:`tracegrade.report.windows`).
+claimed at once; the follower waits ``poll_s`` only when the queue had less.
+
+What is scored: traces of an eval run (``tracegrade run``'s case spans mark them) never are;
+the config's sampling rules, and ``sample`` for traces no rule matches, keep a share of the
+rest by trace id (:mod:`tracegrade.sampling`): every worker makes the same choice. Each
+result records the evaluator that produced it (:mod:`tracegrade.scoring.identity`). With
+``window_s``, each closed window's aggregates per ``service.name`` are stored, printed and
+checked against the config's thresholds (:mod:`tracegrade.pipeline.follow_windows`).
 """
 
 from __future__ import annotations
@@ -28,26 +34,31 @@ import secrets
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tracegrade.config import Config
 from tracegrade.dataset import Dataset, Tier
 from tracegrade.errors import ConfigError
+from tracegrade.judge.budget import BUDGET_SKIP, BudgetLimits, JudgeBudget
 from tracegrade.normalize import normalize_trace
 from tracegrade.pipeline._score import ScoreOptions, plan_run
 from tracegrade.pipeline.export import RunExport, open_export
+from tracegrade.pipeline.follow_windows import WindowKeeper
 from tracegrade.report import windows
-from tracegrade.report.alerts import post_alert
 from tracegrade.report.evaluation_signals import RunContext
-from tracegrade.sampling import sampled
+from tracegrade.sampling import SamplingRules
 from tracegrade.scoring import CaseResult, evaluate
+from tracegrade.scoring.identity import Evaluator, evaluator_of
 from tracegrade.scoring.score import Scorer
+from tracegrade.spans import TraceData
 from tracegrade.store import follow as shared
 from tracegrade.store import retention
+from tracegrade.store.judge_spend import SpendLedger
 from tracegrade.store.leases import Leases
+from tracegrade.store.results import save_evaluator
 from tracegrade.store.traces import Store
 from tracegrade.trace import AgentTrace
 
@@ -83,7 +94,8 @@ class Follower:
     """Trace id -> whether its latest result passed (a few bytes per trace: a follower runs for
     weeks, so full results are printed and stored, never kept)."""
     sample: float | None = None
-    """Keep this fraction of traces, by trace id (None: all)."""
+    """The rate of traces no sampling rule matches (None: the config's ``sampling.default``,
+    1 when unset); every rule of the config's ``sampling:`` keeps its own rate."""
     window_s: float | None = None
     """Store and print aggregates per window of this many seconds (None: no windows)."""
     alert_webhook: str | None = None
@@ -98,10 +110,36 @@ class Follower:
     """Renews the claims of a batch while it is scored (set by :meth:`run`)."""
     busy: bool = False
     """The last poll claimed a full batch: more may be waiting."""
-    open_window: float | None = None
     export: RunExport = field(default_factory=lambda: RunExport(None, RunContext()))
     """Where results and closed windows' figures are sent (``--export-otlp``); closed when
     :meth:`run` returns."""
+    evaluator: Evaluator | None = None
+    """The evaluator every result records (None: made from the scorers, dataset and config
+    on first use)."""
+    versions: dict[str, int] = field(default_factory=dict)
+    """Trace id -> the version its latest result scored, until that result is exported."""
+    keeper: WindowKeeper | None = None
+    """The windows (made from ``window_s`` on first use)."""
+    excluded: int = 0
+    """Eval-run traces left unscored (their case spans mark them)."""
+    registered: bool = False
+    """The evaluator's identity is recorded in the store (done by the first poll)."""
+    judge_budget: JudgeBudget | None = None
+    """The judge's budget (``--judge-budget``; None: unlimited), for the figures."""
+
+    @property
+    def identity(self) -> Evaluator:
+        """:attr:`evaluator`, made on first use."""
+        if self.evaluator is None:
+            settings = {"threshold": self.threshold, "tier": self.tier}
+            self.evaluator = evaluator_of(self.scorers, self.dataset, self.config, settings)
+        return self.evaluator
+
+    @property
+    def rules(self) -> SamplingRules:
+        """The sampling rules: the config's, ``sample`` as the default rate when given."""
+        rules = self.config.sampling
+        return rules if self.sample is None else replace(rules, default=self.sample)
 
     def settling(self, store: Store) -> shared.Settling:
         """When a queued trace is claimable, and this follower's horizon."""
@@ -114,6 +152,8 @@ class Follower:
     def poll(self, store: Store) -> list[tuple[CaseResult, bool]]:
         """Claim a batch of settled traces, score it and store the results with the claims;
         returns the (result, updated) pairs this worker stored."""
+        if not self.registered:
+            self.register(store)
         claims = shared.claim(store.db, self.worker, self.batch, self.settling(store), self.lease_s)
         self.busy = len(claims) == self.batch
         if not claims:
@@ -125,20 +165,28 @@ class Follower:
     def _score_claims(
         self, store: Store, claims: list[shared.Claim]
     ) -> list[tuple[CaseResult, bool]]:
-        kept = {
-            c.trace_id: c for c in claims if self.sample is None or sampled(c.trace_id, self.sample)
-        }
-        traces = [normalize_trace(t) for t in store.load(list(kept)) if t.spans]
+        runs = shared.eval_run_traces(store.db, [c.trace_id for c in claims])
+        self.excluded += len(runs)
+        candidates = {c.trace_id: c for c in claims if c.trace_id not in runs}
+        traces = [normalize_trace(t) for t in self._sampled(store, candidates) if t.spans]
+        kept = {t.trace_id: candidates[t.trace_id] for t in traces}
         scored = [
             (kept.pop(result.trace_id), result, trace)
             for result, trace in self._score(traces)
             if result.trace_id in kept
         ]
+        identity = self.identity.id
         items: list[tuple[shared.Claim, shared.ResultRow | None]] = [
-            (claimed, _row(result, trace)) for claimed, result, trace in scored
+            (claimed, result_row(result, trace, identity)) for claimed, result, trace in scored
         ]
-        closed = {claimed.trace_id for claimed, _, _ in scored}
-        # not sampled, no spans, or no case matched: closed without a result
+        # an eval run's trace scored earlier as production: its results are superseded
+        items += [
+            (c, replace(shared.EXCLUDED, evaluator=identity))
+            for c in claims
+            if c.trace_id in runs and c.updated
+        ]
+        closed = {claimed.trace_id for claimed, _ in items}
+        # not sampled, no spans, no case matched, an eval run's: closed without a result
         items += [(c, None) for c in claims if c.trace_id not in closed]
         stored = shared.complete_all(store.db, self.worker, items)
         out = [
@@ -147,7 +195,19 @@ class Follower:
             if ok
         ]
         self.passed.update({r.trace_id: r.passed for r, _ in out if r.trace_id})
+        self.versions.update(
+            {c.trace_id: c.version for (c, _, _), ok in zip(scored, stored, strict=False) if ok}
+        )
         return out
+
+    def _sampled(self, store: Store, candidates: dict[str, shared.Claim]) -> list[TraceData]:
+        """The candidates' stored traces that the sampling rules keep (by trace id alone,
+        before loading, when no rule looks at attributes)."""
+        rules = self.rules
+        if not rules.rules:
+            ids = [t for t in candidates if rules.keeps(t, ())]
+            return store.load(ids)
+        return [t for t in store.load(list(candidates)) if rules.keeps(t.trace_id, attributes(t))]
 
     def _score(self, traces: list[AgentTrace]) -> list[tuple[CaseResult, AgentTrace]]:
         by_id = {t.trace_id: t for t in traces}
@@ -170,55 +230,28 @@ class Follower:
             )
         return [(r, by_id[r.trace_id]) for r in results if r.trace_id in by_id]
 
-    def close_windows(self, store: Store, now: float | None = None) -> list[str]:
-        """Aggregate every window that closed since the last call (see
-        :mod:`tracegrade.report.windows`); store each, and return the lines to print
-        (aggregates, then alerts). Only the worker that first stores a window alerts."""
+    @property
+    def windows(self) -> WindowKeeper | None:
+        """The follower's windows (None without ``window_s``)."""
         if self.window_s is None:
-            return []
-        now = time.time() if now is None else now
-        current = windows.window_start(now, self.window_s)
-        if self.open_window is None:
-            self.open_window = current
-        lines = []
-        while self.open_window < current:
-            start, self.open_window = self.open_window, self.open_window + self.window_s
-            rows = shared.results_between(store.db, start, start + self.window_s)
-            self.export.window(rows, self.window_s)
-            for service, aggregates in windows.aggregate(rows).items():
-                first = shared.save_window(store.db, start, self.window_s, service, aggregates)
-                lines.append(windows.line(start, self.window_s, service, aggregates))
-                if first:
-                    lines += self._alert(start, service, aggregates)
-        return lines
+            return None
+        if self.keeper is None:
+            self.keeper = WindowKeeper(self.window_s, self.config, self.alert_webhook, self.export)
+        return self.keeper
+
+    def close_windows(self, store: Store, now: float | None = None) -> list[str]:
+        """Aggregate every window that closed since the last call, and every closed window
+        late results changed (:mod:`tracegrade.pipeline.follow_windows`); store each, and
+        return the lines to print (aggregates, then alerts)."""
+        keeper = self.windows
+        return keeper.close(store, now) if keeper else []
 
     def partial_window(self, store: Store, now: float | None = None) -> list[str]:
         """The lines of the window still open at ``now`` (what a follower has scored in it so
         far), marked partial; printed when the follower stops, neither stored nor alerted on
         (the window has not closed: another worker, or this one restarted, may add to it)."""
-        if self.window_s is None:
-            return []
-        now = time.time() if now is None else now
-        start = windows.window_start(now, self.window_s)
-        rows = shared.results_between(store.db, start, now + 1e-6)
-        return [
-            windows.line(start, self.window_s, service, aggregates, partial_until_s=now)
-            for service, aggregates in windows.aggregate(rows).items()
-        ]
-
-    def _alert(self, start: float, service: str, aggregates: dict[str, object]) -> list[str]:
-        rules = self.config.windows
-        crossed = windows.breaches(
-            aggregates, rules.get("thresholds", {}), int(rules.get("min_traces", 1))
-        )
-        if not crossed:
-            return []
-        text = f"ALERT service={service} window {self.window_s:g}s: {'; '.join(crossed)}"
-        if self.alert_webhook:
-            alert = {"service": service, "window_start_s": start, "window_s": self.window_s}
-            problem = post_alert(self.alert_webhook, text, {**alert, "aggregates": aggregates})
-            return [text] + ([f"warning: {problem}"] if problem else [])
-        return [text]
+        keeper = self.windows
+        return keeper.partial(store, now) if keeper else []
 
     def run(
         self, stop: threading.Event, on_result: OnResult, on_text: OnText, poll_s: float = POLL_S
@@ -247,12 +280,19 @@ class Follower:
             self.close_export(on_text)
         return self.passed
 
+    def register(self, store: Store) -> None:
+        """Record this follower's evaluator in the store (its results name it by id)."""
+        save_evaluator(store.db, self.identity.id, self.identity.to_dict())
+        self.registered = True
+
     def exported(self, on_result: OnResult) -> OnResult:
-        """``on_result`` that also sends each result to the export (``--export-otlp``)."""
+        """``on_result`` that also sends each result to the export (``--export-otlp``), with
+        its identity and the trace version it scored."""
 
         def told(result: CaseResult, updated: bool) -> None:
             on_result(result, updated)
-            self.export.result(result)
+            version = self.versions.pop(result.trace_id or "", None)
+            self.export.result(result, version=version)
 
         return told
 
@@ -269,11 +309,23 @@ class Follower:
             on_text(f"warning: {problem}")
 
 
-def _row(result: CaseResult, trace: AgentTrace) -> shared.ResultRow:
-    """What the store keeps of one followed trace's result (for windows and counting)."""
+def attributes(trace: TraceData) -> list[Mapping[str, object]]:
+    """The attribute mappings sampling rules look at: every span's, and each distinct
+    resource's."""
+    found: list[Mapping[str, object]] = [s.attributes for s in trace.spans]
+    resources: dict[int, Mapping[str, object]] = {}
+    for span in trace.spans:
+        resources.setdefault(id(span.resource_attributes), span.resource_attributes)
+    return found + list(resources.values())
+
+
+def result_row(result: CaseResult, trace: AgentTrace, evaluator: str) -> shared.ResultRow:
+    """What the store keeps of one scored trace's result (for windows and counting), and
+    ``evaluator``, the id of the evaluator that produced it."""
     from tracegrade.report.document import case_dict
 
     service = trace.resource_attributes.get("service.name")
+    judge = (result.details.get("judge") or {}).get("details") or {}
     return shared.ResultRow(
         service=None if service is None else str(service),
         passed=result.passed,
@@ -284,6 +336,9 @@ def _row(result: CaseResult, trace: AgentTrace) -> shared.ResultRow:
         duration_ms=result.usage.duration_ms if result.usage else None,
         cost_usd=result.usage.cost_usd if result.usage else None,
         result=case_dict(result),
+        evaluator=evaluator,
+        judge_cost_usd=(judge.get("usage") or {}).get("cost_usd"),
+        judge_skipped=judge.get("skipped") == BUDGET_SKIP,
     )
 
 
@@ -294,16 +349,19 @@ def make_follower(
     window: str | None,
     lease_s: float,
     rootless_quiet_s: float = shared.DEFAULT_ROOTLESS_QUIET_S,
+    judge_budget: BudgetLimits | None = None,
 ) -> tuple[Follower, Any]:
     """The follower of ``score --follow`` for ``options`` (its dataset, config, scorers and
     judge as a scoring run resolves them: :func:`tracegrade.pipeline._score.plan_run`; its
     scoring processes: ``options.workers``), and its judge (None without one), whose cache the
     caller keeps open while following. Without ``options.since`` the follower's horizon is
-    the store's retention period (every queued trace when none is set).
+    the store's retention period (every queued trace when none is set). ``judge_budget``
+    limits what its judge spends (:mod:`tracegrade.judge.budget`).
 
     Raises:
         ConfigError: as :func:`tracegrade.pipeline._score.plan_run`; a bad ``window``; several
-            workers where processes cannot be forked.
+            workers where processes cannot be forked; a judge budget without a judge, or for
+            a judge model without a price.
     """
     resolved = plan_run(options)
     since_s = resolved.since_ns / 1e9 if resolved.since_ns is not None else None
@@ -325,14 +383,42 @@ def make_follower(
         window_s=windows.parse_window(window) if window else None,
         alert_webhook=options.alert_webhook,
         lease_s=lease_s,
-        export=open_export(options.export_otlp, _context(resolved.dataset), periodic=True),
         rootless_quiet_s=rootless_quiet_s,
         workers=resolved.workers,
     )
+    follower.export = open_export(options.export_otlp, follower_context(follower), periodic=True)
+    if judge_budget is not None:
+        follower.judge_budget = limit_judge(
+            resolved.judge, judge_budget, options.db, follower.worker
+        )
     return follower, resolved.judge
 
 
-def _context(dataset: Dataset | None) -> RunContext:
-    """What a follower's exported records carry: the dataset's name (no run id: a follower
-    is no stored run)."""
-    return RunContext(dataset=dataset.name if dataset else None)
+def follower_context(follower: Follower) -> RunContext:
+    """What a follower's exported records carry: the dataset's name and its evaluator (no
+    run id: a follower is no stored run)."""
+    dataset = follower.dataset
+    return RunContext(dataset=dataset.name if dataset else None, evaluator=follower.identity)
+
+
+def limit_judge(judge: Any, limits: BudgetLimits, db: str | None, worker: str) -> JudgeBudget:
+    """Give ``judge`` (a :class:`~tracegrade.judge.scorer.JudgeScorer`) the budget
+    ``limits``, its spend recorded in the store at ``db``; returns the budget.
+
+    Raises:
+        ConfigError: no judge (nothing to limit), or its model has no price (its spend
+            cannot be known).
+    """
+    if judge is None or not judge.enabled:
+        raise ConfigError(
+            "--judge-budget limits the LLM judge, and no trace is judged: add --judge, or a "
+            "dataset with judge rubrics"
+        )
+    if judge.settings.pricing.price(judge.settings.model) is None:
+        raise ConfigError(
+            f"--judge-budget: the judge model {judge.settings.model!r} has no price, so its "
+            "spend cannot be counted: add it to pricing: in tracegrade.yaml"
+        )
+    budget = JudgeBudget(limits, SpendLedger(db, worker))
+    judge.budget = budget
+    return budget

@@ -144,9 +144,11 @@ def _relay(results: Any, follower: Follower, on_result: OnResult, wait_s: float)
     except queue.Empty:
         return
     while True:
-        result, updated = item
+        result, updated, version = item
         if result.trace_id:
             follower.passed[result.trace_id] = result.passed
+            if version is not None:
+                follower.versions[result.trace_id] = version
         on_result(result, updated)
         try:
             item = results.get_nowait()
@@ -159,7 +161,7 @@ def _work(follower: Follower, results: Any, halt: Any, parent: int, poll_s: floa
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the follower decides when to stop
     signal.signal(signal.SIGTERM, lambda *_: halt.set())
     follower.worker = worker_name()
-    follower.passed = {}
+    follower.passed, follower.versions = {}, {}
     with (
         Store(follower.db) as store,
         Leases(follower.db, follower.worker, follower.lease_s) as leases,
@@ -167,7 +169,8 @@ def _work(follower: Follower, results: Any, halt: Any, parent: int, poll_s: floa
         follower.leases = leases
         while not halt.is_set() and os.getppid() == parent:
             for result, updated in follower.poll(store):
-                results.put((result, updated))
+                version = follower.versions.pop(result.trace_id or "", None)
+                results.put((result, updated, version))
             if not follower.busy:
                 halt.wait(poll_s)
     results.close()

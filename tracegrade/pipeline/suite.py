@@ -16,8 +16,9 @@ from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.pipeline._score import ScoreOptions, score
 from tracegrade.report.document import case_dict, document, run_info
-from tracegrade.scoring import config_for
+from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluation import run_threshold
+from tracegrade.scoring.identity import evaluator_of
 from tracegrade.scoring.results import CaseResult, RunResult
 from tracegrade.scoring.summary import summarize
 from tracegrade.store.runs import load_run, resolve_run
@@ -72,6 +73,9 @@ class Suite:
             min_pass_rate=1.0,
             trace_source="pytest",
             config_sources=self.config.sources,
+            evaluator=evaluator_of(
+                build_scorers(self.config), self.dataset, self.config, {"threshold": self.threshold}
+            ).to_dict(),
         )
         return document(result, info)
 

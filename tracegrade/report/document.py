@@ -103,6 +103,8 @@ class RunInfo:
     repeat: int = 1
     concurrency: int | None = None
     interrupted: bool = False
+    evaluator: Mapping[str, Any] | None = None
+    """Who scored the run: :meth:`tracegrade.scoring.identity.Evaluator.to_dict`."""
 
 
 def git_sha() -> str | None:
@@ -164,12 +166,14 @@ def run_info(
     trace_source: str,
     config_sources: Sequence[str],
     run_id: str | None = None,
+    evaluator: Mapping[str, Any] | None = None,
 ) -> RunInfo:
     """Metadata for a run: ids, dataset version, code version, agent version and models
     (from the traces, or the :class:`TraceFacts` a streamed run kept of them). ``result``:
     the run's results, or the document summary of a streamed run
     (:class:`~tracegrade.scoring.summary.RunningSummary`); ``run_id``: the id chosen when the
-    run started (default: a new one, :func:`new_run_id`)."""
+    run started (default: a new one, :func:`new_run_id`); ``evaluator``: the identity of what
+    scored it (:mod:`tracegrade.scoring.identity`)."""
     facts = traces if isinstance(traces, TraceFacts) else TraceFacts.of(traces)
     versions = facts.versions
     models = sorted(facts.models)
@@ -196,6 +200,7 @@ def run_info(
         models=tuple(models),
         trace_source=trace_source,
         config_sources=tuple(config_sources),
+        evaluator=evaluator,
     )
 
 

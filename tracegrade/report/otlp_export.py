@@ -52,7 +52,9 @@ from opentelemetry.sdk._logs.export import (
     LogRecordExportResult,
 )
 from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics import _Gauge as SdkGauge  # the class the readers key on
 from opentelemetry.sdk.metrics.export import (
+    AggregationTemporality,
     MetricExporter,
     MetricExportResult,
     MetricsData,
@@ -359,10 +361,18 @@ class _WatchedLogs(LogRecordExporter):
 
 
 class _WatchedMetrics(MetricExporter):
-    """The SDK's OTLP metric exporter, its outcomes told to a :class:`_Health`."""
+    """The SDK's OTLP metric exporter, its outcomes told to a :class:`_Health`. Gauges are
+    collected as deltas (an OTLP gauge has no temporality: this only makes the SDK send a
+    figure once and then forget it), so a follower's windows, each with its own
+    ``tracegrade.window.start``, never pile up in memory or pass the SDK's cardinality
+    limit."""
 
     def __init__(self, exporter: MetricExporter, health: _Health) -> None:
-        super().__init__(exporter._preferred_temporality, exporter._preferred_aggregation)
+        temporality = {
+            **(exporter._preferred_temporality or {}),
+            SdkGauge: AggregationTemporality.DELTA,
+        }
+        super().__init__(temporality, exporter._preferred_aggregation)
         self.exporter, self.health = exporter, health
 
     def export(

@@ -6,8 +6,11 @@ multiples of ``window_s``). Aggregates: ``traces`` scored, ``failure_rate`` (fai
 ``hallucination_rate`` (traces with an invented value or a ``must_not_contain`` hit / traces),
 ``tool_error_rate`` (failed tool calls / tool calls; None without tool calls),
 ``p95_latency_ms`` (trace durations) and ``cost_per_trace_usd`` (mean over traces whose cost is
-known). Thresholds (``windows.thresholds`` in the config; null = none) are upper limits; a
-window with fewer than ``windows.min_traces`` traces raises nothing.
+known), ``judge_skipped`` (traces whose judge score was skipped for the judge budget) and
+``judge_cost_usd`` (what the judge spent in the window, when known). Each trace counts once,
+in the window where it was first scored, by its current result (:mod:`tracegrade.store.results`).
+Thresholds (``windows.thresholds`` in the config; null = none) are upper limits; a window
+with fewer than ``windows.min_traces`` traces raises nothing.
 """
 
 from __future__ import annotations
@@ -50,6 +53,20 @@ def aggregate(rows: Sequence[ResultRow]) -> dict[str, dict[str, Any]]:
     return {name: _aggregate(by_service[name]) for name in sorted(by_service)}
 
 
+def empty() -> dict[str, Any]:
+    """The aggregates of a service with no trace left in a window (every trace it had was
+    excluded after the window closed)."""
+    return {
+        "traces": 0,
+        "failure_rate": None,
+        "hallucination_rate": None,
+        "tool_error_rate": None,
+        "p95_latency_ms": None,
+        "cost_per_trace_usd": None,
+        "judge_skipped": 0,
+    }
+
+
 def _aggregate(rows: Sequence[ResultRow]) -> dict[str, Any]:
     tool_calls = sum(r.tool_calls for r in rows)
     costs = [r.cost_usd for r in rows if r.cost_usd is not None]
@@ -63,6 +80,7 @@ def _aggregate(rows: Sequence[ResultRow]) -> dict[str, Any]:
         ),
         "p95_latency_ms": percentile(sorted(durations), 95),
         "cost_per_trace_usd": sum(costs) / len(costs) if costs else None,
+        "judge_skipped": sum(r.judge_skipped for r in rows),
     }
 
 
@@ -85,9 +103,11 @@ def line(
     service: str,
     aggregates: Mapping[str, Any],
     partial_until_s: float | None = None,
+    revised: bool = False,
 ) -> str:
     """One printable line for a window (Unix s); ``partial_until_s``: the window is still
-    open and covers only up to that moment (``(partial, until HH:MM:SSZ)``)."""
+    open and covers only up to that moment (``(partial, until HH:MM:SSZ)``); ``revised``:
+    a closed window counted again after late results (``(revised)``)."""
     import datetime as dt
 
     def stamp(moment_s: float, fmt: str) -> str:
@@ -96,6 +116,8 @@ def line(
     start = stamp(start_s, "%Y-%m-%dT%H:%M:%SZ")
     if partial_until_s is not None:
         start += f" (partial, until {stamp(partial_until_s, '%H:%M:%SZ')})"
+    if revised:
+        start += " (revised)"
 
     def show(key: str, fmt: str) -> str:
         value = aggregates.get(key)
@@ -108,4 +130,10 @@ def line(
         f" tool_error_rate={show('tool_error_rate', '.3f')}"
         f" p95_latency_ms={show('p95_latency_ms', '.0f')}"
         f" cost_per_trace_usd={show('cost_per_trace_usd', '.5f')}"
+        + (f" judge_skipped={skipped}" if (skipped := aggregates.get("judge_skipped")) else "")
+        + (
+            f" judge_cost_usd={aggregates['judge_cost_usd']:.4f}"
+            if aggregates.get("judge_cost_usd") is not None
+            else ""
+        )
     )

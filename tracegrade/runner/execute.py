@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tracegrade.config import Config
-from tracegrade.dataset import Case, Judge
+from tracegrade.dataset import Case, Dataset, Judge
 from tracegrade.normalize import normalize_trace
 from tracegrade.runner.agents import Agent, AgentFailure, Attempt, Session
 from tracegrade.runner.conversation import Conversation, FollowUpHook, converse
@@ -36,6 +36,7 @@ from tracegrade.runner.settle import SettleRule, StoreWorker, wait_settled
 from tracegrade.runner.simulation import Simulation, Simulators
 from tracegrade.scoring.evaluation import score_trace
 from tracegrade.scoring.goals import GOAL_JUDGE, GoalOutcome, goal_rubric, simulation_scores
+from tracegrade.scoring.identity import Evaluator, evaluator_of
 from tracegrade.scoring.results import CaseResult
 from tracegrade.scoring.score import Score, Scorer
 from tracegrade.spans import TraceData
@@ -111,6 +112,12 @@ class Scoring:
     traces: dict[str, AgentTrace] = field(default_factory=dict)
     """Every scored (merged) trace by trace id, for the run's metadata (models, versions)."""
     goal_judge: GoalJudge | None = None
+
+    def evaluator(self, dataset: Dataset, tier: str | None) -> Evaluator:
+        """Who scores the run's attempts against ``dataset``'s cases of ``tier``
+        (:mod:`tracegrade.scoring.identity`)."""
+        settings = {"threshold": self.threshold, "tier": tier}
+        return evaluator_of(self.scorers, dataset, self.config, settings)
 
     def score(
         self,

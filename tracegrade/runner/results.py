@@ -175,6 +175,7 @@ def run_document(
         min_pass_rate=min_pass_rate,
         trace_source=f"tracegrade run --{_option(agent.kind)} {agent.spec}",
         config_sources=config_sources,
+        evaluator=scoring.evaluator(dataset, tier).to_dict(),
     )
     info = dataclasses.replace(
         info,

@@ -60,7 +60,11 @@ class Settling:
 @dataclass(frozen=True)
 class ResultRow:
     """What a worker stores per scored trace (see :func:`complete`); ``result`` is the case
-    result as JSON-able data."""
+    result as JSON-able data, ``evaluator`` the id of the evaluator that produced it
+    (:mod:`tracegrade.scoring.identity`), ``judge_cost_usd`` what its judge calls cost and
+    ``judge_skipped`` whether the judge was skipped for the budget. ``excluded`` marks a
+    trace that is not production traffic after all (an eval run's): it supersedes the
+    trace's earlier results and counts nowhere."""
 
     service: str | None
     passed: bool
@@ -71,6 +75,21 @@ class ResultRow:
     duration_ms: float | None
     cost_usd: float | None
     result: dict[str, Any]
+    evaluator: str = ""
+    judge_cost_usd: float | None = None
+    judge_skipped: bool = False
+    excluded: bool = False
+    trace_id: str | None = None
+    """Set when read back (:mod:`tracegrade.store.results`)."""
+
+
+EXCLUDED = ResultRow(None, False, None, False, 0, 0, None, None, {}, excluded=True)
+"""The row that marks a trace as not production traffic (see :class:`ResultRow`)."""
+RESULT_COLUMNS = (
+    "trace_id, version, evaluator, scored_at, worker, live, excluded, service, passed, score,"
+    " hallucinated, tool_calls, failed_tool_calls, duration_ms, cost_usd, judge_cost_usd,"
+    " judge_skipped, result"
+)
 
 
 def _begin(db: Database) -> None:
@@ -114,6 +133,22 @@ def _scored_before(db: Database, trace_ids: Sequence[str]) -> set[str]:
         part = trace_ids[start : start + _BATCH]
         rows = db.execute(
             f"SELECT DISTINCT trace_id FROM follow_results WHERE trace_id IN ({_marks(part)})",
+            part,
+        )
+        found.update(r[0] for r in rows)
+    return found
+
+
+def eval_run_traces(db: Database, trace_ids: Sequence[str]) -> set[str]:
+    """Which of these traces belong to an eval run (``tracegrade run``'s case span, or an
+    agent it ran, marked them with ``tracegrade.run_id``: ``traces.run_id``); production
+    scoring leaves them out."""
+    found: set[str] = set()
+    for start in range(0, len(trace_ids), _BATCH):
+        part = trace_ids[start : start + _BATCH]
+        rows = db.execute(
+            f"SELECT trace_id FROM traces WHERE trace_id IN ({_marks(part)})"
+            " AND run_id IS NOT NULL",
             part,
         )
         found.update(r[0] for r in rows)
@@ -205,13 +240,25 @@ def _close(db: Database, worker: str, versions: dict[str, int]) -> set[str]:
 
 
 def _store_results(db: Database, worker: str, items: Sequence[tuple[Claim, ResultRow]]) -> None:
+    store_results(db, worker, [(c.trace_id, c.version, row) for c, row in items], live=True)
+
+
+def store_results(
+    db: Database, worker: str, items: Sequence[tuple[str, int, ResultRow]], *, live: bool
+) -> None:
+    """Insert (trace id, version, row) results, scored now by ``worker`` (call inside the
+    completing transaction); ``live``: a follower's (they count in windows), not a
+    backfill's. A (trace, version, evaluator) already stored is kept."""
     now = time.time()
     rows = [
         (
-            claimed.trace_id,
-            claimed.version,
+            trace_id,
+            version,
+            row.evaluator,
             now,
             worker,
+            int(live),
+            int(row.excluded),
             row.service,
             int(row.passed),
             row.score,
@@ -220,13 +267,17 @@ def _store_results(db: Database, worker: str, items: Sequence[tuple[Claim, Resul
             row.failed_tool_calls,
             row.duration_ms,
             row.cost_usd,
+            row.judge_cost_usd,
+            int(row.judge_skipped),
             json.dumps(row.result, default=str),
         )
-        for claimed, row in items
+        for trace_id, version, row in items
     ]
     if rows:
         db.insert_many(
-            "INSERT INTO follow_results", rows, "ON CONFLICT (trace_id, version) DO NOTHING"
+            f"INSERT INTO follow_results ({RESULT_COLUMNS})",
+            rows,
+            "ON CONFLICT (trace_id, version, evaluator) DO NOTHING",
         )
 
 
@@ -252,54 +303,60 @@ def pending(db: Database) -> int:
     return int(db.execute("SELECT COUNT(*) FROM score_queue").fetchone()[0])
 
 
-def results_between(db: Database, start_s: float, end_s: float) -> list[ResultRow]:
-    """The stored results scored in [start_s, end_s) (Unix s), without their JSON."""
+def result_counts(db: Database, evaluator: str | None = None) -> dict[str, int]:
+    """Number of stored results per trace id (of one evaluator, or all); a test and benchmark
+    aid: all 1 when every trace version was scored exactly once."""
+    where, args = ("WHERE evaluator = ?", (evaluator,)) if evaluator is not None else ("", ())
     rows = db.execute(
-        "SELECT service, passed, score, hallucinated, tool_calls, failed_tool_calls, duration_ms,"
-        " cost_usd FROM follow_results WHERE scored_at >= ? AND scored_at < ?",
-        (start_s, end_s),
+        f"SELECT trace_id, COUNT(*) FROM follow_results {where} GROUP BY trace_id", args
     )
-    return [
-        ResultRow(
-            service=r[0],
-            passed=bool(r[1]),
-            score=r[2],
-            hallucinated=bool(r[3]),
-            tool_calls=int(r[4]),
-            failed_tool_calls=int(r[5]),
-            duration_ms=r[6],
-            cost_usd=r[7],
-            result={},
-        )
-        for r in rows
-    ]
-
-
-def result_counts(db: Database) -> dict[str, int]:
-    """Number of stored results per trace id (a test and benchmark aid: all 1 when every
-    trace version was scored exactly once)."""
-    rows = db.execute("SELECT trace_id, COUNT(*) FROM follow_results GROUP BY trace_id")
     return {r[0]: int(r[1]) for r in rows}
 
 
 def save_window(
     db: Database, start_s: float, window_s: float, service: str, aggregates: dict[str, Any]
-) -> bool:
-    """Store one window's aggregates (recomputed values replace older ones); True when this
-    call created the row (the first worker to close the window: it prints and alerts)."""
+) -> str:
+    """Store one window's aggregates: ``"new"`` when this call created the row (the first
+    worker to close the window: it prints), ``"revised"`` when it changed stored aggregates
+    (late results re-counted), ``"same"`` otherwise."""
+    text = json.dumps(aggregates, sort_keys=True)
     with db:
         created = db.execute(
             "INSERT INTO score_windows (start_s, window_s, service, aggregates) VALUES (?, ?, ?, ?)"
             " ON CONFLICT (start_s, window_s, service) DO NOTHING",
-            (start_s, window_s, service, json.dumps(aggregates)),
+            (start_s, window_s, service, text),
         ).rowcount
-        if not created:
+        if created == 1:
+            return "new"
+        changed = db.execute(
+            "UPDATE score_windows SET aggregates = ? WHERE start_s = ? AND window_s = ?"
+            " AND service = ? AND aggregates <> ?",
+            (text, start_s, window_s, service, text),
+        ).rowcount
+    return "revised" if changed else "same"
+
+
+def claim_alert(db: Database, start_s: float, window_s: float, service: str) -> bool:
+    """Mark a stored window as alerted; True for the one call that did (it sends the alert:
+    a window alerts once, however often it is revised or by how many workers)."""
+    with db:
+        return bool(
             db.execute(
-                "UPDATE score_windows SET aggregates = ? WHERE start_s = ? AND window_s = ?"
-                " AND service = ?",
-                (json.dumps(aggregates), start_s, window_s, service),
-            )
-    return bool(created == 1)
+                "UPDATE score_windows SET alerted = 1 WHERE start_s = ? AND window_s = ?"
+                " AND service = ? AND alerted = 0",
+                (start_s, window_s, service),
+            ).rowcount
+            == 1
+        )
+
+
+def window_services(db: Database, start_s: float, window_s: float) -> list[str]:
+    """The services a stored window has rows for."""
+    rows = db.execute(
+        "SELECT service FROM score_windows WHERE start_s = ? AND window_s = ? ORDER BY service",
+        (start_s, window_s),
+    )
+    return [r[0] for r in rows]
 
 
 def windows(db: Database, window_s: float) -> list[tuple[float, str, dict[str, Any]]]:

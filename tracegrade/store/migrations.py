@@ -369,6 +369,59 @@ def _m016_source_pulls(db: Database) -> None:
     )
 
 
+_FOLLOW_RESULTS = """
+    CREATE TABLE {name} (
+        trace_id TEXT NOT NULL, version INTEGER NOT NULL, evaluator TEXT NOT NULL,
+        scored_at REAL NOT NULL, worker TEXT NOT NULL, live INTEGER NOT NULL DEFAULT 1,
+        excluded INTEGER NOT NULL DEFAULT 0, service TEXT, passed INTEGER NOT NULL, score REAL,
+        hallucinated INTEGER NOT NULL, tool_calls INTEGER NOT NULL,
+        failed_tool_calls INTEGER NOT NULL, duration_ms REAL, cost_usd REAL,
+        judge_cost_usd REAL, judge_skipped INTEGER NOT NULL DEFAULT 0, result TEXT NOT NULL,
+        PRIMARY KEY (trace_id, version, evaluator)
+    )
+"""
+_OLD_RESULT_COLUMNS = (
+    "trace_id, version, scored_at, worker, service, passed, score, hallucinated, tool_calls,"
+    " failed_tool_calls, duration_ms, cost_usd, result"
+)
+
+
+def _m017_result_identity(db: Database) -> None:
+    """Migration ``017_result_identity``: each result records the evaluator that produced
+    it (``evaluators`` holds each evaluator's identity: scorers and their versions, dataset
+    and config fingerprints, tracegrade's version), whether a live follower (``live``) or a
+    backfill stored it, the judge's cost and budget skips, and ``excluded`` rows (a trace
+    found to be an eval run's after it was scored). A trace may now hold a result per
+    evaluator for each version: ``follow_results`` is rebuilt with the evaluator in its key;
+    results stored before have the evaluator ``''`` (unknown). ``judge_spend`` records what
+    online judging spent (the judge budget)."""
+    db.script(
+        """
+        CREATE TABLE evaluators (
+            evaluator_id TEXT PRIMARY KEY, identity TEXT NOT NULL, first_seen REAL NOT NULL
+        );
+        CREATE TABLE judge_spend (
+            id INTEGER PRIMARY KEY, spent_at REAL NOT NULL, usd REAL NOT NULL, service TEXT,
+            worker TEXT NOT NULL
+        );
+        CREATE INDEX judge_spend_by_time ON judge_spend(spent_at)
+        """
+    )
+    db.script(_FOLLOW_RESULTS.format(name="follow_results_017"))
+    db.execute(
+        f"INSERT INTO follow_results_017 ({_OLD_RESULT_COLUMNS}, evaluator)"
+        f" SELECT {_OLD_RESULT_COLUMNS.replace('version', 'CAST(version AS INTEGER)', 1)}, ''"
+        " FROM follow_results"
+    )
+    db.script(
+        """
+        DROP TABLE follow_results;
+        ALTER TABLE follow_results_017 RENAME TO follow_results;
+        CREATE INDEX follow_results_by_time ON follow_results(scored_at)
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
@@ -385,6 +438,7 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("014_score_queue", _m014_score_queue),
     ("015_retention", _m015_retention),
     ("016_source_pulls", _m016_source_pulls),
+    ("017_result_identity", _m017_result_identity),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 

@@ -42,6 +42,7 @@ _ROWS: dict[str, str] = {
     " WHERE t.trace_id = score_queue.trace_id AND t.last_received_at >= ?))",
     "follow_results": "scored_at < ?",
     "score_windows": "start_s < ?",
+    "judge_spend": "spent_at < ?",
 }
 """Tables pruned row by row on both engines: the condition on the cutoff (Unix s, each ``?``)."""
 _RECEIVED = {"span_chunks": "received_at < ?", "log_records": "received_at < ?"}

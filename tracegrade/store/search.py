@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from tracegrade.errors import StoreError
 from tracegrade.store.browse import PAGE_SIZE, Page
+from tracegrade.store.results import CURRENT
 from tracegrade.store.traces import Store
 
 TEXT_LIMIT = 16_384
@@ -193,8 +194,11 @@ _SELECT = (
 )
 _SCORED = (
     "(EXISTS (SELECT 1 FROM result_traces r WHERE r.trace_id = t.trace_id{r})"
-    " OR EXISTS (SELECT 1 FROM follow_results f WHERE f.trace_id = t.trace_id{f}))"
+    " OR EXISTS (SELECT 1 FROM follow_results f WHERE f.trace_id = t.trace_id"
+    f" AND f.excluded = 0 AND {CURRENT}{{f}}))"
 )
+"""A trace scored by a stored run, or with a current production result (an earlier version's
+result, superseded by late spans, does not count: :mod:`.results`)."""
 
 
 def _where(store: Store, query: TraceQuery) -> tuple[str, list[Any]]:
@@ -252,7 +256,7 @@ def search(
 def verdicts(store: Store, trace_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
     """Per trace id, the stored results that scored it: ``{"run_id", "position", "passed"}``
     for a run's case result, ``{"run_id": None, "passed"}`` for a production result (its
-    latest version)."""
+    current result: :mod:`.results`)."""
     out: dict[str, list[dict[str, Any]]] = {t: [] for t in trace_ids}
     if not trace_ids:
         return out
@@ -265,8 +269,7 @@ def verdicts(store: Store, trace_ids: Sequence[str]) -> dict[str, list[dict[str,
         out[trace_id].append({"run_id": run_id, "position": position, "passed": bool(passed)})
     for trace_id, passed in store.db.execute(
         "SELECT f.trace_id, f.passed FROM follow_results f WHERE f.trace_id IN"
-        f" ({marks}) AND f.version = (SELECT MAX(version) FROM follow_results g"
-        " WHERE g.trace_id = f.trace_id)",
+        f" ({marks}) AND f.excluded = 0 AND {CURRENT}",
         list(trace_ids),
     ):
         out[trace_id].append({"run_id": None, "position": None, "passed": bool(passed)})
