@@ -147,9 +147,11 @@ def _module_version(module: str) -> str:
 
 
 def dataset_fingerprint(dataset: Dataset) -> str:
-    """SHA-256 (16 hex digits) of the dataset's content: its cases and settings, not the
-    file's path or layout (the same cases from a file or from the store fingerprint alike)."""
-    text = dataset.model_dump_json(exclude={"source", "digest"})
+    """SHA-256 (16 hex digits) of the dataset's content: its cases and settings as set, not
+    the file's path or layout (the same cases from a file or from the store fingerprint
+    alike), nor the defaults of fields left unset (a new optional case field changes no
+    dataset's version)."""
+    text = dataset.model_dump_json(exclude={"source", "digest"}, exclude_defaults=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
