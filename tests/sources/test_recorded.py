@@ -5,6 +5,7 @@ stored, wait out a rate limit, and what they store reads exactly as the traces t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import httpx
 import pytest
 
 from tests.sources import cassette, scenarios
+from tracegrade.pipeline.pull import pull
 from tracegrade.pipeline.reading import from_files, from_store
 from tracegrade.sources.langfuse import trace_hex_id
 from tracegrade.store.pulls import last_pull
@@ -129,3 +131,21 @@ def test_langfuse_pull_twice_adds_nothing(tmp_path: Path) -> None:
     assert not any("/api/public/traces/" in key for key in recorded.served)  # none fetched
     assert sum(len(r.new) for r in results) == 0
     assert sum(r.spans for r in results) == 0
+
+
+def test_a_pull_reports_progress_page_by_page(tmp_path: Path) -> None:
+    """The progress callback (the CLI prints it on stderr on long pulls) hears of every page:
+    running counts of traces found and stored, and requests sent."""
+    recorded = cassette.load("jaeger")
+    first = scenarios.PULLS["jaeger"][0]
+    options = dataclasses.replace(first, db=str(tmp_path / "store.db"))
+    source = scenarios.source_with("jaeger", httpx.MockTransport(recorded.handler), [])
+    seen: list[tuple[int, int, int]] = []
+    pull(
+        options,
+        source=source,
+        progress=lambda p: seen.append((len(p.trace_ids), len(p.new), p.requests)),
+    )
+    assert len(seen) >= 2
+    assert seen == sorted(seen) and seen[-1][:2] == (4, 4)
+    assert 2 <= seen[-1][2] <= len(recorded.served)  # the last, empty window comes after
