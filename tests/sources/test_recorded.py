@@ -11,8 +11,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from click.testing import CliRunner
 
+import tracegrade.pipeline.pull as pull_module
 from tests.sources import cassette, scenarios
+from tracegrade.cli import cli, pull_options
 from tracegrade.pipeline.pull import pull
 from tracegrade.pipeline.reading import from_files, from_store
 from tracegrade.sources.langfuse import trace_hex_id
@@ -149,3 +152,30 @@ def test_a_pull_reports_progress_page_by_page(tmp_path: Path) -> None:
     assert len(seen) >= 2
     assert seen == sorted(seen) and seen[-1][:2] == (4, 4)
     assert 2 <= seen[-1][2] <= len(recorded.served)  # the last, empty window comes after
+
+
+def test_import_from_prints_progress_and_what_it_pulled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tracegrade import --from``: a running count on stderr while it pulls (every
+    ``PROGRESS_EVERY_S``, here 0), then one line: found, new, already stored, spans."""
+    recorded = cassette.load("jaeger")
+    source = scenarios.source_with("jaeger", httpx.MockTransport(recorded.handler), [])
+    monkeypatch.setattr(pull_module, "open_source", lambda name, url: source)
+    monkeypatch.setattr(pull_options, "PROGRESS_EVERY_S", 0.0)
+    first = scenarios.PULLS["jaeger"][0]
+    args = [
+        "import",
+        "--from",
+        "jaeger",
+        "--project",
+        "strands-agent",
+        "--db",
+        str(tmp_path / "s.db"),
+    ]
+    args += ["--since", str(first.since), "--until", str(first.until), "--page-size", "2"]
+    monkeypatch.setattr("tracegrade.pipeline.pull.PullOptions.page_size", 2, raising=False)
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "pulling from jaeger: " in result.stderr
+    assert "pulled 4 trace(s) from jaeger at http://backend.invalid: 4 new" in result.stdout

@@ -14,10 +14,14 @@ from tracegrade.cli.options import (
     messages_key_option,
     report_errors,
 )
-from tracegrade.cli.pull_options import from_options, pull_options_of, pull_progress, pulled_line
+from tracegrade.cli.pull_options import (
+    from_options,
+    pull_options_of,
+    pull_showing_progress,
+    pulled_line,
+)
 from tracegrade.errors import ExitCode
 from tracegrade.otlp.files import ReadOptions, read_paths
-from tracegrade.pipeline.pull import pull
 from tracegrade.store.traces import Store
 
 
@@ -48,7 +52,7 @@ def command(
     if options is not None:
         if files:
             raise click.UsageError("--from pulls from a backend: give no files")
-        click.echo(pulled_line(pull(options, progress=pull_progress)))
+        click.echo(pulled_line(pull_showing_progress(options)))
         return
     if not files:
         raise click.UsageError("give at least one file or directory, or --from SOURCE")

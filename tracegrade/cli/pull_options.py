@@ -45,6 +45,14 @@ FROM_OPTIONS = [
     ),
     click.option("--until", "source_until", help="--from: only traces started before this time."),
     click.option(
+        "--page-size",
+        "source_page_size",
+        type=click.IntRange(1, 1000),
+        default=100,
+        show_default=True,
+        help="--from: traces asked of the backend per request.",
+    ),
+    click.option(
         "--source-trace-id",
         "source_trace_ids",
         multiple=True,
@@ -74,6 +82,7 @@ def pull_options_of(params: dict[str, Any]) -> PullOptions | None:
         until=params.get("source_until"),
         trace_ids=tuple(params.get("source_trace_ids") or ()),
         limit=params.get("limit"),
+        page_size=params.get("source_page_size") or 100,
     )
 
 
@@ -81,10 +90,12 @@ class _Progress:
     """Prints a running count on stderr, at most every :data:`PROGRESS_EVERY_S` seconds."""
 
     def __init__(self) -> None:
-        self.shown = time.monotonic()
+        self.shown: float | None = None
 
     def __call__(self, pulled: Pulled) -> None:
-        if time.monotonic() - self.shown >= PROGRESS_EVERY_S:
+        if self.shown is None:  # the first page: the clock starts, a short pull prints nothing
+            self.shown = time.monotonic()
+        elif time.monotonic() - self.shown >= PROGRESS_EVERY_S:
             self.shown = time.monotonic()
             click.echo(
                 f"pulling from {pulled.source}: {len(pulled.trace_ids)} trace(s) found, "
@@ -93,17 +104,14 @@ class _Progress:
             )
 
 
-def pull_progress(pulled: Pulled) -> None:
-    """The progress of a pull, on stderr (see :class:`_Progress`)."""
-    _PROGRESS(pulled)
-
-
-_PROGRESS = _Progress()
+def pull_showing_progress(options: PullOptions) -> Pulled:
+    """Pull, printing the progress of a long pull on stderr (see :class:`_Progress`)."""
+    return pull(options, progress=_Progress())
 
 
 def run_pull(options: PullOptions) -> Pulled:
     """Pull (progress on stderr), then print one line of what was pulled on stderr."""
-    pulled = pull(options, progress=pull_progress)
+    pulled = pull_showing_progress(options)
     click.echo(pulled_line(pulled), err=True)
     return pulled
 
