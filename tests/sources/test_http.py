@@ -78,3 +78,23 @@ def test_times_keep_nanoseconds() -> None:
     assert unix_nano("2026-11-28T17:26:34.281276123+00:00") == 1795886794281276123
     assert unix_nano("2026-11-28T17:26:34Z") == 1795886794000000000
     assert iso(1795886794281276123) == "2026-11-28T17:26:34.281276Z"
+
+
+def test_an_answer_too_big_is_refused_not_held(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("tracegrade.sources.http.MAX_RESPONSE_BYTES", 1000)
+    client = _client(lambda r: httpx.Response(200, content=b"[" + b"1," * 600 + b"1]"), [])
+    with pytest.raises(SourceError, match="more than"):
+        client.get("/big")
+    small = _client(lambda r: httpx.Response(200, json={"gzip": "decoded once"}), [])
+    assert small.get("/small") == {"gzip": "decoded once"}
+
+
+def test_a_gzip_answer_is_decoded_once() -> None:
+    import gzip
+    import json
+
+    body = gzip.compress(json.dumps({"data": [1, 2]}).encode())
+    client = _client(
+        lambda r: httpx.Response(200, content=body, headers={"Content-Encoding": "gzip"}), []
+    )
+    assert client.get("/z") == {"data": [1, 2]}

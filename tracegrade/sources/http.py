@@ -24,6 +24,9 @@ RETRIES = 5
 MAX_WAIT_S = 60.0
 """The longest single wait before a retry, whatever ``Retry-After`` asks."""
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
+MAX_RESPONSE_BYTES = 256 * 1024 * 1024
+"""The largest answer read (decoded); a bigger one is refused, not held (a page size or a
+narrower query keeps answers below it)."""
 
 
 class SourceError(TracegradeError):
@@ -119,7 +122,7 @@ class ApiClient:
         for attempt in range(RETRIES + 1):
             self.requests += 1
             try:
-                response = self.http.request(method, path, **kwargs)
+                response = self._bounded(method, path, kwargs)
             except httpx.TransportError as exc:
                 if attempt == RETRIES:
                     raise SourceError(
@@ -132,6 +135,35 @@ class ApiClient:
                 return response
             self.sleep(retry_after_s(response, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _bounded(self, method: str, path: str, kwargs: dict[str, Any]) -> httpx.Response:
+        """One exchange, its body read up to :data:`MAX_RESPONSE_BYTES`.
+
+        Raises:
+            SourceError: a bigger body.
+        """
+        with self.http.stream(method, path, **kwargs) as streamed:
+            chunks, size = [], 0
+            for chunk in streamed.iter_bytes():
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise SourceError(
+                        f"{self.name} at {self.settings.describe()}: {method} {path} answered "
+                        f"more than {MAX_RESPONSE_BYTES // 2**20} MiB; ask less per request "
+                        "(--page-size, a narrower --since/--until or --search)"
+                    )
+                chunks.append(chunk)
+        headers = [
+            (k, v)
+            for k, v in streamed.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            streamed.status_code,
+            headers=headers,
+            content=b"".join(chunks),
+            request=streamed.request,
+        )
 
 
 def _detail(response: httpx.Response) -> str:
