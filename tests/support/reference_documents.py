@@ -42,6 +42,8 @@ _MASKED_KEYS = {
 """Keys whose values differ between two runs of the same input (ids, clock times, the
 checkout's commit), and the evaluator's config fingerprint and id (``run.evaluator``: they
 change with every field the config gains, which is not what these documents pin)."""
+_CHECKOUT_KEYS = {"git_sha", "git_branch"}
+"""Masked even when null: a detached checkout (a CI clone) has no branch."""
 _TIMED = re.compile(r"(^|_)(ms|s)($|_)|latency|duration|^measured$")
 """Measured times: a run's durations and latencies are the clock's, not the input's."""
 _TIMES_IN_TEXT = re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b")
@@ -49,7 +51,7 @@ _TIMES_IN_TEXT = re.compile(r"\b\d+(\.\d+)?\s?(ms|s)\b")
 
 def mask(value: Any, key: str = "", tmp: str = "") -> Any:
     """``value`` with ids, times, durations and the temporary folder ``tmp`` masked."""
-    if key in _MASKED_KEYS and value is not None:
+    if key in _MASKED_KEYS and (value is not None or key in _CHECKOUT_KEYS):
         return MASK
     if isinstance(value, dict):
         return {k: mask(v, k, tmp) for k, v in value.items()}
