@@ -1,7 +1,8 @@
-"""Throughput of ``tracegrade score --follow`` against ``tracegrade score FILE`` on the same
-traces, in the same run.
+"""Throughput of ``tracegrade score --follow`` and of ``tracegrade backfill`` against
+``tracegrade score FILE`` on the same traces, in the same run.
 
-    python benchmarks/follow.py [--traces 2000] [--workers 1 2 3] [--repeat 3] [--db URL] [--json]
+    python benchmarks/follow.py [--traces 2000] [--workers 1 2 3] [--repeat 3] [--db URL]
+                                [--no-backfill] [--json]
 
 The 100 tau-bench conversations (converted to OTLP/JSON lines) are repeated with fresh trace
 ids up to ``--traces`` and written to a file, then:
@@ -14,12 +15,17 @@ ids up to ``--traces`` and written to a file, then:
   reference-free scorers); then ``follow N``, a copy of the store (a file copy; ``CREATE
   DATABASE ... TEMPLATE`` on PostgreSQL) and ``tracegrade score --follow --db COPY --quiet-s
   0 --workers N`` in a child process, wall seconds from its start until every trace has a
-  stored result (counted in the store), then stopped with SIGTERM.
+  stored result (counted in the store), then stopped with SIGTERM;
+- then (unless ``--no-backfill``), ``repeat`` times, a pair ``score FILE`` and ``backfill``: a
+  fresh copy of the store whose queue is emptied (every trace already followed by an earlier
+  evaluator) and ``tracegrade backfill --db COPY --since 30d --max-rate 0`` in a child
+  process (one worker, no rate bound), wall seconds from its start to its exit (it exits when
+  the backlog is done), every trace then checked to have exactly one result.
 
-Each row gives the median traces/s, the median of its own ``score FILE`` runs
-(``score_file_traces_per_s``), ``ratio_to_score``: the median over its pairs of the follow
-run's traces/s over its ``score FILE`` run's (1.0: as fast), their range, and whether every
-trace was scored exactly once. ``score_file`` is the median over every pair.
+Each row (``follow``, and ``backfill``) gives the median traces/s, the median of its own
+``score FILE`` runs (``score_file_traces_per_s``), ``ratio_to_score``: the median over its
+pairs of the run's traces/s over its ``score FILE`` run's (1.0: as fast), their range, and
+whether every trace was scored exactly once. ``score_file`` is the median over every pair.
 """
 
 from __future__ import annotations
@@ -92,6 +98,27 @@ def time_follow(db: str, traces: int, workers: int) -> tuple[float, bool]:
     return elapsed, once
 
 
+def time_backfill(db: str, traces: int) -> tuple[float, bool]:
+    """Wall seconds of ``tracegrade backfill --max-rate 0`` over a store whose queue was
+    emptied (its traces followed by an earlier evaluator); whether each trace got exactly one
+    result."""
+    with Store(db) as store, store.db:
+        store.db.execute("DELETE FROM score_queue")
+    started = time.perf_counter()
+    ran = subprocess.run(
+        [*_tracegrade(), "backfill", "--db", db, "--since", "30d", "--max-rate", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    elapsed = time.perf_counter() - started
+    if ran.returncode not in (0, 1):
+        raise SystemExit(f"backfill failed: {ran.stderr[-2000:]}")
+    with Store(db) as store:
+        counts = shared.result_counts(store.db)
+    return elapsed, len(counts) == traces and set(counts.values()) == {1}
+
+
 def _results(store: Store) -> int:
     return int(store.db.execute("SELECT COUNT(*) FROM follow_results").fetchone()[0])
 
@@ -151,7 +178,11 @@ def _import(path: Path, admin_url: str | None, work: Path) -> str:
 
 
 def run(
-    traces: int = 2000, workers: list[int] | None = None, db: str | None = None, repeat: int = 1
+    traces: int = 2000,
+    workers: list[int] | None = None,
+    db: str | None = None,
+    repeat: int = 1,
+    backfill: bool = True,
 ) -> dict[str, Any]:
     """Every measurement (see the module docstring)."""
     with tempfile.TemporaryDirectory(prefix="tracegrade-follow-") as tmp:
@@ -162,10 +193,14 @@ def run(
         template = _import(path, db, work)
         try:
             pairs = _pairs(path, template, db, work, traces, workers or [1, 2, 3], repeat)
+            backfills = (
+                _backfill_pairs(path, template, db, work, traces, repeat) if backfill else []
+            )
         finally:
             if db is not None:
                 _admin(db, f'DROP DATABASE IF EXISTS "{_name(template)}" WITH (FORCE)')
-    score_s = statistics.median(s for runs in pairs.values() for s, _, _ in runs)
+    every = [pair for runs in [*pairs.values(), backfills] for pair in runs]
+    score_s = statistics.median(s for s, _, _ in every)
     return {
         "traces": traces,
         "store": "postgresql" if db else "sqlite",
@@ -173,6 +208,7 @@ def run(
         "repeat": repeat,
         "score_file": {"seconds": round(score_s, 3), "traces_per_s": round(traces / score_s, 1)},
         "follow": [_row(count, runs, traces) for count, runs in pairs.items()],
+        "backfill": _row(1, backfills, traces) if backfills else None,
     }
 
 
@@ -197,6 +233,19 @@ def _pairs(
     return pairs
 
 
+def _backfill_pairs(
+    path: Path, template: str, db: str | None, work: Path, traces: int, repeat: int
+) -> list[tuple[float, float, bool]]:
+    """``repeat`` (score FILE s, backfill s, exactly once), each pair back to back."""
+    pairs = []
+    with copies(template, db, work) as copy:
+        for rep in range(repeat):
+            score_s = time_score(path)
+            seconds, once = time_backfill(copy(f"backfill{rep}"), traces)
+            pairs.append((score_s, seconds, once))
+    return pairs
+
+
 def _row(count: int, runs: list[tuple[float, float, bool]], traces: int) -> dict[str, Any]:
     ratios = [score_s / seconds for score_s, seconds, _ in runs]
     seconds = statistics.median(s for _, s, _ in runs)
@@ -218,9 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 3])
     parser.add_argument("--db", help="a PostgreSQL admin URL (may CREATE DATABASE); default SQLite")
     parser.add_argument("--repeat", type=int, default=1, help="pairs per worker count (median)")
+    parser.add_argument("--no-backfill", action="store_true", help="time score --follow only")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    return report(run(args.traces, args.workers, args.db, args.repeat), args.json, _table)
+    result = run(args.traces, args.workers, args.db, args.repeat, not args.no_backfill)
+    return report(result, args.json, _table)
 
 
 def _table(result: dict[str, Any]) -> None:
@@ -235,6 +286,14 @@ def _table(result: dict[str, Any]) -> None:
             f"follow --workers {row['workers']}: {row['seconds']:>7.2f} s"
             f" {row['traces_per_s']:>8.1f} traces/s  x{row['ratio_to_score']:.2f} of score FILE"
             f" ({low:.2f}-{high:.2f}; its runs {row['score_file_traces_per_s']:.1f} traces/s)"
+            f"  exactly once: {row['scored_exactly_once']}"
+        )
+    if row := result.get("backfill"):
+        low, high = row["ratio_range"]
+        print(
+            f"backfill (1 worker): {row['seconds']:>7.2f} s {row['traces_per_s']:>8.1f} traces/s"
+            f"  x{row['ratio_to_score']:.2f} of score FILE ({low:.2f}-{high:.2f}; its runs"
+            f" {row['score_file_traces_per_s']:.1f} traces/s)"
             f"  exactly once: {row['scored_exactly_once']}"
         )
 

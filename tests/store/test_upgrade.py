@@ -116,3 +116,37 @@ def test_an_old_store_opens_queues_what_was_not_scored_and_keeps_its_rows(store_
         else:
             indexes = {r[0] for r in store.db.execute("SELECT name FROM sqlite_master")}
             assert {"span_chunks_by_received", "log_records_by_received"} <= indexes
+
+
+def test_results_stored_before_evaluator_identity_are_kept_as_an_unknown_evaluator_s(
+    store_location,
+):
+    """Migration 017 rebuilds ``follow_results`` with the evaluator in its key: a result of
+    the earlier shape is kept (evaluator ``''``), is its trace's current result, counts in
+    its window, and a new evaluator's result for the same version can be stored beside it."""
+    from tracegrade.store.results import current_results, window_results
+
+    db = Database(store_location)
+    migrate(db, store_location, [s for s in MIGRATIONS if s[0] < "017"])
+    scored_at = time.time() - 60
+    with db:
+        db.execute(
+            "INSERT INTO follow_results VALUES (?, 1, ?, 'w', 'shop', 0, 0.5, 1, 2, 1, 900.0,"
+            " 0.01, '{}')",
+            ("ab" * 16, scored_at),
+        )
+    db.close()
+    with Store(store_location) as store:
+        [row] = window_results(store.db, scored_at - 1, scored_at + 1)
+        assert (row.trace_id, row.evaluator, row.passed, row.tool_calls) == (
+            "ab" * 16,
+            "",
+            False,
+            2,
+        )
+        assert current_results(store.db, ["ab" * 16])["ab" * 16].score == 0.5
+        new = shared.ResultRow("shop", True, 1.0, False, 2, 0, 800.0, 0.01, {}, evaluator="ev-x")
+        with store.db:
+            shared.store_results(store.db, "w2", [("ab" * 16, 1, new)], live=True)
+        assert shared.result_counts(store.db) == {"ab" * 16: 2}
+        assert current_results(store.db, ["ab" * 16])["ab" * 16].evaluator == "ev-x"

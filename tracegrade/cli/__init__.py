@@ -24,6 +24,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("tracegrade.cli.inspect", "Show what was derived from each trace."),
     "lint": ("tracegrade.cli.lint", "Which scoring inputs each trace provides, and why not."),
     "score": ("tracegrade.cli.score", "Score traces against a golden dataset (or reference-free)."),
+    "backfill": (
+        "tracegrade.cli.backfill",
+        "Score the stored traces the current evaluator has not scored.",
+    ),
     "run": ("tracegrade.cli.run", "Run a golden dataset against an agent and score its traces."),
     "export": ("tracegrade.cli.export", "Write stored traces as OTLP/JSON lines."),
     "judge-check": ("tracegrade.cli.judge_check", "Check the LLM judge against human labels."),

@@ -14,10 +14,12 @@ from tracegrade.pipeline._score import CaseResult, ScoreOptions
 from tracegrade.pipeline.follow import Follower, make_follower
 from tracegrade.pipeline.follow_workers import run_follower
 from tracegrade.pipeline.judging import judge_cache
+from tracegrade.pipeline.sessions import SESSION_KEY
 
 
 def line(result: CaseResult, updated: bool = False) -> str:
-    """``PASS|FAIL score trace_id [case id] [updated] [judge skipped (budget)] reasons``."""
+    """``PASS|FAIL score trace_id [case id] [updated] [judge skipped (budget)] reasons``; a
+    whole conversation's: ``SESSION PASS|FAIL score key turns=N ...``."""
     verdict = "PASS" if result.passed else "FAIL"
     score = "  -  " if result.score is None else f"{result.score:.2f}"
     case = f" case={result.case_id}" if result.case_id else ""
@@ -25,6 +27,9 @@ def line(result: CaseResult, updated: bool = False) -> str:
     judge = ((result.details.get("judge") or {}).get("details") or {}).get("skipped")
     skipped = " (judge skipped: budget)" if judge == BUDGET_SKIP else ""
     marks = f"{' (updated)' if updated else ''}{skipped}"
+    if (session := result.metadata.get(SESSION_KEY)) is not None:  # a whole conversation
+        turns = result.metadata.get("turns")
+        return f"SESSION {verdict} {score} {session} turns={turns}{marks}{reasons}"
     return f"{verdict} {score} {result.trace_id}{case}{marks}{reasons}"
 
 
@@ -42,7 +47,7 @@ def follow_until_stopped(follower: Follower) -> ExitCode:
     results = run_follower(
         follower, stop, lambda result, updated: click.echo(line(result, updated)), click.echo
     )
-    failed = sum(not passed for passed in results.values())
+    failed = sum(not passed for passed in [*results.values(), *follower.session_passed.values()])
     click.echo(f"tracegrade score --follow: {summary(follower, results)}", err=True)
     return ExitCode.FAILED if failed else ExitCode.OK
 
@@ -52,6 +57,10 @@ def summary(follower: Follower, results: dict[str, bool]) -> str:
     what the judge spent and the judge scores its budget skipped."""
     failed = sum(not passed for passed in results.values())
     parts = [f"{len(results)} traces scored, {failed} failed"]
+    if follower.sessions is not None:
+        conversations = follower.session_passed
+        lost = sum(not passed for passed in conversations.values())
+        parts.append(f"{len(conversations)} conversations scored, {lost} failed")
     if follower.excluded:
         parts.append(f"{follower.excluded} eval-run traces left out")
     budget = follower.judge_budget
@@ -68,9 +77,11 @@ def follow_command(
     lease_s: float,
     rootless_quiet_s: float,
     judge_budget: Sequence[str] = (),
+    session_quiet_s: float | None = None,
 ) -> ExitCode:
     """``score --follow``: the follower of ``options``, run until stopped (judge verdicts
-    cached in the store)."""
+    cached in the store); ``session_quiet_s`` (``--sessions``): whole conversations scored
+    after that many quiet seconds."""
     follower, judge = make_follower(
         options,
         quiet_s=quiet_s,
@@ -78,6 +89,7 @@ def follow_command(
         lease_s=lease_s,
         rootless_quiet_s=rootless_quiet_s,
         judge_budget=parse_budget(judge_budget),
+        session_quiet_s=session_quiet_s,
     )
     with judge_cache(options.db, judge):
         return follow_until_stopped(follower)

@@ -6,6 +6,7 @@ import click
 
 from tracegrade import environment
 from tracegrade.cli.options import stacked
+from tracegrade.pipeline.sessions import DEFAULT_QUIET_S as SESSION_QUIET_S
 from tracegrade.store.follow import DEFAULT_LEASE_S, DEFAULT_ROOTLESS_QUIET_S
 from tracegrade.store.traces import DEFAULT_QUIET_S
 
@@ -46,6 +47,20 @@ follow_options = stacked(
             "--baseline; with --follow --window, on window thresholds.",
         ),
         click.option(
+            "--sessions",
+            is_flag=True,
+            help="--follow: also score each whole conversation (by conversation id, or history "
+            "continuity) once it is quiet: context kept over every turn, the judge's "
+            "conversation rubric, the rules over all turns; again when a later turn arrives.",
+        ),
+        click.option(
+            "--session-quiet-s",
+            type=click.FloatRange(min=0),
+            default=SESSION_QUIET_S,
+            show_default=True,
+            help="--sessions: seconds without a new turn before a conversation is scored.",
+        ),
+        click.option(
             "--judge-budget",
             "judge_budget",
             multiple=True,
@@ -65,4 +80,4 @@ follow_options = stacked(
     ]
 )
 """``--follow``, ``--quiet-s``, ``--rootless-quiet-s``, ``--window``, ``--alert-webhook``,
-``--judge-budget``, ``--lease-s``."""
+``--sessions``, ``--session-quiet-s``, ``--judge-budget``, ``--lease-s``."""

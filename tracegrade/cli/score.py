@@ -112,9 +112,11 @@ def command(**params: Any) -> None:
         if options.baseline or options.min_score is not None:
             raise ConfigError("--baseline and --min-score gate a finished run, not --follow")
         keys = ("quiet_s", "window", "lease_s", "rootless_quiet_s", "judge_budget")
-        sys.exit(int(follow_command(options, *(params[key] for key in keys))))
-    if params["judge_budget"]:
-        raise ConfigError("--judge-budget limits online judging: use it with --follow")
+        sessions = params["session_quiet_s"] if params["sessions"] else None
+        followed = {key: params[key] for key in keys}
+        sys.exit(int(follow_command(options, **followed, session_quiet_s=sessions)))
+    if params["judge_budget"] or params["sessions"]:
+        raise ConfigError("--judge-budget and --sessions are for online scoring: add --follow")
     with (
         progress_counter("scoring", PROGRESS_FROM) as advance,
         score(options, progress=advance, on_errors=report_errors) as run,

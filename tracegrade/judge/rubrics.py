@@ -35,7 +35,19 @@ FAITHFULNESS_RUBRIC = (
 )
 """The built-in faithfulness rubric: grounded in the tool results of the trace."""
 
-BUILTIN: dict[str, str] = {FAITHFULNESS: FAITHFULNESS_RUBRIC}
+CONVERSATION = "conversation"
+
+CONVERSATION_RUBRIC = (
+    "The whole conversation, every user turn in order, served well. The agent resolves what the "
+    "user asked across the turns (a request left unanswered or dropped in a later turn counts "
+    "against it), keeps what earlier turns established (names, choices, amounts, constraints) "
+    "without asking for it again or contradicting it, and its statements are supported by the "
+    "tool results of the conversation. Judge the conversation as a whole, not only the last "
+    "answer; style and politeness do not matter."
+)
+"""The built-in per-conversation rubric (``score --follow --sessions``)."""
+
+BUILTIN: dict[str, str] = {FAITHFULNESS: FAITHFULNESS_RUBRIC, CONVERSATION: CONVERSATION_RUBRIC}
 """Built-in rubrics by name; a case may give ``judge: {rubric: faithfulness}``."""
 
 BANDS = (

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tracegrade.report.evaluation_signals import (
@@ -21,6 +22,7 @@ from tracegrade.report.evaluation_signals import (
     window_figures,
 )
 from tracegrade.run_document import RunSummaryEntry
+from tracegrade.scoring.identity import Evaluator
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store.follow import ResultRow
 
@@ -38,12 +40,20 @@ class RunExport:
         self.export, self.context = export, context
 
     def result(
-        self, result: CaseResult, repeat: int | None = None, version: int | None = None
+        self,
+        result: CaseResult,
+        repeat: int | None = None,
+        version: int | None = None,
+        evaluator: Evaluator | None = None,
     ) -> None:
         """Send one case result's evaluation records (``repeat``: its attempt, when cases
-        repeat; ``version``: the trace version a follower scored)."""
+        repeat; ``version``: the trace or conversation version a follower scored;
+        ``evaluator``: who scored it, when not the run's own evaluator)."""
         if self.export is not None:
-            self.export.send(evaluation_records(result, self.context, repeat, version))
+            context = (
+                self.context if evaluator is None else replace(self.context, evaluator=evaluator)
+            )
+            self.export.send(evaluation_records(result, context, repeat, version))
 
     def summary(self, summary: RunSummaryEntry) -> None:
         """Record a finished run's figures (its document's ``summary``, read)."""

@@ -47,8 +47,15 @@ from tracegrade.normalize import normalize_trace
 from tracegrade.pipeline._score import ScoreOptions, plan_run
 from tracegrade.pipeline.export import RunExport, open_export
 from tracegrade.pipeline.follow_windows import WindowKeeper
+from tracegrade.pipeline.judging import make_judge
+from tracegrade.pipeline.sessions import (
+    SessionSettings,
+    members_of,
+    score_sessions,
+    session_scorers,
+)
 from tracegrade.report import windows
-from tracegrade.report.evaluation_signals import RunContext
+from tracegrade.report.evaluation_signals import SESSION_KEY, RunContext
 from tracegrade.sampling import SamplingRules
 from tracegrade.scoring import CaseResult, evaluate
 from tracegrade.scoring.identity import Evaluator, evaluator_of
@@ -59,6 +66,8 @@ from tracegrade.store import retention
 from tracegrade.store.judge_spend import SpendLedger
 from tracegrade.store.leases import Leases
 from tracegrade.store.results import save_evaluator
+from tracegrade.store.sessions import Member
+from tracegrade.store.sessions import record as record_members
 from tracegrade.store.traces import Store
 from tracegrade.trace import AgentTrace
 
@@ -126,6 +135,10 @@ class Follower:
     """The evaluator's identity is recorded in the store (done by the first poll)."""
     judge_budget: JudgeBudget | None = None
     """The judge's budget (``--judge-budget``; None: unlimited), for the figures."""
+    sessions: SessionSettings | None = None
+    """Score whole conversations too (``--sessions``; :mod:`tracegrade.pipeline.sessions`)."""
+    session_passed: dict[str, bool] = field(default_factory=dict)
+    """Conversation key -> whether its latest result passed."""
 
     @property
     def identity(self) -> Evaluator:
@@ -134,6 +147,13 @@ class Follower:
             settings = {"threshold": self.threshold, "tier": self.tier}
             self.evaluator = evaluator_of(self.scorers, self.dataset, self.config, settings)
         return self.evaluator
+
+    @property
+    def session_identity(self) -> Evaluator:
+        """The evaluator of whole conversations (its scorers: :attr:`sessions`)."""
+        assert self.sessions is not None
+        settings = {"scope": "conversation", "threshold": self.sessions.threshold}
+        return evaluator_of(self.sessions.scorers, None, self.config, settings)
 
     @property
     def rules(self) -> SamplingRules:
@@ -156,58 +176,96 @@ class Follower:
             self.register(store)
         claims = shared.claim(store.db, self.worker, self.batch, self.settling(store), self.lease_s)
         self.busy = len(claims) == self.batch
-        if not claims:
-            return []
-        keeping = self.leases.holding([c.trace_id for c in claims]) if self.leases else None
-        with keeping or nullcontext():
-            return self._score_claims(store, claims)
+        out: list[tuple[CaseResult, bool]] = []
+        if claims:
+            keeping = self.leases.holding([c.trace_id for c in claims]) if self.leases else None
+            with keeping or nullcontext():
+                out = self._score_claims(store, claims)
+        if self.sessions is not None and not self.busy:
+            session_id = self.session_identity.id
+            out += score_sessions(
+                store, self.worker, self.sessions, self.config, session_id, self.lease_s
+            )
+        for result, _ in out:
+            self.note(result)
+        return out
+
+    def note(self, result: CaseResult) -> None:
+        """Remember whether a result passed: a trace's by its id, a conversation's by its
+        key."""
+        if (key := result.metadata.get(SESSION_KEY)) is not None:
+            self.session_passed[str(key)] = result.passed
+        elif result.trace_id:
+            self.passed[result.trace_id] = result.passed
 
     def _score_claims(
         self, store: Store, claims: list[shared.Claim]
     ) -> list[tuple[CaseResult, bool]]:
         runs = shared.eval_run_traces(store.db, [c.trace_id for c in claims])
         self.excluded += len(runs)
-        candidates = {c.trace_id: c for c in claims if c.trace_id not in runs}
-        traces = [normalize_trace(t) for t in self._sampled(store, candidates) if t.spans]
-        kept = {t.trace_id: candidates[t.trace_id] for t in traces}
-        scored = [
-            (kept.pop(result.trace_id), result, trace)
-            for result, trace in self._score(traces)
-            if result.trace_id in kept
-        ]
-        identity = self.identity.id
+        by_id = {c.trace_id: c for c in claims}
+        pairs, members = self._score_stored(store, [t for t in by_id if t not in runs])
+        scored = [(by_id[result.trace_id or ""], result, row) for result, row in pairs]
         items: list[tuple[shared.Claim, shared.ResultRow | None]] = [
-            (claimed, result_row(result, trace, identity)) for claimed, result, trace in scored
+            (claimed, row) for claimed, _, row in scored
         ]
         # an eval run's trace scored earlier as production: its results are superseded
         items += [
-            (c, replace(shared.EXCLUDED, evaluator=identity))
+            (c, replace(shared.EXCLUDED, evaluator=self.identity.id))
             for c in claims
             if c.trace_id in runs and c.updated
         ]
         closed = {claimed.trace_id for claimed, _ in items}
         # not sampled, no spans, no case matched, an eval run's: closed without a result
         items += [(c, None) for c in claims if c.trace_id not in closed]
-        stored = shared.complete_all(store.db, self.worker, items)
+
+        def joined(db: Any, done: set[str]) -> None:  # their conversations, with them
+            record_members(db, [m for t, m in members.items() if t in done])
+
+        stored = shared.complete_all(store.db, self.worker, items, joined if members else None)
+        done = [(c, r) for (c, r, _), ok in zip(scored, stored, strict=False) if ok]
         out = [
-            (result, claimed.updated or result.trace_id in self.passed)
-            for (claimed, result, _), ok in zip(scored, stored, strict=False)
-            if ok
+            (result, claimed.updated or result.trace_id in self.passed) for claimed, result in done
         ]
-        self.passed.update({r.trace_id: r.passed for r, _ in out if r.trace_id})
-        self.versions.update(
-            {c.trace_id: c.version for (c, _, _), ok in zip(scored, stored, strict=False) if ok}
-        )
+        self.versions.update({c.trace_id: c.version for c, _ in done})
         return out
 
-    def _sampled(self, store: Store, candidates: dict[str, shared.Claim]) -> list[TraceData]:
-        """The candidates' stored traces that the sampling rules keep (by trace id alone,
-        before loading, when no rule looks at attributes)."""
+    def score_stored(
+        self, store: Store, trace_ids: Sequence[str]
+    ) -> list[tuple[CaseResult, shared.ResultRow]]:
+        """Score the stored traces ``trace_ids`` that the sampling rules keep: each scored
+        trace's result (one per trace) and the row the store keeps of it."""
+        return self._score_stored(store, trace_ids)[0]
+
+    def _score_stored(
+        self, store: Store, trace_ids: Sequence[str]
+    ) -> tuple[list[tuple[CaseResult, shared.ResultRow]], dict[str, Member]]:
+        """:meth:`score_stored`, and with :attr:`sessions` the conversation of each trace
+        kept (a conversation is kept or dropped whole, by its key)."""
+        members: dict[str, Member] = {}
+        if self.sessions is None:
+            traces = [normalize_trace(t) for t in self._sampled(store, trace_ids) if t.spans]
+        else:
+            data = [t for t in store.load(list(trace_ids)) if t.spans]
+            normalized = {t.trace_id: normalize_trace(t) for t in data}
+            found = members_of(store, list(normalized.values()))
+            rules = self.rules
+            kept = [t for t in data if rules.keeps(found[t.trace_id].key, attributes(t))]
+            traces = [normalized[t.trace_id] for t in kept]
+            members = {t.trace_id: found[t.trace_id] for t in kept}
+        identity = self.identity.id
+        out: dict[str, tuple[CaseResult, shared.ResultRow]] = {}
+        for result, trace in self._score(traces):
+            out.setdefault(trace.trace_id, (result, result_row(result, trace, identity)))
+        return list(out.values()), {t: m for t, m in members.items() if t in out}
+
+    def _sampled(self, store: Store, trace_ids: Sequence[str]) -> list[TraceData]:
+        """The stored traces that the sampling rules keep (by trace id alone, before
+        loading, when no rule looks at attributes)."""
         rules = self.rules
         if not rules.rules:
-            ids = [t for t in candidates if rules.keeps(t, ())]
-            return store.load(ids)
-        return [t for t in store.load(list(candidates)) if rules.keeps(t.trace_id, attributes(t))]
+            return store.load([t for t in trace_ids if rules.keeps(t, ())])
+        return [t for t in store.load(list(trace_ids)) if rules.keeps(t.trace_id, attributes(t))]
 
     def _score(self, traces: list[AgentTrace]) -> list[tuple[CaseResult, AgentTrace]]:
         by_id = {t.trace_id: t for t in traces}
@@ -281,8 +339,11 @@ class Follower:
         return self.passed
 
     def register(self, store: Store) -> None:
-        """Record this follower's evaluator in the store (its results name it by id)."""
+        """Record this follower's evaluators in the store (its results name them by id)."""
         save_evaluator(store.db, self.identity.id, self.identity.to_dict())
+        if self.sessions is not None:
+            identity = self.session_identity
+            save_evaluator(store.db, identity.id, identity.to_dict())
         self.registered = True
 
     def exported(self, on_result: OnResult) -> OnResult:
@@ -291,6 +352,10 @@ class Follower:
 
         def told(result: CaseResult, updated: bool) -> None:
             on_result(result, updated)
+            if SESSION_KEY in result.metadata:
+                version = result.metadata.get("version")
+                self.export.result(result, version=version, evaluator=self.session_identity)
+                return
             version = self.versions.pop(result.trace_id or "", None)
             self.export.result(result, version=version)
 
@@ -350,13 +415,16 @@ def make_follower(
     lease_s: float,
     rootless_quiet_s: float = shared.DEFAULT_ROOTLESS_QUIET_S,
     judge_budget: BudgetLimits | None = None,
+    session_quiet_s: float | None = None,
 ) -> tuple[Follower, Any]:
     """The follower of ``score --follow`` for ``options`` (its dataset, config, scorers and
     judge as a scoring run resolves them: :func:`tracegrade.pipeline._score.plan_run`; its
     scoring processes: ``options.workers``), and its judge (None without one), whose cache the
     caller keeps open while following. Without ``options.since`` the follower's horizon is
     the store's retention period (every queued trace when none is set). ``judge_budget``
-    limits what its judge spends (:mod:`tracegrade.judge.budget`).
+    limits what its judge spends (:mod:`tracegrade.judge.budget`); ``session_quiet_s``
+    (None: no conversations) scores whole conversations after that many quiet seconds
+    (:mod:`tracegrade.pipeline.sessions`).
 
     Raises:
         ConfigError: as :func:`tracegrade.pipeline._score.plan_run`; a bad ``window``; several
@@ -386,12 +454,36 @@ def make_follower(
         rootless_quiet_s=rootless_quiet_s,
         workers=resolved.workers,
     )
+    judge = resolved.judge
+    if session_quiet_s is not None:
+        judge = judge or _conversation_judge(options, resolved.config, resolved.dataset)
+        scorers = session_scorers([*resolved.scorers, *([judge] if judge else [])], resolved.config)
+        threshold = resolved.config.sessions.get("threshold", options.threshold)
+        follower.sessions = SessionSettings(session_quiet_s, scorers, threshold)
     follower.export = open_export(options.export_otlp, follower_context(follower), periodic=True)
     if judge_budget is not None:
-        follower.judge_budget = limit_judge(
-            resolved.judge, judge_budget, options.db, follower.worker
-        )
-    return follower, resolved.judge
+        follower.judge_budget = limit_judge(judge, judge_budget, options.db, follower.worker)
+    return follower, judge
+
+
+def _conversation_judge(options: ScoreOptions, config: Config, dataset: Dataset | None) -> Any:
+    """A judge for whole conversations only, when the config gives ``sessions.rubric`` and
+    no trace is judged (None when neither applies, or with ``--no-judge``).
+
+    Raises:
+        ConfigError: no API key is configured for it.
+    """
+    if options.judge is False or not config.sessions.get("rubric"):
+        return None
+    return make_judge(
+        config,
+        dataset,
+        [None],
+        mode=True,
+        model=options.judge_model,
+        concurrency=options.judge_concurrency,
+        repeat=options.judge_repeat,
+    )
 
 
 def follower_context(follower: Follower) -> RunContext:

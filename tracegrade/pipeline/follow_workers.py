@@ -145,10 +145,9 @@ def _relay(results: Any, follower: Follower, on_result: OnResult, wait_s: float)
         return
     while True:
         result, updated, version = item
-        if result.trace_id:
-            follower.passed[result.trace_id] = result.passed
-            if version is not None:
-                follower.versions[result.trace_id] = version
+        follower.note(result)
+        if result.trace_id and version is not None:
+            follower.versions[result.trace_id] = version
         on_result(result, updated)
         try:
             item = results.get_nowait()
@@ -161,7 +160,7 @@ def _work(follower: Follower, results: Any, halt: Any, parent: int, poll_s: floa
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the follower decides when to stop
     signal.signal(signal.SIGTERM, lambda *_: halt.set())
     follower.worker = worker_name()
-    follower.passed, follower.versions = {}, {}
+    follower.passed, follower.versions, follower.session_passed = {}, {}, {}
     with (
         Store(follower.db) as store,
         Leases(follower.db, follower.worker, follower.lease_s) as leases,

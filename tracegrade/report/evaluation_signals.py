@@ -154,30 +154,25 @@ def _common(
         VERDICT_ATTR: "pass" if result.passed else "fail",
         RESULT_VERSION_ATTR: version,
     }
+    session = result.metadata.get(SESSION_KEY)
     if evaluator is not None:
         scope = context.run_id or "production"
+        # a conversation's result is the same result whichever turn came last
+        subject, scope = (str(session), f"{scope}/session") if session else (result.trace_id, scope)
         values |= {
             EVALUATOR_ID_ATTR: evaluator.id,
             VERSION_ATTR: evaluator.tracegrade_version,
             DATASET_FINGERPRINT_ATTR: evaluator.dataset_fingerprint,
             CONFIG_FINGERPRINT_ATTR: evaluator.config_fingerprint,
-            RESULT_ID_ATTR: result_id(
-                evaluator.id, result.trace_id or "", result.case_id, _scope(result, scope)
-            ),
+            RESULT_ID_ATTR: result_id(evaluator.id, subject or "", result.case_id, scope),
         }
-    if session := result.metadata.get(SESSION_KEY):
+    if session:
         values[SESSION_ATTR] = str(session)
     return {key: value for key, value in values.items() if value is not None}
 
 
 SESSION_KEY = "tracegrade.session"
 """A conversation-level result's ``metadata`` key holding its conversation's key."""
-
-
-def _scope(result: CaseResult, scope: str) -> str:
-    """Trace results and conversation results of one trace are different results."""
-    session = result.metadata.get(SESSION_KEY)
-    return f"{scope}/session:{session}" if session else scope
 
 
 def _evaluator(context: RunContext, name: str) -> dict[str, str | None]:

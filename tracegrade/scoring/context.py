@@ -21,6 +21,11 @@ Skipped for a case without ``revive``, and when the trace cannot tell (message c
 recorded, or no LLM call given the turn's message). A simulated user's conversation is checked
 on the messages it sent (``tracegrade run`` scores it with those as the case's turns), on the
 revived turns it reached.
+
+**Every turn of a conversation** (``every_turn``, what ``score --follow --sessions`` scores a
+whole production conversation with, no case needed): each turn after the first must have
+kept the earlier ones the same way, whether or not the agent was revived; the value is the
+fraction of those turns that did, and each lost turn is a hard failure.
 """
 
 from __future__ import annotations
@@ -138,11 +143,15 @@ def check_turn(
 
 @dataclass(frozen=True)
 class ContextPreserved:
-    """Each revived turn's agent still had the earlier turns (see the module docstring)."""
+    """Each revived turn's agent still had the earlier turns (see the module docstring);
+    with ``every_turn``, each turn of a conversation after its first, case or not."""
 
     name: str = NAME
+    every_turn: bool = False
 
     def __call__(self, trace: AgentTrace, case: Case | None) -> Score:
+        if self.every_turn and (case is None or not case.revived_turns):
+            return self._every_turn(trace)
         if case is None or not case.revived_turns:
             return skipped(self.name, "the case asks for no agent revival")
         turns = case.turns or []
@@ -190,6 +199,30 @@ class ContextPreserved:
         )
         details = {"revived_turns": list(revived), "lost": lost, "loaded_by": loaded}
         return Score(self.name, kept / len(revived), reason, hard, details)
+
+    def _every_turn(self, trace: AgentTrace) -> Score:
+        starts = trace.turn_starts
+        if not starts:
+            gap = trace.gap("message_content") or trace.gap("user_inputs")
+            why = gap.reason if gap else "no LLM call records its input messages"
+            return skipped(self.name, f"cannot tell: {why}")
+        if len(starts) < 2:
+            return skipped(self.name, "a single turn: nothing earlier to keep")
+        lost: list[dict[str, Any]] = []
+        for index in range(1, len(starts)):
+            missing, _ = check_turn(trace, index, ())
+            if missing:
+                message = starts[index].user_input
+                lost.append({"turn": index + 1, "message": message, "missing": missing})
+        hard = tuple(
+            f"context lost at turn {item['turn']} ({_quoted(item['message'])}): its first LLM "
+            "call lacked " + ", ".join(_quoted(m) for m in item["missing"])
+            for item in lost
+        )
+        later = len(starts) - 1
+        reason = "; ".join(hard) or f"each of {later} later turn(s) kept the earlier turns"
+        details = {"turns": len(starts), "lost": lost}
+        return Score(self.name, (later - len(lost)) / later, reason, hard, details)
 
 
 @register(NAME)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -197,11 +197,15 @@ def complete(db: Database, worker: str, claimed: Claim, row: ResultRow | None) -
 
 
 def complete_all(
-    db: Database, worker: str, items: Sequence[tuple[Claim, ResultRow | None]]
+    db: Database,
+    worker: str,
+    items: Sequence[tuple[Claim, ResultRow | None]],
+    also: Callable[[Database, set[str]], None] | None = None,
 ) -> list[bool]:
     """:func:`complete` for several claims in one transaction (one commit per batch);
     returns, per item, whether it was completed. The queue row of a claim whose trace got a
-    newer version meanwhile stays queued (released) for that version."""
+    newer version meanwhile stays queued (released) for that version. ``also`` is called in
+    the same transaction with the ids completed (e.g. to record their conversations)."""
     if not items:
         return []
     ids = sorted({claimed.trace_id for claimed, _ in items})
@@ -211,6 +215,8 @@ def complete_all(
         versions = {c.trace_id: c.version for c, _ in items if c.trace_id in held}
         done = _close(db, worker, versions)
         _store_results(db, worker, [(c, r) for c, r in items if c.trace_id in done and r])
+        if also is not None:
+            also(db, done)
     return [claimed.trace_id in done for claimed, _ in items]
 
 

@@ -7,7 +7,7 @@ them (:mod:`tracegrade.store.follow`)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
 
@@ -15,18 +15,26 @@ from tracegrade.store import follow as shared
 from tracegrade.store.database import Database
 from tracegrade.store.traces import default_path
 
+Renew = Callable[[Database, str, set[str], float], set[str]]
+"""``(connection, worker, trace ids, lease_s) -> the ids still held``."""
+
 
 class Leases:
     """Renews ``worker``'s leases on the traces it holds (:meth:`holding`) every
-    ``lease_s / 3`` seconds until closed. Use as a context manager.
+    ``lease_s / 3`` seconds until closed: its claims on the scoring queue
+    (:func:`tracegrade.store.follow.renew`), or those ``renew`` renews (a backfill's). Use
+    as a context manager.
 
     Raises:
         StoreError: the store cannot be opened.
     """
 
-    def __init__(self, db: str | None, worker: str, lease_s: float):
+    def __init__(
+        self, db: str | None, worker: str, lease_s: float, renew: Renew = shared.renew
+    ) -> None:
         self.worker = worker
         self.lease_s = lease_s
+        self._renew = renew
         self.renewals = 0
         """How many times leases were renewed (a test aid)."""
         self._db = Database(default_path(db))
@@ -69,7 +77,7 @@ class Leases:
             if not held:
                 continue
             try:
-                shared.renew(self._db, self.worker, held, self.lease_s)
+                self._renew(self._db, self.worker, held, self.lease_s)
                 self.renewals += 1
             except Exception:  # noqa: BLE001 (a store outage: the next round tries again)
                 continue

@@ -422,6 +422,49 @@ def _m017_result_identity(db: Database) -> None:
     )
 
 
+def _m018_backfill(db: Database) -> None:
+    """Migration ``018_backfill``: each evaluator's ledger of the stored traces a
+    ``tracegrade backfill`` claimed or went through (:mod:`.backfill`)."""
+    db.script(
+        """
+        CREATE TABLE backfill_claims (
+            evaluator TEXT NOT NULL, trace_id TEXT NOT NULL, version INTEGER NOT NULL,
+            claimed_by TEXT, lease_until REAL NOT NULL DEFAULT 0, done INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (evaluator, trace_id)
+        )
+        """
+    )
+
+
+def _m019_sessions(db: Database) -> None:
+    """Migration ``019_sessions``: conversations scored whole by ``score --follow --sessions``
+    (:mod:`.sessions`): their turns, versions and claims, the turns each one holds (history
+    continuity), their results."""
+    db.script(
+        """
+        CREATE TABLE sessions (
+            session_key TEXT PRIMARY KEY, version INTEGER NOT NULL, changed_at REAL NOT NULL,
+            scored_version INTEGER NOT NULL DEFAULT 0, claimed_by TEXT,
+            lease_until REAL NOT NULL DEFAULT 0, service TEXT
+        );
+        CREATE INDEX sessions_by_change ON sessions(changed_at);
+        CREATE TABLE session_traces (
+            session_key TEXT NOT NULL, trace_id TEXT NOT NULL, start_unix_nano INTEGER NOT NULL,
+            PRIMARY KEY (session_key, trace_id)
+        );
+        CREATE INDEX session_traces_by_trace ON session_traces(trace_id);
+        CREATE TABLE session_turns (turns_digest TEXT PRIMARY KEY, session_key TEXT NOT NULL);
+        CREATE TABLE session_results (
+            session_key TEXT NOT NULL, version INTEGER NOT NULL, evaluator TEXT NOT NULL,
+            scored_at REAL NOT NULL, worker TEXT NOT NULL, passed INTEGER NOT NULL, score REAL,
+            turns INTEGER NOT NULL, trace_ids TEXT NOT NULL, result TEXT NOT NULL,
+            PRIMARY KEY (session_key, version, evaluator)
+        );
+        CREATE INDEX session_results_by_time ON session_results(scored_at)
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
@@ -439,6 +482,8 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("015_retention", _m015_retention),
     ("016_source_pulls", _m016_source_pulls),
     ("017_result_identity", _m017_result_identity),
+    ("018_backfill", _m018_backfill),
+    ("019_sessions", _m019_sessions),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 

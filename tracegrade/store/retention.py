@@ -43,6 +43,14 @@ _ROWS: dict[str, str] = {
     "follow_results": "scored_at < ?",
     "score_windows": "start_s < ?",
     "judge_spend": "spent_at < ?",
+    "backfill_claims": "NOT EXISTS (SELECT 1 FROM traces t"
+    " WHERE t.trace_id = backfill_claims.trace_id AND t.last_received_at >= ?)",
+    "sessions": "changed_at < ?",
+    "session_traces": "NOT EXISTS (SELECT 1 FROM traces t"
+    " WHERE t.trace_id = session_traces.trace_id AND t.last_received_at >= ?)",
+    "session_turns": "NOT EXISTS (SELECT 1 FROM sessions s"
+    " WHERE s.session_key = session_turns.session_key AND s.changed_at >= ?)",
+    "session_results": "scored_at < ?",
 }
 """Tables pruned row by row on both engines: the condition on the cutoff (Unix s, each ``?``)."""
 _RECEIVED = {"span_chunks": "received_at < ?", "log_records": "received_at < ?"}
