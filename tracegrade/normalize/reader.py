@@ -14,7 +14,9 @@ For each span, in order:
 5. **Role fields**: each map's ``roles`` section for the span's role.
 6. **Unrecognised payloads** (:mod:`.sniff`): a span no map read content from, whose
    attributes hold a model request or response in a shape :mod:`.payloads` knows (a
-   framework's own tracer: a JSON blob or a repr under its own key), is read from those.
+   framework's own tracer: a JSON blob or a repr under its own key), is read from those
+   (before step 4 for a span no rule placed, so that what it holds can place it; after its
+   role's fields for one a rule placed, so that they come first).
 7. **Completion**: a response recorded field by field becomes its output message, usage
    recorded as an agent's aggregate stays aggregated, finish reasons follow the tool calls.
 """
@@ -423,9 +425,10 @@ def read_view(span: Span, context: Context) -> SpanView:
             view.conventions.append(compiled.name)
         if not had_usage and view.has_usage and view.role in compiled.spec.aggregated_usage:
             view.usage_aggregated = True
-    if not (view.input_messages or view.output_messages):
-        sniff(view, compiled_maps())
-    if view.role is None:
+    sniffed = False
+    if view.role is None:  # a span no rule placed: what it carries decides
+        if not (view.input_messages or view.output_messages):
+            sniffed = sniff(view, compiled_maps()) or True
         found_role = classify(view)
         if found_role is not None:
             view.role, view.role_source = found_role
@@ -435,5 +438,7 @@ def read_view(span: Span, context: Context) -> SpanView:
             view.conventions.append(compiled.name)
         if not had_usage and view.has_usage and view.role in compiled.spec.aggregated_usage:
             view.usage_aggregated = True
+    if not sniffed and not (view.input_messages or view.output_messages):
+        sniff(view, compiled_maps())  # a placed span whose maps read no content
     _complete(view)
     return view
