@@ -161,3 +161,19 @@ def test_score_follow_s_options_open_the_export_with_the_dataset_and_no_run_id(t
 def test_a_follower_without_an_endpoint_exports_nothing(tmp_path):
     follower = _follower(str(tmp_path / "f.db"), "", None)
     assert follower.export.export is None and follower.export.close() == []
+
+
+def test_a_follower_and_a_scoring_run_with_the_same_options_are_one_evaluator(tmp_path):
+    from tracegrade.pipeline._score import plan_run
+
+    options = ScoreOptions(db=str(tmp_path / "f.db"), dataset=DATASET, threshold=0.8)
+    follower, _ = make_follower(options, quiet_s=0.0, window=None, lease_s=60)
+    run = plan_run(options).evaluator
+    assert run is not None and follower.identity.id == run.id
+    other, _ = make_follower(
+        ScoreOptions(db=str(tmp_path / "f.db"), dataset=DATASET, threshold=0.9),
+        quiet_s=0.0,
+        window=None,
+        lease_s=60,
+    )
+    assert other.identity.id != follower.identity.id  # another threshold, another evaluator

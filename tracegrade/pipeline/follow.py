@@ -58,6 +58,7 @@ from tracegrade.report import windows
 from tracegrade.report.evaluation_signals import SESSION_KEY, RunContext
 from tracegrade.sampling import SamplingRules
 from tracegrade.scoring import CaseResult, evaluate
+from tracegrade.scoring.evaluation import run_threshold
 from tracegrade.scoring.identity import Evaluator, evaluator_of
 from tracegrade.scoring.score import Scorer
 from tracegrade.spans import TraceData
@@ -143,8 +144,9 @@ class Follower:
     @property
     def identity(self) -> Evaluator:
         """:attr:`evaluator`, made on first use."""
-        if self.evaluator is None:
-            settings = {"threshold": self.threshold, "tier": self.tier}
+        if self.evaluator is None:  # as a scoring run with these options makes it
+            threshold = run_threshold(self.threshold, self.dataset, self.config)
+            settings = {"threshold": threshold, "tier": self.tier}
             self.evaluator = evaluator_of(self.scorers, self.dataset, self.config, settings)
         return self.evaluator
 
@@ -458,8 +460,7 @@ def make_follower(
     if session_quiet_s is not None:
         judge = judge or _conversation_judge(options, resolved.config, resolved.dataset)
         scorers = session_scorers([*resolved.scorers, *([judge] if judge else [])], resolved.config)
-        threshold = resolved.config.sessions.get("threshold", options.threshold)
-        follower.sessions = SessionSettings(session_quiet_s, scorers, threshold)
+        follower.sessions = SessionSettings(session_quiet_s, scorers, options.threshold)
     follower.export = open_export(options.export_otlp, follower_context(follower), periodic=True)
     if judge_budget is not None:
         follower.judge_budget = limit_judge(judge, judge_budget, options.db, follower.worker)

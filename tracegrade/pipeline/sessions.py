@@ -51,7 +51,8 @@ BATCH = 8
 @dataclass(frozen=True)
 class SessionSettings:
     """How conversations are scored: after ``quiet_s`` seconds without a turn, with these
-    ``scorers`` (:func:`session_scorers`) and ``threshold`` (None: the config's)."""
+    ``scorers`` (:func:`session_scorers`) and pass ``threshold`` (None: the config's; the
+    conversation judge's own threshold is ``sessions.threshold``)."""
 
     quiet_s: float
     scorers: tuple[Scorer, ...]
