@@ -140,6 +140,8 @@ class Follower:
     """Score whole conversations too (``--sessions``; :mod:`tracegrade.pipeline.sessions`)."""
     session_passed: dict[str, bool] = field(default_factory=dict)
     """Conversation key -> whether its latest result passed."""
+    session_evaluator: Evaluator | None = None
+    """The evaluator of whole conversations (made on first use)."""
 
     @property
     def identity(self) -> Evaluator:
@@ -152,10 +154,14 @@ class Follower:
 
     @property
     def session_identity(self) -> Evaluator:
-        """The evaluator of whole conversations (its scorers: :attr:`sessions`)."""
+        """The evaluator of whole conversations (its scorers: :attr:`sessions`), made on
+        first use."""
         assert self.sessions is not None
-        settings = {"scope": "conversation", "threshold": self.sessions.threshold}
-        return evaluator_of(self.sessions.scorers, None, self.config, settings)
+        if self.session_evaluator is None:
+            settings = {"scope": "conversation", "threshold": self.sessions.threshold}
+            scorers = self.sessions.scorers
+            self.session_evaluator = evaluator_of(scorers, None, self.config, settings)
+        return self.session_evaluator
 
     @property
     def rules(self) -> SamplingRules:
