@@ -46,6 +46,7 @@ from tracegrade.normalize.messages import (
     completed,
     parse_message,
     parse_messages,
+    parse_response_messages,
 )
 from tracegrade.normalize.parts import Part, as_text, call_parts
 from tracegrade.normalize.payloads import system_text
@@ -71,7 +72,7 @@ def _finish(value: Any) -> tuple[str, ...] | None:
 
 
 def _output_messages(value: Any) -> Any:
-    return completed(parse_messages(value))
+    return completed(parse_response_messages(value))
 
 
 def _call_id(value: Any) -> str | None:

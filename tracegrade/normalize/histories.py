@@ -23,14 +23,17 @@ from tracegrade.spans import json_loads
 
 T = TypeVar("T")
 
-_Entry = tuple[int, list[Any], str | None, int]
+_Entry = tuple[str, int, list[Any], str | None, int]
+"""``(string, item count, parsed results, string[:-1], its length)``."""
 _SIZE = 8
 """Array strings remembered per thread: a trace's input and output histories interleave."""
 
 
 class HistoryCache:
-    """Parsed JSON array strings: ``string -> (item count, parsed results, string[:-1], its
-    length)`` (no ``string[:-1]`` for an empty array or a string not ending in ``]``).
+    """Parsed JSON array strings, the most recent last: ``(string, item count, parsed results,
+    string[:-1], its length)`` (no ``string[:-1]`` for an empty array or a string not ending
+    in ``]``). Strings are matched by length and content, never hashed: a history is tens of
+    kilobytes, and hashing it cost as much as parsing its new messages.
 
     ``parse_items(items, start)`` turns decoded JSON items (positions ``start...``) into the
     cached results (any list); the results are shared between calls, so callers must not mutate
@@ -41,20 +44,21 @@ class HistoryCache:
         self._parse_items = parse_items
         self._local = threading.local()
 
-    def _entries(self) -> dict[str, _Entry]:
-        entries: dict[str, _Entry] | None = getattr(self._local, "entries", None)
+    def _entries(self) -> list[_Entry]:
+        entries: list[_Entry] | None = getattr(self._local, "entries", None)
         if entries is None:
-            entries = self._local.entries = {}
+            entries = self._local.entries = []
         return entries
 
     def parse(self, text: str) -> list[Any] | None:
         """The parsed results of the JSON array string ``text``, or ``None`` when ``text`` is
         not a JSON array (the caller falls back to its general path)."""
         entries = self._entries()
-        hit = entries.get(text)
-        if hit is not None:
-            return list(hit[1])
-        base = self._longest_prefix(entries, text)
+        size = len(text)
+        for old, _, results, _, _ in reversed(entries):
+            if len(old) == size and old == text:
+                return list(results)
+        base = self._prefix(entries, text, size)
         try:
             if base is None:
                 items = json_loads(text)
@@ -62,28 +66,25 @@ class HistoryCache:
                     return None
                 count, results = len(items), self._parse_items(items, 0)
             else:
-                tail = json_loads("[" + text[len(base) :])
-                old_count, old_results = entries[base][:2]
+                old_text, old_count, old_results = base[:3]
+                tail = json_loads("[" + text[len(old_text) :])
                 count = old_count + len(tail)
                 results = old_results + self._parse_items(tail, old_count)
         except json.JSONDecodeError:
             return None
         if len(entries) >= _SIZE:
-            del entries[next(iter(entries))]
+            del entries[0]
         head = text[:-1] if count and text.endswith("]") else None
-        entries[text] = (count, results, head, -1 if head is None else len(head))
+        entries.append((text, count, results, head, -1 if head is None else len(head)))
         return list(results)
 
     @staticmethod
-    def _longest_prefix(entries: dict[str, _Entry], text: str) -> str | None:
-        """The longest remembered string whose ``head`` (all but its ``]``) starts ``text``,
-        followed there by ``,``."""
-        best: str | None = None
-        best_size = -1
-        size = len(text)
-        for old, (_, _, head, head_size) in entries.items():
-            if (
-                best_size < head_size < size and text[head_size] == "," and text.startswith(head)  # type: ignore[arg-type]
-            ):
-                best, best_size = old, head_size
-        return best
+    def _prefix(entries: list[_Entry], text: str, size: int) -> _Entry | None:
+        """The most recent remembered string whose ``head`` (all but its ``]``) starts
+        ``text``, followed there by ``,`` (any such prefix gives the same results; the most
+        recent is, in a conversation, the longest)."""
+        for entry in reversed(entries):
+            head, head_size = entry[3], entry[4]
+            if 0 < head_size < size and text[head_size] == "," and text.startswith(head):  # type: ignore[arg-type]
+                return entry
+        return None

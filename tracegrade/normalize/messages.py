@@ -46,7 +46,7 @@ from tracegrade.normalize.parts import (
     text_part,
     unwrapped_result,
 )
-from tracegrade.spans import loads_maybe, parse_arguments
+from tracegrade.spans import json_loads, loads_maybe, parse_arguments
 
 __all__ = [
     "PLACEHOLDERS",
@@ -463,6 +463,18 @@ def parse_messages(value: Any) -> list[Message] | None:
     if not isinstance(value, (list, tuple)):
         return None
     return _parse_items(value, 0)
+
+
+def parse_response_messages(value: Any) -> list[Message] | None:
+    """:func:`parse_messages` for a response's messages: each response is new, so it is
+    parsed without the history cache (whose entries it would only push out)."""
+    if isinstance(value, str) and value.lstrip()[:1] == "[":
+        try:
+            items = json_loads(value)
+        except ValueError:
+            return None
+        return _parse_items(items, 0) if isinstance(items, list) else None
+    return parse_messages(value)
 
 
 def _parse_items(items: Any, start: int) -> list[Message]:
