@@ -5,7 +5,8 @@ One module per concern: :mod:`.settings` (model, endpoint, credentials), :mod:`.
 (``openai`` calls, structured output, validation, retries), :mod:`.evidence` (what the judge
 sees, within a token budget), :mod:`.rubrics` (score bands, the built-in ``faithfulness``
 rubric, the verdict schema), :mod:`.cache` (verdicts kept in the store), :mod:`.scorer` (the
-``judge`` scorer), :mod:`.clarify` (clarification follow-ups for ``tracegrade run``) and
+``judge`` scorer), :mod:`.clarify` (clarification follow-ups for ``tracegrade run``),
+:mod:`.simulate` (the LLM that plays a case's simulated user in ``tracegrade run``) and
 :mod:`.calibrate` (agreement with human labels, ``tracegrade judge-check``).
 """
 

@@ -6,7 +6,8 @@ propagation), :mod:`.agents` (in-process, subprocess and HTTP agents, each linke
 case through OpenTelemetry), :mod:`.conversation` (turns and clarification follow-ups),
 :mod:`.settle` (waiting for a case's traces in the store), :mod:`.execute` (concurrency,
 timeouts, scoring, Ctrl-C), :mod:`.results` (repeats and the run document),
-:mod:`.progress` (terminal and CI-log progress) and :mod:`.session` (one run end to end).
+:mod:`.progress` (terminal and CI-log progress), :mod:`.simulation` (simulated users: who plays
+a case's ``user`` and the conversation it holds) and :mod:`.session` (one run end to end).
 """
 
 from __future__ import annotations
