@@ -19,6 +19,8 @@ it from a clone (``.venv/bin/tracegrade ...``) and what it writes (``out/``,
   :func:`tracegrade.load_config`, anything else must parse as YAML. ``file=PATH`` writes it
   to PATH first (so later commands read it).
 - ``json``: must parse.
+- ``javascript``: ``file=PATH`` writes it to PATH; it must pass ``node --check`` (skipped
+  without node).
 
 A block that cannot run here (it needs an API key, a network or a server left running) is
 preceded by ``<!-- skip: next "why" -->``: Sybil skips it, and :func:`skip_reasons` checks
@@ -32,8 +34,10 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
+import unittest
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -47,10 +51,12 @@ from sybil.parsers.markdown.lexers import RawFencedCodeBlockLexer
 
 ROOT = Path(__file__).parents[2]
 SHIPPED = ("datasets", "examples", "config", "benchmarks", "deploy", "tests")
-RUNNABLE = ("bash", "python", "yaml", "json")
+RUNNABLE = ("bash", "python", "yaml", "json", "javascript")
 TIMEOUT_S = 120
 
-_INFO = re.compile(r"(?P<language>bash|python|yaml|json)(?P<options>[ \t][^\n]*)?$\n", re.M)
+_INFO = re.compile(
+    r"(?P<language>bash|python|yaml|json|javascript)(?P<options>[ \t][^\n]*)?$\n", re.M
+)
 _SKIP = re.compile(r"<!--\s*skip:\s*(?P<action>\w+)(?P<reason>[^>]*?)\s*-->")
 
 
@@ -131,10 +137,12 @@ def _model(block: Block) -> Iterator[dict[str, str]]:
         return
     from tests.support.ecommerce_model import ecommerce_model
     from tests.support.openai_server import ScriptedOpenAI
+    from tests.support.weather_model import weather_model
 
     name, _, variant = block.options["model"].partition(":")
-    assert name == "ecommerce", f"unknown model={name!r} (only the shop's: ecommerce)"
-    with ScriptedOpenAI(ecommerce_model(variant or "good")) as server:  # type: ignore[arg-type]
+    assert name in ("ecommerce", "weather"), f"unknown model={name!r} (ecommerce, weather)"
+    script = ecommerce_model(variant or "good") if name == "ecommerce" else weather_model
+    with ScriptedOpenAI(script) as server:  # type: ignore[arg-type]
         yield {
             "OPENAI_BASE_URL": server.base_url,
             "OPENAI_API_KEY": "scripted",
@@ -142,7 +150,34 @@ def _model(block: Block) -> Iterator[dict[str, str]]:
         }
 
 
+NODE_PROJECT = ROOT / "tests" / "frameworks" / "js" / "js-openai-otel"
+"""The pinned npm project whose ``node_modules`` a ``node`` block uses."""
+
+
+def _skip_or_fail(message: str) -> None:
+    if os.environ.get("TRACEGRADE_REQUIRE_FRAMEWORKS") == "1":
+        raise AssertionError(message)
+    raise unittest.SkipTest(message)
+
+
+def _node_modules(page: Page) -> None:
+    """Link the pinned project's ``node_modules`` into the page's directory (once)."""
+    modules = NODE_PROJECT / "node_modules"
+    if shutil.which("node") is None:
+        _skip_or_fail("node is not installed")
+    if not modules.is_dir():
+        _skip_or_fail(
+            f"{modules} is missing: make it with "
+            "python3 tests/frameworks/record.py --prepare-only js-openai-otel"
+        )
+    link = page.workdir / "node_modules"
+    if not link.exists():
+        link.symlink_to(modules, target_is_directory=True)
+
+
 def _bash(page: Page, block: Block, where: str) -> None:
+    if "node" in block.options:
+        _node_modules(page)
     with _model(block) as model_env:
         done = subprocess.run(
             ["bash", "-euo", "pipefail", "-c", block.source],
@@ -182,6 +217,16 @@ def _yaml(page: Page, block: Block, where: str) -> None:
             yaml.safe_load(block.source)
 
 
+def _javascript(page: Page, block: Block, where: str) -> None:
+    path = _write(page, block) or page.workdir / ".example.cjs"
+    if path.name == ".example.cjs":
+        path.write_text(block.source, encoding="utf-8")
+    if shutil.which("node") is None:
+        raise unittest.SkipTest("node is not installed")
+    done = subprocess.run(["node", "--check", str(path)], capture_output=True, text=True)
+    assert done.returncode == 0, f"{where}: node --check failed\n{done.stderr[-3000:]}"
+
+
 def evaluate(example: Example) -> None:
     """Run one block (see the module docstring)."""
     block: Block = example.parsed
@@ -193,6 +238,8 @@ def evaluate(example: Example) -> None:
         _python(page, block, where, example.namespace)
     elif block.language == "yaml":
         _yaml(page, block, where)
+    elif block.language == "javascript":
+        _javascript(page, block, where)
     else:
         _write(page, block)
         json.loads(block.source)
