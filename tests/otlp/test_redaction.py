@@ -146,3 +146,25 @@ def test_an_unknown_detect_secrets_plugin_is_a_config_error():
     assert plugin_patterns("StripeDetector")
     with pytest.raises(ConfigError, match="NoSuchDetector"):
         plugin_patterns("NoSuchDetector")
+
+
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_a_secret_in_replayed_histories_is_found_when_the_prefilter_scans_each_once(where):
+    """Each LLM span replays the conversation so far: the prefilter scans a history that a
+    longer one extends only for its end. A secret early in the conversation (in every
+    history) or at the very end of a shorter one is still found, and redacted."""
+    from tests.spanfactory import TraceBuilder
+
+    secret = "AKIA" + "Q" * 16
+    turns = ["x" * 700, "y" * 700, "z" * 700]
+    if where == "start":
+        turns[0] = f"my key is {secret} " + turns[0]
+    else:
+        turns[1] = turns[1] + f" {secret}"
+    b = TraceBuilder()
+    for n in range(1, 4):
+        history = [{"role": "user", "content": text} for text in turns[:n]]
+        b.add("chat", {"gen_ai.input.messages": json.dumps(history)}, start_ms=n, duration_ms=1)
+    (redacted,) = [Redactor().trace(b.data())]
+    values = [s.attributes["gen_ai.input.messages"] for s in redacted.spans]
+    assert all(secret not in v for v in values) and any(REDACTED in v for v in values)

@@ -521,7 +521,7 @@ class Redactor:
         for record in trace.logs:
             _texts({"": record.body}, parts)
             _texts(record.attributes, parts)
-        if not self.may_apply("\n".join(parts).encode("utf-8", "surrogatepass")):
+        if not self.may_apply("\n".join(_uncovered(parts)).encode("utf-8", "surrogatepass")):
             return trace
         return TraceData(
             trace.trace_id,
@@ -567,6 +567,32 @@ class Redactor:
                 for k, v in value.items()
             }
         return value
+
+
+_LONG = 1024
+"""Strings at least this long are checked for being covered by a longer one."""
+_TAIL = 256
+"""Characters kept of a covered string's end: a match that ends on its last character."""
+
+
+def _uncovered(parts: list[str]) -> list[str]:
+    """``parts`` for the prefilter without the text it repeats: each LLM span replays the
+    conversation so far, so a trace's message histories are prefixes of one another (less
+    their closing ``]``), and scanning every one scanned the conversation once per call. A
+    long string whose all-but-last characters start a longer one is covered by it (every
+    substring of it is there) but for its end, which is kept."""
+    long = sorted({p for p in parts if len(p) >= _LONG}, key=len, reverse=True)
+    if len(long) < 2:
+        return parts
+    kept: list[str] = []
+    tails: list[str] = []
+    for text in long:
+        head = text[:-1]
+        if any(other.startswith(head) for other in kept):
+            tails.append(text[-_TAIL:])
+        else:
+            kept.append(text)
+    return [p for p in parts if len(p) < _LONG] + kept + tails
 
 
 def _texts(value: Any, into: list[str]) -> None:
