@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tracegrade.normalize.messages import Message
+from tracegrade.normalize.prefixes import Resumable
 from tracegrade.normalize.tree import SpanTree
 from tracegrade.normalize.view import SpanView
 
@@ -38,9 +39,11 @@ class Ordering:
 
 def _history_length(messages: Sequence[Message]) -> int:
     """One more than the largest position in the request (the recorded index, else the list
-    index); 0 for no messages."""
-    positions = (i if m.position is None else m.position for i, m in enumerate(messages))
-    return max(positions, default=-1) + 1
+    index); 0 for no messages. Positions grow along a request, so the last is the largest."""
+    if not messages:
+        return 0
+    last = messages[-1]
+    return (len(messages) - 1 if last.position is None else last.position) + 1
 
 
 def _same_response(replayed: Message, output: Message) -> bool:
@@ -96,13 +99,28 @@ def _tool_edges(tree: SpanTree, calls: Sequence[SpanView], after: dict[int, set[
     """i -> j when j runs inside a tool span executing a call i requested, or j's input
     holds the result of a call i requested."""
     requester = _requesters(calls)
+    if not requester:
+        return
+    walks: Resumable[list[str | None]] = Resumable(list)
     for j, later in enumerate(calls):
         ids = [a.tool_call_id for a in tree.lineage(later) if a.role == "tool"]
-        ids += [p.id for m in later.input_messages or () for p in m.tool_responses]
+        ids += _response_ids(later.input_messages or (), walks)
         for call_id in ids:
             i = requester.get(call_id or "")
             if i is not None and i != j:
                 after[i].add(j)
+
+
+def _response_ids(
+    history: Sequence[Message], walks: Resumable[list[str | None]]
+) -> list[str | None]:
+    """The call ids of the tool results in ``history``, resuming from a remembered prefix (a
+    replayed history's earlier results were collected by the walk of that prefix)."""
+    start, ids = walks.resume(history) or (0, [])
+    for index in range(start, len(history)):
+        ids.extend(p.id for p in history[index].tool_responses)
+    walks.remember(history, ids)
+    return ids
 
 
 def _edges(tree: SpanTree, calls: Sequence[SpanView]) -> dict[int, set[int]]:
