@@ -71,11 +71,7 @@ def decode(value: Any) -> Any:
 
 
 _MESSAGE_KEYS = frozenset({"role", "lc", "data", "type", "messages"})
-_ENVELOPE_MARKERS = tuple(
-    f'"{key}"'
-    for key in ("inputs", "outputs", "output", "input", "result", "args", "kwargs", *_MESSAGE_KEYS)
-)
-"""An object's text holds one of these when it may be an envelope or a message."""
+
 """Keys without which an object is no message (:func:`_as_message`)."""
 
 _ITEM_TYPES = frozenset({"function_call", "function_call_output", "tool_use", "tool_result"})
@@ -215,8 +211,6 @@ def unwrap_result(value: Any) -> str | None:
     text = as_text(value)
     if text is None:
         return None
-    if text[:1] == "{" and not any(marker in text for marker in _ENVELOPE_MARKERS):
-        return text  # an object with no envelope or message key: as it is, not parsed
     once = _decode_once(text)
     if isinstance(once, str):
         text = once  # a string result JSON-encoded again

@@ -78,31 +78,42 @@ class Table:
                 else:
                     self.keyed.setdefault(label, []).append(entry)
         self.keys = frozenset(self.keyed)
+        self._plans: dict[tuple[str, ...], list[tuple[str, list[tuple[str, _Getter]]]]] = {}
 
     def read(self, span: Span, view: SpanView) -> bool:
         """Fill the view's empty fields from the sources present; True when any was set."""
-        present = span.attributes.keys() & self.keys
-        if not present and not self.other:
-            return False
-        candidates: dict[str, list[_Option]] = {}
-        for key in present:
-            for field, rank, label, getter in self.keyed[key]:
-                candidates.setdefault(field, []).append((rank, label, getter))
-        for field, rank, label, getter in self.other:
-            candidates.setdefault(field, []).append((rank, label, getter))
+        plan = self._plans.get(shape := tuple(span.attributes))
+        if plan is None:
+            plan = self._plan(shape)
         found = False
-        for field, options in candidates.items():
+        for field, options in plan:
             if not view.is_empty(field):
                 continue
-            if len(options) > 1:
-                options.sort(key=_rank)
-            for _, label, getter in options:
+            for label, getter in options:
                 value = getter(span, view)
                 if value is not None and value != () and value != []:
                     view.fill_from(label, field, value)
                     found = True
                     break
         return found
+
+    def _plan(self, shape: tuple[str, ...]) -> list[tuple[str, list[tuple[str, _Getter]]]]:
+        """Which fields a span with these attribute keys can fill, each with its sources
+        present, in rank order (worked out once per shape: spans repeat a few shapes)."""
+        candidates: dict[str, list[_Option]] = {}
+        for key in self.keys.intersection(shape):
+            for field, rank, label, getter in self.keyed[key]:
+                candidates.setdefault(field, []).append((rank, label, getter))
+        for field, rank, label, getter in self.other:
+            candidates.setdefault(field, []).append((rank, label, getter))
+        plan = [
+            (field, [(label, getter) for _, label, getter in sorted(options, key=_rank)])
+            for field, options in candidates.items()
+        ]
+        if len(self._plans) >= 4096:
+            self._plans.clear()
+        self._plans[shape] = plan
+        return plan
 
 
 def _rank(option: _Option) -> int:
