@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.scoring.conftest import agent, make_case, make_trace, tool
 from tests.support.sdk import trace_request
@@ -154,6 +156,42 @@ def test_best_pairs_prefers_full_matches_then_partial_credit_then_earlier_calls(
     assert pairs == {0: 1, 1: 0}
     assert best_pairs(["f"], ["f", "f"], lambda i, j: (True, 1.0)) == {0: 0}
     assert best_pairs(["f"], ["g"], lambda i, j: (True, 1.0)) == {}
+
+
+_names = st.lists(st.sampled_from("fg"), max_size=5)
+_weights = st.lists(st.tuples(st.booleans(), st.integers(0, 4)), min_size=25, max_size=25)
+
+
+def _objective(pairs, weights):
+    """What the assignment maximises: full matches first, then pairs plus predicate credit."""
+    full = sum(weights[i][j][0] for i, j in pairs.items())
+    return full, sum(1 + weights[i][j][1] for i, j in pairs.items())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_names, _names, _weights)
+def test_best_pairs_finds_the_optimum_scipy_finds(expected, made, flat):
+    """Against scipy's linear_sum_assignment (the reference solver) on the same objective."""
+    linear_sum_assignment = pytest.importorskip("scipy.optimize").linear_sum_assignment
+    weights = {
+        i: {j: (full, 1.0 if full else quarters / 4) for j, (full, quarters) in enumerate(row)}
+        for i, row in enumerate(flat[k : k + 5] for k in range(0, 25, 5))
+    }
+    pairs = best_pairs(expected, made, lambda i, j: weights[i][j])
+    assert len(set(pairs.values())) == len(pairs)  # one expected call per call
+    assert all(expected[i] == made[j] for i, j in pairs.items())
+    matrix = [
+        [
+            (100.0 * weights[i][j][0] + 1 + weights[i][j][1]) if expected[i] == made[j] else 0.0
+            for j in range(len(made))
+        ]
+        for i in range(len(expected))
+    ]
+    reference = {}
+    if expected and made:
+        rows, cols = linear_sum_assignment(matrix, maximize=True)
+        reference = {int(i): int(j) for i, j in zip(rows, cols, strict=True) if matrix[i][j] > 0}
+    assert _objective(pairs, weights) == _objective(reference, weights)
 
 
 def test_subset_counts_only_the_expected_calls_made_and_makes_every_listed_tool_strict():

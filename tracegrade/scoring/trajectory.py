@@ -8,9 +8,9 @@
 - **Names.** :func:`name_credit` scores the sequence of called names against the expected
   one under a ``tool_calls_match`` mode (:mod:`tracegrade.dataset.trajectories`).
 - **Pairs.** :func:`best_pairs` pairs expected calls with actual calls of the same name by the
-  best assignment (bipartite: munkres' ``linear_sum_assignment``, scipy's), never by order:
-  first as many calls satisfying every predicate as possible, then the most predicates
-  satisfied, then the earlier call. Repeated calls of one tool are paired this way too.
+  best assignment (a maximum-weight bipartite matching: networkx's ``max_weight_matching``),
+  never by order: first as many calls satisfying every predicate as possible, then the most
+  predicates satisfied, then the earlier call. Repeated calls of one tool are paired this way.
 """
 
 from __future__ import annotations
@@ -118,25 +118,50 @@ def name_credit(
 Weight = Callable[[int, int], tuple[bool, float]]
 """(expected index, call index) -> (all predicates hold, fraction of predicates that hold)."""
 
+_UNIT = 10**9
+"""A pair's credit in integer units: the matching is computed on integers, exactly."""
+
 
 def best_pairs(
     expected_names: Sequence[str], call_names: Sequence[str], weigh: Weight
 ) -> dict[int, int]:
     """Expected index -> call index, pairing calls of the same name by the best assignment
-    (see the module docstring); an expected call left without a call of its name is absent."""
-    # munkres: scipy's linear_sum_assignment without numpy/scipy in the base install
-    from munkres import linear_sum_assignment
+    (see the module docstring); an expected call left without a call of its name is absent.
+    Only calls of one name can pair, so each name is matched apart."""
+    pairs: dict[int, int] = {}
+    for name in dict.fromkeys(expected_names):
+        rows = [i for i, n in enumerate(expected_names) if n == name]
+        cols = [j for j, n in enumerate(call_names) if n == name]
+        if cols:
+            pairs.update(_pair_one_name(rows, cols, len(call_names), weigh))
+    return pairs
 
-    if not expected_names or not call_names:
-        return {}
-    size = min(len(expected_names), len(call_names))
-    full_bonus = 2.0 * (size + 1)  # one more full match outweighs every partial credit
-    order_step = 1.0 / (4.0 * (len(call_names) + 1) * (size + 1))  # ties go to earlier calls
-    weights = [[0.0] * len(call_names) for _ in expected_names]
-    for i, name in enumerate(expected_names):
-        for j, other in enumerate(call_names):
-            if name == other:
-                full, fraction = weigh(i, j)
-                weights[i][j] = 1.0 + fraction + (full_bonus if full else 0.0) - j * order_step
-    rows, cols = linear_sum_assignment(weights, maximize=True)
-    return {int(i): int(j) for i, j in zip(rows, cols, strict=True) if weights[int(i)][int(j)] > 0}
+
+def _pair_one_name(rows: list[int], cols: list[int], calls: int, weigh: Weight) -> dict[int, int]:
+    """The best assignment of the expected calls ``rows`` to the calls ``cols`` of one name:
+    a maximum-weight matching (networkx's ``max_weight_matching``, Edmonds' blossom method,
+    exact on integer weights) whose weights rank, in this order, more full matches, then more
+    pairs and predicates satisfied, then earlier calls (``calls``: how many calls in all)."""
+    size = min(len(rows), len(cols))
+    order = size * calls + 1  # above any sum of the earlier-call terms (calls - j)
+    full_bonus = (2 * _UNIT * size + 1) * order  # above any sum of the lower terms
+
+    def weight(i: int, j: int) -> int:
+        full, fraction = weigh(i, j)
+        credit = _UNIT + round(fraction * _UNIT)
+        return (full_bonus if full else 0) + credit * order + (calls - j)
+
+    if len(rows) == 1 or len(cols) == 1:  # one pair at most: the best one
+        i, j = max(((i, j) for i in rows for j in cols), key=lambda p: (weight(*p), -p[0]))
+        return {i: j}
+    import networkx as nx  # imported only when one tool has several expected and made calls
+
+    graph = nx.Graph()
+    for i in rows:
+        for j in cols:
+            graph.add_edge(("expected", i), ("call", j), weight=weight(i, j))
+    pairs: dict[int, int] = {}
+    for a, b in nx.max_weight_matching(graph):
+        expected, call = (a, b) if a[0] == "expected" else (b, a)
+        pairs[expected[1]] = call[1]
+    return pairs
