@@ -5,19 +5,23 @@ depth (the last from real SDK spans through the normaliser)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.scoring.conftest import agent, make_case, make_trace, tool
+from tests.scoring.conftest import agent, llm, make_case, make_trace, tool
 from tests.support.sdk import trace_request
 from tracegrade.errors import DatasetError
 from tracegrade.normalize import normalize_all
 from tracegrade.otlp.codec import spans_from_request
+from tracegrade.otlp.files import read_paths
 from tracegrade.scoring.tools import ToolArguments, ToolCorrectness
 from tracegrade.scoring.trajectory import agent_depths, best_pairs, name_credit
+
+FRAMEWORKS = Path(__file__).parents[1] / "data" / "frameworks"
 
 
 def names(expected: list[str], actual: list[str], mode: str, **fields: Any):
@@ -274,13 +278,62 @@ def test_the_top_level_scope_leaves_sub_agent_arguments_out(nested):
     assert ToolArguments()(nested, make_case(expected_tool_calls=expected)).value == 1.0
 
 
-def test_agent_depths_follow_the_parent_chain():
+def test_agent_depths_count_the_acting_agents_above():
+    calls = [tool("t", agent_span_id=s) for s in ("s1", "s2", "s3")]
     trace = make_trace(
-        agents=[agent("a", "s1"), agent("b", "s2", parent="s1"), agent("c", "s3", parent="s2")]
+        agents=[agent("a", "s1"), agent("b", "s2", parent="s1"), agent("c", "s3", parent="s2")],
+        tool_calls=calls,
     )
     assert agent_depths(trace) == {"s1": 0, "s2": 1, "s3": 2}
     cycle = make_trace(agents=[agent("a", "s1", parent="s2"), agent("b", "s2", parent="s1")])
     assert set(agent_depths(cycle)) == {"s1", "s2"}  # a malformed cycle does not hang
+
+
+def test_an_agent_span_that_does_not_act_adds_no_depth():
+    """A workflow or task span around the agent (no LLM or tool call of its own) wraps it."""
+    trace = make_trace(
+        agents=[
+            agent("workflow", "w"),
+            agent("shop", "s", parent="w"),
+            agent("researcher", "r", parent="s"),
+        ],
+        llm_calls=[llm(agent_span_id="s")],
+        tool_calls=[tool("search", agent_span_id="r")],
+    )
+    assert agent_depths(trace) == {"w": 0, "s": 0, "r": 1}
+
+
+def _wrapped_agent_as_a_tool(tracer: Any) -> None:
+    with _agent_span(tracer, "workflow"):
+        _agent_as_a_tool(tracer)
+
+
+def test_a_workflow_span_around_the_agents_keeps_their_depths():
+    (trace,) = normalize_all(spans_from_request(trace_request(_wrapped_agent_as_a_tool)))
+    score = ToolCorrectness()(trace, make_case(expected_tools=["search"]))
+    assert score.details["depths"] == [0, 0, 1, 1]
+
+
+@pytest.mark.parametrize(
+    "setup", ["openai-agents-mcp", "js-openai-agents-openinference", "crewai-openllmetry"]
+)
+def test_recorded_frameworks_wrapping_their_one_agent_call_its_tools_at_top_level(setup):
+    """The OpenAI Agents SDK's ``Agent workflow`` span and CrewAI's crew and task spans are
+    agent spans around the one agent that acts: its calls are the top level's."""
+    payloads = read_paths([FRAMEWORKS / setup / "traces.binpb.gz"])
+    traces = normalize_all(payloads.spans(), payloads.log_records())
+    assert any(len(t.agents) >= 2 for t in traces)  # the wrapper is read as an agent
+    depths = []
+    for trace in (t for t in traces if t.tool_calls):
+        names = [c.name for c in trace.tool_calls]
+        case = make_case(expected_tools=names, tool_calls_match="exact")
+        top = make_case(
+            expected_tools=names, tool_calls_match="exact", tool_calls_scope="top_level"
+        )
+        score = ToolCorrectness()(trace, case)
+        depths += score.details["depths"]
+        assert ToolCorrectness()(trace, top).details["actual"] == score.details["actual"]
+    assert depths and set(depths) == {0}
 
 
 # --- located errors -----------------------------------------------------------------------------

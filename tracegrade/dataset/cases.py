@@ -206,7 +206,7 @@ class Case(_Strict):
     """The default ``arguments_match`` of the case's ``expected_tool_calls``."""
     tool_calls_scope: ToolCallsScope = "all"
     """Which tool calls are matched: ``all`` (those of nested sub-agents too, each with its
-    depth) or ``top_level`` (only the outermost agent's own calls)."""
+    depth) or ``top_level`` (only the outermost acting agent's own calls)."""
     expected_fields: list[str] = []
     """Fields the answer must name or state by value, matched through the alias lists of
     ``config/aliases.yaml`` (and ``field_aliases``) on word boundaries."""

@@ -1,10 +1,13 @@
 """The agent's trajectory: which tool calls count, at what depth, and how they match.
 
 - **Depth.** A tool call made by a nested sub-agent (an agent used as a tool: its agent span
-  inside another agent's tool call) counts with its depth: 0 for the outermost agent's own
-  calls (and calls outside any agent), 1 for those of an agent it called, and so on, from
-  :attr:`~tracegrade.trace.AgentTrace.agents` (each agent's ``parent_agent_span_id``) and each
-  call's ``agent_span_id``. A case's ``tool_calls_scope: top_level`` keeps depth 0 only.
+  inside another agent's tool call) counts with its depth: 0 for the outermost acting agent's
+  calls (and calls outside any agent), 1 for those of an agent it called, and so on. Only
+  agents that act count: an agent span with no LLM call or tool call of its own (the OpenAI
+  Agents SDK's ``Agent workflow`` root, CrewAI's crew and task spans around the agent) wraps
+  the agent that acts and adds no depth. From :attr:`~tracegrade.trace.AgentTrace.agents`
+  (each agent's ``parent_agent_span_id``) and the ``agent_span_id`` of each tool call and LLM
+  call. A case's ``tool_calls_scope: top_level`` keeps depth 0 only.
 - **Names.** :func:`name_credit` scores the sequence of called names against the expected
   one under a ``tool_calls_match`` mode (:mod:`tracegrade.dataset.trajectories`).
 - **Pairs.** :func:`best_pairs` pairs expected calls with actual calls of the same name by the
@@ -26,8 +29,12 @@ from tracegrade.trace import AgentTrace, ToolCall
 
 
 def agent_depths(trace: AgentTrace) -> dict[str, int]:
-    """Agent span id -> its nesting depth (0: an outermost agent)."""
+    """Agent span id -> its nesting depth: how many acting agents (with an LLM call or a tool
+    call of their own) enclose it; 0 for an outermost one (see the module docstring)."""
     parents = {a.span_id: a.parent_agent_span_id for a in trace.agents}
+    acting = {c.agent_span_id for c in trace.tool_calls} | {
+        c.agent_span_id for c in trace.llm_calls
+    }
     depths: dict[str, int] = {}
     for span_id in parents:
         chain: list[str] = []
@@ -37,9 +44,12 @@ def agent_depths(trace: AgentTrace) -> dict[str, int]:
                 break
             chain.append(current)
             current = parents[current]
-        base = depths.get(current, -1) if current is not None else -1
-        for offset, node in enumerate(reversed(chain), start=1):
-            depths[node] = base + offset
+        # above the chain: an agent whose depth is known (one more if it acts), or nothing
+        above = depths.get(current) if current is not None else None
+        depth = 0 if above is None else above + (current in acting)
+        for node in reversed(chain):
+            depths[node] = depth
+            depth += node in acting
     return depths
 
 
