@@ -84,7 +84,7 @@ def _dataset(tmp_path: Path) -> str:
     return str(path)
 
 
-def _run(tmp_path: Path, dataset: str, seed: str) -> Ran:
+def _run(tmp_path: Path, dataset: str, seed: str, *more: str) -> Ran:
     return run_cli(
         tmp_path,
         dataset,
@@ -99,6 +99,7 @@ def _run(tmp_path: Path, dataset: str, seed: str) -> Ran:
         "0.2",
         "--simulator-seed",
         seed,
+        *more,
     )
 
 
@@ -193,3 +194,43 @@ def test_the_model_needs_a_key_checked_before_any_case(
     assert "the simulated user of case(s) ['refund-llm'] (model 'gpt-4o'" in ran.stderr
     assert "needs an API key" in ran.stderr
     assert simulator.requests == []
+
+
+def test_repeats_are_different_simulated_users_each_reproduced(
+    simulator: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    """Repeat k plays with the seed plus k - 1. Here the customer of seed 8 loses patience at
+    the agent's first question: the repeats disagree on the goal, the case is flaky, and a
+    rerun reproduces each repeat from the cache."""
+
+    def by_seed(body: dict[str, Any]) -> Reply:
+        if body["seed"] == 8 and _exchange(body)["conversation"]:
+            impatient = {"reasoning": "too slow", "goal_reached": False, "give_up": True}
+            return text(json.dumps({**impatient, "asked_for_given_facts": [], "message": None}))
+        return customer(body)
+
+    simulator.script = by_seed
+    dataset = _dataset(tmp_path)
+    first = _run(tmp_path, dataset, "7", "--repeat", "2")
+    case = first.case("refund-llm")
+    assert {r["seed"] for r in simulator.requests} == {7, 8}
+    simulations = {a["repeat"]: a["simulation"] for a in case["attempts"]}
+    assert (simulations[1]["seed"], simulations[1]["ended_by"]) == (7, "goal")
+    assert (simulations[2]["seed"], simulations[2]["ended_by"]) == (8, "gave_up")
+    goal = case["goal"]
+    assert (goal["reached"], goal["conversations"], goal["flaky"]) == (1, 2, True)
+    assert goal["low"] < 0.5 < goal["high"]
+    assert case["flaky"] and first.doc["summary"]["flaky"] == 1  # type: ignore[index]
+    report = " ".join(first.stdout.split())
+    assert "simulated user refund-llm #1: goal reached in 3/4 turn(s)" in report
+    assert "simulated user refund-llm #2: goal not reached after 1/4 turn(s)" in report
+    assert "flaky" in report
+
+    asked = len(simulator.requests)
+    again = _run(tmp_path, dataset, "7", "--repeat", "2")
+    assert len(simulator.requests) == asked  # both repeats from the cache
+    replayed = {a["repeat"]: a["simulation"] for a in again.case("refund-llm")["attempts"]}
+    for repeat in (1, 2):
+        assert replayed[repeat]["steps"] == [
+            {**s, "cached": True} for s in simulations[repeat]["steps"]
+        ]

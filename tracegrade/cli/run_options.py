@@ -146,7 +146,8 @@ simulator_options = stacked(
             default=0,
             show_default=True,
             help="Sent as the simulated users' request seed and part of their cache key: the "
-            "same seed and agent replies give the same conversation, from the cache.",
+            "same seed and agent replies give the same conversation, from the cache. Repeat k "
+            "of a case (--repeat) plays with this seed plus k - 1.",
         ),
     ]
 )

@@ -167,8 +167,10 @@ class JudgeClient:
         schema: Mapping[str, Any],
         *,
         model: str | None = None,
+        seed: int | None = None,
     ) -> tuple[T, JudgeUsage]:
-        """Ask ``messages`` and return the validated answer with the usage of every attempt.
+        """Ask ``messages`` and return the validated answer with the usage of every attempt
+        (``model`` and ``seed``, when given, in place of the settings').
 
         Raises:
             JudgeError: the endpoint failed after the client's retries, or no valid answer
@@ -177,7 +179,7 @@ class JudgeClient:
         model = model or self.settings.model
         usage, conversation, problem = JudgeUsage(), list(messages), ""
         for _ in range(self.settings.attempts):
-            content, spent = self._complete(conversation, schema, model, usage)
+            content, spent = self._complete(conversation, schema, model, usage, seed)
             usage += spent
             try:
                 return parse_reply(content, output), usage
@@ -197,14 +199,19 @@ class JudgeClient:
         )
 
     def _complete(
-        self, messages: Sequence[Message], schema: Mapping[str, Any], model: str, spent: JudgeUsage
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        model: str,
+        spent: JudgeUsage,
+        seed: int | None = None,
     ) -> tuple[str, JudgeUsage]:
         """One chat completion: (content, its usage). Unreadable bodies come back as content
         so that they count as an invalid answer."""
         import openai  # imported on first use: ~1 s that every CLI command would otherwise pay
 
         try:
-            completion = self._create(messages, schema, model)
+            completion = self._create(messages, schema, model, seed)
         except openai.APIError as exc:
             raise JudgeError(self._describe(exc), spent) from exc
         except (
@@ -216,7 +223,13 @@ class JudgeClient:
         message = completion.choices[0].message
         return message.content or message.refusal or "", self._usage(completion, model)
 
-    def _create(self, messages: Sequence[Message], schema: Mapping[str, Any], model: str) -> Any:
+    def _create(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any],
+        model: str,
+        seed: int | None = None,
+    ) -> Any:
         import openai  # imported on first use: ~1 s that every CLI command would otherwise pay
 
         kwargs: dict[str, Any] = {
@@ -224,8 +237,9 @@ class JudgeClient:
             "messages": list(messages),
             "temperature": self.settings.temperature,
         }
-        if self.settings.seed is not None:
-            kwargs["seed"] = self.settings.seed
+        seed = self.settings.seed if seed is None else seed
+        if seed is not None:
+            kwargs["seed"] = seed
         if self._structured:
             body = {k: v for k, v in schema.items() if k != "title"}
             kwargs["response_format"] = {

@@ -9,10 +9,12 @@ message. With no agent reply yet it writes the user's first message.
 The model is reached with the judge's client (:class:`~tracegrade.judge.client.JudgeClient`:
 any OpenAI-compatible endpoint, the judge's endpoint and key, structured output, retries and
 validation) under its own settings: :func:`simulator_settings` gives it its own model,
-temperature and seed (sent as the request's ``seed``). :func:`step_key` is the cache key of
-one step: the model, temperature, seed and the whole prompt, so a rerun whose agent replies
-the same asks the same questions, is answered from the cache and costs nothing
-(:mod:`tracegrade.runner.simulation` keeps the cache in the store).
+temperature and seed (sent as the request's ``seed``); :func:`repeat_settings` gives each
+repeat of a case a seed of its own (repeat k: the seed plus k - 1), so ``--repeat N`` plays N
+simulated users, not one N times. :func:`step_key` is the cache key of one step: the model,
+temperature, seed and the whole prompt, so a rerun whose agent replies the same asks the same
+questions, is answered from the cache and costs nothing (:mod:`tracegrade.runner.simulation`
+keeps the cache in the store).
 """
 
 from __future__ import annotations
@@ -98,6 +100,12 @@ def simulator_settings(
     )
 
 
+def repeat_settings(settings: JudgeSettings, repeat: int) -> JudgeSettings:
+    """The simulated user's settings for repeat ``repeat`` (1-based) of a case: its seed is
+    the simulator's seed (0 when unset) plus ``repeat - 1``."""
+    return dataclasses.replace(settings, seed=(settings.seed or 0) + repeat - 1)
+
+
 def _shown(conversation: Sequence[Mapping[str, str]], budget_chars: int) -> list[dict[str, str]]:
     """The newest messages that fit ``budget_chars`` (a cut noted first)."""
     kept: list[dict[str, str]] = []
@@ -159,14 +167,17 @@ def step_key(settings: JudgeSettings, messages: Sequence[Mapping[str, str]]) -> 
 
 
 def ask_step(
-    client: JudgeClient, user: SimulatedUser, messages: Sequence[Mapping[str, str]]
+    client: JudgeClient,
+    user: SimulatedUser,
+    messages: Sequence[Mapping[str, str]],
+    seed: int | None = None,
 ) -> tuple[Step, JudgeUsage]:
-    """One step from the model (``messages`` from :func:`step_messages`), the facts it names
-    kept to the user's own.
+    """One step from the model (``messages`` from :func:`step_messages`; ``seed``, when given,
+    in place of the client's), the facts it names kept to the user's own.
 
     Raises:
         JudgeError: no valid step (endpoint failure after retries, or malformed answers).
     """
-    step, usage = client.ask(messages, Step, STEP_SCHEMA)
+    step, usage = client.ask(messages, Step, STEP_SCHEMA, seed=seed)
     known = [name for name in step.asked_for_given_facts if name in user.facts]
     return step.model_copy(update={"asked_for_given_facts": known}), usage

@@ -19,7 +19,9 @@ with no opening message (no ``input`` or ``turns``) is an error of the case.
 The model's steps are cached in the store (the judge cache, keyed by
 :func:`~tracegrade.judge.simulate.step_key`, through the run's store worker): a rerun whose
 agent replies the same is answered from the cache, reproduces the conversation and costs
-nothing. Every step is a span of the simulated user's own trace
+nothing. Each repeat of a case plays with a seed of its own
+(:func:`~tracegrade.judge.simulate.repeat_settings`): the repeats are different simulated
+users, each reproduced by a rerun. Every step is a span of the simulated user's own trace
 (:class:`~tracegrade.runner.telemetry.SimulatorExport`): the model's calls never mix with the
 agent's spans, and their tokens and cost are counted apart (:attr:`Simulators.usage`, each
 attempt's ``simulation.usage``). A failing model ends that conversation (``error``), which
@@ -43,7 +45,7 @@ from tracegrade.dataset.simulated import SimulatedUser, given_at
 from tracegrade.errors import ConfigError
 from tracegrade.judge.client import JudgeClient, JudgeError, JudgeUsage
 from tracegrade.judge.settings import JudgeSettings
-from tracegrade.judge.simulate import Step, ask_step, step_key, step_messages
+from tracegrade.judge.simulate import Step, ask_step, repeat_settings, step_key, step_messages
 from tracegrade.runner.agents import Attempt, Message, Session
 from tracegrade.runner.conversation import Conversation, exchange, revive_before
 from tracegrade.runner.settle import StoreWorker
@@ -108,6 +110,11 @@ class Simulation:
         return self.simulators.kind(self.case)
 
     @property
+    def settings(self) -> JudgeSettings:
+        """The model's settings for this attempt: the run's, with the repeat's seed."""
+        return repeat_settings(self.simulators.settings, self.attempt.repeat)
+
+    @property
     def label(self) -> str:
         """Who played the user: ``scripted`` or ``llm:MODEL``."""
         return "scripted" if self.kind == "scripted" else f"llm:{self.simulators.model}"
@@ -115,8 +122,10 @@ class Simulation:
     def to_dict(self) -> dict[str, Any]:
         """The attempt's ``simulation`` entry of the run document."""
         outcome = self.outcome.to_dict() if self.outcome else None
+        seed = {"seed": self.settings.seed} if self.kind == "llm" else {}
         return {
             **(outcome or {"simulator": self.label}),
+            **seed,
             "steps": [s.to_dict() for s in self.steps],
             "trace_id": self.trace_id,
             "usage": self.usage.to_dict(),
@@ -250,22 +259,22 @@ class Simulation:
         return Played(turn, False, False, why, answer)
 
     async def _modelled(self, messages: Sequence[Message], turn: int, span: Span | None) -> Played:
-        simulators = self.simulators
+        simulators, settings = self.simulators, self.settings
         asked = step_messages(self.user, messages)
-        key = step_key(simulators.settings, asked)
+        key = step_key(settings, asked)
         cached = await self._cache_get(key)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": "openai",
-            "gen_ai.request.model": simulators.settings.model,
-            "gen_ai.request.temperature": simulators.settings.temperature,
-            "gen_ai.request.seed": simulators.settings.seed or 0,
+            "gen_ai.request.model": settings.model,
+            "gen_ai.request.temperature": settings.temperature,
+            "gen_ai.request.seed": settings.seed or 0,
             "tracegrade.simulator": "llm",
             "tracegrade.simulator.cached": cached is not None,
         }
         export = simulators.export
         step_span = (
-            export.step_span(span, f"chat {simulators.settings.model}", attributes)
+            export.step_span(span, f"chat {settings.model}", attributes)
             if export is not None and span is not None
             else None
         )
@@ -318,7 +327,7 @@ class Simulation:
         def call() -> tuple[Step, JudgeUsage]:
             token = otel_context.attach(context)
             try:
-                return ask_step(client, self.user, asked)
+                return ask_step(client, self.user, asked, self.settings.seed)
             finally:
                 otel_context.detach(token)
 
