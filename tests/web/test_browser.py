@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.web.browser import ARGS, CHROMIUM, copy_dataset, require_browser, screenshot, ui_server
 from tests.web.shop import GOLDEN, XSS_INPUT, ShopStore
@@ -283,3 +284,34 @@ def test_a_multi_turn_revival_case_shows_its_turns_and_revives_turn_two(page, se
     (case,) = load_dataset(revival).cases
     assert case.revived_turns == (2,) and len(case.turns or ()) == 2
     assert "judge_prompt: Lists running shoes" in revival.read_text()
+
+
+def test_a_later_turn_becomes_a_simulated_user_reviewed_and_saved(page, served, shop) -> None:
+    """Trace page -> New case as a simulated user: the editor opens with the whole
+    conversation's opening, a goal to restate and the facts given in both turns; the reviewer
+    restates them and the saved case has its user."""
+    url, golden = served
+    page.goto(f"{url}/traces/{shop.support_traces[1]}")  # the second turn's trace
+    page.select_option("#new-case-form select[name=dataset]", "file:golden")
+    page.check("#new-case-simulated")
+    page.click("#new-case")
+    page.wait_for_url(re.compile(r".*/cases/new\?.*simulated=1"))
+    assert page.locator("#f-input").input_value() == "Where is my order 1234?"
+    user = yaml.safe_load(page.locator("#f-user").input_value())
+    assert user["goal"] == "[review: restate the user's goal] Where is my order 1234?"
+    assert {"1234", "1243"} <= set(user["facts"].values()) and user["max_turns"] == 4
+    screenshot(page, "15-editor-simulated-user")
+    reviewed = {
+        "goal": "Find out where the order is; its number is 1243, not 1234.",
+        "facts": {"order_number": "1243"},
+        "stop": "The assistant says that order 1243 has shipped.",
+        "max_turns": 4,
+    }
+    page.fill("#f-user", yaml.safe_dump(reviewed, sort_keys=False))
+    page.fill("#f-id", "order-status-simulated")
+    page.click("#save")
+    page.wait_for_url(f"{url}/datasets/file:golden")
+    case = load_dataset(golden).cases[-1]
+    assert case.id == "order-status-simulated" and case.input == "Where is my order 1234?"
+    assert case.user is not None and case.user.facts == {"order_number": "1243"}
+    assert case.user.stop_condition == reviewed["stop"]

@@ -252,7 +252,8 @@ def case_from_trace(store: Store, trace_id: str, simulated: bool = False) -> dic
     and the tools it called ({} when the trace is not stored). With ``simulated``, a simulated
     user in place of the later turns: the opening as the input, a goal to restate and the
     facts the user gave (:func:`tracegrade.curate.simulated.simulated_user`), for the person
-    writing the case to review."""
+    writing the case to review; the conversation's earlier turns (the trace's ``history``)
+    count, so a later turn's trace gives the whole conversation's goal and facts."""
     loaded = load_normalized(store, [trace_id.lower()])
     if not loaded:
         return {}
@@ -265,8 +266,10 @@ def case_from_trace(store: Store, trace_id: str, simulated: bool = False) -> dic
         "tier": "full",
     }
     if simulated and inputs:
+        conversation = [*trace.history, *inputs]
+        values["input"] = conversation[0]
         values["user"] = yaml.safe_dump(
-            simulated_user(inputs), sort_keys=False, allow_unicode=True, width=4096
+            simulated_user(conversation), sort_keys=False, allow_unicode=True, width=4096
         )
     return values
 
