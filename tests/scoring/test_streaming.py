@@ -143,3 +143,32 @@ def test_an_error_in_a_worker_is_the_error_of_one_process(config):
             stream_results(
                 [items], DATASET, scorers, config, lambda r: None, prepare=prepare, workers=workers
             )
+
+
+def test_a_pass_runs_with_the_collector_tuned_and_leaves_it_as_it_was(config):
+    """_util.heap: during a pass young collections are rare and what existed before is frozen
+    (no full collection walks it); afterwards the thresholds and the frozen count are back,
+    also after a failing pass, and nested passes restore only at the outermost end."""
+    import gc
+
+    from tracegrade._util.heap import YOUNG_THRESHOLD, scoring_heap
+
+    before = gc.get_threshold(), gc.get_freeze_count()
+    seen: list[tuple[int, int]] = []
+
+    def prepare(item):
+        seen.append((gc.get_threshold()[0], gc.get_freeze_count()))
+        return item
+
+    scorers = build_scorers(config, with_plugins=False)
+    stream_results([TRACES], None, scorers, config, lambda result: None, prepare=prepare)
+    assert len(seen) == len(TRACES)
+    assert all(young == YOUNG_THRESHOLD and frozen > 0 for young, frozen in seen)
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before
+
+    with pytest.raises(RuntimeError), scoring_heap():
+        with scoring_heap():
+            pass
+        assert gc.get_threshold()[0] == YOUNG_THRESHOLD  # the inner end restored nothing
+        raise RuntimeError("a failing pass")
+    assert (gc.get_threshold(), gc.get_freeze_count()) == before

@@ -29,6 +29,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Se
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
+from tracegrade._util.heap import scoring_heap
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
 from tracegrade.dataset.placeholders import same_message
@@ -254,7 +255,7 @@ def stream_results(
     run = _Run(
         scorers, config, run_weights(dataset, config), run_threshold(threshold, dataset, config)
     )
-    with _Parked() as parked:
+    with _Parked() as parked, scoring_heap():
         matches = _Matches(dataset.tier(tier), mapping or {}, parked) if dataset else None
         facts = TraceFacts()
         if workers > 1 and not _prefetching(scorers):
