@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from tracegrade._util.extras import EXTRA_OF
+from tracegrade.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 OTLP = ROOT / "datasets" / "tau-bench-otlp" / "openinference" / "traces.jsonl.gz"
@@ -57,6 +58,8 @@ def test_a_command_without_its_extra_exits_2_naming_the_pip_line(tmp_path, block
     if extra == "charts":  # history needs a stored run to draw
         done = tracegrade([], "score", str(OTLP), "--db", "x.db", cwd=tmp_path)
         assert done.returncode in (0, 1), done.stderr
+    elif extra == "ui":  # ui only reads a store: it must exist
+        Store(tmp_path / "x.db").close()
     done = tracegrade(blocked, *args, cwd=tmp_path)
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert f"pip install 'tracegrade[{extra}]'" in done.stderr

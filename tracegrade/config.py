@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tracegrade import environment
 from tracegrade._util.bounded import load_yaml
+from tracegrade._util.yaml_lines import compose, model_fields, node_line, suggestion
 from tracegrade.errors import ConfigError
 from tracegrade.sampling import SamplingRule, SamplingRules
 
@@ -277,13 +278,43 @@ def _read_yaml(path: Path | str, text: str) -> Any:
         raise ConfigError(f"{path}: invalid YAML: {exc}") from exc
 
 
-def _validate(model: type[BaseModel], data: Any, source: str) -> Any:
+_EXPECTED = re.compile(r"'([^']+)'")
+
+
+def _problem(model: type[BaseModel], error: Any) -> tuple[tuple[str | int, ...], str, bool]:
+    """``(path, message, is_unknown_key)`` of one validation error; an unknown key (a field,
+    or a key a mapping does not allow) suggests the closest known one."""
+    path = tuple(error["loc"])
+    if error["type"] == "extra_forbidden":
+        known = model_fields(model, path[:-1])
+        return path, "unknown field" + suggestion(str(path[-1]), known), True
+    if path[-1:] == ("[key]",):  # a mapping's key outside its Literal (windows.thresholds)
+        allowed = _EXPECTED.findall(str((error.get("ctx") or {}).get("expected", "")))
+        message = "unknown key" + suggestion(str(path[-2]), allowed)
+        return path[:-1], f"{message} (known: {', '.join(allowed)})", True
+    return path, error["msg"], False
+
+
+def _validate(model: type[BaseModel], data: Any, source: str, text: str | None = None) -> Any:
+    """``data`` validated as ``model``.
+
+    Raises:
+        ConfigError: every problem of the file, one line each: ``FILE:LINE: field 'a.b':
+            message`` (the line when ``text``, the file's YAML, is given), an unknown key with
+            the closest known one ("did you mean").
+    """
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise ConfigError(f"{source}: field '{where}': {first['msg']}") from exc
+        root = compose(text) if text is not None else None
+        lines: dict[str, int] = {}
+        for path, message, unknown in (_problem(model, e) for e in exc.errors()):
+            line = node_line(root, path, key=unknown)
+            where = ".".join(str(p) for p in path) or "(top level)"
+            lines.setdefault(
+                f"{source}{f':{line}' if line else ''}: field '{where}': {message}", line or 0
+            )
+        raise ConfigError("\n".join(sorted(lines, key=lambda m: lines[m]))) from exc
 
 
 def _default(name: str) -> tuple[str, Any]:
@@ -393,5 +424,6 @@ def load_config(path: str | os.PathLike[str] | None = None) -> Config:
         if explicit:
             raise ConfigError(f"config file {user} does not exist")
         return config
-    scoring = _validate(ScoringFile, _read_yaml(user, user.read_text(encoding="utf-8")), str(user))
+    text = user.read_text(encoding="utf-8")
+    scoring = _validate(ScoringFile, _read_yaml(user, text), str(user), text)
     return _apply(config, scoring, str(user))

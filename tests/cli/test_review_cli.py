@@ -173,3 +173,21 @@ def test_users_add_list_remove(tmp_path) -> None:
     assert _invoke("users", "list", "--db", db).output.split() == ["ana"]
     assert "removed" in _invoke("users", "remove", "ana", "--db", db).output
     assert _invoke("users", "remove", "ana", "--db", db).exit_code == 2
+
+
+def test_promote_a_tool_call_out_of_range_exits_2_naming_the_range(tau, tmp_path) -> None:
+    """Issue 35, defect 2: ``--tool-call INDEX=...`` past the conversation's calls."""
+    with Store(tau["db"]) as store:
+        trace = next(iter(traces_by_id(store, store.trace_ids()[:1]).values()))
+    count = len(trace.tool_calls)
+    dataset = tmp_path / "new.yaml"
+    result = _invoke(
+        "review", "promote", trace.trace_id, "--db", str(tau["db"]), "--dataset", str(dataset),
+        "--tool-call", f"{count + 5}=name", "--reviewer", "ana",
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: tool call {count + 5} out of range: ")
+    assert f"has {count} tool call(s), INDEX 0-{count - 1} (0={trace.tool_calls[0].name}" in (
+        result.stderr
+    )
+    assert result.stderr.count("\n") == 1 and not dataset.exists()

@@ -125,8 +125,12 @@ def test_history_of_an_unknown_dataset_is_an_error(tmp_path: Path) -> None:
     assert "no stored runs of dataset 'nodataset'" in ran.output
     assert "datasets with runs: shop" in ran.output
     assert invoke("history", "shop", "--label", "nolabel", "--db", db).exit_code == 2
+    Store(tmp_path / "empty.db").close()
     empty = invoke("history", "--db", str(tmp_path / "empty.db"))
     assert empty.exit_code == 0 and "no stored runs in" in empty.output
+    missing = invoke("history", "--db", str(tmp_path / "missing.db"))  # read-only: no store made
+    assert missing.exit_code == 2 and "no store at" in missing.output
+    assert not (tmp_path / "missing.db").exists()
 
 
 def test_compare_reads_run_documents_from_files(tmp_path: Path) -> None:

@@ -143,6 +143,8 @@ def test_near_duplicate_inputs_collapse_and_append_adds_only_new_cases(tmp_path)
     write_jsonl(more, [*first, turn("Do you ship to Norway?", "Yes, we do.")])
     code, output = build(str(more), "--out", str(out), "--append")
     assert code == 0 and "1 case(s) added" in output, output
+    # issue 35, defect 8: the cases the dataset has are not called near-duplicates
+    assert "0 near-duplicate(s) collapsed, 3 already in the dataset" in output, output
     assert [c["input"] for c in cases(out)][-1] == "Do you ship to Norway?"
     assert len(load_dataset(out).cases) == 3
     code, output = build(str(more), "--out", str(out), "--append")

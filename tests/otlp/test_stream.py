@@ -15,7 +15,13 @@ from tracegrade.errors import InputError
 from tracegrade.otlp import lines as otlp_lines
 from tracegrade.otlp import stream
 from tracegrade.otlp.codec import ExportTraceServiceRequest, request_to_json
-from tracegrade.otlp.files import Payloads, ReadOptions, read_paths, write_jsonl
+from tracegrade.otlp.files import (
+    Payloads,
+    ReadOptions,
+    golden_dataset_kind,
+    read_paths,
+    write_jsonl,
+)
 from tracegrade.otlp.stream import iter_traces
 from tracegrade.spans import group_by_trace
 
@@ -27,6 +33,7 @@ CORPORA = sorted(
     if p.is_file()
     and p.name.endswith((".json", ".jsonl", ".jsonl.gz", ".json.gz", ".binpb"))
     and "manifest" not in p.name
+    and golden_dataset_kind(p) is None  # a dataset given as traces is refused: test_wrong_file_kind
 )
 
 

@@ -11,6 +11,13 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tracegrade.cli import cli
+from tracegrade.store.traces import Store
+
+
+def _store(path: Path) -> Path:
+    """A store that exists (``ui`` reads one; it never creates it)."""
+    Store(path).close()
+    return path
 
 
 def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
@@ -18,7 +25,7 @@ def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
-        args = ["ui", "--db", str(tmp_path / "s.db"), "--port", str(port)]
+        args = ["ui", "--db", str(_store(tmp_path / "s.db")), "--port", str(port)]
         result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2 and f"cannot listen on 127.0.0.1:{port}" in result.output
 
@@ -33,7 +40,7 @@ def test_the_token_comes_from_the_environment_too(tmp_path: Path) -> None:
         taken.bind(("0.0.0.0", 0))
         taken.listen(1)
         port = str(taken.getsockname()[1])
-        args = ["ui", "--db", str(tmp_path / "s.db"), "--host", "0.0.0.0", "--port", port]
+        args = ["ui", "--db", str(_store(tmp_path / "s.db")), "--host", "0.0.0.0", "--port", port]
         accepted = CliRunner().invoke(cli, args, env={"TRACEGRADE_UI_TOKEN": "t"})
         refused = CliRunner().invoke(cli, args, env={"TRACEGRADE_UI_TOKEN": ""})
     assert accepted.exit_code == 2 and "cannot listen on 0.0.0.0" in accepted.output

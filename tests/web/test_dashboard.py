@@ -150,7 +150,7 @@ def test_compare_shows_each_metric_in_its_unit(client, shop) -> None:
     html = client.get(f"/compare?base={shop.good_run}&current={shop.bad_run}").text
     deltas = re.search(r'<table class="grid" id="deltas">(.*?)</table>', html, re.S)
     assert deltas
-    cells = r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>([^<]+)</td><td>([^<]+)</td>"
+    cells = r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>([^<]+)</td><td[^>]*>([^<]+)</td>"
     rows = re.findall(cells, deltas.group(1))
     by_name = {r[0]: r[1:] for r in rows}
     assert by_name["pass rate"] == ("100.0%", "20.0%", "-80.0 pt")

@@ -19,6 +19,7 @@ from starlette.routing import Route
 
 from tests.web.browser import ui_server
 from tracegrade._util.http_guard import MAX_HEADER_BYTES, LimitedProtocol
+from tracegrade.store import Store
 
 
 def _closed_by_server(sock: socket.socket, timeout_s: float) -> bytes:
@@ -30,6 +31,7 @@ def _closed_by_server(sock: socket.socket, timeout_s: float) -> bytes:
 
 
 def test_the_ui_answers_431_to_oversized_headers_and_goes_on_serving(tmp_path: Path) -> None:
+    Store(tmp_path / "s.db").close()  # `ui` only reads a store: it must exist
     with ui_server(["--db", str(tmp_path / "s.db"), "--token", "t0ken"]) as url:
         host, port = url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=10) as sock:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import click
 
-from tracegrade.cli.options import config_option, db_option
+from tracegrade.cli.options import config_option, reading_db_option
 from tracegrade.cli.render import console
 from tracegrade.cli.review_render import agreement_table, print_disagreements
 from tracegrade.pipeline._agreement import AgreementOptions, agreement
 
 
 @click.command("agreement")
-@db_option
+@reading_db_option
 @click.option("--since", help="Labels and feedback since: 30m, 12h, 7d or an ISO date.")
 @click.option(
     "--dataset",

@@ -13,9 +13,9 @@ from tracegrade.cli.follow import line
 from tracegrade.cli.options import (
     config_option,
     dataset_ref,
-    db_option,
     judge_options,
     options_of,
+    reading_db_option,
     scorer_option,
     tier_options,
 )
@@ -28,7 +28,7 @@ from tracegrade.store.follow import DEFAULT_LEASE_S
 
 
 @click.command("backfill")
-@db_option
+@reading_db_option
 @click.option(
     "--since",
     required=True,

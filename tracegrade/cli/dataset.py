@@ -7,8 +7,15 @@ from typing import Any
 import click
 
 from tracegrade.cli.dataset_export import export_command
-from tracegrade.cli.options import db_option, files_argument, messages_key_option, report_errors
+from tracegrade.cli.options import (
+    db_option,
+    files_argument,
+    messages_key_option,
+    report_errors,
+    require_store,
+)
 from tracegrade.cli.pull_options import from_options, pull_first
+from tracegrade.cli.render import built_line
 from tracegrade.errors import ExitCode
 from tracegrade.pipeline.dataset import DatasetBuildOptions, build
 
@@ -114,6 +121,8 @@ def build_command(
     pull_params.update(db=db, since=since, files=files)
     if (pulled := pull_first(pull_params)) is not None:
         trace_ids = (*trace_ids, *pulled)
+    elif not files:
+        require_store(db)
     params = DatasetBuildOptions(
         files,
         db,
@@ -134,13 +143,6 @@ def build_command(
         simulated_user,
     )
     built = build(params, report_errors)
-    report, existing, path = built.report, built.existing, built.path
-    click.echo(
-        f"{len(report.cases)} case(s) {'added to' if existing else 'written to'} {path} from "
-        f"{report.selected} of {report.conversations} conversation(s); "
-        f"{report.duplicates} near-duplicate(s) collapsed"
-        + (f", {report.skipped} without a user input" if report.skipped else "")
-        + (f"; {len(existing)} existing case(s) kept" if existing else "")
-    )
+    click.echo(built_line(built.report, len(built.existing), str(built.path)))
     if built.input_errors:
         raise SystemExit(int(ExitCode.USAGE))

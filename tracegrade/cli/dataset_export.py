@@ -7,14 +7,14 @@ from pathlib import Path
 
 import click
 
-from tracegrade.cli.options import db_option
+from tracegrade.cli.options import reading_db_option
 from tracegrade.errors import ConfigError
 from tracegrade.pipeline.datasets import STORE_PREFIX, export_dataset
 
 
 @click.command("export")
 @click.argument("name")
-@db_option
+@reading_db_option
 @click.option(
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from tracegrade.cli.options import db_option
+from tracegrade.cli.options import reading_db_option
 from tracegrade.otlp.codec import ExportTraceServiceRequest
 from tracegrade.otlp.files import write_jsonl, write_protobuf
 from tracegrade.pipeline.reading import parse_since
@@ -24,7 +24,7 @@ def _logs_path(out: Path) -> Path:
 
 @click.command("export")
 @click.argument("out", type=click.Path(dir_okay=False))
-@db_option
+@reading_db_option
 @click.option("--trace-id", "trace_ids", multiple=True, help="Only these trace ids (repeatable).")
 @click.option("--since", help="Only traces started since: 30m, 12h, 7d or an ISO date/time.")
 @click.option("--limit", type=click.IntRange(min=1), help="At most this many traces, newest first.")

@@ -10,7 +10,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from tracegrade.cli.runs import db_option
+from tracegrade.cli.options import reading_db_option
 from tracegrade.errors import ConfigError
 from tracegrade.pipeline.views import RunOverview, stored_histories
 from tracegrade.report import terminal
@@ -64,7 +64,7 @@ def _table(dataset: str | None, views: Sequence[RunOverview], by: str) -> Table:
 )
 @click.option("--label", help="Only runs with this label (exact, else a substring).")
 @click.option("--png", "png_path", type=click.Path(dir_okay=False), help="Also draw a chart.")
-@db_option
+@reading_db_option
 def command(
     dataset: str | None,
     limit: int,

@@ -14,6 +14,7 @@ from tracegrade.cli.options import (
     emit,
     files_argument,
     messages_key_option,
+    require_store,
 )
 from tracegrade.errors import InputError
 from tracegrade.pipeline.reading import explained_batches, load_batches, no_traces_error
@@ -60,6 +61,8 @@ def command(
     if schema:
         click.echo(json.dumps(json_schema(), indent=2))
         return
+    if not files:
+        require_store(db)
     errors: list[InputError] = []
     reported = ErrorReport()
     if explain:

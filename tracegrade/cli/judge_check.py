@@ -18,6 +18,7 @@ from tracegrade.cli.options import (
     mapping_option,
     messages_key_option,
     report_errors,
+    require_store,
 )
 from tracegrade.cli.render import console
 from tracegrade.cli.review_render import agreement_table
@@ -104,6 +105,8 @@ def command(
     from FILEs, or the store), or with --from-review on the conversations people labelled
     (tracegrade review), and report agreement as tracegrade agreement does. A case without a
     rubric is judged with the dataset's default rubric, else faithfulness."""
+    if from_review or not files:
+        require_store(db)
     options = JudgeCheckOptions(
         dataset_path,
         files,

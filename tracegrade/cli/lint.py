@@ -14,6 +14,7 @@ from tracegrade.cli.options import (
     emit,
     files_argument,
     messages_key_option,
+    require_store,
 )
 from tracegrade.errors import ExitCode, InputError
 from tracegrade.normalize.lint import lint
@@ -32,6 +33,8 @@ def command(
     """Check each trace for the inputs scorers need (user input, answer, tool arguments and
     results, tokens, timing) and say how to record what is missing. Exit code 1 when some
     trace misses an input."""
+    if not files:
+        require_store(db)
     errors: list[InputError] = []
     count = missing = 0
     reported = ErrorReport()

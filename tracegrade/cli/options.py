@@ -15,10 +15,10 @@ from click.core import ParameterSource
 
 from tracegrade import environment
 from tracegrade.config import CONFIG_ENV
-from tracegrade.errors import ExitCode, InputError
+from tracegrade.errors import ExitCode, InputError, StoreError
 from tracegrade.store.database import is_postgres
 from tracegrade.store.feedback import DEFAULT_ATTRIBUTE as DEFAULT_FEEDBACK_ATTRIBUTE
-from tracegrade.store.traces import DB_ENV
+from tracegrade.store.traces import DB_ENV, default_path
 
 F = Callable[..., Any]
 T = TypeVar("T")
@@ -42,21 +42,52 @@ def _existing_directory(ctx: click.Context, param: click.Parameter, value: str |
     return value
 
 
-def db_option(function: F) -> F:
+def require_store(db: str | None) -> str | None:
+    """``db`` when the store it names (``--db``, else ``$TRACEGRADE_DB``, else the default
+    location) exists: a command that only reads the store never creates one (a PostgreSQL URL
+    is taken as existing; connecting says otherwise).
+
+    Raises:
+        StoreError: "no store at PATH" (exit 2) when the SQLite file does not exist.
+    """
+    location = default_path(db)
+    if isinstance(location, Path) and not location.exists():
+        raise StoreError(
+            f"no store at {location}: this command only reads one; `tracegrade collect`, "
+            "`import`, `score` and `run` create it (or give --db the store's path)"
+        )
+    return db
+
+
+def _existing_store(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    return require_store(value)
+
+
+def db_option(function: F | None = None, *, existing: bool = False) -> Any:
     """``--db PATH|URL``: the trace store, a SQLite file or a ``postgresql://`` URL (default
     ``$TRACEGRADE_DB`` or ``.tracegrade/tracegrade.db``); a path given on the command line
-    must be in an existing directory."""
-    return click.option(
-        "--db",
-        "db",
-        default=None,
-        envvar=DB_ENV,
-        show_envvar=True,
-        metavar="PATH|URL",
-        callback=_existing_directory,
-        help="Trace store: a SQLite file or a postgresql:// URL "
-        "(default .tracegrade/tracegrade.db).",
-    )(function)
+    must be in an existing directory. ``existing=True`` (commands that only read the store)
+    requires the store itself to exist (:func:`require_store`); used as ``@db_option`` or
+    ``@db_option(existing=True)``."""
+
+    def decorate(function: F) -> F:
+        return click.option(
+            "--db",
+            "db",
+            default=None,
+            envvar=DB_ENV,
+            show_envvar=True,
+            metavar="PATH|URL",
+            callback=_existing_store if existing else _existing_directory,
+            help="Trace store: a SQLite file or a postgresql:// URL "
+            "(default .tracegrade/tracegrade.db).",
+        )(function)
+
+    return decorate if function is None else decorate(function)
+
+
+reading_db_option = db_option(existing=True)
+"""``--db`` of a command that only reads the store: it must exist (:func:`require_store`)."""
 
 
 _DATASET_FILE = click.Path(exists=True, dir_okay=False)

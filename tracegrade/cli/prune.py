@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from tracegrade.cli.options import db_option
+from tracegrade.cli.options import reading_db_option
 from tracegrade.pipeline.retention import PruneOptions, prune, summary
 
 
@@ -15,7 +15,7 @@ from tracegrade.pipeline.retention import PruneOptions, prune, summary
     metavar="DURATION",
     help="Remove what arrived before this long ago (12h, 30d, 4w), in whole UTC days.",
 )
-@db_option
+@reading_db_option
 @click.option("--dry-run", is_flag=True, help="Count what would be removed; remove nothing.")
 @click.option(
     "--runs", is_flag=True, help="Also remove stored runs created before then (never a baseline)."

@@ -13,12 +13,26 @@ from rich.progress import MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.tree import Tree
 
+from tracegrade.curate.build import BuildReport
 from tracegrade.normalize.explain import Explanation
 from tracegrade.normalize.lint import LintReport
 from tracegrade.report import terminal
 from tracegrade.trace import AgentTrace, LlmCall, Retrieval, ToolCall
 
 _STATUS_STYLE = {"ok": "green", "partial": "yellow", "missing": "red", "implausible": "red"}
+
+
+def built_line(report: BuildReport, existing: int, path: str) -> str:
+    """``dataset build``'s summary: cases written (or added), from how many conversations,
+    near-duplicates collapsed, already in the dataset (``--append``), without a user input."""
+    return (
+        f"{len(report.cases)} case(s) {'added to' if existing else 'written to'} {path} from "
+        f"{report.selected} of {report.conversations} conversation(s); "
+        f"{report.duplicates} near-duplicate(s) collapsed"
+        + (f", {report.already_in} already in the dataset" if report.already_in else "")
+        + (f", {report.skipped} without a user input" if report.skipped else "")
+        + (f"; {existing} existing case(s) kept" if existing else "")
+    )
 
 
 def console() -> Console:
@@ -238,4 +252,5 @@ def progress_counter(label: str, shown_from: int) -> Iterator[Callable[[Any], No
     try:
         yield advance
     finally:
-        progress.stop()
+        if progress.live.is_started:  # stopping one never started writes a blank line
+            progress.stop()

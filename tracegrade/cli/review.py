@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from tracegrade.cli.options import config_option, db_option, parse_pairs, reviewer_option
+from tracegrade.cli.options import config_option, parse_pairs, reading_db_option, reviewer_option
 from tracegrade.cli.render import console
 from tracegrade.cli.review_render import queues_table
 from tracegrade.config import load_config
@@ -21,7 +21,7 @@ def command() -> None:
 
 @command.command("queue")
 @click.argument("name")
-@db_option
+@reading_db_option
 @config_option
 @click.option("--since", help="Conversations started since: 30m, 12h, 7d or an ISO date.")
 @click.option("--until", help="Conversations started before this (same forms).")
@@ -74,7 +74,7 @@ def queue(
 
 
 @command.command("queues")
-@db_option
+@reading_db_option
 def queues(db: str | None) -> None:
     """The queues, their rules and progress."""
     with Store(db) as store:

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from tracegrade.cli.options import db_option, parse_pairs, report_errors, reviewer_option
+from tracegrade.cli.options import parse_pairs, reading_db_option, report_errors, reviewer_option
 from tracegrade.curate.promote import CHOICES, CaseEdits
 from tracegrade.errors import ExitCode
 from tracegrade.pipeline._promote import promote
@@ -19,7 +19,7 @@ from tracegrade.store.traces import Store
 
 @click.command("export")
 @click.argument("path", type=click.Path(dir_okay=False))
-@db_option
+@reading_db_option
 @click.option("--since", help="Labels made since: 30m, 12h, 7d or an ISO date.")
 def export_command(path: str, db: str | None, since: str | None) -> None:
     """Write the stored labels to PATH, one JSON object a line (tracegrade.label/1)."""
@@ -30,7 +30,7 @@ def export_command(path: str, db: str | None, since: str | None) -> None:
 
 @click.command("import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
-@db_option
+@reading_db_option
 def import_command(path: str, db: str | None) -> None:
     """Store the labels of PATH (JSONL as export writes; bad lines are reported and skipped,
     exit 2)."""
@@ -55,7 +55,7 @@ def _choices(items: tuple[str, ...]) -> dict[int, Any]:
 
 @click.command("promote")
 @click.argument("trace_ids", nargs=-1, required=True)
-@db_option
+@reading_db_option
 @click.option("--dataset", required=True, help="The dataset file to append to, or store:NAME.")
 @click.option("--case-id", help="The case id (default: derived).")
 @click.option(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from tracegrade.cli.options import config_option, db_option, parse_pairs, reviewer_option
+from tracegrade.cli.options import config_option, parse_pairs, reading_db_option, reviewer_option
 from tracegrade.cli.render import console
 from tracegrade.cli.review_render import print_conversation
 from tracegrade.config import load_config
@@ -21,7 +21,7 @@ from tracegrade.web.pages import review_view
 
 @click.command("next")
 @click.argument("queue_name", metavar="QUEUE")
-@db_option
+@reading_db_option
 @config_option
 @reviewer_option
 def next_(queue_name: str, db: str | None, config_path: str | None, reviewer: str) -> None:
@@ -40,7 +40,7 @@ def next_(queue_name: str, db: str | None, config_path: str | None, reviewer: st
 
 @click.command("show")
 @click.argument("trace_ids", nargs=-1, required=True)
-@db_option
+@reading_db_option
 @config_option
 def show(trace_ids: tuple[str, ...], db: str | None, config_path: str | None) -> None:
     """Show the conversation of TRACE_IDS: chat, scores, feedback, labels."""
@@ -50,7 +50,7 @@ def show(trace_ids: tuple[str, ...], db: str | None, config_path: str | None) ->
 
 @click.command("label")
 @click.argument("trace_ids", nargs=-1, required=True)
-@db_option
+@reading_db_option
 @click.option("--verdict", type=click.Choice(["pass", "fail"]), required=True)
 @click.option(
     "--axis",
@@ -85,7 +85,7 @@ def label(
 @click.command("skip")
 @click.argument("queue_name", metavar="QUEUE")
 @click.argument("conversation")
-@db_option
+@reading_db_option
 @reviewer_option
 def skip(queue_name: str, conversation: str, db: str | None, reviewer: str) -> None:
     """Give CONVERSATION back to QUEUE; it is not offered to this reviewer again."""

@@ -8,6 +8,7 @@ import json
 
 import click
 
+from tracegrade.cli.options import reading_db_option, require_store
 from tracegrade.cli.runs_table import fitted_table
 from tracegrade.pipeline.views import stored_overviews
 from tracegrade.report import terminal
@@ -15,7 +16,7 @@ from tracegrade.report.console import print_report
 from tracegrade.store.runs import load_run, resolve_run, set_baseline
 from tracegrade.store.traces import DB_ENV, Store
 
-db_option = click.option(
+_group_db_option = click.option(
     "--db", default=None, envvar=DB_ENV, metavar="PATH|URL", help="Trace store."
 )
 
@@ -25,7 +26,7 @@ db_option = click.option(
 @click.option("--label", help="Only runs with this label (exact, else a substring).")
 @click.option("--limit", type=click.IntRange(min=1), default=20, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run, per line.")
-@db_option
+@_group_db_option
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -39,7 +40,7 @@ def command(
     models, cases, pass rate, mean score, hallucination rate, latency p50/p95/mean, cost."""
     if ctx.invoked_subcommand is not None:
         return
-    with Store(db) as store:
+    with Store(require_store(db)) as store:
         views = stored_overviews(store, dataset, label, limit)
     if as_json:
         for view in views:
@@ -51,7 +52,7 @@ def command(
 
 @command.command("show")
 @click.argument("ref", metavar="RUN")
-@db_option
+@reading_db_option
 @click.option("--verbose", "-v", is_flag=True, help="Every case with every scorer's value.")
 @click.option("--json", "as_json", is_flag=True, help="The run document as JSON.")
 def show(ref: str, db: str | None, verbose: bool, as_json: bool) -> None:
@@ -66,7 +67,7 @@ def show(ref: str, db: str | None, verbose: bool, as_json: bool) -> None:
 
 @command.command("baseline")
 @click.argument("ref", metavar="RUN")
-@db_option
+@reading_db_option
 def baseline(ref: str, db: str | None) -> None:
     """Mark RUN as its dataset's baseline (replacing the previous one)."""
     with Store(db) as store:

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from tracegrade._util.http_guard import LimitedProtocol
-from tracegrade.cli.options import db_option
+from tracegrade.cli.options import reading_db_option
 from tracegrade.errors import ConfigError
 from tracegrade.store.traces import Store
 from tracegrade.web.accounts import account_names
@@ -35,7 +35,7 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 @click.command("ui")
-@db_option
+@reading_db_option
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option(
     "--port",

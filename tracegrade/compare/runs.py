@@ -387,8 +387,11 @@ def _verdict(
 ) -> list[str]:
     reasons = []
     if rules.fail_on_case_regression and tally.flipped:
+        more = tally.flipped - len(tally.flipped_named)
         reasons.append(
-            f"{tally.flipped} case(s) passed before and fail now: " + ", ".join(tally.flipped_named)
+            f"{tally.flipped} case(s) passed before and fail now: "
+            + ", ".join(tally.flipped_named)
+            + (f" and {more} more" if more > 0 else "")
         )
     repeats = tally.repeats
     score = deltas["score"]

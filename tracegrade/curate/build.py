@@ -48,7 +48,9 @@ class BuildOptions:
 @dataclass
 class BuildReport:
     """What a build did: conversations read and selected, cases derived, written, collapsed
-    as near-duplicates (of each other or of existing cases), and skipped (no user input)."""
+    as near-duplicates of each other, left out as already in the dataset (``--append``: a
+    case an existing one has, by id or by a near-identical input), and skipped (no user
+    input)."""
 
     conversations: int = 0
     selected: int = 0
@@ -56,6 +58,8 @@ class BuildReport:
     duplicates: int = 0
     skipped: int = 0
     existing: int = 0
+    already_in: int = 0
+    """Conversations whose case the dataset already has (``--append``)."""
 
 
 def parse_where(items: Sequence[str]) -> dict[str, str]:
@@ -234,10 +238,12 @@ def build_dataset(
             continue
         case = redact_case(derived, redactor)
         duplicate, owner = kept.duplicate_of(case)
-        if duplicate:
+        if duplicate and owner is None:
+            report.already_in += 1
+            continue
+        if owner is not None:
             report.duplicates += 1
-            if owner is not None:
-                owner["metadata"].setdefault("duplicates", []).extend(conversation.trace_ids)
+            owner["metadata"].setdefault("duplicates", []).extend(conversation.trace_ids)
             continue
         kept.add(case, case)
         report.cases.append(case)

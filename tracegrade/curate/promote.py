@@ -71,10 +71,33 @@ def suggested_facts(trace: AgentTrace) -> list[str]:
     return grounded_values(trace)
 
 
+def _check_indexes(choices: Sequence[Mapping[str, Any]], picks: Mapping[int, Choice]) -> None:
+    """A pick for a call the conversation does not have is an error naming the valid range."""
+    wrong = sorted(i for i in picks if not 0 <= i < len(choices))
+    if not wrong:
+        return
+    seen = ", ".join(f"{c['index']}={c['name']}" for c in choices[:8])
+    seen += f" and {len(choices) - 8} more" if len(choices) > 8 else ""
+    valid = (
+        f"the conversation has {len(choices)} tool call(s), INDEX 0-{len(choices) - 1} ({seen})"
+        if choices
+        else "the conversation has no tool call"
+    )
+    raise CaseError(f"tool call {', '.join(map(str, wrong))} out of range: {valid}", None)
+
+
 def _tool_expectations(trace: AgentTrace, picks: Mapping[int, Choice]) -> dict[str, Any]:
+    """``expected_tools`` and ``expected_tool_calls`` from the calls seen and the picks.
+
+    Raises:
+        CaseError: a pick's index is out of range (naming the valid range) or its choice
+            unknown.
+    """
     names: list[str] = []
     calls: list[dict[str, Any]] = []
-    for choice in tool_choices(trace):
+    choices = tool_choices(trace)
+    _check_indexes(choices, picks)
+    for choice in choices:
         picked = picks.get(choice["index"], choice["default"])
         if picked not in CHOICES:
             raise CaseError(
@@ -101,7 +124,8 @@ def promoted_case(
     """The golden case of a reviewed conversation (see the module docstring).
 
     Raises:
-        CaseError: the conversation has no user input, or a tool choice is unknown.
+        CaseError: the conversation has no user input, or a tool choice is unknown or out
+            of range (the message names the valid range).
     """
     case = derive_case(conversation, options)
     if case is None:

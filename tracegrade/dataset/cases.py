@@ -44,6 +44,7 @@ from tracegrade.dataset.trajectories import (
     argument_rule,
 )
 from tracegrade.errors import DatasetError
+from tracegrade.otlp.files import trace_file_kind
 
 Tier = Literal["smoke", "full"]
 
@@ -459,7 +460,8 @@ def load_dataset(path: str | Path) -> Dataset:
     """Load and validate a golden dataset (see the module docstring).
 
     Raises:
-        DatasetError: unreadable file, invalid YAML/JSON, bad cases (every problem of the
+        DatasetError: unreadable file, a trace file (one line saying to give it as the
+            traces), invalid YAML/JSON, bad cases (every problem of the
             file, one line each: file, line of the field, case, field, and for an unknown
             field the closest known one), or duplicate case ids.
     """
@@ -468,6 +470,11 @@ def load_dataset(path: str | Path) -> Dataset:
         raw = path.read_bytes()
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read dataset: {exc}") from exc
+    if (kind := trace_file_kind(raw)) is not None:
+        raise DatasetError(
+            f"{path}: {kind}, not a golden dataset: give it as the traces (tracegrade score "
+            f"{path} --dataset DATASET); `tracegrade dataset build {path}` makes a dataset of it"
+        )
     text = raw.decode("utf-8", "replace")
     data, case_lines = _parse(path, text)
     if isinstance(data, list):

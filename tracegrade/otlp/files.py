@@ -141,6 +141,12 @@ def expand_paths(paths: Iterable[str | Path], *, sibling_logs: bool = True) -> l
                 if p.is_file() and p.name.endswith(TRACE_FILE_SUFFIXES)
             )
         elif path.is_file():
+            if (kind := golden_dataset_kind(path)) is not None:
+                raise InputError(
+                    f"{kind}, not a trace file: give it with --dataset (a trace file is OTLP, "
+                    "a transcript or an any-agent trace)",
+                    source=str(path),
+                )
             out.append(path)
             if sibling_logs:
                 out.extend(_sibling_logs(path))
@@ -150,6 +156,95 @@ def expand_paths(paths: Iterable[str | Path], *, sibling_logs: bool = True) -> l
     for path in out:
         unique.setdefault(path.resolve(), path)
     return list(unique.values())
+
+
+_DATASET_HEAD_BYTES = 64 * 1024
+_YAML_CASES = re.compile(rb"^cases:[ \t]*(?:#.*)?$", re.M)
+_CASE_KEYS = ("input", "expected_tools", "expected_tool_calls", "must_contain", "expectedOutput")
+
+
+def _is_case(obj: Any) -> bool:
+    """A golden case's shape: no trace's keys, and an input (or user turns as text) or an
+    expectation."""
+    if not isinstance(obj, dict) or classify_json(obj) != "unknown":
+        return False
+    turns = obj.get("turns")
+    return any(key in obj for key in _CASE_KEYS) or (
+        isinstance(turns, list) and bool(turns) and all(isinstance(t, str) for t in turns)
+    )
+
+
+def golden_dataset_kind(path: Path) -> str | None:
+    """What a golden dataset file given where a trace file belongs is ("a golden dataset
+    (YAML)", "(JSON)", "(JSON lines)"), from its first 64 KiB; None for anything else (a
+    trace file, or a file that is neither, whose lines then report their own errors). A
+    dataset is YAML with a top-level ``cases:``, or JSON cases: an object with a ``cases``
+    list, a list of cases, or a case per line (a case has an ``input``, user ``turns`` as text,
+    expected tools or phrases, and none of a trace's keys)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_DATASET_HEAD_BYTES)
+    except OSError:
+        return None
+    if compression_of(head[:8]) is not None or not is_text(head[:4096]):
+        return None
+    start = head.lstrip()[:1]
+    if start not in (b"{", b"["):
+        return "a golden dataset (YAML)" if _YAML_CASES.search(head) else None
+    first_line = head.lstrip().split(b"\n", 1)[0]
+    try:
+        first = json.loads(first_line)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        first = None
+    if first is not None and _is_case(first) and b"\n" in head.strip():
+        return "a golden dataset (JSON lines)"
+    try:
+        document = json.loads(head) if len(head) < _DATASET_HEAD_BYTES else first
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return None
+    cases = document.get("cases") if isinstance(document, dict) else None
+    if isinstance(cases, list) and cases and _is_case(cases[0]):  # not a run document's cases
+        return "a golden dataset (JSON)"
+    if isinstance(document, list) and document and all(_is_case(c) for c in document[:3]):
+        return "a golden dataset (JSON)"
+    return None
+
+
+_TRACE_KINDS = {
+    "otlp-traces": "an OTLP/JSON trace file",
+    "otlp-logs": "an OTLP/JSON log file",
+    "any-agent": "an any-agent trace file",
+    "transcript": "a transcript file",
+}
+
+
+_OTLP_KEYS = {
+    b"resourceSpans": "otlp-traces",
+    b"resource_spans": "otlp-traces",
+    b"resourceLogs": "otlp-logs",
+    b"resource_logs": "otlp-logs",
+}
+_OTLP_OPENING = re.compile(rb'\{\s*"(resourceSpans|resource_spans|resourceLogs|resource_logs)"')
+
+
+def trace_file_kind(data: bytes) -> str | None:
+    """What a trace file given where a golden dataset belongs is ("an OTLP/JSON trace file",
+    "a gzip-compressed file", "an OTLP protobuf file", ...), from its first bytes; None when it
+    does not look like one (a dataset, or anything else)."""
+    compression = compression_of(data[:8])
+    if compression is not None:
+        return f"a {compression.split('-')[0]}-compressed file"
+    if data and not is_text(data[:4096]):
+        return "an OTLP protobuf file"
+    first_line = data.lstrip()[:_DATASET_HEAD_BYTES].split(b"\n", 1)[0]
+    if first_line[:1] != b"{":
+        return None
+    try:
+        first = json.loads(first_line)
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):  # a long first line
+        opening = _OTLP_OPENING.match(first_line)
+        return None if opening is None else _TRACE_KINDS[_OTLP_KEYS[opening.group(1)]]
+    return _TRACE_KINDS.get(classify_json(first))
 
 
 def _sibling_logs(path: Path) -> list[Path]:

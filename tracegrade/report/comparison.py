@@ -79,9 +79,29 @@ def signed(metric: str, d: Delta) -> str:
     return f"{d.delta:+.3f}"
 
 
-def better(metric: str, d: Delta) -> bool | None:
-    """True when CURRENT is better on ``metric``, False when worse, None when equal/unknown."""
+NOTICEABLE_RATIO = 0.10
+"""A latency or cost changes noticeably when it moves by at least this share of BASE: timing
+jitter (a +1 ms on 40 ms) is no change to flag."""
+NOTICEABLE_POINTS = 0.005
+"""A rate or score changes noticeably when it moves by at least this much (half a percentage
+point; the third decimal of a score)."""
+
+
+def noticeable(metric: str, d: Delta) -> bool:
+    """Whether the change of ``metric`` is more than noise (:data:`NOTICEABLE_RATIO` of the
+    base for latency and cost, :data:`NOTICEABLE_POINTS` for rates and scores)."""
     if not d.delta:
+        return False
+    if metric.endswith(("_ms", "_usd")):
+        base = abs(d.base or 0.0)
+        return abs(d.delta) >= NOTICEABLE_RATIO * base if base else True
+    return abs(d.delta) >= NOTICEABLE_POINTS
+
+
+def better(metric: str, d: Delta) -> bool | None:
+    """True when CURRENT is better on ``metric``, False when worse, None when equal, unknown
+    or within noise (:func:`noticeable`): what is coloured green / red (🟢 / 🔴)."""
+    if d.delta is None or not noticeable(metric, d):
         return None
     return (d.delta < 0) if metric in LOWER_IS_BETTER else (d.delta > 0)
 
@@ -135,7 +155,7 @@ def diff_lines(diff: TraceDiff | None) -> list[str]:
             ("latency", "latency_ms", diff.latency_ms),
             ("cost", "cost_usd", diff.cost_usd),
         )
-        if d.delta
+        if noticeable(metric, d)
     ]
     if usage:
         lines.append("usage: " + ", ".join(usage))

@@ -24,7 +24,7 @@ def _testcase(suite: ET.Element, case: CaseEntry, classname: str, threshold: flo
         suite,
         "testcase",
         classname=classname,
-        name=str(case.case_id or case.trace_id),
+        name=str(case.case_id or case.trace_id or "(no case, no trace)"),
         time=f"{seconds:.3f}",
     )
     properties = ET.SubElement(element, "properties")
@@ -101,7 +101,8 @@ def to_junit(doc: Mapping[str, Any]) -> ET.ElementTree:
         ("latency_p50_ms", summary.latency_p50_ms),
         ("latency_p95_ms", summary.latency_p95_ms),
     ]:
-        ET.SubElement(properties, "property", name=key, value=str(number))
+        if number is not None:  # unknown (no priced model, no trace): no property, not "None"
+            ET.SubElement(properties, "property", name=key, value=str(number))
     for case in read_cases(doc["cases"]):
         _testcase(suite, case, f"tracegrade.{name}", summary.threshold)
     return ET.ElementTree(root)

@@ -34,7 +34,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from tracegrade.errors import DatasetError, StoreError
-from tracegrade.report.comparison import METRIC_NAMES, signed
+from tracegrade.report.comparison import METRIC_NAMES, better, signed
 from tracegrade.report.comparison import value as comparison_value
 from tracegrade.web import compare_page, editor, login, review, runs, traces
 from tracegrade.web.base import HERE, StoreAccounts, Ui, UiConfig, render
@@ -71,6 +71,7 @@ def _filters(templates: Jinja2Templates) -> None:
     env.filters["markdown"] = render_markdown
     env.filters["metric"] = metric_value
     env.filters["metric_delta"] = metric_delta
+    env.filters["delta_class"] = delta_class
     env.filters["metric_name"] = lambda m: METRIC_NAMES.get(m, m)
     env.filters["unix_ns"] = lambda v: (
         "–"
@@ -141,6 +142,15 @@ def metric_delta(delta: Any, metric: str) -> str:
     if _absent(delta) or _absent(delta.delta):
         return "–"
     return _usd(delta.delta, "+") if metric.endswith("_usd") else signed(metric, delta)
+
+
+def delta_class(delta: Any, metric: str) -> str:
+    """``better`` / ``worse`` for a change of ``metric`` beyond noise (coloured green / red, as
+    the console's comparison and the Markdown do: :func:`~tracegrade.report.comparison.better`),
+    else ``""``."""
+    if _absent(delta) or _absent(delta.delta):
+        return ""
+    return {True: "better", False: "worse", None: ""}[better(metric, delta)]
 
 
 def routes() -> list[BaseRoute]:
