@@ -41,9 +41,10 @@ from benchmarks.common import report  # noqa: E402
 from tracegrade.collector.receiver import Receiver, ReceiverConfig  # noqa: E402
 from tracegrade.config import load_config  # noqa: E402
 from tracegrade.dataset import load_dataset  # noqa: E402
+from tracegrade.report.document import new_run_id  # noqa: E402
 from tracegrade.runner.agents import PythonAgent  # noqa: E402
 from tracegrade.runner.execute import RunPlan, Scoring  # noqa: E402
-from tracegrade.runner.session import EvalRun, new_run_id, run_eval  # noqa: E402
+from tracegrade.runner.session import EvalRun, run_eval  # noqa: E402
 from tracegrade.scoring import build_scorers, config_for  # noqa: E402
 
 AGENT_S = 0.2
@@ -156,22 +157,23 @@ def run(cases: int = 50, concurrency: int = 10, agent_s: float = AGENT_S) -> dic
             str(Path(folder) / "run.db"),
         )
         command_s = time.perf_counter() - started
-    attempts = [a for c in doc["cases"] for a in c["attempts"]]
+    attempts = [a for c in doc.cases for a in c.attempts]
     ideal = cases * agent_s / concurrency
-    wall = doc["summary"]["runner"]["wall_s"]
+    runner = doc.head.summary.runner
+    wall = runner.wall_s if runner else 0.0
     return {
         "cases": cases,
         "concurrency": concurrency,
         "agent_s": agent_s,
-        "passed": doc["summary"]["passed"],
+        "passed": doc.head.summary.passed,
         "ideal_s": round(ideal, 3),
         "receiver_start_s": round(receiver_s, 3),
         "run_wall_s": wall,
         "command_s": round(command_s, 3),
         "ratio": round(wall / (ideal + receiver_s), 3),
-        "agent_overhead_ms": _pcts([a["agent_ms"] - agent_s * 1000 for a in attempts]),
-        "settle_ms": _pcts([a["settle_ms"] for a in attempts]),
-        "score_ms": _pcts([a["score_ms"] for a in attempts]),
+        "agent_overhead_ms": _pcts([a.agent_ms - agent_s * 1000 for a in attempts]),
+        "settle_ms": _pcts([a.settle_ms for a in attempts]),
+        "score_ms": _pcts([a.score_ms for a in attempts]),
     }
 
 

@@ -45,6 +45,11 @@ _EXPORTS: dict[str, str] = {
     "RunResult": "tracegrade.scoring.results",
     "RunSummary": "tracegrade.scoring.results",
     "Score": "tracegrade.scoring.score",
+    # run documents (score --json, run --json): read and typed
+    "read_run_document": "tracegrade.run_document",
+    "RunDocument": "tracegrade.run_document",
+    "RunHead": "tracegrade.run_document",
+    "CaseEntry": "tracegrade.run_document",
 }
 
 __all__ = [
@@ -70,6 +75,10 @@ __all__ = [
     "RunResult",
     "RunSummary",
     "Score",
+    "read_run_document",
+    "RunDocument",
+    "RunHead",
+    "CaseEntry",
 ]
 
 if TYPE_CHECKING:
@@ -84,6 +93,7 @@ if TYPE_CHECKING:
         iter_from_files,
         iter_from_store,
     )
+    from tracegrade.run_document import CaseEntry, RunDocument, RunHead, read_run_document
     from tracegrade.scoring.results import CaseResult, RunResult, RunSummary
     from tracegrade.scoring.score import Score
     from tracegrade.store.traces import Store

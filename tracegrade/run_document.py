@@ -14,8 +14,11 @@ schema version allows). The JSON Schema
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeVar
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tracegrade.errors import InputError
@@ -37,8 +40,15 @@ class DatasetRef(_Model):
     cases: int | None = Field(None, description="How many cases it holds (before the tier).")
 
 
+class AgentRef(_Model):
+    """The agent ``tracegrade run`` drove."""
+
+    kind: str = Field(description="python, command or http.")
+    spec: str = Field(description="The MODULE:FUNCTION, command or URL given.")
+
+
 class RunMeta(_Model):
-    """``run``: what the run was and where it came from."""
+    """``run``: what the run was and where it came from (fields in the document's order)."""
 
     run_id: str = Field(description="Unique id: creation time and a random suffix.")
     created_at: str | None = Field(None, description="ISO 8601, UTC.")
@@ -47,26 +57,26 @@ class RunMeta(_Model):
     threshold: float | None = Field(None, description="The pass score per case, in [0, 1].")
     min_pass_rate: float = Field(1.0, description="The fraction of cases that must pass.")
     passed: bool | None = Field(None, description="Whether the run passed (and --min-score held).")
-    tracegrade_version: str | None = None
-    git_sha: str | None = None
-    git_branch: str | None = None
+    git_sha: str | None = Field(None, description="The working directory's git commit.")
     agent_version: str | None = Field(None, description="The traces' service.version.")
     models: list[str] = Field(default_factory=list, description="Models the agent called.")
     trace_source: str | None = Field(None, description="Files, store, memory or pytest.")
     config_sources: list[str] = Field(default_factory=list)
+    tracegrade_version: str | None = None
+    git_branch: str | None = None
     label: str | None = Field(None, description="Free text of tracegrade run --label.")
-    agent: dict[str, Any] | None = Field(None, description='{"kind", "spec"} of the agent run.')
+    agent: AgentRef | None = Field(None, description="tracegrade run: the agent run.")
     started_at: str | None = Field(None, description="ISO 8601, UTC (tracegrade run).")
     finished_at: str | None = Field(None, description="ISO 8601, UTC (tracegrade run).")
     repeat: int = Field(1, description="Times each case was run.")
     concurrency: int | None = Field(None, description="Cases run at once.")
     interrupted: bool = Field(False, description="Stopped early (Ctrl-C): cases missing.")
-    min_score: float | None = Field(None, description="--min-score, when given.")
     evaluator: dict[str, Any] | None = Field(
         None,
         description="Who scored the run: id, scorers with their versions and kinds, dataset "
         "and config fingerprints, tracegrade's version (tracegrade.scoring.identity).",
     )
+    min_score: float | None = Field(None, description="--min-score, when given.")
 
 
 class Spent(_Model):
@@ -79,11 +89,75 @@ class Spent(_Model):
     cost_usd: float | None = Field(None, description="USD, of the attempts whose cost is known.")
 
 
+class JudgeTotals(_Model):
+    """The LLM judge's own calls in a run (apart from the agent's tokens and cost)."""
+
+    calls: int = Field(0, description="Judge calls made (cache hits included).")
+    cached: int = Field(0, description="Verdicts read from the judge cache.")
+    input_tokens: int = Field(0, description="Tokens.")
+    output_tokens: int = Field(0, description="Tokens.")
+    cost_usd: float | None = Field(None, description="USD; None when a model's price is unknown.")
+    errors: int = Field(0, description="Cases whose judging failed.")
+    models: list[str] = Field(default_factory=list, description="Judge models used.")
+
+
+class ClarifierTotals(_Model):
+    """``tracegrade run``: the judge deciding follow-up replies, and its failures."""
+
+    calls: int = Field(0, description="Clarifier calls made.")
+    cached: int = Field(0, description="Replies read from the cache.")
+    input_tokens: int = Field(0, description="Tokens.")
+    output_tokens: int = Field(0, description="Tokens.")
+    cost_usd: float | None = Field(None, description="USD; None when the price is unknown.")
+    errors: list[str] = Field(default_factory=list, description="Each failure, by case.")
+
+
+class CategoryFigures(_Model):
+    """The cases of one ``category``."""
+
+    results: int = 0
+    passed: int = 0
+    pass_rate: float | None = None
+    score: float | None = Field(None, description="Weighted mean; None when none was scored.")
+
+
+class TagFigures(_Model):
+    """The cases of one tag."""
+
+    cases: int = 0
+    passed: int = 0
+    pass_rate: float | None = None
+    score: float | None = Field(None, description="Mean score (a failed unscored case is 0).")
+    hallucination_rate: float | None = None
+
+
+class LatencySample(_Model):
+    """How latency percentiles were estimated when a run had more values of a kind than the
+    sample holds (:mod:`tracegrade.scoring.summary`)."""
+
+    method: str = Field(description="uniform reservoir sample.")
+    size: int = Field(description="Values kept per kind.")
+    values: dict[str, int] = Field(
+        default_factory=dict, description="Kind (latency, llm_latency, tool_latency) -> seen."
+    )
+
+
+class RunnerFigures(_Model):
+    """``tracegrade run``: where the run's time went (ms, s)."""
+
+    attempts: int = Field(0, description="Attempts made (cases times repeats).")
+    attempt_errors: int = Field(0, description="Attempts the agent failed.")
+    wall_s: float = Field(0.0, description="Seconds from the first attempt to the last.")
+    agent_ms_p50: float | None = Field(None, description="Median ms in the agent's conversation.")
+    settle_ms_p50: float | None = Field(None, description="Median ms waiting for spans.")
+    settle_ms_p95: float | None = None
+    score_ms_p50: float | None = Field(None, description="Median ms loading and scoring.")
+    score_ms_p95: float | None = None
+
+
 class RunSummaryEntry(_Model):
     """``summary``: totals over the run's cases (values in [0, 1], durations in ms, costs in
-    USD, tokens in tokens)."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
+    USD, tokens in tokens; fields in the document's order)."""
 
     results: int = 0
     passed: int = 0
@@ -109,23 +183,21 @@ class RunSummaryEntry(_Model):
     )
     output_tokens: int | None = None
     cost_usd: float | None = None
+    hallucination_rate: float | None = None
+    judge: JudgeTotals | None = Field(None, description="The judge's own calls and cost.")
+    categories: dict[str, CategoryFigures] = Field(default_factory=dict)
+    latency_mean_ms: float | None = None
+    latency_total_ms: float | None = None
+    by_tag: dict[str, TagFigures] = Field(default_factory=dict)
+    latency_sample: LatencySample | None = Field(
+        None, description="How the latency percentiles were estimated from a sample."
+    )
+    flaky: int = Field(0, description="tracegrade run: cases whose repeats disagree.")
+    agent_errors: int = Field(0, description="tracegrade run: cases the agent failed on.")
     spent: Spent | None = Field(
         None, description="tracegrade run: tokens and USD of every attempt of every case."
     )
-    hallucination_rate: float | None = None
-    judge: dict[str, Any] | None = Field(None, description="The judge's own calls and cost.")
-    categories: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    latency_mean_ms: float | None = None
-    latency_total_ms: float | None = None
-    by_tag: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    agent_errors: int = Field(0, description="tracegrade run: cases the agent failed on.")
-    flaky: int = Field(0, description="tracegrade run: cases whose repeats disagree.")
-    latency_sample: dict[str, Any] | None = Field(
-        None, description="How the latency percentiles were estimated from a sample."
-    )
-    clarifier: dict[str, Any] | None = Field(
-        None, description="tracegrade run: the judge deciding follow-ups, and its errors."
-    )
+    runner: RunnerFigures | None = Field(None, description="tracegrade run: where time went.")
     simulated: dict[str, Any] | None = Field(
         None,
         description="tracegrade run: the goal-reached rate of the simulated conversations, "
@@ -133,6 +205,9 @@ class RunSummaryEntry(_Model):
     )
     simulator: dict[str, Any] | None = Field(
         None, description="tracegrade run: the simulated users' model calls, tokens and cost."
+    )
+    clarifier: ClarifierTotals | None = Field(
+        None, description="tracegrade run: the judge deciding follow-ups, and its errors."
     )
 
 
@@ -150,11 +225,54 @@ class CaseUsage(_Model):
     unpriced_models: list[str] = Field(default_factory=list)
 
 
+class ScorerDetail(_Model):
+    """One scorer's verdict on a case: its value, why, and what it found."""
+
+    value: float | None = Field(None, description="In [0, 1]; None: not scored.")
+    reason: str | None = Field(None, description="Why this value (or why not scored).")
+    details: dict[str, Any] = Field(
+        default_factory=dict, description="What the scorer found (its own shape)."
+    )
+
+
+class FollowUpMessage(_Model):
+    """A follow-up reply the runner gave to the agent's clarifying question."""
+
+    source: str = Field(description="script or judge.")
+    question: str = ""
+    reply: str = ""
+
+
+class AttemptEntry(_Model):
+    """``tracegrade run``: one attempt (repeat) of a case, with its own tokens and cost."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cost_usd: float | None = None
+    repeat: int = Field(0, description="Which repeat (0-based).")
+    trace_ids: list[str] = Field(default_factory=list, description="The traces it sent.")
+    passed: bool = False
+    score: float | None = None
+    error: str | None = Field(None, description="How the agent failed (None: it answered).")
+    followups: int = Field(0, description="Follow-up replies given.")
+    followup_sources: list[str] = Field(default_factory=list)
+    followup_messages: list[FollowUpMessage] = Field(default_factory=list)
+    gave_up: bool = Field(False, description="The conversation ran out of turns.")
+    revivals: list[int] = Field(
+        default_factory=list, description="The turns the agent was revived before."
+    )
+    agent_ms: float = Field(0.0, description="ms in the agent's conversation.")
+    settle_ms: float = Field(0.0, description="ms waiting for its spans to settle.")
+    score_ms: float = Field(0.0, description="ms loading and scoring.")
+    simulation: dict[str, Any] | None = Field(
+        None, description="A simulated user's conversation: what it played, how it ended."
+    )
+
+
 class CaseEntry(_Model):
     """One item of ``cases``: a case scored against a trace (``tracegrade run`` adds the
-    attempts, the spread and whether the case is flaky)."""
-
-    model_config = ConfigDict(extra="allow", frozen=True)
+    attempts, what they spent, the agent's error, the spread and whether the case is flaky;
+    fields in the document's order)."""
 
     case_id: str | None = Field(None, description="None for reference-free scoring.")
     trace_id: str | None = Field(None, description="None when no trace matched the case.")
@@ -172,17 +290,20 @@ class CaseEntry(_Model):
     weight: float = 1.0
     metadata: dict[str, Any] = Field(default_factory=dict)
     usage: CaseUsage | None = None
-    details: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    details: dict[str, ScorerDetail] = Field(default_factory=dict)
+    attempts: list[AttemptEntry] = Field(
+        default_factory=list, description="tracegrade run: one entry per repeat of the case."
+    )
     spent: Spent | None = Field(
         None, description="tracegrade run: tokens and USD of every attempt of this case."
-    )
-    attempts: list[dict[str, Any]] = Field(
-        default_factory=list, description="tracegrade run: one entry per repeat of the case."
     )
     error: str | None = Field(None, description="tracegrade run: how the agent failed.")
     spread: float | None = Field(None, description="tracegrade run: max - min attempt score.")
     flaky: bool | None = Field(
         None, description="tracegrade run: the repeats disagree (None: not a tracegrade run)."
+    )
+    goal: dict[str, Any] | None = Field(
+        None, description="tracegrade run: a simulated user's goal-reached rate over repeats."
     )
 
 
@@ -204,8 +325,8 @@ class RunDocument(_Model):
         return _validate(cls, data, source)
 
     def to_json(self) -> dict[str, Any]:
-        """The document as JSON-ready data."""
-        return self.model_dump(mode="json", exclude_none=False)
+        """The document as JSON-ready data (the fields it was built or read with)."""
+        return self.model_dump(mode="json", exclude_unset=True)
 
 
 class RunHead(_Model):
@@ -216,6 +337,67 @@ class RunHead(_Model):
     schema_version: Literal["tracegrade.run/1"] = SCHEMA_VERSION
     run: RunMeta
     summary: RunSummaryEntry
+
+
+class CaseEntries(Protocol):
+    """A run's case entries as a run writes them (:class:`~tracegrade.report.caselog.CaseLog`
+    on disk, :class:`~tracegrade.report.caselog.CaseList` in memory): read any number of
+    times, typed or as the JSON line of each (:func:`entry_json`)."""
+
+    def __iter__(self) -> Iterator[CaseEntry]: ...
+
+    def __len__(self) -> int: ...
+
+    def lines(self) -> Iterator[bytes]:
+        """Each entry's JSON, in order."""
+        ...
+
+
+@dataclass(frozen=True)
+class StreamedDocument:
+    """A run document as ``score``, ``run`` and the pytest plugin write it: its typed head
+    (built once, never changed) and its case entries (streamed from a case log: a run's cases
+    may outnumber memory). :func:`document_json` is its JSON-ready form."""
+
+    head: RunHead
+    cases: CaseEntries
+
+
+def head_of(run: RunMeta, summary: RunSummaryEntry) -> RunHead:
+    """The head of a run document being written (its schema version set, so it is written)."""
+    return RunHead(schema_version=SCHEMA_VERSION, run=run, summary=summary)
+
+
+def entry_json(entry: CaseEntry) -> bytes:
+    """A case entry's JSON (compact, its fields in the document's order; the fields it was
+    built or read with)."""
+    return entry.__pydantic_serializer__.to_json(entry, exclude_unset=True)
+
+
+def head_json(head: RunHead) -> dict[str, Any]:
+    """A run document's head as JSON-ready data (the fields it was built or read with)."""
+    return head.model_dump(mode="json", exclude_unset=True)
+
+
+def document_json(doc: StreamedDocument | Mapping[str, Any]) -> Mapping[str, Any]:
+    """A run document as JSON-ready data: its head's fields and ``cases`` (each entry decoded
+    from its JSON line as it is read). A mapping is returned as it is."""
+    if not isinstance(doc, StreamedDocument):
+        return doc
+    return {**head_json(doc.head), "cases": _DecodedCases(doc.cases)}
+
+
+class _DecodedCases:
+    """The JSON-ready entries of :class:`CaseEntries`, decoded as they are read."""
+
+    def __init__(self, cases: CaseEntries) -> None:
+        self.cases = cases
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (orjson.loads(line) for line in self.cases.lines())
+
+    def __len__(self) -> int:
+        return len(self.cases)
 
 
 _M = TypeVar("_M", bound=BaseModel)
@@ -233,9 +415,11 @@ def _validate(model: type[_M], data: Any, source: str, prefix: str = "") -> _M:
         ) from exc
 
 
-def read_head(doc: RunHead | Mapping[str, Any], source: str = "run document") -> RunHead:
-    """The typed head of a run document: its JSON-ready data as written by ``score``/``run``
-    or decoded from a file or the store (``doc["cases"]``, if any, is not read), or a
+def read_head(
+    doc: RunHead | StreamedDocument | Mapping[str, Any], source: str = "run document"
+) -> RunHead:
+    """The typed head of a run document: a document being written (its head), its JSON-ready
+    data decoded from a file or the store (``doc["cases"]``, if any, is not read), or a
     :class:`RunHead` already read (returned as it is). The one place a reader turns a run
     document's ``run`` and ``summary`` into objects; documents of earlier versions read (fields
     added since have defaults).
@@ -245,6 +429,8 @@ def read_head(doc: RunHead | Mapping[str, Any], source: str = "run document") ->
     """
     if isinstance(doc, RunHead):
         return doc
+    if isinstance(doc, StreamedDocument):
+        return doc.head
     return _validate(RunHead, {k: v for k, v in doc.items() if k != "cases"}, source)
 
 
@@ -274,6 +460,37 @@ def read_cases(
         InputError: an entry is not a case entry (named by its index and field).
     """
     return (read_case(entry, source, i) for i, entry in enumerate(entries))
+
+
+def document_cases(
+    doc: StreamedDocument | Mapping[str, Any], source: str = "run document"
+) -> Iterator[CaseEntry]:
+    """The case entries of a run document (one being written, or its JSON-ready data), typed,
+    one at a time (:func:`read_cases`).
+
+    Raises:
+        InputError: an entry is not a case entry (named by its index and field).
+    """
+    cases = doc.cases if isinstance(doc, StreamedDocument) else doc["cases"]
+    return read_cases(cases, source)
+
+
+def read_run_document(path: str | Path) -> RunDocument:
+    """A run document file (``score --json``, ``run --json``) read and typed whole.
+
+    Raises:
+        InputError: the file cannot be read, is not JSON, or is not a ``tracegrade.run/1``
+            document (the message names the file and the field).
+    """
+    try:
+        text = Path(path).read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=str(path)) from exc
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not JSON: {exc.msg}", source=str(path), line=exc.lineno) from exc
+    return RunDocument.from_json(data, source=str(path))
 
 
 def json_schema() -> dict[str, Any]:

@@ -128,16 +128,18 @@ def test_a_trace_read_from_a_file_is_returned_as_is_without_secrets():
 
 
 def test_run_documents_are_redacted_case_by_case():
-    from tracegrade.pipeline.outputs import redacted_document
+    from tracegrade.pipeline.outputs import redacted_cases
+    from tracegrade.report.caselog import CaseList
+    from tracegrade.run_document import CaseEntry
 
-    doc = {
-        "run": {"run_id": "r"},
-        "cases": [{"reasons": ["ungrounded: 4012888888881881", "url postgres://u:PwPw9@h/d"]}],
-    }
-    redacted = redacted_document(doc)
-    assert list(redacted) == ["run", "cases"]
-    (case,) = list(redacted["cases"])
-    assert "4012888888881881" not in str(case) and "PwPw9" not in str(case)
+    secret = ["ungrounded: 4012888888881881", "url postgres://u:PwPw9@h/d"]
+    plain = CaseEntry(passed=True, score=0.9090909090909092, reasons=["fine"])
+    leaked = CaseEntry(passed=False, reasons=secret, metadata={"password": "hunter2"})
+    with redacted_cases(CaseList([plain, leaked]), Redactor()) as cases:
+        kept, redacted = list(cases)
+    assert kept == plain  # a score's 16 digits are no card number: the entry is as it was
+    assert "4012888888881881" not in str(redacted) and "PwPw9" not in str(redacted)
+    assert redacted.metadata == {"password": "[REDACTED]"}
 
 
 def test_an_unknown_detect_secrets_plugin_is_a_config_error():

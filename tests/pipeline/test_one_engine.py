@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from benchmarks.tau_bench.convert import convert
 from tracegrade import evaluate_dataset, from_files, load_dataset
 from tracegrade.cli import cli
-from tracegrade.report.document import case_dict
+from tracegrade.report.document import case_entry
 from tracegrade.run_document import RunDocument
 
 # Loaded here so pytester's in-process run finds numpy and scipy already imported.
@@ -59,7 +59,7 @@ def _cases(cases: list[dict]) -> list[dict]:
 def test_the_python_api_gives_the_same_cases_and_summary(main_job, from_cli):
     traces = from_files([main_job / "traces.jsonl"]).traces
     run = evaluate_dataset(traces, load_dataset(main_job / "dataset.yaml"))
-    api_cases = [case_dict(r) for r in run.results]
+    api_cases = [case_entry(r).model_dump(mode="json", exclude_unset=True) for r in run.results]
     assert _cases(api_cases) == _cases(from_cli["cases"])
     summary = from_cli["summary"]
     assert run.summary.passed == summary["passed"] and run.summary.results == summary["results"]

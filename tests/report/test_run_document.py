@@ -14,7 +14,14 @@ from click.testing import CliRunner
 from tracegrade.cli import cli
 from tracegrade.compare import read_document
 from tracegrade.errors import InputError
-from tracegrade.run_document import RunDocument, json_schema, read_cases, read_head
+from tracegrade.run_document import (
+    RunDocument,
+    RunMeta,
+    ScorerDetail,
+    json_schema,
+    read_cases,
+    read_head,
+)
 
 DATA = Path(__file__).parents[1] / "data"
 TAU = Path(__file__).parents[2] / "datasets" / "tau-bench-otlp" / "openinference"
@@ -48,6 +55,35 @@ def test_the_schema_is_published():
     schema = json_schema()
     assert schema["$id"] == "tracegrade.run/1"
     assert {"run", "summary", "cases"} <= set(schema["properties"])
+
+
+def test_the_schema_types_what_a_run_adds():
+    """Issue 39: the parts that were free-form (attempts, judge usage, runner, details) have
+    their models in the published schema (summary.runner was missing)."""
+    models = json_schema()["$defs"]
+    summary = models["RunSummaryEntry"]["properties"]
+    assert {"runner", "spent", "clarifier", "judge", "latency_sample"} <= set(summary)
+    assert set(models["RunnerFigures"]["properties"]) >= {"attempts", "wall_s", "agent_ms_p50"}
+    assert "followup_messages" in models["AttemptEntry"]["properties"]
+    assert set(models["ScorerDetail"]["properties"]) == {"value", "reason", "details"}
+    assert set(models["JudgeTotals"]["properties"]) >= {"calls", "cost_usd", "models"}
+
+
+def test_the_typed_reader_reads_a_written_document(tmp_path):
+    import tracegrade
+
+    path = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        cli, ["score", str(TAU / "traces.jsonl.gz"), "--json", str(path), "--no-save"]
+    )
+    assert result.exit_code in (0, 1), result.output
+    doc = tracegrade.read_run_document(path)
+    assert isinstance(doc, tracegrade.RunDocument) and isinstance(doc.run, RunMeta)
+    assert all(isinstance(c, tracegrade.CaseEntry) for c in doc.cases) and len(doc.cases) == 25
+    assert all(isinstance(d, ScorerDetail) for c in doc.cases for d in c.details.values())
+    path.write_text('{"schema_version": "tracegrade.run/1", "run": {}}')
+    with pytest.raises(InputError, match="run.run_id"):
+        tracegrade.read_run_document(path)
 
 
 HEAD = {

@@ -20,46 +20,63 @@ from tracegrade.pipeline.outputs import write_document
 from tracegrade.report.caselog import CaseLog
 from tracegrade.report.console import print_report
 from tracegrade.report.junit import to_junit, write_junit
+from tracegrade.run_document import CaseEntry, RunHead, StreamedDocument
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring import summary as running
 from tracegrade.scoring.streaming import stream_results
 from tracegrade.store import runs as stored
 from tracegrade.store.traces import Store
 
+# Fields in the document's order (the order a written entry has).
 CASES = [
     {"case_id": "é-1", "trace_id": "t1", "passed": False, "score": 0.25, "scores": {"a": None},
-     "reasons": ["broke \"quoted\"\nline"], "hard_failures": [], "details": {}, "usage": None},
+     "reasons": ["broke \"quoted\"\nline"], "hard_failures": [], "usage": None, "details": {}},
     {"case_id": None, "trace_id": None, "passed": True, "score": None, "scores": {},
-     "reasons": [], "hard_failures": ["x"], "details": {"k": {"v": [1, 2.5, {}]}},
-     "usage": {"duration_ms": 1234.5}},
+     "reasons": [], "hard_failures": ["x"], "usage": {"duration_ms": 1234.5},
+     "details": {"k": {"v": [1, 2.5, {}]}}},
 ]  # fmt: skip
 DOC = {
     "schema_version": "tracegrade.run/1",
     "run": {"run_id": "r1", "created_at": "2026-01-01T00:00:00+00:00", "dataset": None},
-    "summary": {"results": 2, "failed": 1, "threshold": 0.7, "score": 0.25, "axes": {}},
+    "summary": {"results": 2, "failed": 1, "score": 0.25, "threshold": 0.7, "axes": {}},
 }
 
 
 def logged(cases):
     log = CaseLog()
     for case in cases:
-        log.add(case)
+        log.add(CaseEntry.model_validate(case))
     return log
 
 
+def streamed(doc, log):
+    return StreamedDocument(RunHead.model_validate(doc), log)
+
+
 def test_the_case_log_reads_back_every_entry_in_order_each_time():
+    typed = [CaseEntry.model_validate(case) for case in CASES]
     with logged(CASES) as log:
-        assert len(log) == 2 and list(log) == CASES and list(log) == CASES
+        assert len(log) == 2 and list(log) == typed and list(log) == typed
         outer = iter(log)
-        assert next(outer) == CASES[0] and list(log) == CASES and next(outer) == CASES[1]
+        assert next(outer) == typed[0] and list(log) == typed and next(outer) == typed[1]
+        assert [json.loads(line) for line in log.lines()] == CASES  # the fields it was given
 
 
 def test_the_streamed_json_is_the_json_of_the_whole_document(tmp_path):
     for cases in ([], CASES[:1], CASES):
         expected = json.dumps({**DOC, "cases": cases}, indent=2, ensure_ascii=False)
         with logged(cases) as log:
-            write_document(str(tmp_path / "run.json"), {**DOC, "cases": log})
+            write_document(str(tmp_path / "run.json"), streamed(DOC, log))
         assert (tmp_path / "run.json").read_text(encoding="utf-8") == expected
+
+
+def test_the_json_writes_numbers_as_python_does(tmp_path):
+    """orjson writes 1e-05 as 0.00001 and 1e-07 as 1e-7; the document keeps Python's form."""
+    case = {**CASES[0], "score": 1e-05, "scores": {"a": 3.5e-07, "b": 0.5}, "reasons": ["0.00001"]}
+    expected = json.dumps({**DOC, "cases": [case]}, indent=2, ensure_ascii=False)
+    with logged([case]) as log:
+        write_document(str(tmp_path / "run.json"), streamed(DOC, log))
+    assert (tmp_path / "run.json").read_text(encoding="utf-8") == expected
 
 
 def test_the_streamed_junit_is_the_junit_of_the_whole_document(tmp_path):
@@ -68,7 +85,7 @@ def test_the_streamed_junit_is_the_junit_of_the_whole_document(tmp_path):
         ET.indent(tree)
         tree.write(tmp_path / "whole.xml", encoding="utf-8", xml_declaration=True)
         with logged(cases) as log:
-            write_junit({**DOC, "cases": log}, tmp_path / "streamed.xml")
+            write_junit(streamed(DOC, log), tmp_path / "streamed.xml")
         assert (tmp_path / "streamed.xml").read_bytes() == (tmp_path / "whole.xml").read_bytes()
 
 
@@ -76,7 +93,7 @@ def test_a_run_is_stored_from_the_log_in_chunks(tmp_path, monkeypatch):
     monkeypatch.setattr(stored, "_CHUNK", 1)
     doc = {**DOC, "run": {**DOC["run"], "passed": False}}
     with logged(CASES) as log, Store(str(tmp_path / "s.db")) as store:
-        stored.save_run(store, {**doc, "cases": log})
+        stored.save_run(store, streamed(doc, log))
         assert stored.load_run(store, "r1")["cases"] == CASES
 
 
@@ -109,7 +126,7 @@ def test_the_console_lists_at_most_the_limit_and_says_where_the_rest_are(capsys)
         },  # fmt: skip
     }
     with logged(many) as log:
-        print_report({**doc, "cases": log}, limit=3, see_all="tracegrade runs show r1")
+        print_report(streamed(doc, log), limit=3, see_all="tracegrade runs show r1")
     out = capsys.readouterr().out
     assert "c2" in out and "c3" not in out
     assert "... and 4 more failed case(s): tracegrade runs show r1" in out

@@ -103,7 +103,7 @@ def test_the_summary_counts_and_means_are_those_of_the_list(chosen, threshold, l
     got = RunningSummary(threshold)
     for result in chosen:
         got.add(result)
-    summary = got.summary(leftover)
+    summary = got.summary(leftover).model_dump()
     passed = sum(r.passed for r in chosen)
     assert summary["results"] == len(chosen) and summary["passed"] == passed
     assert summary["pass_rate"] == (passed / len(chosen) if chosen else 0.0)
@@ -158,7 +158,7 @@ def test_percentiles_past_the_sample_size_are_estimated_and_said_so():
                 usage=dataclasses.replace(usage, duration_ms=float(n), llm_durations_ms=(1.0,)),
             )
         )
-    summary = running.summary(0)
+    summary = running.summary(0).model_dump()
     assert summary["latency_sample"] == {
         "method": "uniform reservoir sample",
         "size": 100,

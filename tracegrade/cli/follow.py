@@ -5,16 +5,20 @@ from __future__ import annotations
 import signal
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
 
 from tracegrade.errors import ExitCode
 from tracegrade.judge.budget import BUDGET_SKIP, parse_budget
-from tracegrade.pipeline._score import CaseResult, ScoreOptions
+from tracegrade.pipeline._score import ScoreOptions
 from tracegrade.pipeline.follow import Follower, make_follower
 from tracegrade.pipeline.follow_workers import run_follower
 from tracegrade.pipeline.judging import judge_cache
 from tracegrade.pipeline.sessions import SESSION_KEY
+
+if TYPE_CHECKING:
+    from tracegrade.scoring.results import CaseResult
 
 
 def line(result: CaseResult, updated: bool = False) -> str:

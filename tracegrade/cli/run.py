@@ -95,7 +95,7 @@ def command(**params: Any) -> None:
     outcome = run(options)
     print_report(outcome.document, verbose=params["verbose"])
     if outcome.stored_in:
-        click.echo(stored_line(outcome.document["run"]["run_id"], outcome.stored_in))
+        click.echo(stored_line(outcome.document.head.run.run_id, outcome.stored_in))
     if outcome.comparison is not None:
         print_comparison(outcome.comparison)
     warn(outcome.warnings)

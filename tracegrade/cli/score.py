@@ -127,7 +127,7 @@ def command(**params: Any) -> None:
 
 def _render(run: ScoredRun, verbose: bool, json_path: str | None, no_save: bool) -> None:
     """The report, the comparison, warnings and the reason of a usage error."""
-    run_id = run.document["run"]["run_id"]
+    run_id = run.document.head.run.run_id
     print_report(
         run.document,
         verbose=verbose,

@@ -25,8 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
-from tracegrade.collector.grpc_front import settle
-from tracegrade.collector.service import ExportService
+from tracegrade.collector.service import ExportService, settle
 from tracegrade.store.feedback import DEFAULT_ATTRIBUTE, feedback_request
 
 MAX_BODY_BYTES = 64 * 1024

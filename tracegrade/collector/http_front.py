@@ -36,9 +36,8 @@ from tracegrade._util.http_guard import LimitedProtocol
 from tracegrade.collector.address import bare_host, check_free
 from tracegrade.collector.admission import Encoding, Signal
 from tracegrade.collector.feedback_api import feedback_endpoint
-from tracegrade.collector.grpc_front import settle
 from tracegrade.collector.memory import MemoryBudget, admission_footprint
-from tracegrade.collector.service import ExportService, admits_inline
+from tracegrade.collector.service import ExportService, admits_inline, settle
 
 CONTENT_TYPES: dict[str, Encoding] = {
     "application/x-protobuf": "protobuf",

@@ -60,9 +60,11 @@ CHUNK_KEYS = 500
 """Case keys looked up at once (the per-case tests are vectorised over a chunk)."""
 
 
-def compared_entry(case: Mapping[str, Any]) -> dict[str, Any]:
-    """A run document's case entry with only what a comparison reads (:data:`_READ`, and of
-    its ``details`` only :data:`_READ_DETAILS`)."""
+def compared_entry(case: CaseEntry | Mapping[str, Any]) -> dict[str, Any]:
+    """A run document's case entry (typed, or its JSON-ready data) with only what a
+    comparison reads (:data:`_READ`, and of its ``details`` only :data:`_READ_DETAILS`)."""
+    if isinstance(case, CaseEntry):
+        case = case.model_dump(include={*_READ, "details"}, exclude_unset=True)
     details = case.get("details") or {}
     found = {
         scorer: {"details": {key: value}}

@@ -27,8 +27,8 @@ def delta(base: float | None, current: float | None) -> Delta:
 
 
 def _detail(case: CaseEntry | None, scorer: str, key: str) -> list[Any]:
-    details = (case.details.get(scorer) if case else None) or {}
-    return list((details.get("details") or {}).get(key) or [])
+    detail = case.details.get(scorer) if case else None
+    return list((detail.details.get(key) if detail else None) or [])
 
 
 def _ungrounded(case: CaseEntry | None) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.compare.model import RunOverview
-from tracegrade.run_document import CaseEntry, RunHead, read_cases, read_head
+from tracegrade.run_document import CaseEntry, RunHead, StreamedDocument, read_cases, read_head
 from tracegrade.scoring.results import HALLUCINATION_AXES, percentile
 from tracegrade.scoring.results import hallucinated as scoring_hallucinated
 from tracegrade.scoring.results import hallucination_checked as scoring_checked
@@ -39,7 +39,9 @@ def hallucinated(case: CaseEntry | Mapping[str, Any]) -> bool:
     """:func:`tracegrade.scoring.evaluation.hallucinated` of a run document's case entry (a
     :class:`~tracegrade.run_document.CaseEntry`, or its JSON-ready data)."""
     if isinstance(case, CaseEntry):
-        return scoring_hallucinated(case.scores, case.details)
+        found = case.details.get("hallucination")
+        details = {"hallucination": {"details": found.details}} if found else {}
+        return scoring_hallucinated(case.scores, details)
     return scoring_hallucinated(case.get("scores") or {}, case.get("details") or {})
 
 
@@ -85,9 +87,9 @@ def _num(value: float | None) -> float:
     return -1.0 if value is None else float(value)
 
 
-def group_cases(doc: Mapping[str, Any]) -> dict[str, CaseGroup]:
+def group_cases(doc: StreamedDocument | Mapping[str, Any]) -> dict[str, CaseGroup]:
     """The document's cases by case id (trace id for reference-free runs), in document order."""
-    return group_entries(doc.get("cases") or [])
+    return group_entries(doc.cases if isinstance(doc, StreamedDocument) else doc.get("cases") or [])
 
 
 def group_entries(cases: Iterable[CaseEntry | Mapping[str, Any]]) -> dict[str, CaseGroup]:
@@ -106,7 +108,7 @@ def group_entries(cases: Iterable[CaseEntry | Mapping[str, Any]]) -> dict[str, C
 def case_group(key: str, typed: Sequence[CaseEntry]) -> CaseGroup:
     """The group of a case's entries (document order; see the module docstring)."""
     if len(typed) == 1 and typed[0].attempts:
-        attempts = tuple((bool(a["passed"]), a.get("score")) for a in typed[0].attempts)
+        attempts = tuple((a.passed, a.score) for a in typed[0].attempts)
         return CaseGroup(key, typed[0], attempts)
     entry = _median_entry(typed) if len(typed) > 1 else typed[0]
     if len(typed) > 1:
@@ -141,7 +143,9 @@ class OverviewTally:
             self.traced += 1
             self.hallucinated += hallucinated(entry)
 
-    def overview(self, doc: RunHead | Mapping[str, Any], *, baseline: bool = False) -> RunOverview:
+    def overview(
+        self, doc: RunHead | StreamedDocument | Mapping[str, Any], *, baseline: bool = False
+    ) -> RunOverview:
         """The overview of the run document ``doc`` (its ``run`` and ``summary``, read through
         :func:`~tracegrade.run_document.read_head`; its cases are those added).
 
@@ -178,7 +182,7 @@ class OverviewTally:
 
 
 def overview(
-    doc: Mapping[str, Any],
+    doc: StreamedDocument | Mapping[str, Any],
     *,
     baseline: bool = False,
     groups: Mapping[str, CaseGroup] | None = None,

@@ -42,7 +42,7 @@ from tracegrade.compare.model import CaseComparison, CaseStatus, Comparison, Del
 from tracegrade.compare.overviews import CaseGroup, OverviewTally, group_entries
 from tracegrade.compare.rules import RegressionRules
 from tracegrade.config import Pricing
-from tracegrade.run_document import read_head
+from tracegrade.run_document import CaseEntry, read_head
 from tracegrade.trace import AgentTrace
 
 _Array = Any
@@ -353,7 +353,7 @@ class DiffCandidates:
         self.base = as_source(base)
         self.rules = rules or RegressionRules()
 
-    def wanted(self, entry: Mapping[str, Any]) -> bool:
+    def wanted(self, entry: CaseEntry | Mapping[str, Any]) -> bool:
         """Whether CURRENT's case entry ``entry`` (``case_id``, ``trace_id``, ``passed``,
         ``score``, as in the run document), alone for its case, needs a structural diff.
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from tracegrade import environment
 from tracegrade.compare import Comparison
@@ -20,12 +19,12 @@ from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, Tier, select_cases
 from tracegrade.errors import ExitCode
 from tracegrade.judge import Clarifier, JudgeScorer, resolve_settings
+from tracegrade.judge.client import JudgeUsage
 from tracegrade.judge.faithfulness import with_judged_faithfulness
 from tracegrade.judge.simulate import simulator_settings
 from tracegrade.pipeline.datasets import open_dataset
 from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
-    apply_min_score,
     compare_with_base,
     current_source,
     publish_gate,
@@ -33,8 +32,9 @@ from tracegrade.pipeline.gate import (
 )
 from tracegrade.pipeline.judging import judge_cache, make_judge
 from tracegrade.pipeline.outputs import verdict, write_outputs
+from tracegrade.report.document import new_run_id
 from tracegrade.report.evaluation_signals import RunContext
-from tracegrade.run_document import read_head
+from tracegrade.run_document import ClarifierTotals, StreamedDocument, read_head
 from tracegrade.runner.agents.options import AgentOptions, make_agent
 from tracegrade.runner.conversation import (
     FollowUpHook,
@@ -43,7 +43,7 @@ from tracegrade.runner.conversation import (
     ScriptedClarifications,
 )
 from tracegrade.runner.execute import Outcome, RunPlan, Scoring
-from tracegrade.runner.session import EvalRun, new_run_id, run_eval, store_location
+from tracegrade.runner.session import EvalRun, run_eval, store_location
 from tracegrade.runner.simulation import SimulatorMode, Simulators
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluation import run_threshold, run_weights
@@ -102,7 +102,7 @@ class RunOptions:
 class RunOutcome:
     """A finished ``run``: its document, the comparison with the baseline, warnings."""
 
-    document: dict[str, Any]
+    document: StreamedDocument
     comparison: Comparison | None
     warnings: list[str] = field(default_factory=list)
     stored_in: str | None = None
@@ -181,11 +181,22 @@ def goal_judge(options: RunOptions, config: Config, cases: Sequence[Case]) -> Ju
     return JudgeScorer(settings)
 
 
-def _clarifier_usage(hook: FollowUpHook) -> dict[str, Any] | None:
+def _clarifier_usage(hook: FollowUpHook) -> ClarifierTotals | None:
+    """The judge's follow-ups of a finished run (``summary.clarifier``), when it made any
+    call or failed."""
     for item in getattr(hook, "hooks", []):
         if isinstance(item, JudgeClarifications):
-            usage = item.clarifier.usage.to_dict()  # type: ignore[attr-defined]
-            return {**usage, "errors": list(item.errors)} if usage["calls"] or item.errors else None
+            usage = getattr(item.clarifier, "usage", None)
+            if not isinstance(usage, JudgeUsage) or (not usage.calls and not item.errors):
+                return None
+            return ClarifierTotals(
+                calls=usage.calls,
+                cached=usage.cached,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cost_usd=usage.cost_usd,
+                errors=list(item.errors),
+            )
     return None
 
 
@@ -221,6 +232,8 @@ def _session(
         label=options.label,
         config_sources=config.sources,
         verbose=options.verbose,
+        min_score=options.min_score,
+        clarifier=lambda: _clarifier_usage(hook),
     )
 
 
@@ -275,10 +288,7 @@ def run(options: RunOptions) -> RunOutcome:
     ):
         session.on_outcome = _exporting(export, options.repeat)
         doc = run_eval(session, location)
-        if (usage := _clarifier_usage(hook)) is not None:
-            doc["summary"]["clarifier"] = usage
-        apply_min_score(doc, options.min_score)
-        export.summary(read_head(doc).summary)
+        export.summary(doc.head.summary)
         stored_in = write_outputs(
             doc, location, options.json_path, options.junit_path, not options.save
         )

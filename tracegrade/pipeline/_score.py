@@ -31,7 +31,6 @@ from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
     Base,
     BaselineTraces,
-    apply_min_score,
     compare_with_base,
     current_source,
     publish_gate,
@@ -53,9 +52,9 @@ from tracegrade.pipeline.reading import (
     select_batches,
 )
 from tracegrade.report.caselog import CaseLog
-from tracegrade.report.document import case_dict, new_run_id, run_info, streamed_document
+from tracegrade.report.document import case_entry, new_run_id, run_meta
 from tracegrade.report.evaluation_signals import RunContext
-from tracegrade.run_document import read_head
+from tracegrade.run_document import StreamedDocument, head_of, read_head
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluation import run_threshold
 from tracegrade.scoring.identity import Evaluator, evaluator_of
@@ -124,7 +123,7 @@ class ScoredRun:
     the :func:`score` block runs), the comparison with the baseline, the input errors met,
     warnings for the face to show, and the results when kept."""
 
-    document: dict[str, Any]
+    document: StreamedDocument
     summary: RunSummary
     dataset: Dataset | None
     comparison: Comparison | None
@@ -310,7 +309,7 @@ def _collector(
 
     def collect(result: CaseResult) -> None:
         running.add(result)
-        cases.add(case_dict(result))
+        cases.add(case_entry(result))
         export.result(result)
         if kept is not None:
             kept.append(result)
@@ -408,7 +407,7 @@ def _finish(
         source = "traces in memory"
     else:
         source = ", ".join(options.files) if options.files else str(default_path(options.db))
-    info = run_info(
+    run = run_meta(
         summary,
         facts,
         plan.dataset,
@@ -418,10 +417,10 @@ def _finish(
         config_sources=plan.config.sources,
         run_id=plan.run_id,
         evaluator=plan.evaluator.to_dict() if plan.evaluator else None,
+        min_score=options.min_score,
     )
-    doc = streamed_document(summary, cases, info)
-    apply_min_score(doc, options.min_score)
-    export.summary(read_head(doc).summary)
+    doc = StreamedDocument(head_of(run, summary), cases)
+    export.summary(summary)
     stored_in = write_outputs(
         doc, options.db, options.json_path, options.junit_path, not options.save
     )

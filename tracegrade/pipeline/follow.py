@@ -395,7 +395,7 @@ def attributes(trace: TraceData) -> list[Mapping[str, object]]:
 def result_row(result: CaseResult, trace: AgentTrace, evaluator: str) -> shared.ResultRow:
     """What the store keeps of one scored trace's result (for windows and counting), and
     ``evaluator``, the id of the evaluator that produced it."""
-    from tracegrade.report.document import case_dict
+    from tracegrade.report.document import case_entry
 
     service = trace.resource_attributes.get("service.name")
     judge = (result.details.get("judge") or {}).get("details") or {}
@@ -408,7 +408,7 @@ def result_row(result: CaseResult, trace: AgentTrace, evaluator: str) -> shared.
         failed_tool_calls=sum(1 for c in trace.tool_calls if c.error),
         duration_ms=result.usage.duration_ms if result.usage else None,
         cost_usd=result.usage.cost_usd if result.usage else None,
-        result=case_dict(result),
+        result=case_entry(result).model_dump(mode="json", exclude_unset=True),
         evaluator=evaluator,
         judge_cost_usd=(judge.get("usage") or {}).get("cost_usd"),
         judge_skipped=judge.get("skipped") == BUDGET_SKIP,

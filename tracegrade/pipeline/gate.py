@@ -26,8 +26,8 @@ from tracegrade.pipeline.outputs import write_text
 from tracegrade.pipeline.reading import from_store
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
 from tracegrade.report.comparison import markdown, run_markdown
-from tracegrade.report.document import case_dict
-from tracegrade.run_document import read_head
+from tracegrade.report.document import case_entry
+from tracegrade.run_document import StreamedDocument, document_json, read_head
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store.database import is_postgres
 from tracegrade.store.runs import (
@@ -95,13 +95,15 @@ def resolve_base(ref: str, db: str | None, dataset: str | None, table: CaseTable
         return table.add(iter_run_cases(store, run_id), head), run_id in baselines(store).values()
 
 
-def current_source(doc: Mapping[str, Any], base: Base | None) -> Mapping[str, Any] | CaseSource:
+def current_source(doc: StreamedDocument, base: Base | None) -> Mapping[str, Any] | CaseSource:
     """The finished run ``doc`` as the comparison with ``base`` reads it: into BASE's
     :class:`~tracegrade.compare.case_sources.CaseTable` when BASE is in one (its cases, a
-    :class:`~tracegrade.report.caselog.CaseLog`, read once), else the document."""
+    :class:`~tracegrade.report.caselog.CaseLog`, read once), else the document's JSON-ready
+    data."""
+    data = document_json(doc)
     if base is not None and isinstance(base[0], TableCases):
-        return base[0].table.add(doc["cases"], document_head(doc))
-    return doc
+        return base[0].table.add(data["cases"], document_head(data))
+    return data
 
 
 class StoredTraces(Mapping[str, AgentTrace]):
@@ -152,7 +154,7 @@ class BaselineTraces:
 
     def wants(self, trace_id: str, results: Sequence[CaseResult]) -> bool:
         """Whether a result of the trace, alone for its case, needs a diff (in a worker)."""
-        return any(self.candidates.wanted(case_dict(result)) for result in results)
+        return any(self.candidates.wanted(case_entry(result)) for result in results)
 
     def take(self, trace_id: str, trace: AgentTrace | None) -> None:
         """A trace scored: kept when wanted; else its id noted when it is one of BASE's."""
@@ -225,17 +227,6 @@ def publish(comparison: Comparison, webhook: str | None, markdown_path: str | No
     return []
 
 
-def apply_min_score(doc: dict[str, Any], min_score: float | None) -> None:
-    """``--min-score``: record it in ``run.min_score`` and fail the run when the mean overall
-    score is below it (or unknown)."""
-    if min_score is None:
-        return
-    doc["run"]["min_score"] = min_score
-    score = doc["summary"].get("score")
-    if score is None or score < min_score:
-        doc["run"]["passed"] = False
-
-
 def compare_with_base(
     doc: Mapping[str, Any] | CaseSource,
     base: tuple[Mapping[str, Any] | CaseSource, bool] | None,
@@ -262,7 +253,7 @@ def compare_with_base(
 
 
 def publish_gate(
-    doc: dict[str, Any],
+    doc: StreamedDocument,
     comparison: Comparison | None,
     webhook: str | None,
     markdown_path: str | None,

@@ -15,7 +15,8 @@ from tracegrade.compare import Comparison, compare_runs, read_document, rules_fr
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.pipeline._score import ScoreOptions, score
-from tracegrade.report.document import case_dict, document, run_info
+from tracegrade.report.document import case_entry, document
+from tracegrade.run_document import StreamedDocument, document_json
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.scoring.evaluation import run_threshold
 from tracegrade.scoring.identity import evaluator_of
@@ -62,27 +63,24 @@ class Suite:
         self.traces.extend(traces)
         return results[0]
 
-    def run_document(self) -> dict[str, Any]:
+    def run_document(self) -> StreamedDocument:
         """The session's ``tracegrade.run/1`` document for this dataset."""
         result = RunResult(tuple(self.results), summarize(self.results, self.threshold, 0))
-        info = run_info(
+        return document(
             result,
             self.traces,
             self.dataset,
-            tier=None,
-            min_pass_rate=1.0,
             trace_source="pytest",
             config_sources=self.config.sources,
             evaluator=evaluator_of(
                 build_scorers(self.config), self.dataset, self.config, {"threshold": self.threshold}
             ).to_dict(),
         )
-        return document(result, info)
 
     def regression_of(self, result: CaseResult, base: dict[str, Any]) -> str | None:
         """Why ``result`` regressed against its case in the baseline document ``base``, or
         None when it did not."""
-        current = {"run": {"run_id": "pytest"}, "summary": {}, "cases": [case_dict(result)]}
+        current = {"run": {"run_id": "pytest"}, "summary": {}, "cases": [case_entry(result)]}
         base_case = {**base, "cases": [c for c in base["cases"] if c["case_id"] == result.case_id]}
         compared = compare_runs(base_case, current, rules_from(self.config.regression)).cases
         if not compared or compared[0].status != "regressed":
@@ -94,7 +92,8 @@ class Suite:
     def compare(self, base: dict[str, Any]) -> Comparison:
         """The session's run compared with the baseline document ``base``."""
         rules = rules_from(self.config.regression)
-        return compare_runs(base, self.run_document(), rules, pricing=self.config.pricing)
+        current = document_json(self.run_document())
+        return compare_runs(base, current, rules, pricing=self.config.pricing)
 
 
 def resolve_baseline(ref: str, db: str | None, dataset: str | None) -> dict[str, Any]:

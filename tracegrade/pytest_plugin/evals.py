@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +31,9 @@ except ImportError:  # pragma: no cover - opentelemetry-sdk < 1.39
 from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.normalize import normalize_all
 from tracegrade.otlp.codec import logs_from_request, spans_from_request
+from tracegrade.pipeline.outputs import write_document
 from tracegrade.pipeline.suite import CaseResult, Comparison, Suite, resolve_baseline
+from tracegrade.run_document import StreamedDocument
 from tracegrade.runner import telemetry
 from tracegrade.trace import AgentTrace
 
@@ -190,9 +191,8 @@ def finish(state: Session, json_path: str | None) -> bool:
     return any(c.regression for c in state.comparisons)
 
 
-def _write(doc: dict[str, Any], path: str, name: str | None, *, several: bool) -> None:
+def _write(doc: StreamedDocument, path: str, name: str | None, *, several: bool) -> None:
     target = Path(path)
     if several and name:
         target = target.with_name(f"{target.stem}-{name}{target.suffix}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(doc, indent=2, ensure_ascii=False), encoding="utf-8")
+    write_document(str(target), doc)

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from tracegrade.compare import CaseComparison, Comparison, Delta, RunOverview, TraceDiff, overview
 from tracegrade.report import terminal
-from tracegrade.run_document import CaseEntry, read_cases
+from tracegrade.run_document import CaseEntry, StreamedDocument, document_cases
 
 LOWER_IS_BETTER = frozenset(
     {"hallucination_rate", "latency_p50_ms", "latency_p95_ms", "latency_mean_ms", "cost_usd"}
@@ -278,7 +278,7 @@ def markdown(comparison: Comparison) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_markdown(doc: Mapping[str, Any]) -> str:
+def run_markdown(doc: StreamedDocument | Mapping[str, Any]) -> str:
     """A run's summary as Markdown (the step summary of ``score`` / ``run`` without a
     baseline): verdict, pass rate, mean score, hallucination rate, latency, cost, failed cases.
 
@@ -299,7 +299,7 @@ def run_markdown(doc: Mapping[str, Any]) -> str:
         f"{value('latency_p50_ms', view.latency_p50_ms)} / "
         f"{value('latency_p95_ms', view.latency_p95_ms)} | {value('cost_usd', view.cost_usd)} |",
     ]
-    return "\n".join(lines + _failed_rows(read_cases(doc["cases"]))) + "\n"
+    return "\n".join(lines + _failed_rows(document_cases(doc))) + "\n"
 
 
 FAILED_LISTED = 50

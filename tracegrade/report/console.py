@@ -14,10 +14,16 @@ from tracegrade.report import terminal
 from tracegrade.report.simulated import case_lines, summary_lines
 from tracegrade.run_document import (
     CaseEntry,
+    CategoryFigures,
+    ClarifierTotals,
+    JudgeTotals,
+    LatencySample,
     RunHead,
     RunSummaryEntry,
     Spent,
-    read_cases,
+    StreamedDocument,
+    TagFigures,
+    document_cases,
     read_head,
 )
 from tracegrade.scoring.results import content_note
@@ -102,14 +108,14 @@ def _spent(summary: RunSummaryEntry) -> str:
     )
 
 
-def _judge_line(judge: dict[str, Any]) -> str:
+def _judge_line(judge: JudgeTotals) -> str:
     """The judge's own usage, apart from the agent's tokens and cost above it."""
-    cost = judge["cost_usd"]
-    errors = judge["errors"]
+    cost = judge.cost_usd
+    errors = judge.errors
     return (
-        f"judge {escape(', '.join(judge['models']))}: {judge['calls']} call(s)"
-        f" ({judge['cached']} verdict(s) from cache) · tokens {judge['input_tokens']:,} in / "
-        f"{judge['output_tokens']:,} out · est. cost {'n/a' if cost is None else f'${cost:,.4f}'}"
+        f"judge {escape(', '.join(judge.models))}: {judge.calls} call(s)"
+        f" ({judge.cached} verdict(s) from cache) · tokens {judge.input_tokens:,} in / "
+        f"{judge.output_tokens:,} out · est. cost {'n/a' if cost is None else f'${cost:,.4f}'}"
         + (f" · [red]{errors} judge error(s)[/]" if errors else "")
     )
 
@@ -122,7 +128,7 @@ def _cases_table(cases: list[CaseEntry], title: str, verbose: bool) -> Table:
         reasons = (
             case.reasons
             if not verbose or not case.details
-            else [f"{name}: {_fmt(d['value'])} — {d['reason']}" for name, d in case.details.items()]
+            else [f"{name}: {_fmt(d.value)} — {d.reason}" for name, d in case.details.items()]
         )
         if note := content_note(case.notes):  # said first: it explains the rest
             reasons = [note, *reasons]
@@ -142,10 +148,10 @@ def _cases_table(cases: list[CaseEntry], title: str, verbose: bool) -> Table:
 def _followups(case: CaseEntry) -> list[str]:
     """The clarification follow-ups ``tracegrade run`` sent: the agent's question, the reply."""
     return [
-        f"follow-up ({sent['source']}) {escape(str(case.case_id))}: agent asked "
-        f"{escape(repr(_clip(sent['question'])))} -> {escape(repr(_clip(sent['reply'])))}"
+        f"follow-up ({sent.source}) {escape(str(case.case_id))}: agent asked "
+        f"{escape(repr(_clip(sent.question)))} -> {escape(repr(_clip(sent.reply)))}"
         for attempt in case.attempts
-        for sent in attempt.get("followup_messages") or []
+        for sent in attempt.followup_messages
     ]
 
 
@@ -185,50 +191,54 @@ def _content_line(read: _Read) -> str:
     )
 
 
-def _print_clarifier_errors(out: Console, clarifier: dict[str, Any] | None) -> None:
+def _print_clarifier_errors(out: Console, clarifier: ClarifierTotals | None) -> None:
     """The judge's failures while deciding clarification follow-ups (``summary.clarifier.
     errors``, ``"case id: clarifier failed: ..."``): the agent's question stood unanswered."""
-    for error in (clarifier or {}).get("errors") or []:
+    for error in clarifier.errors if clarifier else []:
         out.print(f"[red]judge error on a follow-up: {escape(error)}[/]")
 
 
-def _print_tags(out: Console, by_tag: dict[str, Any] | None) -> None:
+def _print_tags(out: Console, by_tag: Mapping[str, TagFigures]) -> None:
     """One line per case tag: passed/cases, mean score, hallucination rate."""
-    for name, totals in (by_tag or {}).items():
-        rate = totals["hallucination_rate"]
+    for name, totals in by_tag.items():
+        rate = totals.hallucination_rate
         out.print(
-            f"tag {escape(name)}: passed {totals['passed']}/{totals['cases']} "
-            f"({totals['pass_rate']:.0%}) · score {_fmt(totals['score'])} · hallucination rate "
+            f"tag {escape(name)}: passed {totals.passed}/{totals.cases} "
+            f"({_rate(totals.pass_rate)}) · score {_fmt(totals.score)} · hallucination rate "
             f"{'n/a' if rate is None else f'{rate:.0%}'}"
         )
 
 
-def _print_categories(out: Console, categories: dict[str, Any] | None) -> None:
+def _print_categories(out: Console, categories: Mapping[str, CategoryFigures]) -> None:
     """One line per case category: passed/results and the mean score."""
-    for name, totals in (categories or {}).items():
+    for name, totals in categories.items():
         out.print(
-            f"category {escape(name)}: passed {totals['passed']}/{totals['results']} "
-            f"({totals['pass_rate']:.0%}) · score {_fmt(totals['score'])}"
+            f"category {escape(name)}: passed {totals.passed}/{totals.results} "
+            f"({_rate(totals.pass_rate)}) · score {_fmt(totals.score)}"
         )
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.0%}"
 
 
 def _clip(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _sample_line(sample: dict[str, Any]) -> str:
+def _sample_line(sample: LatencySample) -> str:
     """Which latency percentiles were estimated from a sample (``summary.latency_sample``)."""
     values = ", ".join(
-        f"{count:,} {kind.replace('_', ' ')}" for kind, count in sample["values"].items()
+        f"{count:,} {kind.replace('_', ' ')}" for kind, count in sample.values.items()
     )
     return (
-        f"[dim]latency percentiles estimated from a {sample['method']} of {sample['size']:,} "
+        f"[dim]latency percentiles estimated from a {sample.method} of {sample.size:,} "
         f"values (of {values} values); counts, means and totals are exact[/]"
     )
 
 
 def print_report(
-    doc: Mapping[str, Any],
+    doc: StreamedDocument | Mapping[str, Any],
     *,
     verbose: bool = False,
     console: Console | None = None,
@@ -247,7 +257,7 @@ def print_report(
     out = console or terminal.console()
     head = read_head(doc)
     summary = head.summary
-    read = _Read(read_cases(doc["cases"]), verbose, limit)
+    read = _Read(document_cases(doc), verbose, limit)
     followups, shown, more = read.followups, read.shown, read.more
     out.print(_header(head))
     if read.without_content:

@@ -1,52 +1,15 @@
-"""The run document: the ``--json`` output contract, also stored for later comparison.
+"""Writing the run document ``tracegrade.run/1``: its parts built directly as their models
+(:mod:`tracegrade.run_document`, whose fields and descriptions are the schema, published as
+JSON Schema), each once, none changed afterwards.
 
-Schema ``tracegrade.run/1``::
-
-    {
-      "schema_version": "tracegrade.run/1",
-      "run": {"run_id", "created_at" (ISO 8601 UTC), "dataset": {"name", "source", "digest",
-              "cases"} | null, "tier", "threshold", "min_pass_rate", "passed",
-              "tracegrade_version", "git_sha", "agent_version", "models", "trace_source",
-              "config_sources", "git_branch", "label", "agent": {"kind", "spec"} | null,
-              "started_at", "finished_at" (ISO 8601 UTC), "repeat", "concurrency",
-              "interrupted"},
-      "summary": {"results", "passed", "failed", "pass_rate", "score", "threshold",
-                  "unmatched_cases", "unmatched_traces", "axes": {axis: mean}, "scorers":
-                  {name: mean}, "excluded": {axis: count}, "latency_p50_ms", "latency_p95_ms",
-                  "llm_latency_p50_ms", "llm_latency_p95_ms", "tool_latency_p50_ms",
-                  "tool_latency_p95_ms", "input_tokens", "output_tokens", "cost_usd",
-                  "hallucination_rate" (:func:`tracegrade.compare.hallucinated`),
-                  "latency_mean_ms", "latency_total_ms", "by_tag": {tag: {"cases", "passed",
-                  "pass_rate", "score", "hallucination_rate"}}, "judge": {"calls", "cached",
-                  "input_tokens", "output_tokens", "cost_usd", "errors", "models"} | null,
-                  "categories": {category: {"results", "passed", "pass_rate", "score"}},
-                  "latency_sample": {"method", "size", "values": {kind: count}} (only when a
-                  run had more latency values of a kind than the sample size: its percentiles
-                  are then estimated from a uniform sample of ``size`` values;
-                  :mod:`tracegrade.scoring.summary`)},
-      "cases": [{"case_id", "trace_id", "passed", "score", "scores": {scorer: value|null},
-                 "reasons": [...], "notes": [...] (axes not scored, never a failure),
-                 "hard_failures": [...], "axes": {...}, "excluded": {...},
-                 "tags": [...], "tier", "category", "weight", "metadata": {...},
-                 "usage": {"duration_ms", "input_tokens", "output_tokens", "cost_usd",
-                           "llm_calls", "tool_calls", "llm_latency_max_ms",
-                           "tool_latency_max_ms", "unpriced_models"},
-                 "details": {scorer: {"value", "reason", "details"}}}]
-    }
-
-``tracegrade run`` adds (:mod:`tracegrade.runner.results`): per case ``"attempts":
-[{"input_tokens", "output_tokens", "cost_usd", "repeat", "trace_ids", "passed", "score",
-"error", "followups", "followup_sources", "followup_messages": [{"source", "question",
-"reply"}], "gave_up", "revivals" (the turns the agent was revived before), "agent_ms",
-"settle_ms", "score_ms"}]``, ``"spread"`` (max - min score over repeats), ``"flaky"`` (repeats
-disagree on pass/fail) and ``"spent": {"attempts", "input_tokens", "output_tokens",
-"cost_usd"}`` (every attempt's together); in the summary ``"flaky"``, ``"agent_errors"``,
-``"spent"`` (every attempt of every case) and ``"runner": {"attempts", "wall_s",
-"agent_ms_p50", "settle_ms_p50", "settle_ms_p95", "score_ms_p50", "score_ms_p95"}``. With
-repeats, a case's
-``score`` is the median of its repeats' scores and ``passed`` that of the median repeat ordered by
-(passed, score), and its ``usage`` (so the summary's tokens and cost) that repeat's: one
-attempt per case, while ``spent`` is what the run cost.
+- :func:`case_entry`: a :class:`~tracegrade.scoring.results.CaseResult` as a
+  :class:`~tracegrade.run_document.CaseEntry` (``tracegrade run`` gives the attempts, the
+  agent's error, the spread and whether the case is flaky as it builds it);
+- :func:`run_meta`: the run's :class:`~tracegrade.run_document.RunMeta` (ids, dataset and
+  code versions, the agent's version and models, the verdict with ``--min-score`` folded in);
+- the summary is :meth:`tracegrade.scoring.summary.RunningSummary.summary`'s;
+- :func:`document`: a whole run in memory as a
+  :class:`~tracegrade.run_document.StreamedDocument` (the pytest plugin).
 
 Values are in [0, 1]; ``null`` means the scorer could not run or did not apply (its reason is
 in ``details``). Durations are milliseconds, costs USD, tokens tokens. The agent's tokens and
@@ -56,55 +19,38 @@ LLM judge's, which are in ``summary.judge`` and per case in ``details.judge.deta
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import os
 import subprocess
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from tracegrade import environment
 from tracegrade.dataset import Dataset
+from tracegrade.report.caselog import CaseList
+from tracegrade.run_document import (
+    AgentRef,
+    AttemptEntry,
+    CaseEntry,
+    CaseUsage,
+    DatasetRef,
+    RunMeta,
+    RunSummaryEntry,
+    ScorerDetail,
+    Spent,
+    StreamedDocument,
+    head_of,
+)
 from tracegrade.scoring.results import CaseResult, RunResult
 from tracegrade.scoring.streaming import TraceFacts
 from tracegrade.scoring.summary import RunningSummary
 from tracegrade.trace import AgentTrace
 from tracegrade.version import __version__
 
-SCHEMA_VERSION = "tracegrade.run/1"
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """Metadata of a run, stored with its results."""
-
-    run_id: str
-    created_at: str
-    dataset: Mapping[str, Any] | None
-    tier: str | None
-    threshold: float
-    min_pass_rate: float
-    passed: bool
-    git_sha: str | None
-    agent_version: str | None
-    models: tuple[str, ...]
-    trace_source: str
-    config_sources: tuple[str, ...]
-    tracegrade_version: str = __version__
-    git_branch: str | None = None
-    label: str | None = None
-    """Free text from ``tracegrade run --label`` (agent version, model)."""
-    agent: Mapping[str, Any] | None = None
-    """``{"kind": "python" | "command" | "http", "spec": ...}`` for ``tracegrade run``."""
-    started_at: str | None = None
-    finished_at: str | None = None
-    repeat: int = 1
-    concurrency: int | None = None
-    interrupted: bool = False
-    evaluator: Mapping[str, Any] | None = None
-    """Who scored the run: :meth:`tracegrade.scoring.identity.Evaluator.to_dict`."""
+SPENT_KEYS = ("input_tokens", "output_tokens", "cost_usd")
+"""What an attempt spent (tokens, USD), totalled per case and per run as ``spent``."""
 
 
 def git_sha() -> str | None:
@@ -141,13 +87,10 @@ def git_branch() -> str | None:
     )
 
 
-def run_passed(result: RunResult | Mapping[str, Any], min_pass_rate: float) -> bool:
+def run_passed(summary: RunSummaryEntry, min_pass_rate: float) -> bool:
     """A run passes when at least one case was scored and the pass rate reaches
-    ``min_pass_rate`` (``result``: a run's results, or its document summary)."""
-    summary = dataclasses.asdict(result.summary) if isinstance(result, RunResult) else result
-    return bool(
-        summary["results"] > summary["unmatched_cases"] and summary["pass_rate"] >= min_pass_rate
-    )
+    ``min_pass_rate``."""
+    return summary.results > summary.unmatched_cases and (summary.pass_rate or 0) >= min_pass_rate
 
 
 def new_run_id(now: dt.datetime | None = None) -> str:
@@ -156,8 +99,27 @@ def new_run_id(now: dt.datetime | None = None) -> str:
     return f"{now:%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
-def run_info(
-    result: RunResult | Mapping[str, Any],
+def iso(moment: dt.datetime) -> str:
+    """``moment`` as the document writes times: ISO 8601, UTC, to the second."""
+    return moment.astimezone(dt.UTC).isoformat(timespec="seconds")
+
+
+@dataclass(frozen=True)
+class RunnerMeta:
+    """What ``tracegrade run`` adds to ``run``: the agent, when it ran, how (repeats, cases
+    at once), whether it was interrupted, and its label."""
+
+    agent: AgentRef
+    started: dt.datetime
+    finished: dt.datetime
+    repeat: int
+    concurrency: int
+    interrupted: bool
+    label: str | None = None
+
+
+def run_meta(
+    summary: RunSummaryEntry,
     traces: Sequence[AgentTrace] | TraceFacts,
     dataset: Dataset | None,
     *,
@@ -167,100 +129,161 @@ def run_info(
     config_sources: Sequence[str],
     run_id: str | None = None,
     evaluator: Mapping[str, Any] | None = None,
-) -> RunInfo:
-    """Metadata for a run: ids, dataset version, code version, agent version and models
-    (from the traces, or the :class:`TraceFacts` a streamed run kept of them). ``result``:
-    the run's results, or the document summary of a streamed run
-    (:class:`~tracegrade.scoring.summary.RunningSummary`); ``run_id``: the id chosen when the
-    run started (default: a new one, :func:`new_run_id`); ``evaluator``: the identity of what
-    scored it (:mod:`tracegrade.scoring.identity`)."""
+    min_score: float | None = None,
+    runner: RunnerMeta | None = None,
+) -> RunMeta:
+    """The ``run`` of a finished run: ids, the dataset's version, the code's, the agent's
+    version and models (from the traces, or the :class:`TraceFacts` a streamed run kept of
+    them), and whether it passed (``min_pass_rate``; ``--min-score`` when given: the mean
+    score reaches it; ``runner``: not interrupted). ``run_id``: the id chosen when the run
+    started (default: a new one); ``evaluator``: the identity of what scored it
+    (:mod:`tracegrade.scoring.identity`)."""
     facts = traces if isinstance(traces, TraceFacts) else TraceFacts.of(traces)
-    versions = facts.versions
-    models = sorted(facts.models)
-    now = dt.datetime.now(dt.UTC)
-    return RunInfo(
+    now = dt.datetime.now(dt.UTC) if runner is None else runner.started
+    passed = run_passed(summary, min_pass_rate) and _reaches(summary, min_score)
+    return RunMeta(
         run_id=run_id or new_run_id(now),
-        created_at=now.isoformat(timespec="seconds"),
-        dataset=None
-        if dataset is None
-        else {
-            "name": dataset.name,
-            "source": dataset.source,
-            "digest": dataset.digest,
-            "cases": len(dataset.cases),
-        },
+        created_at=iso(now),
+        dataset=_dataset_ref(dataset),
         tier=tier,
-        threshold=result.summary.threshold
-        if isinstance(result, RunResult)
-        else result["threshold"],
+        threshold=summary.threshold,
         min_pass_rate=min_pass_rate,
-        passed=run_passed(result, min_pass_rate),
+        passed=passed and not (runner and runner.interrupted),
         git_sha=git_sha(),
-        agent_version=versions.most_common(1)[0][0] if versions else None,
-        models=tuple(models),
+        agent_version=facts.versions.most_common(1)[0][0] if facts.versions else None,
+        models=sorted(facts.models),
         trace_source=trace_source,
-        config_sources=tuple(config_sources),
-        evaluator=evaluator,
+        config_sources=list(config_sources),
+        tracegrade_version=__version__,
+        git_branch=git_branch() if runner else None,
+        label=runner.label if runner else None,
+        agent=runner.agent if runner else None,
+        started_at=iso(runner.started) if runner else None,
+        finished_at=iso(runner.finished) if runner else None,
+        repeat=runner.repeat if runner else 1,
+        concurrency=runner.concurrency if runner else None,
+        interrupted=bool(runner and runner.interrupted),
+        evaluator=None if evaluator is None else dict(evaluator),
+        **({} if min_score is None else {"min_score": min_score}),
     )
 
 
-def case_dict(result: CaseResult) -> dict[str, Any]:
-    """One case result in the document's shape."""
+def _reaches(summary: RunSummaryEntry, min_score: float | None) -> bool:
+    """``--min-score``: the mean overall score is known and reaches it (no option: True)."""
+    return min_score is None or (summary.score is not None and summary.score >= min_score)
+
+
+def _dataset_ref(dataset: Dataset | None) -> DatasetRef | None:
+    if dataset is None:
+        return None
+    return DatasetRef(
+        name=dataset.name, source=dataset.source, digest=dataset.digest, cases=len(dataset.cases)
+    )
+
+
+def _usage(result: CaseResult) -> CaseUsage | None:
     usage = result.usage
-    return {
-        "case_id": result.case_id,
-        "trace_id": result.trace_id,
-        "passed": result.passed,
-        "score": result.score,
-        "scores": dict(result.scores),
-        "reasons": list(result.reasons),
-        "notes": list(result.notes),
-        "hard_failures": list(result.hard_failures),
-        "axes": dict(result.axes),
-        "excluded": dict(result.excluded),
-        "tags": list(result.tags),
-        "tier": result.tier,
-        "category": result.category,
-        "weight": result.weight,
-        "metadata": dict(result.metadata),
-        "usage": None
-        if usage is None
+    if usage is None:
+        return None
+    return CaseUsage(
+        duration_ms=usage.duration_ms,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cost_usd=usage.cost_usd,
+        llm_calls=usage.llm_calls,
+        tool_calls=usage.tool_calls,
+        llm_latency_max_ms=max(usage.llm_durations_ms, default=None),
+        tool_latency_max_ms=max(usage.tool_durations_ms, default=None),
+        unpriced_models=list(usage.unpriced_models),
+    )
+
+
+def spent(attempts: Sequence[AttemptEntry]) -> Spent:
+    """What ``attempts`` spent together; each total None when no attempt recorded it (the cost
+    is the sum of the attempts whose cost is known)."""
+    totals = [[v for a in attempts if (v := getattr(a, key)) is not None] for key in SPENT_KEYS]
+    tokens_in, tokens_out, cost = (sum(known) if known else None for known in totals)
+    return Spent(
+        attempts=len(attempts), input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost
+    )
+
+
+@dataclass(frozen=True)
+class Repeats:
+    """What ``tracegrade run`` adds to a case entry: its attempts, the agent's error (of the
+    attempt the case's verdict is), the spread of their scores, whether they disagree."""
+
+    attempts: Sequence[AttemptEntry]
+    error: str | None
+    spread: float | None
+    flaky: bool
+    goal: dict[str, Any] | None = None
+    """A simulated user's goal over the repeats (``goal_fields`` of the runner's simulation)."""
+
+
+def case_entry(result: CaseResult, repeats: Repeats | None = None) -> CaseEntry:
+    """One case result as a ``cases`` entry (with ``tracegrade run``'s :class:`Repeats`)."""
+    extra = (
+        {}
+        if repeats is None
         else {
-            "duration_ms": usage.duration_ms,
-            "input_tokens": usage.input_tokens,
-            "output_tokens": usage.output_tokens,
-            "cost_usd": usage.cost_usd,
-            "llm_calls": usage.llm_calls,
-            "tool_calls": usage.tool_calls,
-            "llm_latency_max_ms": max(usage.llm_durations_ms, default=None),
-            "tool_latency_max_ms": max(usage.tool_durations_ms, default=None),
-            "unpriced_models": list(usage.unpriced_models),
+            "attempts": list(repeats.attempts),
+            "spent": spent(repeats.attempts),
+            "error": repeats.error,
+            "spread": repeats.spread,
+            "flaky": repeats.flaky,
+            **({} if repeats.goal is None else {"goal": repeats.goal}),
+        }
+    )
+    return CaseEntry(
+        case_id=result.case_id,
+        trace_id=result.trace_id,
+        passed=result.passed,
+        score=result.score,
+        scores=dict(result.scores),
+        reasons=list(result.reasons),
+        notes=list(result.notes),
+        hard_failures=list(result.hard_failures),
+        axes=dict(result.axes),
+        excluded=dict(result.excluded),
+        tags=list(result.tags),
+        tier=result.tier,
+        category=result.category,
+        weight=result.weight,
+        metadata=dict(result.metadata),
+        usage=_usage(result),
+        details={
+            name: ScorerDetail(value=d["value"], reason=d["reason"], details=d["details"])
+            for name, d in result.details.items()
         },
-        "details": {k: dict(v) for k, v in result.details.items()},
-    }
+        **extra,
+    )
 
 
-def document(result: RunResult, info: RunInfo) -> dict[str, Any]:
-    """The whole run document (see the module docstring); its summary from a
-    :class:`~tracegrade.scoring.summary.RunningSummary` over the results, as a streamed
-    run's."""
+def document(
+    result: RunResult,
+    traces: Sequence[AgentTrace],
+    dataset: Dataset | None,
+    *,
+    trace_source: str,
+    config_sources: Sequence[str],
+    evaluator: Mapping[str, Any] | None = None,
+) -> StreamedDocument:
+    """A whole run held in memory as its document (every case of ``dataset``'s, no tier, all
+    must pass): its summary from a :class:`~tracegrade.scoring.summary.RunningSummary` over
+    the results, as a streamed run's; ``evaluator``: what scored it."""
     running = RunningSummary(result.summary.threshold)
     for case in result.results:
         running.add(case)
     summary = running.summary(result.summary.unmatched_traces)
-    return streamed_document(summary, [case_dict(r) for r in result.results], info)
-
-
-def streamed_document(
-    summary: Mapping[str, Any], cases: Iterable[Mapping[str, Any]], info: RunInfo
-) -> dict[str, Any]:
-    """The run document of a summary and case entries (:func:`case_dict`) built apart: by
-    :func:`document`, or while a run streams (a
-    :class:`~tracegrade.scoring.summary.RunningSummary` and a
-    :class:`~tracegrade.report.caselog.CaseLog`, kept as the document's ``cases``)."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run": dataclasses.asdict(info),
-        "summary": dict(summary),
-        "cases": cases,
-    }
+    run = run_meta(
+        summary,
+        traces,
+        dataset,
+        tier=None,
+        min_pass_rate=1.0,
+        trace_source=trace_source,
+        config_sources=config_sources,
+        evaluator=evaluator,
+    )
+    return StreamedDocument(head_of(run, summary), CaseList(case_entry(r) for r in result.results))

@@ -9,7 +9,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tracegrade.run_document import CaseEntry, RunHead, read_cases, read_head
+from tracegrade.run_document import (
+    CaseEntry,
+    RunHead,
+    StreamedDocument,
+    document_cases,
+    read_cases,
+    read_head,
+)
 
 
 def _failure_type(case: CaseEntry) -> str:
@@ -55,7 +62,7 @@ def _suite_name(head: RunHead) -> str:
     return (head.run.dataset.name if head.run.dataset else None) or "traces"
 
 
-def to_junit(doc: Mapping[str, Any]) -> ET.ElementTree:
+def to_junit(doc: StreamedDocument | Mapping[str, Any]) -> ET.ElementTree:
     """The run as ``<testsuites><testsuite><testcase>...``; failed cases carry ``<failure>``.
     ``doc`` is read through :func:`~tracegrade.run_document.read_head` and
     :func:`~tracegrade.run_document.read_cases`.
@@ -63,7 +70,16 @@ def to_junit(doc: Mapping[str, Any]) -> ET.ElementTree:
     Raises:
         InputError: ``doc`` is not a ``tracegrade.run/1`` document (the field named).
     """
-    head = read_head(doc)
+    tree = _suite(read_head(doc))
+    suite = next(tree.iter("testsuite"))
+    name, threshold = suite.get("name"), read_head(doc).summary.threshold
+    for case in document_cases(doc):
+        _testcase(suite, case, f"tracegrade.{name}", threshold)
+    return tree
+
+
+def _suite(head: RunHead) -> ET.ElementTree:
+    """The run's test suite without its test cases."""
     summary, run, name = head.summary, head.run, _suite_name(head)
     errors = summary.agent_errors
     failures = str(summary.failed - errors)
@@ -103,8 +119,6 @@ def to_junit(doc: Mapping[str, Any]) -> ET.ElementTree:
     ]:
         if number is not None:  # unknown (no priced model, no trace): no property, not "None"
             ET.SubElement(properties, "property", name=key, value=str(number))
-    for case in read_cases(doc["cases"]):
-        _testcase(suite, case, f"tracegrade.{name}", summary.threshold)
     return ET.ElementTree(root)
 
 
@@ -112,19 +126,19 @@ _SLOT = "tracegrade-testcases"
 """The element the test cases are written in place of, one at a time."""
 
 
-def write_junit(doc: Mapping[str, Any], path: str | Path) -> None:
+def write_junit(doc: StreamedDocument | Mapping[str, Any], path: str | Path) -> None:
     """Write the JUnit XML of ``doc`` to ``path``: the same bytes as :func:`to_junit` indented,
-    written one test case at a time (``doc["cases"]`` may be a
+    written one test case at a time (its cases may be a
     :class:`~tracegrade.report.caselog.CaseLog` larger than memory)."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    cases = doc["cases"]
+    cases = doc.cases if isinstance(doc, StreamedDocument) else doc["cases"]
+    run_head = read_head(doc)
     if not len(cases):
-        tree = to_junit(doc)
+        tree = _suite(run_head)
         ET.indent(tree)
         tree.write(path, encoding="utf-8", xml_declaration=True)
         return
-    head, tail = _skeleton(doc)
-    run_head = read_head(doc)
+    head, tail = _skeleton(run_head)
     name = _suite_name(run_head)
     with Path(path).open("wb") as out:
         out.write(head)
@@ -137,12 +151,12 @@ def write_junit(doc: Mapping[str, Any], path: str | Path) -> None:
         out.write(tail)
 
 
-def _skeleton(doc: Mapping[str, Any]) -> tuple[bytes, bytes]:
-    """The indented XML of ``doc`` without test cases, cut where they go."""
-    tree = to_junit({**doc, "cases": []})
+def _skeleton(head: RunHead) -> tuple[bytes, bytes]:
+    """The indented XML of the run without test cases, cut where they go."""
+    tree = _suite(head)
     ET.SubElement(next(tree.iter("testsuite")), _SLOT)
     ET.indent(tree)
     buffer = io.BytesIO()
     tree.write(buffer, encoding="utf-8", xml_declaration=True)
-    head, tail = buffer.getvalue().split(f"<{_SLOT} />".encode())
-    return head, tail
+    before, after = buffer.getvalue().split(f"<{_SLOT} />".encode())
+    return before, after

@@ -53,11 +53,11 @@ def attempt_line(case_id: str, simulation: Mapping[str, Any], repeat: int | None
 
 def case_lines(case: CaseEntry) -> list[str]:
     """A case's simulated conversations, one line per attempt that had one."""
-    attempts = [a for a in case.attempts if a.get("simulation")]
     repeated = len(case.attempts) > 1
     return [
-        attempt_line(str(case.case_id), a["simulation"], a.get("repeat") if repeated else None)
-        for a in attempts
+        attempt_line(str(case.case_id), a.simulation, a.repeat if repeated else None)
+        for a in case.attempts
+        if a.simulation
     ]
 
 

@@ -8,7 +8,8 @@ case is ``flaky`` when its repeats disagree on pass/fail. A case's ``usage`` (an
 tokens and cost) are those of that median repeat, one attempt per case; what every attempt
 spent is each attempt's own ``input_tokens``, ``output_tokens`` and ``cost_usd``, totalled as
 the case's and the summary's ``spent``. The fields the runner adds to the
-``tracegrade.run/1`` document are listed in :mod:`tracegrade.report.document`.
+``tracegrade.run/1`` document are those its models mark ``tracegrade run``
+(:mod:`tracegrade.run_document`); the document is built once, typed, when the run ends.
 """
 
 from __future__ import annotations
@@ -16,16 +17,28 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tracegrade.dataset import Case, Dataset
-from tracegrade.report.document import document, git_branch, run_info
+from tracegrade.report.caselog import CaseList
+from tracegrade.report.document import Repeats, RunnerMeta, case_entry, run_meta, spent
+from tracegrade.run_document import (
+    AgentRef,
+    AttemptEntry,
+    CaseEntry,
+    ClarifierTotals,
+    FollowUpMessage,
+    RunnerFigures,
+    StreamedDocument,
+    head_of,
+)
 from tracegrade.runner.agents import Agent
 from tracegrade.runner.execute import Finished, Outcome, RunPlan, Scoring
 from tracegrade.runner.simulation import goal_fields, goal_summary
-from tracegrade.scoring.evaluation import summarize
-from tracegrade.scoring.results import CaseResult, RunResult, percentile
+from tracegrade.scoring.results import CaseResult, percentile
+from tracegrade.scoring.summary import RunningSummary
 
 
 def representative(outcomes: Sequence[Outcome]) -> Outcome:
@@ -50,49 +63,32 @@ def _ms(value: float) -> float:
     return round(value, 2)
 
 
-SPENT_KEYS = ("input_tokens", "output_tokens", "cost_usd")
-"""What an attempt spent (tokens, USD), totalled per case and per run as ``spent``."""
-
-
-def _attempt_usage(outcome: Outcome) -> dict[str, Any]:
-    usage = outcome.result.usage
-    return {key: None if usage is None else getattr(usage, key) for key in SPENT_KEYS}
-
-
-def spent(attempts: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What ``attempts`` (entries of :func:`attempt_entry`) spent together: ``{"attempts",
-    "input_tokens", "output_tokens", "cost_usd"}``, each total None when no attempt recorded
-    it (the cost is the sum of the attempts whose cost is known)."""
-    totals: dict[str, Any] = {"attempts": len(attempts)}
-    for key in SPENT_KEYS:
-        known = [a[key] for a in attempts if a.get(key) is not None]
-        totals[key] = sum(known) if known else None
-    return totals
-
-
-def attempt_entry(outcome: Outcome) -> dict[str, Any]:
-    """One attempt in the document's ``attempts`` list (with its own tokens and cost)."""
+def attempt_entry(outcome: Outcome) -> AttemptEntry:
+    """One attempt in the case entry's ``attempts`` (with its own tokens and cost)."""
     conversation = outcome.conversation
     followups = conversation.followups if conversation else []
-    return {
-        **_attempt_usage(outcome),
-        "repeat": outcome.repeat,
-        "trace_ids": list(outcome.trace_ids),
-        "passed": outcome.result.passed,
-        "score": outcome.result.score,
-        "error": outcome.error,
-        "followups": len(followups),
-        "followup_sources": [f.source for f in followups],
-        "followup_messages": [
-            {"source": f.source, "question": f.question, "reply": f.reply} for f in followups
+    usage = outcome.result.usage
+    return AttemptEntry(
+        input_tokens=None if usage is None else usage.input_tokens,
+        output_tokens=None if usage is None else usage.output_tokens,
+        cost_usd=None if usage is None else usage.cost_usd,
+        repeat=outcome.repeat,
+        trace_ids=list(outcome.trace_ids),
+        passed=outcome.result.passed,
+        score=outcome.result.score,
+        error=outcome.error,
+        followups=len(followups),
+        followup_sources=[f.source for f in followups],
+        followup_messages=[
+            FollowUpMessage(source=f.source, question=f.question, reply=f.reply) for f in followups
         ],
-        "gave_up": bool(conversation and conversation.gave_up),
-        "revivals": list(conversation.revivals) if conversation else [],
-        "agent_ms": _ms(outcome.agent_ms),
-        "settle_ms": _ms(outcome.settle_ms),
-        "score_ms": _ms(outcome.score_ms),
+        gave_up=bool(conversation and conversation.gave_up),
+        revivals=list(conversation.revivals) if conversation else [],
+        agent_ms=_ms(outcome.agent_ms),
+        settle_ms=_ms(outcome.settle_ms),
+        score_ms=_ms(outcome.score_ms),
         **({"simulation": outcome.simulation.to_dict()} if outcome.simulation else {}),
-    }
+    )
 
 
 def by_case(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> list[tuple[Case, list[Outcome]]]:
@@ -107,21 +103,20 @@ def by_case(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> list[tuple[Ca
     ]
 
 
-def _case_fields(outcomes: Sequence[Outcome]) -> dict[str, Any]:
+def repeats(outcomes: Sequence[Outcome]) -> Repeats:
+    """What the runner adds to a case's entry (see the module docstring)."""
     scores = [o.result.score for o in outcomes if o.result.score is not None]
-    verdicts = {o.result.passed for o in outcomes}
-    attempts = [attempt_entry(o) for o in outcomes]
-    return {
-        "attempts": attempts,
-        "spent": spent(attempts),
-        "error": representative(outcomes).error,
-        "spread": round(max(scores) - min(scores), 4) if len(scores) > 1 else None,
-        "flaky": len(verdicts) > 1,
-        **goal_fields(outcomes),
-    }
+    return Repeats(
+        attempts=[attempt_entry(o) for o in outcomes],
+        error=representative(outcomes).error,
+        spread=round(max(scores) - min(scores), 4) if len(scores) > 1 else None,
+        flaky=len({o.result.passed for o in outcomes}) > 1,
+        goal=goal_fields(outcomes).get("goal"),
+    )
 
 
-def _runner_summary(finished: Finished) -> dict[str, Any]:
+def runner_figures(finished: Finished) -> RunnerFigures:
+    """Where the run's time went (``summary.runner``)."""
     outcomes = finished.outcomes
     scored = [o for o in outcomes if o.error is None and o.result.trace_id is not None]
 
@@ -129,26 +124,41 @@ def _runner_summary(finished: Finished) -> dict[str, Any]:
         value = percentile(sorted(values), q)
         return None if value is None else _ms(value)
 
-    return {
-        "attempts": len(outcomes),
-        "attempt_errors": sum(o.error is not None for o in outcomes),
-        "wall_s": round(finished.wall_s, 3),
-        "agent_ms_p50": pct([o.agent_ms for o in outcomes], 50),
-        "settle_ms_p50": pct([o.settle_ms for o in scored], 50),
-        "settle_ms_p95": pct([o.settle_ms for o in scored], 95),
-        "score_ms_p50": pct([o.score_ms for o in scored], 50),
-        "score_ms_p95": pct([o.score_ms for o in scored], 95),
-    }
+    return RunnerFigures(
+        attempts=len(outcomes),
+        attempt_errors=sum(o.error is not None for o in outcomes),
+        wall_s=round(finished.wall_s, 3),
+        agent_ms_p50=pct([o.agent_ms for o in outcomes], 50),
+        settle_ms_p50=pct([o.settle_ms for o in scored], 50),
+        settle_ms_p95=pct([o.settle_ms for o in scored], 95),
+        score_ms_p50=pct([o.score_ms for o in scored], 50),
+        score_ms_p95=pct([o.score_ms for o in scored], 95),
+    )
 
 
-def run_result(groups: Sequence[tuple[Case, list[Outcome]]], threshold: float) -> RunResult:
-    """The combined case results and their summary."""
-    results = [combine(outcomes) for _, outcomes in groups]
-    return RunResult(tuple(results), summarize(results, threshold, 0))
+def _option(kind: str) -> str:
+    return {"python": "agent", "command": "agent-cmd", "http": "agent-url"}.get(kind, kind)
 
 
-def _iso(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).isoformat(timespec="seconds")
+@dataclass(frozen=True)
+class RunSetting:
+    """How a ``tracegrade run`` was asked for (what its ``run`` records besides its results)."""
+
+    tier: str | None
+    min_pass_rate: float
+    label: str | None
+    started: dt.datetime
+    config_sources: Sequence[str]
+    min_score: float | None = None
+
+
+@dataclass(frozen=True)
+class RunTotals:
+    """What a run's helpers spent, known once it ended: the judge deciding follow-ups
+    (``summary.clarifier``) and the simulated users' model (``summary.simulator``)."""
+
+    clarifier: ClarifierTotals | None = None
+    simulator: dict[str, Any] | None = None
 
 
 def run_document(
@@ -157,57 +167,56 @@ def run_document(
     scoring: Scoring,
     dataset: Dataset,
     agent: Agent,
-    *,
-    tier: str | None,
-    min_pass_rate: float,
-    label: str | None,
-    started: dt.datetime,
-    config_sources: Sequence[str],
-) -> dict[str, Any]:
-    """The ``tracegrade.run/1`` document of a finished (or interrupted) run."""
+    setting: RunSetting,
+    totals: RunTotals | None = None,
+) -> StreamedDocument:
+    """The ``tracegrade.run/1`` document of a finished (or interrupted) run: each case's
+    repeats combined (module docstring), its summary, ``run`` with the agent and its times;
+    ``totals``: what the judge's follow-ups and the simulated users' model spent."""
+    totals = totals or RunTotals()
     groups = by_case(plan.cases, finished.outcomes)
-    result = run_result(groups, scoring.threshold)
-    info = run_info(
-        result,
-        list(scoring.traces.values()),
-        dataset,
-        tier=tier,
-        min_pass_rate=min_pass_rate,
-        trace_source=f"tracegrade run --{_option(agent.kind)} {agent.spec}",
-        config_sources=config_sources,
-        evaluator=scoring.evaluator(dataset, tier).to_dict(),
+    running = RunningSummary(scoring.threshold)
+    entries: list[CaseEntry] = []
+    for _, outcomes in groups:
+        combined = combine(outcomes)
+        running.add(combined)
+        entries.append(case_entry(combined, repeats(outcomes)))
+    summary = running.summary(0).model_copy(
+        update={
+            "flaky": sum(bool(e.flaky) for e in entries),
+            "agent_errors": sum(e.error is not None for e in entries),
+            "spent": spent([a for e in entries for a in e.attempts]),
+            "runner": runner_figures(finished),
+            **goal_summary(finished.outcomes),
+            **({} if totals.simulator is None else {"simulator": totals.simulator}),
+            **({} if totals.clarifier is None else {"clarifier": totals.clarifier}),
+        }
     )
-    info = dataclasses.replace(
-        info,
-        run_id=plan.run_id,
-        created_at=_iso(started),
-        passed=info.passed and not finished.interrupted,
-        git_branch=git_branch(),
-        label=label,
-        agent={"kind": agent.kind, "spec": agent.spec},
-        started_at=_iso(started),
-        finished_at=_iso(dt.datetime.now(dt.UTC)),
+    runner = RunnerMeta(
+        agent=AgentRef(kind=agent.kind, spec=agent.spec),
+        started=setting.started,
+        finished=dt.datetime.now(dt.UTC),
         repeat=plan.repeat,
         concurrency=plan.concurrency,
         interrupted=finished.interrupted,
+        label=setting.label,
     )
-    doc = document(result, info)
-    for entry, (_, outcomes) in zip(doc["cases"], groups, strict=True):
-        entry.update(_case_fields(outcomes))
-    doc["summary"].update(
-        flaky=sum(c["flaky"] for c in doc["cases"]),
-        agent_errors=sum(c["error"] is not None for c in doc["cases"]),
-        spent=spent([a for c in doc["cases"] for a in c["attempts"]]),
-        runner=_runner_summary(finished),
-        **goal_summary(finished.outcomes),
+    run = run_meta(
+        summary,
+        list(scoring.traces.values()),
+        dataset,
+        tier=setting.tier,
+        min_pass_rate=setting.min_pass_rate,
+        trace_source=f"tracegrade run --{_option(agent.kind)} {agent.spec}",
+        config_sources=setting.config_sources,
+        run_id=plan.run_id,
+        min_score=setting.min_score,
+        runner=runner,
+        evaluator=scoring.evaluator(dataset, setting.tier).to_dict(),
     )
-    return doc
+    return StreamedDocument(head_of(run, summary), CaseList(entries))
 
 
-def _option(kind: str) -> str:
-    return {"python": "agent", "command": "agent-cmd", "http": "agent-url"}.get(kind, kind)
-
-
-def flaky_cases(doc: Mapping[str, Any]) -> list[str]:
+def flaky_cases(doc: StreamedDocument) -> list[str]:
     """Ids of the document's flaky cases."""
-    return [str(c["case_id"]) for c in doc["cases"] if c.get("flaky")]
+    return [str(c.case_id) for c in doc.cases if c.flaky]

@@ -11,31 +11,24 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import tempfile
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from tracegrade.collector.receiver import Receiver, ReceiverConfig
 from tracegrade.dataset import Dataset
 from tracegrade.errors import ConfigError
+from tracegrade.run_document import ClarifierTotals, StreamedDocument
 from tracegrade.runner.agents import Agent
 from tracegrade.runner.conversation import FollowUpHook
 from tracegrade.runner.execute import Outcome, Runner, RunPlan, Scoring
 from tracegrade.runner.progress import RunProgress
-from tracegrade.runner.results import run_document
+from tracegrade.runner.results import RunSetting, RunTotals, run_document
 from tracegrade.runner.settle import StoreWorker
 from tracegrade.runner.simulation import Simulators
-
-
-def new_run_id(now: dt.datetime | None = None) -> str:
-    """A run id in the shape ``tracegrade score`` uses: ``YYYYmmdd-HHMMSS-xxxxxx`` (UTC)."""
-    now = now or dt.datetime.now(dt.UTC)
-    return f"{now:%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
 @dataclass
@@ -61,6 +54,11 @@ class EvalRun:
     thread: it must not block (``--export-otlp`` queues its records)."""
     simulators: Simulators | None = None
     """Who plays the cases' simulated users (default: :class:`Simulators` ``auto``)."""
+    min_score: float | None = None
+    """``--min-score``: the run passes only when its mean score reaches it."""
+    clarifier: Callable[[], ClarifierTotals | None] | None = None
+    """The judge's follow-ups once the run ended (``summary.clarifier``), when it may decide
+    any."""
 
 
 @contextmanager
@@ -73,7 +71,7 @@ def store_location(db: str | None) -> Iterator[str]:
         yield str(Path(folder) / "run.db")
 
 
-async def _drive(run: EvalRun, receiver: Receiver, worker: StoreWorker) -> dict[str, Any]:
+async def _drive(run: EvalRun, receiver: Receiver, worker: StoreWorker) -> StreamedDocument:
     started = dt.datetime.now(dt.UTC)
     simulators = run.simulators or Simulators()
     await run.agent.open(receiver.http_endpoint, receiver.grpc_endpoint)
@@ -89,21 +87,24 @@ async def _drive(run: EvalRun, receiver: Receiver, worker: StoreWorker) -> dict[
     finally:
         await asyncio.to_thread(simulators.close)
         await run.agent.close()
-    doc = run_document(
-        finished,
-        run.plan,
-        run.scoring,
-        run.dataset,
-        run.agent,
+    setting = RunSetting(
         tier=run.tier,
         min_pass_rate=run.min_pass_rate,
         label=run.label,
         started=started,
         config_sources=run.config_sources,
+        min_score=run.min_score,
     )
-    if (usage := simulators.summary()) is not None:
-        doc["summary"]["simulator"] = usage
-    return doc
+    clarifier = run.clarifier() if run.clarifier else None
+    return run_document(
+        finished,
+        run.plan,
+        run.scoring,
+        run.dataset,
+        run.agent,
+        setting,
+        RunTotals(clarifier=clarifier, simulator=simulators.summary()),
+    )
 
 
 def _both(
@@ -119,7 +120,7 @@ def _both(
     return both
 
 
-def run_eval(run: EvalRun, db: str) -> dict[str, Any]:
+def run_eval(run: EvalRun, db: str) -> StreamedDocument:
     """Run it against the store at ``db`` (see the module docstring); returns the document.
 
     Raises:

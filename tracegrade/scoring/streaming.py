@@ -41,12 +41,12 @@ from tracegrade.scoring.evaluation import (
     run_threshold,
     run_weights,
     score_trace,
-    summarize,
     unmatched,
 )
 from tracegrade.scoring.parallel import ordered_batches
 from tracegrade.scoring.results import CaseResult, RunResult
 from tracegrade.scoring.score import Scorer
+from tracegrade.scoring.summary import summarize
 from tracegrade.scoring.turns import follows_turns, joined_conversations, turn_of
 from tracegrade.trace import AgentTrace
 

@@ -18,9 +18,15 @@ import math
 import random
 import sys
 from collections.abc import Iterable
-from dataclasses import asdict
 from typing import Any
 
+from tracegrade.run_document import (
+    CategoryFigures,
+    JudgeTotals,
+    LatencySample,
+    RunSummaryEntry,
+    TagFigures,
+)
 from tracegrade.scoring.results import CaseResult, RunSummary, percentile
 
 __all__ = ["SAMPLE_SIZE", "Reservoir", "RunningMean", "RunningSum", "RunningSummary", "summarize"]
@@ -214,24 +220,24 @@ class _Group:
             self.traced += 1
             self.hallucinated += result.hallucinated
 
-    def category(self) -> dict[str, Any]:
-        """``{"results", "passed", "pass_rate", "score"}`` (``RunSummary.categories``)."""
-        return {
-            "results": self.results,
-            "passed": self.passed,
-            "pass_rate": self.passed / self.results,
-            "score": self.weighted.value,
-        }
+    def category(self) -> CategoryFigures:
+        """The figures of a category (``RunSummary.categories``, ``summary.categories``)."""
+        return CategoryFigures(
+            results=self.results,
+            passed=self.passed,
+            pass_rate=self.passed / self.results,
+            score=self.weighted.value,
+        )
 
-    def tag(self) -> dict[str, Any]:
-        """``{"cases", "passed", "pass_rate", "score", "hallucination_rate"}`` (``by_tag``)."""
-        return {
-            "cases": self.results,
-            "passed": self.passed,
-            "pass_rate": self.passed / self.results,
-            "score": self.score.fmean,
-            "hallucination_rate": self.hallucination_rate,
-        }
+    def tag(self) -> TagFigures:
+        """The figures of a tag (``summary.by_tag``)."""
+        return TagFigures(
+            cases=self.results,
+            passed=self.passed,
+            pass_rate=self.passed / self.results,
+            score=self.score.fmean,
+            hallucination_rate=self.hallucination_rate,
+        )
 
     @property
     def hallucination_rate(self) -> float | None:
@@ -275,15 +281,20 @@ class _Judge:
         self.errors += bool(details.get("error"))
         self.models.add(details["model"])
 
-    def value(self) -> dict[str, Any] | None:
+    def usage(self) -> JudgeTotals | None:
+        """The judge's usage over the run (``summary.judge``); None when no case was judged."""
         if not self.judged:
             return None
-        return {
-            **{k: total.value for k, total in self.sums.items()},
-            "cost_usd": self.cost.value if self.cost_known else None,
-            "errors": self.errors,
-            "models": sorted(self.models),
-        }
+        sums = self.sums
+        return JudgeTotals(
+            calls=sums["calls"].value,
+            cached=sums["cached"].value,
+            input_tokens=sums["input_tokens"].value,
+            output_tokens=sums["output_tokens"].value,
+            cost_usd=self.cost.value if self.cost_known else None,
+            errors=self.errors,
+            models=sorted(self.models),
+        )
 
 
 class _Latencies:
@@ -316,18 +327,17 @@ class _Latencies:
         kinds["tool_latency"] = self.calls["tool"]
         return {f"{k}_p{q}_ms": r.percentile(q) for k, r in kinds.items() for q in (50, 95)}
 
-    def sample(self) -> dict[str, Any] | None:
-        """``{"method", "size", "values": {kind: values seen}}`` when a percentile was
-        estimated from a sample, else None."""
+    def sample(self) -> LatencySample | None:
+        """How the percentiles were estimated when one was from a sample, else None."""
         kinds = {"latency": self.traces, "llm_latency": self.calls["llm"]}
         kinds["tool_latency"] = self.calls["tool"]
         if not any(r.sampled for r in kinds.values()):
             return None
-        return {
-            "method": "uniform reservoir sample",
-            "size": self.traces.size,
-            "values": {k: r.seen for k, r in kinds.items() if r.sampled},
-        }
+        return LatencySample(
+            method="uniform reservoir sample",
+            size=self.traces.size,
+            values={k: r.seen for k, r in kinds.items() if r.sampled},
+        )
 
 
 class RunningSummary:
@@ -400,25 +410,43 @@ class RunningSummary:
             output_tokens=_total(self.tokens["output_tokens"]),
             cost_usd=_total(self.cost),
             hallucination_rate=self.run.hallucination_rate,
-            judge=self.judge.value(),
-            categories={c: self.categories[c].category() for c in sorted(self.categories)},
+            judge=None if (judge := self.judge.usage()) is None else judge.model_dump(),
+            categories={
+                c: self.categories[c].category().model_dump() for c in sorted(self.categories)
+            },
         )
 
-    def summary(self, unmatched_traces: int) -> dict[str, Any]:
-        """The document's ``summary``: :meth:`run_summary`, the mean and total latency, the
-        hallucination rate and the breakdown by tag; with ``latency_sample``
+    def summary(self, unmatched_traces: int) -> RunSummaryEntry:
+        """The document's ``summary``: :meth:`run_summary`'s figures, the mean and total
+        latency, the hallucination rate and the breakdown by tag; with ``latency_sample``
         (:meth:`_Latencies.sample`) when a percentile was estimated from a sample."""
         latencies = self.latencies
-        summary = {
-            **asdict(self.run_summary(unmatched_traces)),
-            "latency_mean_ms": latencies.mean.fmean,
-            "latency_total_ms": latencies.total.value if latencies.mean.count else None,
-            "hallucination_rate": self.run.hallucination_rate,
-            "by_tag": {t: self.tags[t].tag() for t in sorted(self.tags)},
-        }
-        if (sample := latencies.sample()) is not None:
-            summary["latency_sample"] = sample
-        return summary
+        percentiles = latencies.percentiles()
+        sample = latencies.sample()
+        return RunSummaryEntry(
+            results=self.results,
+            passed=self.passed,
+            failed=self.results - self.passed,
+            pass_rate=self.passed / self.results if self.results else 0.0,
+            score=self.run.weighted.value,
+            threshold=self.threshold,
+            unmatched_cases=self.unmatched_cases,
+            unmatched_traces=unmatched_traces,
+            axes={a: self.axes[a].value for a in sorted(self.axes)},
+            scorers={n: self.scorers[n].value for n in sorted(self.scorers)},
+            excluded=dict(self.excluded),
+            **percentiles,
+            input_tokens=_total(self.tokens["input_tokens"]),
+            output_tokens=_total(self.tokens["output_tokens"]),
+            cost_usd=_total(self.cost),
+            hallucination_rate=self.run.hallucination_rate,
+            judge=self.judge.usage(),
+            categories={c: self.categories[c].category() for c in sorted(self.categories)},
+            latency_mean_ms=latencies.mean.fmean,
+            latency_total_ms=latencies.total.value if latencies.mean.count else None,
+            by_tag={t: self.tags[t].tag() for t in sorted(self.tags)},
+            **({} if sample is None else {"latency_sample": sample}),
+        )
 
 
 def _total(values: RunningMean) -> Any:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tracegrade.errors import StoreError
-from tracegrade.run_document import CaseEntry, read_head
+from tracegrade.run_document import CaseEntry, StreamedDocument, head_json, read_head
 from tracegrade.store.database import query_batches
 
 if TYPE_CHECKING:
@@ -31,51 +31,89 @@ def case_trace_ids(case: CaseEntry | Mapping[str, Any]) -> list[str]:
     several traces), else the case's ``trace_id``; each once, in order. ``case`` is a
     :class:`~tracegrade.run_document.CaseEntry`, or an entry being written (JSON-ready data)."""
     if isinstance(case, CaseEntry):
-        attempts, trace_id = case.attempts, case.trace_id
+        ids = [t for a in case.attempts for t in a.trace_ids]
+        trace_id = case.trace_id
     else:
-        attempts, trace_id = case.get("attempts") or [], case.get("trace_id")
-    ids = [t for a in attempts for t in a.get("trace_ids") or ()]
+        ids = [t for a in case.get("attempts") or [] for t in a.get("trace_ids") or ()]
+        trace_id = case.get("trace_id")
     if not ids and trace_id:
         ids = [trace_id]
     return list(dict.fromkeys(ids))
 
 
-def save_run(store: Store, doc: dict[str, Any]) -> str:
-    """Store a run document and its case results (one transaction; ``doc["cases"]`` is read
-    once, :data:`_CHUNK` rows at a time), and which traces each case result scored
+_CaseRow = tuple[str | None, str | None, bool, float | None, str, list[str]]
+"""A case result as stored: case id, trace id, passed, score, its JSON, the traces it scored."""
+
+
+def save_run(store: Store, doc: StreamedDocument | Mapping[str, Any]) -> str:
+    """Store a run document (one being written, or JSON-ready data) and its case results (one
+    transaction; its cases are read once, :data:`_CHUNK` at a time; a written entry is stored
+    as the JSON it was written as), and which traces each case result scored
     (``result_traces``, the dashboard's verdict filter); returns the run id."""
-    run = doc["run"]
+    if isinstance(doc, StreamedDocument):
+        run, summary = doc.head.run, doc.head.summary
+        dataset = run.dataset.model_dump() if run.dataset else {}
+        head = (run.run_id, dataset, bool(run.passed), summary.score, head_json(doc.head))
+        rows: Iterator[_CaseRow] = (_case_row(line) for line in doc.cases.lines())
+    else:
+        data = doc["run"]
+        document = {k: v for k, v in doc.items() if k != "cases"}
+        head = (
+            data["run_id"],
+            data["dataset"] or {},
+            data["passed"],
+            doc["summary"]["score"],
+            document,
+        )
+        rows = (
+            (c["case_id"], c["trace_id"], c["passed"], c["score"], json.dumps(c), case_trace_ids(c))
+            for c in doc["cases"]
+        )
+    return _insert(store, head, rows)
+
+
+def _case_row(line: bytes) -> _CaseRow:
+    """A case result as stored, of its entry's JSON line (kept as it was written)."""
+    case = CaseEntry.model_validate_json(line)
+    return (
+        case.case_id,
+        case.trace_id,
+        case.passed,
+        case.score,
+        line.decode(),
+        case_trace_ids(case),
+    )
+
+
+def _insert(
+    store: Store,
+    head: tuple[str, Mapping[str, Any], bool, float | None, dict[str, Any]],
+    rows: Iterator[_CaseRow],
+) -> str:
+    run_id, dataset, passed, score, document = head
     with store.db:
         store.db.execute(
             "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
             (
-                run["run_id"],
+                run_id,
                 time.time(),
-                (run["dataset"] or {}).get("name"),
-                (run["dataset"] or {}).get("digest"),
-                int(run["passed"]),
-                doc["summary"]["score"],
-                json.dumps({k: v for k, v in doc.items() if k != "cases"}),
+                dataset.get("name"),
+                dataset.get("digest"),
+                int(passed),
+                score,
+                json.dumps(document),
             ),
         )
-        cases = enumerate(doc["cases"])
+        cases = enumerate(rows)
         while chunk := list(itertools.islice(cases, _CHUNK)):  # cases may outnumber memory
             store.db.executemany(
                 "INSERT INTO case_results VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (run["run_id"], i, c["case_id"], c["trace_id"], int(c["passed"]), c["score"])
-                    + (json.dumps(c),)
-                    for i, c in chunk
-                ],
+                [(run_id, i, c[0], c[1], int(c[2]), c[3], c[4]) for i, c in chunk],
             )
-            scored = {
-                (trace_id, run["run_id"], i, int(c["passed"]))
-                for i, c in chunk
-                for trace_id in case_trace_ids(c)
-            }
+            scored = {(t, run_id, i, int(c[2])) for i, c in chunk for t in c[5]}
             if scored:
                 store.db.executemany("INSERT INTO result_traces VALUES (?, ?, ?, ?)", scored)
-    return str(run["run_id"])
+    return str(run_id)
 
 
 _CHUNK = 500

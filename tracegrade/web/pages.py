@@ -55,7 +55,7 @@ def verdict_reasons(case: CaseEntry, threshold: float | None) -> list[str]:
         return []
     if case.hard_failures:
         return list(case.hard_failures)
-    errors = [str(a["error"]) for a in case.attempts if a.get("error")]
+    errors = [a.error for a in case.attempts if a.error]
     if errors or case.error:
         return errors[:1] or [str(case.error)]
     if case.score is not None and threshold is not None and case.score < threshold:
@@ -72,7 +72,7 @@ def other_reasons(case: CaseEntry, shown: Sequence[str] = ()) -> list[str]:
 
 def _chats(case: CaseEntry, loaded: Normalized) -> list[Chat]:
     """One chat per attempt (repeats are separate conversations)."""
-    attempts = [a.get("trace_ids") or [] for a in case.attempts]
+    attempts = [a.trace_ids for a in case.attempts]
     if not any(attempts):
         attempts = [case_trace_ids(case)]
     return [
@@ -109,11 +109,11 @@ def case_page(store: Store, run_id: str, position: int, pricing: Pricing) -> dic
         "missing": [t for t in ids if t not in loaded],
         "trace_source": head.run.trace_source,
         "verdict_reasons": verdict_reasons(entry, head.summary.threshold),
-        "judge": entry.details.get("judge"),
+        "judge": judge.model_dump() if (judge := entry.details.get("judge")) else None,
         "followups": [
-            {"repeat": a.get("repeat"), **m}
+            {"repeat": a.repeat, **m.model_dump()}
             for a in entry.attempts
-            for m in a.get("followup_messages") or ()
+            for m in a.followup_messages
         ],
         "others": _runs_with_case(store, head, entry),
     }
