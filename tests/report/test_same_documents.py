@@ -20,7 +20,11 @@ def test_the_commands_write_the_reference_documents(command: str, tmp_path: Path
     assert made, command
     for name, document in made.items():
         reference = (REFERENCES / f"{name}.json").read_text(encoding="utf-8")
-        assert text(document) == reference, f"{name}: the document differs from the reference"
+        assert text(document) == reference, (
+            f"{name}: the document differs from tests/data/reference_documents/{name}.json; "
+            "if the change is meant (a scorer's details, say), re-make the references with "
+            "python -m tests.support.reference_documents --write"
+        )
 
 
 def test_masking_keeps_what_the_input_decides() -> None:

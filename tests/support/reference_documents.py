@@ -61,6 +61,7 @@ def mask(value: Any, key: str = "", tmp: str = "") -> Any:
         return MASK
     if isinstance(value, str):
         text = value.replace(tmp, "<tmp>") if tmp else value
+        text = text.replace(sys.executable, "<python>")  # the interpreter differs per venv
         text = text.replace(str(ROOT), "<root>")  # the checkout's folder differs per clone
         return _TIMES_IN_TEXT.sub("<time>", text) if _TIMED.search(key) else text
     return value
