@@ -8,7 +8,7 @@ each case result into the case log (its entry), the head (``run`` and ``summary`
 outputs of ``score --json PATH`` with the default store (redacted; the ``--json`` file and
 the stored run). The results are those of the README's main job (the 100 tau-bench
 conversations scored against their golden dataset), repeated with fresh trace ids up to
-``--traces``; scoring them is not timed.
+``--traces``, scored once (by the current tree, not timed) and handed to both writers.
 
 The baseline is the writer before issue 39 (``--baseline-ref``, default
 :data:`BASELINE_REF`: the last commit whose document was built as dicts), its tree taken
@@ -24,6 +24,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
+import pickle
 import statistics
 import subprocess
 import sys
@@ -102,11 +103,11 @@ def _writer(results: list[Any], dataset: Any, out: Path) -> Callable[[], None]:
     return write
 
 
-def child(tree: Path, count: int, repeat: int) -> dict[str, Any]:
-    """Time the writer of the tracegrade in ``tree`` (this process imports it)."""
+def child(results_file: Path, repeat: int) -> dict[str, Any]:
+    """Time the writer of the tracegrade this process imports, on the pickled results."""
     with tempfile.TemporaryDirectory(prefix="tracegrade-bench-") as folder:
         work = Path(folder)
-        results, dataset = _results(work / "tau", count)
+        results, dataset = pickle.loads(results_file.read_bytes())
         write = _writer(results, dataset, work)
         times = []
         for _ in range(repeat):
@@ -121,9 +122,9 @@ def child(tree: Path, count: int, repeat: int) -> dict[str, Any]:
     return {"seconds": statistics.median(times), "cases": len(results), "json_sha256": digest}
 
 
-def _run_child(tree: Path, count: int, repeat: int) -> dict[str, Any]:
+def _run_child(tree: Path, results: Path, repeat: int) -> dict[str, Any]:
     command = [sys.executable, str(Path(__file__).resolve()), "--child", str(tree)]
-    command += ["--traces", str(count), "--repeat", str(repeat)]
+    command += ["--results", str(results), "--repeat", str(repeat)]
     done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=tree)
     figures: dict[str, Any] = json.loads(done.stdout)
     return figures
@@ -148,10 +149,13 @@ def run(
     old: list[dict[str, Any]] = []
     new: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="tracegrade-baseline-") as folder:
-        tree = baseline_tree(baseline_ref, Path(folder))
+        work = Path(folder)
+        results = work / "results.pickle"  # scored once, by this tree: both write the same
+        results.write_bytes(pickle.dumps(_results(work / "tau", count)))
+        tree = baseline_tree(baseline_ref, work)
         for _ in range(rounds):
-            old.append(_run_child(tree, count, repeat))
-            new.append(_run_child(ROOT, count, repeat))
+            old.append(_run_child(tree, results, repeat))
+            new.append(_run_child(ROOT, results, repeat))
     old_s = statistics.median(f["seconds"] for f in old)
     new_s = statistics.median(f["seconds"] for f in new)
     return {
@@ -171,11 +175,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline-ref", default=BASELINE_REF)
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--results", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.child is not None:
         sys.path.insert(0, str(args.child))
-        print(json.dumps(child(args.child, args.traces, args.repeat)))
+        print(json.dumps(child(args.results, args.repeat)))
         return 0
     figures = run(args.traces, args.repeat, args.baseline_ref, args.rounds)
     return report(figures, args.json, _table)
