@@ -11,7 +11,7 @@ from rich.console import Console
 
 from tests.scoring.conftest import TRACE_ID, gap, llm, make_case, make_dataset, make_trace, tool
 from tracegrade.report.console import print_report
-from tracegrade.report.document import document, run_info
+from tracegrade.report.document import document
 from tracegrade.scoring import build_scorers, evaluate
 from tracegrade.scoring.evaluation import CASE_ID_ATTR
 
@@ -86,10 +86,7 @@ def test_the_hallucination_rate_is_unknown_when_no_trace_can_tell(config, scorer
 
 def _report(run, verbose=False) -> str:
     out = io.StringIO()
-    info = run_info(
-        run, [], None, tier=None, min_pass_rate=1.0, trace_source="test", config_sources=()
-    )
-    doc = document(run, info)
+    doc = document(run, [], None, trace_source="test", config_sources=())
     print_report(doc, verbose=verbose, console=Console(file=out, width=200, color_system=None))
     return out.getvalue()
 
