@@ -6,6 +6,7 @@ function is longer than 60 lines."""
 from __future__ import annotations
 
 import ast
+import importlib
 import shutil
 import subprocess
 import sys
@@ -123,3 +124,27 @@ def test_the_root_holds_at_most_ten_plain_modules():
     """Issue 39: the root is vocabulary; helpers live in ``_util/`` or the package they serve."""
     plain = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in {"__init__", "__main__"})
     assert len(plain) <= 10, plain
+
+
+def test_mypy_strict_is_locked_in_the_config():
+    """Issue 39: ``mypy`` (CI) is ``mypy --strict``: no implicit re-export, no untyped call,
+    strict equality."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert config["strict"] is True and config["files"] == ["tracegrade"]
+    relaxed = {"implicit_reexport", "allow_untyped_calls", "allow_untyped_defs"}
+    assert not relaxed & set(config) and "overrides" not in config
+
+
+def test_no_package_attribute_is_both_a_module_and_a_public_name():
+    """Issue 39: ``tracegrade.pipeline.score`` is the function, never the module on a second
+    access: no package has a submodule named as one of its public names."""
+    shadowed = []
+    for init in PACKAGE.rglob("__init__.py"):
+        package = ".".join(init.parent.relative_to(ROOT).parts)
+        names = set(getattr(importlib.import_module(package), "__all__", ()))
+        modules = {p.stem for p in init.parent.glob("*.py")}
+        modules |= {p.name for p in init.parent.iterdir() if (p / "__init__.py").exists()}
+        shadowed += [f"{package}.{name}" for name in sorted(names & modules)]
+    assert shadowed == []

@@ -1,7 +1,10 @@
 """Every environment variable tracegrade reads, or sets for an agent it runs, declared once
 (as opentelemetry-python's ``sdk/environment_variables``): a constant and its docstring each.
-A command-line option wins over its variable; a variable wins over the default.
+A command-line option wins over its variable; a variable wins over the default. The
+OpenTelemetry SDK's own variables are its constants (``opentelemetry.sdk.environment_variables``).
 """
+
+from opentelemetry.sdk import environment_variables
 
 TRACEGRADE_DB = "TRACEGRADE_DB"
 """
@@ -82,7 +85,7 @@ SDK's exporters read the rest of their settings from the standard ``OTEL_EXPORTE
 variables (headers, timeout, certificates, compression): see ``docs/guides/otlp-export.md``.
 """
 
-OTEL_EXPORTER_OTLP_PROTOCOL = "OTEL_EXPORTER_OTLP_PROTOCOL"
+OTEL_EXPORTER_OTLP_PROTOCOL = environment_variables.OTEL_EXPORTER_OTLP_PROTOCOL
 """
 .. envvar:: OTEL_EXPORTER_OTLP_PROTOCOL
 
@@ -90,21 +93,21 @@ The OpenTelemetry standard variable: ``http/protobuf`` (default) or ``grpc``, th
 of ``--export-otlp``.
 """
 
-OTEL_EXPORTER_OTLP_LOGS_PROTOCOL = "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL"
+OTEL_EXPORTER_OTLP_LOGS_PROTOCOL = environment_variables.OTEL_EXPORTER_OTLP_LOGS_PROTOCOL
 """
 .. envvar:: OTEL_EXPORTER_OTLP_LOGS_PROTOCOL
 
 The protocol of the evaluation records alone (wins over :envvar:`OTEL_EXPORTER_OTLP_PROTOCOL`).
 """
 
-OTEL_EXPORTER_OTLP_METRICS_PROTOCOL = "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
+OTEL_EXPORTER_OTLP_METRICS_PROTOCOL = environment_variables.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL
 """
 .. envvar:: OTEL_EXPORTER_OTLP_METRICS_PROTOCOL
 
 The protocol of the figures alone (wins over :envvar:`OTEL_EXPORTER_OTLP_PROTOCOL`).
 """
 
-OTEL_EXPORTER_OTLP_LOGS_ENDPOINT = "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"
+OTEL_EXPORTER_OTLP_LOGS_ENDPOINT = environment_variables.OTEL_EXPORTER_OTLP_LOGS_ENDPOINT
 """
 .. envvar:: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT
 
@@ -112,7 +115,7 @@ Where the evaluation records go instead of ``--export-otlp``'s URL (the full URL
 ``/v1/logs`` for OTLP/HTTP), as the OpenTelemetry SDK reads it.
 """
 
-OTEL_EXPORTER_OTLP_METRICS_ENDPOINT = "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+OTEL_EXPORTER_OTLP_METRICS_ENDPOINT = environment_variables.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
 """
 .. envvar:: OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
 

@@ -288,7 +288,7 @@ def _handler(calls: _Calls, signal: Signal) -> grpc.RpcMethodHandler:
     )
 
 
-class _Authenticate(grpc.aio.ServerInterceptor):
+class _Authenticate(grpc.aio.ServerInterceptor):  # type: ignore[misc]  # grpc ships no types
     """Checks the bearer token from the call's metadata before any message is read: a call
     without it is answered UNAUTHENTICATED at once, holding nothing."""
 

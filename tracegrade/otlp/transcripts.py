@@ -29,6 +29,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from opentelemetry.semconv._incubating.attributes.gen_ai_attributes import (
+    GEN_AI_AGENT_NAME,
+    GEN_AI_INPUT_MESSAGES,
+    GEN_AI_OPERATION_NAME,
+    GEN_AI_OUTPUT_MESSAGES,
+    GEN_AI_REQUEST_MODEL,
+    GEN_AI_RESPONSE_FINISH_REASONS,
+    GEN_AI_RESPONSE_MODEL,
+    GEN_AI_SYSTEM_INSTRUCTIONS,
+    GEN_AI_TOOL_CALL_ARGUMENTS,
+    GEN_AI_TOOL_CALL_ID,
+    GEN_AI_TOOL_CALL_RESULT,
+    GEN_AI_TOOL_NAME,
+    GEN_AI_TOOL_TYPE,
+    GEN_AI_USAGE_INPUT_TOKENS,
+    GEN_AI_USAGE_OUTPUT_TOKENS,
+)
+
 from tracegrade.attributes import TIMING_ATTR
 from tracegrade.errors import TranscriptError
 from tracegrade.otlp.build import RequestBuilder, stable_hex
@@ -186,16 +204,14 @@ class _Conversation:
         usage = message.get("usage") or {}
         history = [_semconv_message(m) for m in self.messages[:position] if m["role"] != "system"]
         attributes = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.request.model": model,
-            "gen_ai.response.model": model,
-            "gen_ai.response.finish_reasons": ["tool_calls" if calls else "stop"],
-            "gen_ai.usage.input_tokens": usage.get("prompt_tokens", usage.get("input_tokens")),
-            "gen_ai.usage.output_tokens": usage.get(
-                "completion_tokens", usage.get("output_tokens")
-            ),
-            "gen_ai.input.messages": history,
-            "gen_ai.output.messages": [
+            GEN_AI_OPERATION_NAME: "chat",
+            GEN_AI_REQUEST_MODEL: model,
+            GEN_AI_RESPONSE_MODEL: model,
+            GEN_AI_RESPONSE_FINISH_REASONS: ["tool_calls" if calls else "stop"],
+            GEN_AI_USAGE_INPUT_TOKENS: usage.get("prompt_tokens", usage.get("input_tokens")),
+            GEN_AI_USAGE_OUTPUT_TOKENS: usage.get("completion_tokens", usage.get("output_tokens")),
+            GEN_AI_INPUT_MESSAGES: history,
+            GEN_AI_OUTPUT_MESSAGES: [
                 {**_semconv_message(message), "finish_reason": "tool_call" if calls else "stop"}
             ],
         }
@@ -227,12 +243,12 @@ class _Conversation:
         start, end = self._next_slot()
         name = (call.name if call else None) or message.get("name") or "unknown"
         attributes = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": name,
-            "gen_ai.tool.type": "function",
-            "gen_ai.tool.call.id": message.get("tool_call_id") or (call.call_id if call else None),
-            "gen_ai.tool.call.arguments": call.arguments if call else None,
-            "gen_ai.tool.call.result": text_of(message.get("content")),
+            GEN_AI_OPERATION_NAME: "execute_tool",
+            GEN_AI_TOOL_NAME: name,
+            GEN_AI_TOOL_TYPE: "function",
+            GEN_AI_TOOL_CALL_ID: message.get("tool_call_id") or (call.call_id if call else None),
+            GEN_AI_TOOL_CALL_ARGUMENTS: call.arguments if call else None,
+            GEN_AI_TOOL_CALL_RESULT: text_of(message.get("content")),
         }
         self.builder.add(
             self.builder.span_id("tool", position),
@@ -264,11 +280,11 @@ class _Conversation:
             ]
         name = str(self.extra.get("agent") or AGENT_NAME)
         attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": name,
-            "gen_ai.input.messages": users,
-            "gen_ai.output.messages": final,
-            "gen_ai.system_instructions": [{"type": "text", "content": s} for s in system if s]
+            GEN_AI_OPERATION_NAME: "invoke_agent",
+            GEN_AI_AGENT_NAME: name,
+            GEN_AI_INPUT_MESSAGES: users,
+            GEN_AI_OUTPUT_MESSAGES: final,
+            GEN_AI_SYSTEM_INSTRUCTIONS: [{"type": "text", "content": s} for s in system if s]
             or None,
             TIMING_ATTR: "synthetic",
         }

@@ -39,6 +39,7 @@ from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.semconv._incubating.attributes.gen_ai_attributes import GEN_AI_CONVERSATION_ID
 from opentelemetry.trace import Span, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
@@ -54,7 +55,7 @@ from tracegrade.attributes import (
 from tracegrade.errors import ConfigError
 
 TRACER_NAME = "tracegrade.runner"
-CONVERSATION_ATTR = "gen_ai.conversation.id"
+CONVERSATION_ATTR = GEN_AI_CONVERSATION_ID
 """The GenAI semantic conventions' conversation id, on the runner's case spans."""
 FLUSH_TIMEOUT_MS = 10_000
 """How long a flush may take before the case goes on without it (ms)."""
@@ -197,9 +198,10 @@ class RunExport:
             _spans.target = None
         if _logs_router is not None and _logs_router.target is self._logs:
             _logs_router.target = None
-        for processor in (self._spans, self._logs):
-            if processor is not None:
-                processor.shutdown()
+        if self._spans is not None:
+            self._spans.shutdown()
+        if self._logs is not None:
+            self._logs.shutdown()
         self._spans = self._logs = None
 
     def __enter__(self) -> RunExport:

@@ -38,6 +38,13 @@ from typing import Any
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.logs.v1 import logs_pb2
 from opentelemetry.proto.trace.v1 import trace_pb2
+from opentelemetry.semconv._incubating.attributes.gen_ai_attributes import (
+    GEN_AI_EVALUATION_EXPLANATION,
+    GEN_AI_EVALUATION_NAME,
+    GEN_AI_EVALUATION_SCORE_LABEL,
+    GEN_AI_EVALUATION_SCORE_VALUE,
+    GEN_AI_RESPONSE_ID,
+)
 
 from tracegrade.attributes import VERDICT_ATTR
 from tracegrade.otlp.codec import decode_attributes, key_values
@@ -45,12 +52,13 @@ from tracegrade.store.database import Database
 from tracegrade.store.rows import digest, text
 
 EVENT = "gen_ai.evaluation.result"
-"""The GenAI semconv event of an evaluation result."""
-NAME_ATTR = "gen_ai.evaluation.name"
-SCORE_ATTR = "gen_ai.evaluation.score.value"
-LABEL_ATTR = "gen_ai.evaluation.score.label"
-EXPLANATION_ATTR = "gen_ai.evaluation.explanation"
-RESPONSE_ID_ATTR = "gen_ai.response.id"
+"""The GenAI semconv event of an evaluation result (the attributes below are the
+OpenTelemetry semantic conventions package's constants; it has none for event names)."""
+NAME_ATTR = GEN_AI_EVALUATION_NAME
+SCORE_ATTR = GEN_AI_EVALUATION_SCORE_VALUE
+LABEL_ATTR = GEN_AI_EVALUATION_SCORE_LABEL
+EXPLANATION_ATTR = GEN_AI_EVALUATION_EXPLANATION
+RESPONSE_ID_ATTR = GEN_AI_RESPONSE_ID
 SOURCE_ATTR = "tracegrade.feedback.source"
 """Set to ``"api"`` on the log records ``POST /v1/feedback`` makes."""
 DEFAULT_ATTRIBUTE = "user.feedback"

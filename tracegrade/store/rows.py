@@ -29,12 +29,13 @@ from typing import Any
 
 from opentelemetry.proto.common.v1.common_pb2 import KeyValue
 from opentelemetry.proto.trace.v1 import trace_pb2
+from opentelemetry.semconv._incubating.attributes.gen_ai_attributes import GEN_AI_OPERATION_NAME
 
 from tracegrade.attributes import ATTRIBUTE_PREFIX, CASE_ID_ATTR, RUN_ID_ATTR
 
 _LABEL_MARK = ATTRIBUTE_PREFIX.encode()
 _AGENT_MARKS = (
-    (b"invoke_agent", "gen_ai.operation.name", "invoke_agent"),
+    (b"invoke_agent", GEN_AI_OPERATION_NAME, "invoke_agent"),
     (b"AGENT", "openinference.span.kind", "AGENT"),
 )
 

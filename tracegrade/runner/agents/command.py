@@ -28,6 +28,16 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from opentelemetry.sdk.environment_variables import (
+    OTEL_EXPORTER_OTLP_ENDPOINT,
+    OTEL_EXPORTER_OTLP_LOGS_ENDPOINT,
+    OTEL_EXPORTER_OTLP_LOGS_PROTOCOL,
+    OTEL_EXPORTER_OTLP_PROTOCOL,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+    OTEL_RESOURCE_ATTRIBUTES,
+)
+
 from tracegrade.environment import TRACEGRADE_CONVERSATION_ID, TRACEGRADE_REVIVED
 from tracegrade.errors import ConfigError
 from tracegrade.runner import telemetry
@@ -87,24 +97,23 @@ class CommandAgent(Agent):
     async def open(self, http_endpoint: str, grpc_endpoint: str) -> None:
         self.endpoint = grpc_endpoint if self.protocol == "grpc" else http_endpoint
 
+    def _signal_url(self, signal: str) -> str:
+        """One signal's endpoint: the receiver's (gRPC), or its ``/v1/SIGNAL`` path (HTTP)."""
+        return self.endpoint if self.protocol == "grpc" else f"{self.endpoint}/v1/{signal}"
+
     def environment(self, attempt: Attempt, traceparent: str) -> dict[str, str]:
         """The process environment of one attempt (see the module docstring)."""
         env = dict(os.environ)
-        signal_url = (
-            (lambda s: self.endpoint)
-            if self.protocol == "grpc"
-            else (lambda s: f"{self.endpoint}/v1/{s}")
-        )
         env.update(
             {
-                "OTEL_EXPORTER_OTLP_ENDPOINT": self.endpoint,
-                "OTEL_EXPORTER_OTLP_PROTOCOL": self.protocol,
-                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": signal_url("traces"),
-                "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": signal_url("logs"),
-                "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": self.protocol,
-                "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL": self.protocol,
-                "OTEL_RESOURCE_ATTRIBUTES": telemetry.resource_attributes_env(
-                    os.environ.get("OTEL_RESOURCE_ATTRIBUTES"), attempt.labels
+                OTEL_EXPORTER_OTLP_ENDPOINT: self.endpoint,
+                OTEL_EXPORTER_OTLP_PROTOCOL: self.protocol,
+                OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: self._signal_url("traces"),
+                OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: self._signal_url("logs"),
+                OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: self.protocol,
+                OTEL_EXPORTER_OTLP_LOGS_PROTOCOL: self.protocol,
+                OTEL_RESOURCE_ATTRIBUTES: telemetry.resource_attributes_env(
+                    os.environ.get(OTEL_RESOURCE_ATTRIBUTES), attempt.labels
                 ),
                 "TRACEPARENT": traceparent,
                 TRACEGRADE_CONVERSATION_ID: attempt.conversation_id,
