@@ -24,6 +24,7 @@ REFERENCES = ROOT / "tests" / "data" / "reference_documents"
 MAIN_JOB = ROOT / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
 OPENINFERENCE = ROOT / "datasets" / "tau-bench-otlp" / "openinference" / "traces.jsonl.gz"
 GOLDEN = ROOT / "datasets" / "ecommerce" / "golden.yaml"
+SIMULATED = ROOT / "datasets" / "ecommerce" / "simulated.yaml"
 MASK = "<masked>"
 
 _MASKED_KEYS = {
@@ -145,9 +146,36 @@ def run_documents(tmp: Path) -> dict[str, dict[str, Any]]:
     return found
 
 
+def simulated_documents(tmp: Path) -> dict[str, dict[str, Any]]:
+    """``run`` of the example shop's simulated customers (datasets/ecommerce/simulated.yaml,
+    the scripted user against the scripted shop model; twice each: the goal rate over
+    repeats), masked."""
+    from tests.support.ecommerce_model import ecommerce_model
+    from tests.support.openai_server import ScriptedOpenAI
+
+    server = ScriptedOpenAI(ecommerce_model("good")).start()  # type: ignore[arg-type]
+    try:
+        env = _env(
+            OPENAI_API_KEY="test",
+            OPENAI_MODEL="gpt-4o-mini",
+            OPENAI_BASE_URL=server.base_url,
+            SHOP_THREADS_DB=str(tmp / "threads.db"),
+        )
+        for name in ("TRACEGRADE_JUDGE_MODEL", "TRACEGRADE_SIMULATOR_MODEL"):
+            env.pop(name, None)
+        out = tmp / "run-simulated.json"
+        args = ["run", str(SIMULATED), "--no-judge", "--no-save", "--repeat", "2"]
+        args += ["--agent", "examples.ecommerce.threads:sqlite_agent", "--json", str(out)]
+        _tracegrade(args, env, 0)
+    finally:
+        server.stop()
+    return {"run-simulated": _read(out, tmp)}
+
+
 MAKERS: dict[str, Callable[[Path], dict[str, dict[str, Any]]]] = {
     "score": score_documents,
     "run": run_documents,
+    "simulated": simulated_documents,
 }
 
 
