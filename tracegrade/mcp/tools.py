@@ -127,8 +127,8 @@ class Tools:
         """
         options = ScoreOptions(files=[path], db=self.db, dataset=dataset, save=False)
         with score(options) as run:
-            head = read_head(run.document)
-            failed = [c for c in read_cases(run.document["cases"]) if not c.passed]
+            head = run.document.head
+            failed = [c for c in run.document.cases if not c.passed]
         return {
             "summary": head.summary.model_dump(mode="json"),
             "failed_cases": [
