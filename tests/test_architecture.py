@@ -148,3 +148,14 @@ def test_no_package_attribute_is_both_a_module_and_a_public_name():
         modules |= {p.name for p in init.parent.iterdir() if (p / "__init__.py").exists()}
         shadowed += [f"{package}.{name}" for name in sorted(names & modules)]
     assert shadowed == []
+
+
+def test_the_pipeline_holds_its_use_cases_in_at_most_22_modules():
+    """Issue 39: page data, chat and waterfall live beside the web routes, accounts and trace
+    search in web/, leases in store/, agent construction in runner/agents/; one module reads
+    traces."""
+    modules = sorted(p.stem for p in (PACKAGE / "pipeline").glob("*.py"))
+    assert len(modules) <= 22, modules
+    for moved in ("pages", "chat", "waterfall", "trace_search", "accounts", "leases"):
+        assert moved not in modules
+    assert "reading" in modules and not {"sources", "selection"} & set(modules)

@@ -22,12 +22,13 @@ from tracegrade.errors import DatasetError, StoreError
 from tracegrade.otlp.transcripts import to_request
 from tracegrade.pipeline._promote import promote
 from tracegrade.pipeline.evaluate import evaluate_dataset
-from tracegrade.pipeline.labels_io import export_labels, import_labels
 from tracegrade.pipeline.reading import traces_by_id
 from tracegrade.pipeline.review import (
     LabelInput,
     QueueRule,
     build_queue,
+    export_labels,
+    import_labels,
     next_item,
     queue_progress,
     record_label,

@@ -24,9 +24,7 @@ from tracegrade.cli.render import console
 from tracegrade.cli.review_render import agreement_table
 from tracegrade.errors import ExitCode
 from tracegrade.judge.calibrate import Agreement
-from tracegrade.pipeline._agreement import RaterRow
-from tracegrade.pipeline.judge_check import check
-from tracegrade.pipeline.judging import JudgeCheckOptions
+from tracegrade.pipeline._agreement import JudgeCheckOptions, RaterRow, check_judge
 
 
 def _rows_table(agreement: Agreement) -> Table:
@@ -119,7 +117,7 @@ def command(
         config_path,
         json_path,
     )
-    agreement, errors = check(options, from_review, report_errors)
+    agreement, errors = check_judge(options, from_review, report_errors)
     out = console()
     out.print(_rows_table(agreement))
     out.print(agreement_table([RaterRow("judge", "labels", agreement.stats, ())]))

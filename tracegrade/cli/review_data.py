@@ -12,8 +12,8 @@ from tracegrade.cli.options import parse_pairs, reading_db_option, report_errors
 from tracegrade.curate.promote import CHOICES, CaseEdits
 from tracegrade.errors import ExitCode
 from tracegrade.pipeline._promote import promote
-from tracegrade.pipeline.labels_io import export_labels, import_labels
 from tracegrade.pipeline.reading import parse_since
+from tracegrade.pipeline.review import export_labels, import_labels
 from tracegrade.store.traces import Store
 
 

@@ -19,7 +19,7 @@ renders what it returns.
 - :mod:`.reading`: the one way to read traces (files or the store; which traces);
 - :mod:`.export`: ``--export-otlp`` (results and figures sent to an OTLP backend);
 - :mod:`.views`: what the dashboard and ``runs``/``history`` read; :mod:`.outputs`;
-- :mod:`.review`, :mod:`.labels_io`, :mod:`._promote`, :mod:`._agreement`,
+- :mod:`.review` (queues, labels and their files), :mod:`._promote`, :mod:`._agreement`,
   :mod:`.conversations`: the review loop (queues, labels, golden cases from
   reviewed conversations, agreement with people; ``judge-check``: :mod:`.judge_check`);
 - the dashboard's page data lives beside its routes (:mod:`tracegrade.web.pages`, with
@@ -45,7 +45,7 @@ _EXPORTS = {
     "build": "tracegrade.pipeline.dataset",
     "CompareOptions": "tracegrade.pipeline._compare",
     "compare": "tracegrade.pipeline._compare",
-    "JudgeCheckOptions": "tracegrade.pipeline.judging",
+    "JudgeCheckOptions": "tracegrade.pipeline._agreement",
     # the review loop
     "QueueRule": "tracegrade.pipeline.review",
     "build_queue": "tracegrade.pipeline.review",
@@ -53,7 +53,7 @@ _EXPORTS = {
     "promote": "tracegrade.pipeline._promote",
     "AgreementOptions": "tracegrade.pipeline._agreement",
     "agreement": "tracegrade.pipeline._agreement",
-    "check_judge": "tracegrade.pipeline.judging",
+    "check_judge": "tracegrade.pipeline._agreement",
     # retention
     "PruneOptions": "tracegrade.pipeline.retention",
     "prune": "tracegrade.pipeline.retention",
@@ -96,14 +96,18 @@ __all__ = [
 __getattr__, __dir__ = lazy(_EXPORTS)
 
 if TYPE_CHECKING:
-    from tracegrade.pipeline._agreement import AgreementOptions, agreement
+    from tracegrade.pipeline._agreement import (
+        AgreementOptions,
+        JudgeCheckOptions,
+        agreement,
+        check_judge,
+    )
     from tracegrade.pipeline._compare import CompareOptions, compare
     from tracegrade.pipeline._promote import promote
     from tracegrade.pipeline._run import RunOptions, RunOutcome, run
     from tracegrade.pipeline._score import ScoredRun, ScoreOptions, score
     from tracegrade.pipeline.dataset import DatasetBuildOptions, build
     from tracegrade.pipeline.evaluate import evaluate_dataset
-    from tracegrade.pipeline.judging import JudgeCheckOptions, check_judge
     from tracegrade.pipeline.reading import from_files, from_store, load, load_batches, traces_by_id
     from tracegrade.pipeline.retention import PruneOptions, prune
     from tracegrade.pipeline.review import QueueRule, build_queue, record_label

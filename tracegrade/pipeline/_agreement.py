@@ -18,6 +18,10 @@ compared with both **references** (labels, feedback) by
 
 Labels and feedback join conversations by trace id, so they may name any of a conversation's
 traces. The disagreeing conversations are listed per rater so a person can look.
+
+``tracegrade judge-check`` (:func:`check_judge`) is the judge's row of the same question: the
+judge run on the traces of a dataset's labelled cases, or (``--from-review``) the judge rater
+of :func:`agreement` against the store's labels.
 """
 
 from __future__ import annotations
@@ -28,10 +32,15 @@ from typing import Any
 
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Dataset, Judge, load_dataset
-from tracegrade.errors import ConfigError
+from tracegrade.errors import ConfigError, InputError
+from tracegrade.judge import calibrate
+from tracegrade.judge.scorer import JudgeScorer
+from tracegrade.judge.settings import resolve_settings
 from tracegrade.pipeline.conversations import StoredConversation, conversations_of, scored
+from tracegrade.pipeline.datasets import open_dataset
+from tracegrade.pipeline.judging import judge_cache, make_judge
 from tracegrade.pipeline.outputs import write_json
-from tracegrade.pipeline.reading import parse_since
+from tracegrade.pipeline.reading import ErrorSink, load, load_mapping, parse_since
 from tracegrade.scoring import config_for
 from tracegrade.scoring.agreement import RaterAgreement, rater_agreement
 from tracegrade.scoring.evaluation import run_threshold
@@ -311,3 +320,96 @@ def over_time(
             )
         out.append({"rater": rater, "buckets": buckets})
     return out
+
+
+@dataclass(frozen=True)
+class JudgeCheckOptions:
+    """``judge-check``: the dataset (a path or ``store:NAME``), where its traces come from,
+    the judge."""
+
+    dataset: str | None
+    files: Sequence[str] = ()
+    db: str | None = None
+    messages_key: str = "messages"
+    judge_model: str | None = None
+    judge_concurrency: int = 4
+    judge_repeat: int = 1
+    mapping: str | None = None
+    config: str | None = None
+    json_path: str | None = None
+
+
+def _judge_labelled_cases(
+    options: JudgeCheckOptions, on_errors: ErrorSink
+) -> tuple[calibrate.Agreement, list[InputError]]:
+    """Run the judge on the dataset's cases that carry a human ``label`` and measure the
+    agreement (written to ``json_path`` when given); also the input errors met.
+
+    Raises:
+        ConfigError: no traces to judge; no judge credentials.
+        DatasetError: a bad dataset.
+    """
+    if options.dataset is None:
+        raise ConfigError("judge-check needs a DATASET whose cases carry labels")
+    dataset = open_dataset(options.dataset, options.db)
+    config = config_for(load_config(options.config), dataset)
+    labelled = [c for c in dataset.cases if c.label is not None]
+    scorer = make_judge(
+        config,
+        dataset,
+        labelled,
+        mode=True,
+        model=options.judge_model,
+        concurrency=options.judge_concurrency,
+        repeat=options.judge_repeat,
+    )
+    if scorer is None:  # no labelled case: judge_check names the problem
+        scorer = JudgeScorer(resolve_settings(options.judge_model), judge_all=True)
+    loaded = load(options.files, options.db, options.messages_key)
+    on_errors(loaded.errors)
+    if not loaded.traces:
+        raise ConfigError("no traces to judge")
+    with judge_cache(options.db, scorer):
+        found = calibrate.judge_check(loaded.traces, dataset, scorer, load_mapping(options.mapping))
+    if options.json_path:
+        write_json(options.json_path, found.to_dict())
+    return found, loaded.errors
+
+
+def check_judge(
+    options: JudgeCheckOptions, from_review: bool = False, on_errors: ErrorSink = lambda e: None
+) -> tuple[calibrate.Agreement, list[InputError]]:
+    """``judge-check``: the judge's agreement with the labels of the dataset's cases (the
+    judge run on their traces, :func:`tracegrade.judge.calibrate.judge_check`), or
+    (``from_review``) with the store's labels (:func:`agreement` with the judge on every
+    labelled conversation, its judge row); written to ``json_path`` when given. Also the input
+    errors met.
+
+    Raises:
+        ConfigError: no dataset and not ``from_review``; no judge credentials; nothing to judge.
+        DatasetError: a bad dataset.
+    """
+    if not from_review:
+        if not options.dataset:
+            raise ConfigError("give a DATASET whose cases carry labels, or --from-review")
+        return _judge_labelled_cases(options, on_errors)
+    report = agreement(
+        AgreementOptions(
+            db=options.db, dataset=options.dataset or None, config=options.config, judge=True
+        )
+    )
+    rows = [
+        calibrate.Row(
+            p.conversation,
+            p.trace_ids[0],
+            "pass" if p.reference else "fail",
+            p.score,
+            "pass" if p.rater else "fail",
+            p.reason,
+        )
+        for p in report.pairs.get(("judge", "labels"), ())
+    ]
+    result = calibrate.agreement(rows)
+    if options.json_path:
+        write_json(options.json_path, result.to_dict())
+    return result, []
