@@ -159,3 +159,17 @@ def test_the_pipeline_holds_its_use_cases_in_at_most_22_modules():
     for moved in ("pages", "chat", "waterfall", "trace_search", "accounts", "leases"):
         assert moved not in modules
     assert "reading" in modules and not {"sources", "selection"} & set(modules)
+
+
+def test_the_pipeline_index_and_the_architecture_name_each_use_case_once():
+    """Issue 39: docs/architecture.md's table and the pipeline package's docstring name every
+    pipeline module, each once (the table: in its first column)."""
+    pipeline = importlib.import_module("tracegrade.pipeline")
+    index = pipeline.__doc__ or ""
+    architecture = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = architecture.split("## The use cases", 1)[1].split("\n## ", 1)[0]
+    for module in (p.stem for p in (PACKAGE / "pipeline").glob("*.py")):
+        if module == "__init__":
+            continue
+        assert index.count(f":mod:`.{module}`") == 1, module
+        assert table.count(f"| `{module}` |") == 1, module

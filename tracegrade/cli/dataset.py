@@ -17,7 +17,7 @@ from tracegrade.cli.options import (
 from tracegrade.cli.pull_options import from_options, pull_first
 from tracegrade.cli.render import built_line
 from tracegrade.errors import ExitCode
-from tracegrade.pipeline.dataset import DatasetBuildOptions, build
+from tracegrade.pipeline.dataset_build import DatasetBuildOptions, build
 
 
 @click.group("dataset")

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from tracegrade.cli.options import reading_db_option
 from tracegrade.errors import ConfigError
-from tracegrade.pipeline.views import RunOverview, stored_histories
+from tracegrade.pipeline.run_history import RunOverview, stored_histories
 from tracegrade.report import terminal
 from tracegrade.report.comparison import value
 from tracegrade.report.trend import COLUMNS, sparkline, write_png

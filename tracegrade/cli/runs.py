@@ -10,7 +10,7 @@ import click
 
 from tracegrade.cli.options import reading_db_option, require_store
 from tracegrade.cli.runs_table import fitted_table
-from tracegrade.pipeline.views import stored_overviews
+from tracegrade.pipeline.run_history import stored_overviews
 from tracegrade.report import terminal
 from tracegrade.report.console import print_report
 from tracegrade.store.runs import load_run, resolve_run, set_baseline

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from tracegrade.pipeline.views import RunOverview
+from tracegrade.pipeline.run_history import RunOverview
 from tracegrade.report.comparison import value
 
 

@@ -21,7 +21,7 @@ from tracegrade.pipeline._compare import CompareOptions, compare
 from tracegrade.pipeline._score import ScoreOptions, score
 from tracegrade.pipeline.reading import load_batches, load_normalized, parse_since
 from tracegrade.pipeline.review import LabelInput, queue_item, record_label
-from tracegrade.pipeline.views import stored_overviews
+from tracegrade.pipeline.run_history import stored_overviews
 from tracegrade.report.comparison import markdown
 from tracegrade.run_document import read_cases, read_head
 from tracegrade.store.runs import case_trace_ids, load_run, resolve_run, set_baseline

@@ -1,29 +1,36 @@
-"""The use cases every face calls: read traces, score, run, follow, build a dataset, compare.
+"""The use cases every face calls, one module each.
 
 ``tracegrade score``, ``tracegrade run``, the Python API (:func:`tracegrade.evaluate_dataset`),
-the pytest plugin and the dashboard all go through these functions, so the same input gives
-the same result on every face. A command parses its options, calls one function here and
-renders what it returns.
+the pytest plugin, the dashboard and the MCP server all go through these functions, so the same
+input gives the same result on every face. A command parses its options, calls one function
+here and renders what it returns. Each use case, once:
 
-- :mod:`._score`: :func:`score` (:class:`ScoreOptions` -> :class:`ScoredRun`);
-- :mod:`._run`: :func:`run` (:class:`RunOptions` -> :class:`RunOutcome`), the agents;
-- :mod:`.follow`: the production follower (``score --follow``), :mod:`.follow_workers` its
-  scoring processes (:mod:`tracegrade.store.leases` renews their claims);
-- :mod:`.retention`: :func:`prune` (``prune``), a receiver's retention (``collect
-  --retention``);
-- :mod:`.dataset`: :func:`build` (``dataset build``);
-- :mod:`._compare`: :func:`compare` (``compare``); :mod:`.gate`: baselines and the gate;
-- :mod:`.judging`: the judge of a run, :func:`check_judge` (``judge-check``);
-- :mod:`.evaluate`: :func:`evaluate_dataset`, the Python API's one call;
-- :mod:`.suite`: a test session's cases (the pytest plugin);
-- :mod:`.reading`: the one way to read traces (files or the store; which traces);
-- :mod:`.export`: ``--export-otlp`` (results and figures sent to an OTLP backend);
-- :mod:`.views`: what the dashboard and ``runs``/``history`` read; :mod:`.outputs`;
-- :mod:`.review` (queues, labels and their files), :mod:`._promote`, :mod:`._agreement`,
-  :mod:`.conversations`: the review loop (queues, labels, golden cases from
-  reviewed conversations, agreement with people; ``judge-check``: :mod:`.judge_check`);
-- the dashboard's page data lives beside its routes (:mod:`tracegrade.web.pages`, with
-  :mod:`tracegrade.web.chat` and :mod:`tracegrade.web.waterfall`).
+- :mod:`._score`: score traces against a golden dataset or reference-free (``score``);
+- :mod:`._run`: run an agent through a dataset's cases and score its traces (``run``);
+- :mod:`.evaluate`: score traces already read, nothing stored (the Python API);
+- :mod:`.suite`: a test session's cases and their run document (the pytest plugin);
+- :mod:`.follow`: score traces as they settle in the store (``score --follow``), with
+  :mod:`.follow_workers` its scoring processes;
+- :mod:`.reading`: read traces from files or the store, and choose which (every command);
+- :mod:`.pull`: pull traces from a trace backend into the store (``import --from``);
+- :mod:`.retention`: prune the store (``prune``, ``collect --retention``);
+- :mod:`.datasets`: open a golden dataset by reference, a file or ``store:NAME``
+  (``dataset export``);
+- :mod:`.dataset_build`: build golden cases from conversations (``dataset build``);
+- :mod:`._compare`: compare two runs (``compare``);
+- :mod:`.gate`: the regression gate of ``score`` and ``run`` against a baseline;
+- :mod:`.outputs`: write, store and verdict a finished run (``--json``, ``--junit``);
+- :mod:`.export`: send results and figures to an OTLP backend (``--export-otlp``);
+- :mod:`.judging`: the LLM judge of a run;
+- :mod:`.run_history`: stored runs listed, compared and traced (``runs``, ``history``, the
+  dashboard);
+- :mod:`.conversations`: stored conversations, scored and joined with their feedback;
+- :mod:`.review`: review queues and human labels (``review``);
+- :mod:`._promote`: a reviewed conversation promoted to a golden case (``review promote``);
+- :mod:`._agreement`: tracegrade's verdicts against people's (``agreement``,
+  ``judge-check``).
+
+The dashboard's page data lives beside its routes (:mod:`tracegrade.web.pages`).
 """
 
 from typing import TYPE_CHECKING
@@ -41,12 +48,13 @@ _EXPORTS = {
     "run": "tracegrade.pipeline._run",
     "evaluate_dataset": "tracegrade.pipeline.evaluate",
     # datasets, comparisons, the judge
-    "DatasetBuildOptions": "tracegrade.pipeline.dataset",
-    "build": "tracegrade.pipeline.dataset",
+    "DatasetBuildOptions": "tracegrade.pipeline.dataset_build",
+    "build": "tracegrade.pipeline.dataset_build",
     "CompareOptions": "tracegrade.pipeline._compare",
     "compare": "tracegrade.pipeline._compare",
     "JudgeCheckOptions": "tracegrade.pipeline._agreement",
     # the review loop
+    "conversation_feedback": "tracegrade.pipeline.conversations",
     "QueueRule": "tracegrade.pipeline.review",
     "build_queue": "tracegrade.pipeline.review",
     "record_label": "tracegrade.pipeline.review",
@@ -79,6 +87,7 @@ __all__ = [
     "compare",
     "JudgeCheckOptions",
     "check_judge",
+    "conversation_feedback",
     "QueueRule",
     "build_queue",
     "record_label",
@@ -96,6 +105,7 @@ __all__ = [
 __getattr__, __dir__ = lazy(_EXPORTS)
 
 if TYPE_CHECKING:
+    from tracegrade.pipeline.conversations import conversation_feedback
     from tracegrade.pipeline._agreement import (
         AgreementOptions,
         JudgeCheckOptions,
@@ -106,7 +116,7 @@ if TYPE_CHECKING:
     from tracegrade.pipeline._promote import promote
     from tracegrade.pipeline._run import RunOptions, RunOutcome, run
     from tracegrade.pipeline._score import ScoredRun, ScoreOptions, score
-    from tracegrade.pipeline.dataset import DatasetBuildOptions, build
+    from tracegrade.pipeline.dataset_build import DatasetBuildOptions, build
     from tracegrade.pipeline.evaluate import evaluate_dataset
     from tracegrade.pipeline.reading import from_files, from_store, load, load_batches, traces_by_id
     from tracegrade.pipeline.retention import PruneOptions, prune

@@ -15,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tracegrade.pipeline.views import compare_stored
+from tracegrade.pipeline.run_history import compare_stored
 from tracegrade.store import browse
 from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.pages import side_by_side

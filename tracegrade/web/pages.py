@@ -32,7 +32,7 @@ from tracegrade.pipeline.conversations import (
     scored,
 )
 from tracegrade.pipeline.reading import Normalized, load_normalized
-from tracegrade.pipeline.views import reference_free
+from tracegrade.pipeline.run_history import reference_free
 from tracegrade.run_document import CaseEntry, RunHead, read_case, read_cases, read_head
 from tracegrade.spans import TraceData
 from tracegrade.store import browse, search
