@@ -21,6 +21,7 @@ from tracegrade.pipeline._score import ScoreOptions
 from tracegrade.pipeline.export import open_export
 from tracegrade.pipeline.follow import Follower, follower_context, make_follower
 from tracegrade.pipeline.follow_workers import run_follower
+from tracegrade.pipeline.gate import OutputOptions
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.store.traces import Store
@@ -149,7 +150,8 @@ def test_a_dead_endpoint_is_reported_once_while_following(tmp_path, monkeypatch)
 
 
 def test_score_follow_s_options_open_the_export_with_the_dataset_and_no_run_id(tmp_path):
-    options = ScoreOptions(db=str(tmp_path / "f.db"), dataset=DATASET, export_otlp=_DEAD)
+    output = OutputOptions(export_otlp=_DEAD)
+    options = ScoreOptions(db=str(tmp_path / "f.db"), dataset=DATASET, output=output)
     follower, _ = make_follower(options, quiet_s=0.0, window=None, lease_s=60)
     assert follower.export.export is not None
     context = RunContext(run_id=None, dataset="shop", evaluator=follower.identity)

@@ -15,7 +15,7 @@ from tracegrade.pipeline._score import ScoreOptions
 from tracegrade.pipeline.follow import Follower, make_follower
 from tracegrade.pipeline.follow_workers import run_follower
 from tracegrade.pipeline.judging import judge_cache
-from tracegrade.pipeline.sessions import SESSION_KEY
+from tracegrade.report.evaluation_signals import SESSION_KEY
 
 if TYPE_CHECKING:
     from tracegrade.scoring.results import CaseResult

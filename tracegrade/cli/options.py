@@ -127,6 +127,26 @@ def options_of(cls: type[T], values: Mapping[str, Any], **renamed: str) -> T:
     return cls(**{k: v for k, v in given.items() if k in fields})
 
 
+def option_groups(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The option groups ``score`` and ``run`` share, from a command's parameters: the judge
+    (``--judge/--no-judge``, ``--judge-model``, ...), the gate (``--threshold``,
+    ``--baseline``, ...) and the outputs (``--json``, ``--junit``, ``--no-save``,
+    ``--export-otlp``)."""
+    from tracegrade.pipeline.gate import GateOptions, OutputOptions
+    from tracegrade.pipeline.judging import JudgeOptions  # the pipeline: only for these two
+
+    judge = options_of(
+        JudgeOptions,
+        params,
+        judge_mode="mode",
+        judge_model="model",
+        judge_concurrency="concurrency",
+        judge_repeat="repeat",
+    )
+    output = options_of(OutputOptions, {**params, "save": not params.get("no_save", False)})
+    return {"judge": judge, "gate": options_of(GateOptions, params), "output": output}
+
+
 reviewer_option = click.option(
     "--reviewer",
     envvar=environment.TRACEGRADE_REVIEWER,

@@ -13,6 +13,7 @@ from tracegrade.cli.options import (
     config_option,
     dataset_ref,
     judge_options,
+    option_groups,
     options_of,
     pass_options,
     report_options,
@@ -88,10 +89,8 @@ def command(**params: Any) -> None:
     .tracegrade/tracegrade.db, as `score`). Exit 0 when the run passes, 1 below threshold, 2
     on a usage or config error, when no case produced a trace, or on Ctrl-C."""
     agent = options_of(AgentOptions, params, agent_ref="ref", agent_cmd="command", agent_url="url")
-    options = options_of(
-        RunOptions, params, dataset_path="dataset", config_path="config", judge_mode="judge"
-    )
-    options = dataclasses.replace(options, agent=agent, save=not params["no_save"])
+    options = options_of(RunOptions, params, dataset_path="dataset", config_path="config")
+    options = dataclasses.replace(options, agent=agent, **option_groups(params))
     outcome = run(options)
     print_report(outcome.document, verbose=params["verbose"])
     if outcome.stored_in:

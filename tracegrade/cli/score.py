@@ -18,6 +18,7 @@ from tracegrade.cli.options import (
     judge_options,
     mapping_option,
     messages_key_option,
+    option_groups,
     options_of,
     pass_options,
     report_errors,
@@ -93,14 +94,8 @@ def command(**params: Any) -> None:
     """Score traces (files, or the store without files) against a golden dataset, or with the
     reference-free scorers only. Exit 0 when the run passes, 1 below threshold, 2 on a usage,
     config or input error, or when no case matched a trace."""
-    options = options_of(
-        ScoreOptions,
-        params,
-        dataset_path="dataset",
-        config_path="config",
-        judge_mode="judge",
-    )
-    options = dataclasses.replace(options, save=not params["no_save"])
+    options = options_of(ScoreOptions, params, dataset_path="dataset", config_path="config")
+    options = dataclasses.replace(options, **option_groups(params))
     follow, files = params["follow"], params["files"]
     if (pulled := pull_first(params, follow)) is not None:
         options = dataclasses.replace(options, trace_ids=pulled)
@@ -109,7 +104,7 @@ def command(**params: Any) -> None:
 
         if files:
             raise ConfigError("--follow reads the store; give no files")
-        if options.baseline or options.min_score is not None:
+        if options.gate.baseline or options.gate.min_score is not None:
             raise ConfigError("--baseline and --min-score gate a finished run, not --follow")
         keys = ("quiet_s", "window", "lease_s", "rootless_quiet_s", "judge_budget")
         sessions = params["session_quiet_s"] if params["sessions"] else None
@@ -121,7 +116,7 @@ def command(**params: Any) -> None:
         progress_counter("scoring", PROGRESS_FROM) as advance,
         score(options, progress=advance, on_errors=report_errors) as run,
     ):
-        _render(run, params["verbose"], options.json_path, not options.save)
+        _render(run, params["verbose"], options.output.json_path, not options.output.save)
     sys.exit(int(run.exit_code))
 
 

@@ -19,6 +19,7 @@ from tracegrade.errors import ConfigError
 from tracegrade.normalize.lint import lint
 from tracegrade.pipeline._compare import CompareOptions, compare
 from tracegrade.pipeline._score import ScoreOptions, score
+from tracegrade.pipeline.gate import OutputOptions
 from tracegrade.pipeline.reading import load_batches, load_normalized, parse_since
 from tracegrade.pipeline.review import LabelInput, queue_item, record_label
 from tracegrade.pipeline.run_history import stored_overviews
@@ -125,7 +126,9 @@ class Tools:
         Raises:
             ConfigError, DatasetError, InputError: as ``tracegrade score``.
         """
-        options = ScoreOptions(files=[path], db=self.db, dataset=dataset, save=False)
+        options = ScoreOptions(
+            files=[path], db=self.db, dataset=dataset, output=OutputOptions(save=False)
+        )
         with score(options) as run:
             head = run.document.head
             failed = [c for c in run.document.cases if not c.passed]

@@ -20,7 +20,8 @@ here and renders what it returns. Each use case, once:
 - :mod:`._compare`: compare two runs (``compare``);
 - :mod:`.gate`: the regression gate of ``score`` and ``run`` against a baseline;
 - :mod:`.outputs`: write, store and verdict a finished run (``--json``, ``--junit``);
-- :mod:`.export`: send results and figures to an OTLP backend (``--export-otlp``);
+- :mod:`.session`: what ``score`` and ``run`` share, their option groups (judge, gate,
+  outputs), the run's OTLP export (``--export-otlp``) and its end, in one order;
 - :mod:`.judging`: the LLM judge of a run;
 - :mod:`.run_history`: stored runs listed, compared and traced (``runs``, ``history``, the
   dashboard);
@@ -105,7 +106,6 @@ __all__ = [
 __getattr__, __dir__ = lazy(_EXPORTS)
 
 if TYPE_CHECKING:
-    from tracegrade.pipeline.conversations import conversation_feedback
     from tracegrade.pipeline._agreement import (
         AgreementOptions,
         JudgeCheckOptions,
@@ -116,6 +116,7 @@ if TYPE_CHECKING:
     from tracegrade.pipeline._promote import promote
     from tracegrade.pipeline._run import RunOptions, RunOutcome, run
     from tracegrade.pipeline._score import ScoredRun, ScoreOptions, score
+    from tracegrade.pipeline.conversations import conversation_feedback
     from tracegrade.pipeline.dataset_build import DatasetBuildOptions, build
     from tracegrade.pipeline.evaluate import evaluate_dataset
     from tracegrade.pipeline.reading import from_files, from_store, load, load_batches, traces_by_id

@@ -38,7 +38,7 @@ from tracegrade.judge.scorer import JudgeScorer
 from tracegrade.judge.settings import resolve_settings
 from tracegrade.pipeline.conversations import StoredConversation, conversations_of, scored
 from tracegrade.pipeline.datasets import open_dataset
-from tracegrade.pipeline.judging import judge_cache, make_judge
+from tracegrade.pipeline.judging import JudgeOptions, judge_cache, make_judge
 from tracegrade.pipeline.outputs import write_json
 from tracegrade.pipeline.reading import ErrorSink, load, load_mapping, parse_since
 from tracegrade.scoring import config_for
@@ -354,15 +354,13 @@ def _judge_labelled_cases(
     dataset = open_dataset(options.dataset, options.db)
     config = config_for(load_config(options.config), dataset)
     labelled = [c for c in dataset.cases if c.label is not None]
-    scorer = make_judge(
-        config,
-        dataset,
-        labelled,
+    judge = JudgeOptions(
         mode=True,
         model=options.judge_model,
         concurrency=options.judge_concurrency,
         repeat=options.judge_repeat,
     )
+    scorer = make_judge(config, dataset, labelled, judge)
     if scorer is None:  # no labelled case: judge_check names the problem
         scorer = JudgeScorer(resolve_settings(options.judge_model), judge_all=True)
     loaded = load(options.files, options.db, options.messages_key)

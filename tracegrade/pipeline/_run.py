@@ -25,13 +25,14 @@ from tracegrade.judge.simulate import simulator_settings
 from tracegrade.pipeline.datasets import open_dataset
 from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
-    compare_with_base,
-    current_source,
-    publish_gate,
+    Compared,
+    GateOptions,
+    OutputOptions,
+    finish,
     resolve_base,
 )
-from tracegrade.pipeline.judging import judge_cache, make_judge
-from tracegrade.pipeline.outputs import verdict, write_outputs
+from tracegrade.pipeline.judging import JudgeOptions, judge_cache, make_judge
+from tracegrade.pipeline.outputs import verdict
 from tracegrade.report.document import new_run_id
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.run_document import ClarifierTotals, StreamedDocument, read_head
@@ -54,9 +55,10 @@ from tracegrade.store.traces import default_path
 @dataclass(frozen=True)
 class RunOptions:
     """What ``tracegrade run`` takes: the dataset (a file, or ``store:NAME``: a dataset stored
-    in the store at ``db``) and its selection, the agent, how
-    the run goes (concurrency, seconds per case, repeats), scoring and the gate as
-    :class:`~tracegrade.pipeline._score.ScoreOptions` name them."""
+    in the store at ``db``) and its selection, the agent, how the run goes (concurrency,
+    seconds per case, repeats), its simulated users, and the groups ``score`` shares: the
+    judge, the gate and the outputs (:mod:`.session`; every attempt's result is sent to
+    ``--export-otlp``, with ``tracegrade.repeat`` when cases repeat)."""
 
     dataset: str
     agent: AgentOptions = field(default_factory=AgentOptions)
@@ -67,35 +69,21 @@ class RunOptions:
     timeout: float = 120.0
     repeat: int = 1
     label: str | None = None
-    threshold: float | None = None
-    min_pass_rate: float = 1.0
     scorer_refs: Sequence[str] = ()
     config: str | None = None
     db: str | None = None
     otlp_grpc_port: int = 0
     otlp_http_port: int = 0
-    json_path: str | None = None
-    junit_path: str | None = None
     verbose: bool = False
-    save: bool = True
-    judge: bool | None = None
-    judge_model: str | None = None
-    judge_concurrency: int = 4
-    judge_repeat: int = 1
-    baseline: str | None = None
-    alpha: float | None = None
-    alert_webhook: str | None = None
-    markdown_path: str | None = None
-    min_score: float | None = None
-    export_otlp: str | None = None
-    """As :attr:`~tracegrade.pipeline._score.ScoreOptions.export_otlp`; every attempt's
-    result is sent (``tracegrade.repeat`` when cases repeat)."""
     simulator: SimulatorMode = "auto"
     """Who plays the cases' simulated users (:mod:`tracegrade.runner.simulation`)."""
     simulator_model: str | None = None
     """The simulated users' model (else ``$TRACEGRADE_SIMULATOR_MODEL``, else the judge's)."""
     simulator_temperature: float = 0.7
     simulator_seed: int = 0
+    judge: JudgeOptions = field(default_factory=JudgeOptions)
+    gate: GateOptions = field(default_factory=GateOptions)
+    output: OutputOptions = field(default_factory=OutputOptions)
 
 
 @dataclass
@@ -155,7 +143,7 @@ def simulators_for(options: RunOptions, config: Config, cases: Sequence[Case]) -
         ConfigError: ``--simulator scripted`` for a case without scripted replies, or a case
             needs the model and no API key is configured.
     """
-    judge = resolve_settings(options.judge_model, pricing=config.pricing, config=config.judge)
+    judge = resolve_settings(options.judge.model, pricing=config.pricing, config=config.judge)
     model = options.simulator_model or os.environ.get(environment.TRACEGRADE_SIMULATOR_MODEL)
     settings = simulator_settings(
         judge, model, options.simulator_temperature, options.simulator_seed
@@ -173,8 +161,8 @@ def goal_judge(options: RunOptions, config: Config, cases: Sequence[Case]) -> Ju
     Raises:
         ConfigError: a judge model is configured but no judge API key.
     """
-    model = options.judge_model or os.environ.get(environment.TRACEGRADE_JUDGE_MODEL)
-    if options.judge is False or not model or not any(c.user for c in cases):
+    model = options.judge.model or os.environ.get(environment.TRACEGRADE_JUDGE_MODEL)
+    if options.judge.mode is False or not model or not any(c.user for c in cases):
         return None
     settings = resolve_settings(model, pricing=config.pricing, config=config.judge)
     settings.require_credentials()
@@ -210,7 +198,7 @@ def _session(
 ) -> EvalRun:
     """The run's session: its plan (cases, repeats, concurrency, seconds per case), the agent,
     how traces are scored, the receiver's ports."""
-    threshold = run_threshold(options.threshold, dataset, config)
+    threshold = run_threshold(options.gate.threshold, dataset, config)
     plan = RunPlan(
         new_run_id(),
         cases,
@@ -228,11 +216,11 @@ def _session(
         grpc_port=options.otlp_grpc_port,
         http_port=options.otlp_http_port,
         tier=options.tier,
-        min_pass_rate=options.min_pass_rate,
+        min_pass_rate=options.gate.min_pass_rate,
         label=options.label,
         config_sources=config.sources,
         verbose=options.verbose,
-        min_score=options.min_score,
+        min_score=options.gate.min_score,
         clarifier=lambda: _clarifier_usage(hook),
     )
 
@@ -255,26 +243,20 @@ def run(options: RunOptions) -> RunOutcome:
         DatasetError: a bad dataset.
     """
     dataset = open_dataset(options.dataset, options.db)
-    db = run_store(options.db, options.save)
+    db = run_store(options.db, options.output.save)
     base = (
-        resolve_base(options.baseline, db, dataset.name, CaseTable()) if options.baseline else None
+        resolve_base(options.gate.baseline, db, dataset.name, CaseTable())
+        if options.gate.baseline
+        else None
     )
     cases = select_cases(dataset, options.tier, options.tags, options.case_ids)
     config = config_for(load_config(options.config), dataset)
-    judge = make_judge(
-        config,
-        dataset,
-        cases,
-        mode=options.judge,
-        model=options.judge_model,
-        concurrency=options.judge_concurrency,
-        repeat=options.judge_repeat,
-    )
+    judge = make_judge(config, dataset, cases, options.judge)
     scorers = [
         *with_judged_faithfulness(build_scorers(config, options.scorer_refs), judge),
         *([judge] if judge else []),
     ]
-    hook = follow_up_hook(config, options.judge, options.judge_model)
+    hook = follow_up_hook(config, options.judge.mode, options.judge.model)
     session = _session(options, dataset, cases, config, [*scorers], hook)
     session.simulators = simulators_for(options, config, cases)
     session.scoring.goal_judge = goals = goal_judge(options, config, cases)
@@ -284,23 +266,20 @@ def run(options: RunOptions) -> RunOutcome:
         store_location(db) as location,
         judge_cache(location, judge),
         judge_cache(location, goals),
-        run_export(options.export_otlp, context) as export,
+        run_export(options.output.export_otlp, context) as export,
     ):
         session.on_outcome = _exporting(export, options.repeat)
         doc = run_eval(session, location)
-        export.summary(doc.head.summary)
-        stored_in = write_outputs(
-            doc, location, options.json_path, options.junit_path, not options.save
+        done = finish(
+            doc,
+            export,
+            output=options.output,
+            gate=options.gate,
+            store=location,
+            base=base,
+            compared=Compared([location, db], config),
         )
-        current = current_source(doc, base)
-        comparison = compare_with_base(
-            current, base, dbs=[location, db], config=config, alpha=options.alpha
-        )
-        warnings = export.close()
-    warnings = (
-        publish_gate(doc, comparison, options.alert_webhook, options.markdown_path) + warnings
-    )
-    return RunOutcome(doc, comparison, warnings, stored_in)
+    return RunOutcome(doc, done.comparison, done.warnings, done.stored_in)
 
 
 def _exporting(export: RunExport, repeat: int) -> Callable[[Outcome], None]:

@@ -31,14 +31,15 @@ from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
     Base,
     BaselineTraces,
-    compare_with_base,
-    current_source,
-    publish_gate,
+    Compared,
+    GateOptions,
+    OutputOptions,
+    finish,
     resolve_base,
     rules_for,
 )
-from tracegrade.pipeline.judging import judge_cache, make_judge
-from tracegrade.pipeline.outputs import verdict, write_outputs
+from tracegrade.pipeline.judging import JudgeOptions, judge_cache, make_judge
+from tracegrade.pipeline.outputs import verdict
 from tracegrade.pipeline.reading import (
     ErrorSink,
     LateErrors,
@@ -75,9 +76,9 @@ class ScoreOptions:
     """What a scoring run takes. Traces come from ``traces`` (already read), else ``files``,
     else the store at ``db``; ``dataset`` is a loaded :class:`Dataset`, a path or ``store:NAME``
     (a dataset stored at ``db``; None: the reference-free scorers); ``config`` a loaded
-    :class:`Config` or a path. Thresholds are scores in [0, 1]; ``since`` is
-    ``30m``/``12h``/``7d`` or an ISO date; ``sample`` a fraction of traces kept by trace id;
-    ``workers`` processes (0: one per CPU)."""
+    :class:`Config` or a path. ``since`` is ``30m``/``12h``/``7d`` or an ISO date; ``sample``
+    a fraction of traces kept by trace id; ``workers`` processes (0: one per CPU). The judge,
+    the gate and the outputs are the groups ``run`` shares (:mod:`.session`)."""
 
     files: Sequence[str] = ()
     db: str | None = None
@@ -87,8 +88,6 @@ class ScoreOptions:
     mapping: str | Mapping[str, Sequence[str]] | None = None
     """A mapping file (case id -> trace ids), or the mapping itself."""
     tier: Tier | None = None
-    threshold: float | None = None
-    min_pass_rate: float = 1.0
     since: str | None = None
     limit: int | None = None
     sample: float | None = None
@@ -96,25 +95,12 @@ class ScoreOptions:
     """Only these stored traces (e.g. those ``--from`` pulled); none: every trace."""
     scorer_refs: Sequence[str] = ()
     config: Config | str | None = None
-    json_path: str | None = None
-    junit_path: str | None = None
-    markdown_path: str | None = None
-    save: bool = True
     workers: int = 1
-    judge: bool | None = None
-    """None: judge cases with a rubric; True: every case and trace; False: none."""
-    judge_model: str | None = None
-    judge_concurrency: int = 4
-    judge_repeat: int = 1
-    baseline: str | None = None
-    alpha: float | None = None
-    alert_webhook: str | None = None
-    min_score: float | None = None
     keep_results: bool = False
     """Keep every :class:`CaseResult` in memory (the Python API) besides the case log."""
-    export_otlp: str | None = None
-    """An OTLP endpoint (base URL) to send each result's ``gen_ai.evaluation.result`` records
-    and the run's figures to (:mod:`tracegrade.pipeline.export`); None: not sent."""
+    judge: JudgeOptions = field(default_factory=JudgeOptions)
+    gate: GateOptions = field(default_factory=GateOptions)
+    output: OutputOptions = field(default_factory=OutputOptions)
 
 
 @dataclass
@@ -200,10 +186,7 @@ def plan_run(options: ScoreOptions) -> Plan:
         config,
         dataset,
         dataset.tier(options.tier) if dataset else [None],
-        mode=options.judge,
-        model=options.judge_model,
-        concurrency=options.judge_concurrency,
-        repeat=options.judge_repeat,
+        options.judge,
     )
     workers = options.workers or default_workers()
     if workers > 1 and judge:
@@ -213,11 +196,13 @@ def plan_run(options: ScoreOptions) -> Plan:
         )
     name = dataset.name if dataset else None
     base = (
-        resolve_base(options.baseline, options.db, name, CaseTable()) if options.baseline else None
+        resolve_base(options.gate.baseline, options.db, name, CaseTable())
+        if options.gate.baseline
+        else None
     )
     every = [*with_judged_faithfulness(scorers, judge), *([judge] if judge else [])]
     settings = {
-        "threshold": run_threshold(options.threshold, dataset, config),
+        "threshold": run_threshold(options.gate.threshold, dataset, config),
         "tier": options.tier,
     }
     return Plan(
@@ -325,7 +310,7 @@ def _mapping(options: ScoreOptions, dataset: Dataset | None) -> Mapping[str, Seq
 
 def _stored(options: ScoreOptions) -> bool:
     """Whether the run touches the store (traces in memory, not saved: never)."""
-    return options.traces is None or options.save or options.db is not None
+    return options.traces is None or options.output.save or options.db is not None
 
 
 def _no_traces(options: ScoreOptions, read: int) -> ConfigError:
@@ -355,14 +340,19 @@ def score(
     errors: list[InputError] = []
     read = [0]  # traces read before --since/--sample/--limit
     keeper = (
-        BaselineTraces(plan.base[0], rules_for(plan.config, options.alpha)) if plan.base else None
+        BaselineTraces(plan.base[0], rules_for(plan.config, options.gate.alpha))
+        if plan.base
+        else None
     )
     in_workers = plan.workers > 1 and options.traces is None
     late = LateErrors() if in_workers and options.limit is None else None  # workers decode
     batches = _batches(options, plan, errors, read, late, on_errors)
-    running = RunningSummary(run_threshold(options.threshold, plan.dataset, plan.config))
+    running = RunningSummary(run_threshold(options.gate.threshold, plan.dataset, plan.config))
     kept: list[CaseResult] | None = [] if options.keep_results else None
-    with CaseLog() as cases, run_export(options.export_otlp, plan.export_context()) as export:
+    with (
+        CaseLog() as cases,
+        run_export(options.output.export_otlp, plan.export_context()) as export,
+    ):
         cache = judge_cache(options.db, plan.judge) if _stored(options) else nullcontext()
         with cache:
             leftover, facts = stream_results(
@@ -372,7 +362,7 @@ def score(
                 plan.config,
                 _collector(running, cases, kept, export),
                 tier=options.tier,
-                threshold=options.threshold,
+                threshold=options.gate.threshold,
                 mapping=_mapping(options, plan.dataset),
                 progress=progress,
                 workers=plan.workers if options.traces is None else 1,
@@ -412,33 +402,30 @@ def _finish(
         facts,
         plan.dataset,
         tier=options.tier,
-        min_pass_rate=options.min_pass_rate,
+        min_pass_rate=options.gate.min_pass_rate,
         trace_source=source,
         config_sources=plan.config.sources,
         run_id=plan.run_id,
         evaluator=plan.evaluator.to_dict() if plan.evaluator else None,
-        min_score=options.min_score,
+        min_score=options.gate.min_score,
     )
     doc = StreamedDocument(head_of(run, summary), cases)
-    export.summary(summary)
-    stored_in = write_outputs(
-        doc, options.db, options.json_path, options.junit_path, not options.save
-    )
     read_again = (
         partial(_read_again, options.files, options.messages_key, plan.workers > 1)
         if options.files
         else None
     )
-    current = current_source(doc, plan.base)
-    comparison = compare_with_base(
-        current,
-        plan.base,
-        dbs=[options.db],
-        config=plan.config,
-        alpha=options.alpha,
-        preloaded=keeper.preloaded(current, read_again) if keeper else None,
+    preload = None if keeper is None else partial(keeper.preloaded, read_again=read_again)
+    done = finish(
+        doc,
+        export,
+        output=options.output,
+        gate=options.gate,
+        store=options.db,
+        base=plan.base,
+        compared=Compared([options.db], plan.config, preload),
     )
-    warnings = publish_gate(doc, comparison, options.alert_webhook, options.markdown_path)
-    warnings += export.close()
     run_summary = running.run_summary(leftover)
-    return ScoredRun(doc, run_summary, plan.dataset, comparison, errors, warnings, kept, stored_in)
+    return ScoredRun(
+        doc, run_summary, plan.dataset, done.comparison, errors, done.warnings, kept, done.stored_in
+    )

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from tracegrade.config import Config
 from tracegrade.dataset import Dataset, Tier
 from tracegrade.pipeline._score import ScoreOptions, score
+from tracegrade.pipeline.gate import GateOptions, OutputOptions
+from tracegrade.pipeline.judging import JudgeOptions
 from tracegrade.scoring.results import RunResult
 from tracegrade.trace import AgentTrace
 
@@ -44,12 +46,12 @@ def evaluate_dataset(
         traces=traces,
         dataset=dataset,
         config=config,
-        threshold=threshold,
         tier=tier,
-        judge=judge,
         mapping=mapping,
-        save=False,
         keep_results=True,
+        judge=JudgeOptions(mode=judge),
+        gate=GateOptions(threshold=threshold),
+        output=OutputOptions(save=False),
     )
     with score(options) as run:
         return run.run_result()

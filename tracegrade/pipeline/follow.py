@@ -28,6 +28,7 @@ checked against the config's thresholds (:mod:`tracegrade.pipeline.follow_window
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import secrets
@@ -452,12 +453,12 @@ def make_follower(
         resolved.scorers,
         resolved.config,
         quiet_s=quiet_s,
-        threshold=options.threshold,
+        threshold=options.gate.threshold,
         tier=options.tier,
         since=since_s,
         sample=options.sample,
         window_s=windows.parse_window(window) if window else None,
-        alert_webhook=options.alert_webhook,
+        alert_webhook=options.gate.alert_webhook,
         lease_s=lease_s,
         rootless_quiet_s=rootless_quiet_s,
         workers=resolved.workers,
@@ -466,8 +467,10 @@ def make_follower(
     if session_quiet_s is not None:
         judge = judge or _conversation_judge(options, resolved.config, resolved.dataset)
         scorers = session_scorers([*resolved.scorers, *([judge] if judge else [])], resolved.config)
-        follower.sessions = SessionSettings(session_quiet_s, scorers, options.threshold)
-    follower.export = open_export(options.export_otlp, follower_context(follower), periodic=True)
+        follower.sessions = SessionSettings(session_quiet_s, scorers, options.gate.threshold)
+    follower.export = open_export(
+        options.output.export_otlp, follower_context(follower), periodic=True
+    )
     if judge_budget is not None:
         follower.judge_budget = limit_judge(judge, judge_budget, options.db, follower.worker)
     return follower, judge
@@ -480,17 +483,9 @@ def _conversation_judge(options: ScoreOptions, config: Config, dataset: Dataset 
     Raises:
         ConfigError: no API key is configured for it.
     """
-    if options.judge is False or not config.sessions.get("rubric"):
+    if options.judge.mode is False or not config.sessions.get("rubric"):
         return None
-    return make_judge(
-        config,
-        dataset,
-        [None],
-        mode=True,
-        model=options.judge_model,
-        concurrency=options.judge_concurrency,
-        repeat=options.judge_repeat,
-    )
+    return make_judge(config, dataset, [None], dataclasses.replace(options.judge, mode=True))
 
 
 def follower_context(follower: Follower) -> RunContext:

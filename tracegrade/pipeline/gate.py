@@ -1,12 +1,17 @@
-"""The regression gate shared by ``compare``, ``score --baseline`` and ``run --baseline``:
-resolve a run reference to a document, keep or load traces for the structural diffs, print
-the comparison, write Markdown (``--markdown``, ``$GITHUB_STEP_SUMMARY``) and post the webhook."""
+"""The end of a run, shared by ``score`` and ``run`` (:func:`finish`, one order: the
+summary's figures exported, the document written and stored, compared with the baseline, the
+export closed, the gate published), with the option groups they share (:class:`GateOptions`,
+:class:`OutputOptions`; the judge's: :class:`~tracegrade.pipeline.judging.JudgeOptions`);
+and the regression gate of ``compare``, ``score --baseline`` and ``run --baseline``: resolve a
+run reference to a document, keep or load traces for the structural diffs, write Markdown
+(``--markdown``, ``$GITHUB_STEP_SUMMARY``) and post the webhook."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +27,8 @@ from tracegrade.compare.documents import DocumentStream
 from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
 from tracegrade.config import Config
 from tracegrade.errors import StoreError
-from tracegrade.pipeline.outputs import write_text
+from tracegrade.pipeline.export import RunExport
+from tracegrade.pipeline.outputs import write_outputs, write_text
 from tracegrade.pipeline.reading import from_store
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
 from tracegrade.report.comparison import markdown, run_markdown
@@ -282,3 +288,85 @@ def dataset_name(doc: Mapping[str, Any]) -> str | None:
     """
     dataset = read_head(doc).run.dataset
     return dataset.name if dataset else None
+
+
+@dataclass(frozen=True)
+class GateOptions:
+    """When a run passes: the pass score per case and the pass rate (in [0, 1]), the mean
+    score it needs (``--min-score``), and the baseline it is compared with (a run reference;
+    ``alpha`` the significance of a regression), with where the comparison goes (the webhook
+    on a regression, ``--markdown``)."""
+
+    threshold: float | None = None
+    min_pass_rate: float = 1.0
+    min_score: float | None = None
+    baseline: str | None = None
+    alpha: float | None = None
+    alert_webhook: str | None = None
+    markdown_path: str | None = None
+
+
+@dataclass(frozen=True)
+class OutputOptions:
+    """Where a run goes: ``--json``, ``--junit``, the store (``save``), and an OTLP endpoint
+    (base URL) its results and figures are sent to (``--export-otlp``; None: not sent)."""
+
+    json_path: str | None = None
+    junit_path: str | None = None
+    save: bool = True
+    export_otlp: str | None = None
+
+
+@dataclass
+class Finished:
+    """The end of a run: where it was stored (None: not saved), the comparison with the
+    baseline (None without one), and the warnings to show."""
+
+    stored_in: str | None
+    comparison: Comparison | None
+    warnings: list[str]
+
+
+def finish(
+    doc: StreamedDocument,
+    export: RunExport,
+    *,
+    output: OutputOptions,
+    gate: GateOptions,
+    store: str | None,
+    base: Base | None,
+    compared: Compared,
+) -> Finished:
+    """A finished run's end, the same for ``score`` and ``run`` (module docstring): its
+    figures exported, its document written and stored in the store at ``store`` (unless not
+    saved), compared with ``base`` (``compared``: the stores holding its traces, the config,
+    the traces already at hand), the export closed, the gate published.
+
+    Raises:
+        StoreError: the store cannot be opened.
+    """
+    export.summary(doc.head.summary)
+    stored_in = write_outputs(doc, store, output.json_path, output.junit_path, not output.save)
+    current = current_source(doc, base)
+    comparison = compare_with_base(
+        current,
+        base,
+        dbs=compared.dbs,
+        config=compared.config,
+        alpha=gate.alpha,
+        preloaded=compared.preloaded(current) if compared.preloaded else None,
+    )
+    warnings = export.close()
+    warnings = publish_gate(doc, comparison, gate.alert_webhook, gate.markdown_path) + warnings
+    return Finished(stored_in, comparison, warnings)
+
+
+@dataclass(frozen=True)
+class Compared:
+    """What the comparison with the baseline reads besides the two runs: the stores holding
+    the traces (for the structural diffs), the config (rules, pricing) and, when the run kept
+    them, the traces it will diff (of the finished run's source)."""
+
+    dbs: Sequence[str | None]
+    config: Config
+    preloaded: Callable[[Mapping[str, Any] | CaseSource], Mapping[str, AgentTrace]] | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset
@@ -14,32 +15,42 @@ from tracegrade.store.judge_cache import JudgeCache
 from tracegrade.store.traces import Store
 
 
+@dataclass(frozen=True)
+class JudgeOptions:
+    """The LLM judge of a run: ``mode`` None judges the cases with a rubric, True every case
+    and trace, False none; ``model`` (else ``$TRACEGRADE_JUDGE_MODEL``), calls at once, and
+    rounds per verdict."""
+
+    mode: bool | None = None
+    model: str | None = None
+    concurrency: int = 4
+    repeat: int = 1
+
+
 def make_judge(
-    config: Config,
-    dataset: Dataset | None,
-    cases: Sequence[Case | None],
-    *,
-    mode: bool | None,
-    model: str | None,
-    concurrency: int,
-    repeat: int,
+    config: Config, dataset: Dataset | None, cases: Sequence[Case | None], options: JudgeOptions
 ) -> JudgeScorer | None:
     """The judge scorer for a run over ``cases`` (None: a trace without a case), or None when
-    no case is judged. ``mode``: None judges cases with a rubric, True every case and trace
-    (``--judge``), False none (``--no-judge``: cases with a rubric show the judge skipped).
+    no case is judged. ``options.mode``: None judges cases with a rubric, True every case and
+    trace (``--judge``), False none (``--no-judge``: cases with a rubric show the judge
+    skipped).
 
     Raises:
         ConfigError: a case needs the judge and no API key is configured (checked here, once,
             before any trace is scored).
     """
     settings = resolve_settings(
-        model, pricing=config.pricing, config=config.judge, concurrency=concurrency, repeat=repeat
+        options.model,
+        pricing=config.pricing,
+        config=config.judge,
+        concurrency=options.concurrency,
+        repeat=options.repeat,
     )
     scorer = JudgeScorer(
         settings,
         default=dataset.judge if dataset else None,
-        judge_all=bool(mode),
-        enabled=mode is not False,
+        judge_all=bool(options.mode),
+        enabled=options.mode is not False,
     )
     if not any(scorer.spec(case) is not None for case in cases):
         return None

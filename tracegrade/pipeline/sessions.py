@@ -177,8 +177,9 @@ def _scored(
 
 
 def _row(result: CaseResult, evaluator: str) -> SessionRow:
-    from tracegrade.report.document import case_dict
+    from tracegrade.report.document import case_entry
 
     ids = tuple(result.metadata.get("trace_ids") or ())
-    document = {**case_dict(result), "session": result.metadata.get(SESSION_KEY)}
+    entry = case_entry(result).model_dump(mode="json", exclude_unset=True)
+    document = {**entry, "session": result.metadata.get(SESSION_KEY)}
     return SessionRow(evaluator, result.passed, result.score, ids, document)

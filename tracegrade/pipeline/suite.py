@@ -15,6 +15,7 @@ from tracegrade.compare import Comparison, compare_runs, read_document, rules_fr
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.pipeline._score import ScoreOptions, score
+from tracegrade.pipeline.gate import OutputOptions
 from tracegrade.report.document import case_entry, document
 from tracegrade.run_document import StreamedDocument, document_json
 from tracegrade.scoring import build_scorers, config_for
@@ -54,8 +55,8 @@ class Suite:
             dataset=self.dataset.model_copy(update={"cases": [case]}),
             config=self.config,
             mapping={str(case.id): [traces[0].trace_id]},
-            save=False,
             keep_results=True,
+            output=OutputOptions(save=False),
         )
         with score(options) as run:
             results = run.results or []
