@@ -40,7 +40,7 @@ _EXPORTS: dict[str, str] = {
     "Case": "tracegrade.dataset",
     "load_config": "tracegrade.config",
     "Config": "tracegrade.config",
-    "evaluate_dataset": "tracegrade.pipeline.evaluate",
+    "evaluate_dataset": "tracegrade.pipeline._score",
     "CaseResult": "tracegrade.scoring.results",
     "RunResult": "tracegrade.scoring.results",
     "RunSummary": "tracegrade.scoring.results",
@@ -85,7 +85,7 @@ if TYPE_CHECKING:
     from tracegrade.config import Config, load_config
     from tracegrade.dataset import Case, Dataset, load_dataset
     from tracegrade.normalize import normalize_all, normalize_trace
-    from tracegrade.pipeline.evaluate import evaluate_dataset
+    from tracegrade.pipeline._score import evaluate_dataset
     from tracegrade.pipeline.reading import (
         Loaded,
         from_files,

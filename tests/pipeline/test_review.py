@@ -21,7 +21,7 @@ from tracegrade.dataset import load_dataset
 from tracegrade.errors import DatasetError, StoreError
 from tracegrade.otlp.transcripts import to_request
 from tracegrade.pipeline._promote import promote
-from tracegrade.pipeline.evaluate import evaluate_dataset
+from tracegrade.pipeline._score import evaluate_dataset
 from tracegrade.pipeline.reading import traces_by_id
 from tracegrade.pipeline.review import (
     LabelInput,

@@ -5,12 +5,12 @@ the pytest plugin, the dashboard and the MCP server all go through these functio
 input gives the same result on every face. A command parses its options, calls one function
 here and renders what it returns. Each use case, once:
 
-- :mod:`._score`: score traces against a golden dataset or reference-free (``score``);
+- :mod:`._score`: score traces against a golden dataset or reference-free (``score``; and
+  :func:`evaluate_dataset`, traces already read, nothing stored: the Python API);
 - :mod:`._run`: run an agent through a dataset's cases and score its traces (``run``);
-- :mod:`.evaluate`: score traces already read, nothing stored (the Python API);
 - :mod:`.suite`: a test session's cases and their run document (the pytest plugin);
 - :mod:`.follow`: score traces as they settle in the store (``score --follow``), with
-  :mod:`.follow_workers` its scoring processes;
+  :mod:`.follow_workers` its scoring processes and :mod:`.follow_windows` its windows;
 - :mod:`.reading`: read traces from files or the store, and choose which (every command);
 - :mod:`.pull`: pull traces from a trace backend into the store (``import --from``);
 - :mod:`.retention`: prune the store (``prune``, ``collect --retention``);
@@ -47,7 +47,7 @@ _EXPORTS = {
     "AgentOptions": "tracegrade.runner.agents.options",
     "RunOutcome": "tracegrade.pipeline._run",
     "run": "tracegrade.pipeline._run",
-    "evaluate_dataset": "tracegrade.pipeline.evaluate",
+    "evaluate_dataset": "tracegrade.pipeline._score",
     # datasets, comparisons, the judge
     "DatasetBuildOptions": "tracegrade.pipeline.dataset_build",
     "build": "tracegrade.pipeline.dataset_build",
@@ -115,10 +115,9 @@ if TYPE_CHECKING:
     from tracegrade.pipeline._compare import CompareOptions, compare
     from tracegrade.pipeline._promote import promote
     from tracegrade.pipeline._run import RunOptions, RunOutcome, run
-    from tracegrade.pipeline._score import ScoredRun, ScoreOptions, score
+    from tracegrade.pipeline._score import ScoredRun, ScoreOptions, evaluate_dataset, score
     from tracegrade.pipeline.conversations import conversation_feedback
     from tracegrade.pipeline.dataset_build import DatasetBuildOptions, build
-    from tracegrade.pipeline.evaluate import evaluate_dataset
     from tracegrade.pipeline.reading import from_files, from_store, load, load_batches, traces_by_id
     from tracegrade.pipeline.retention import PruneOptions, prune
     from tracegrade.pipeline.review import QueueRule, build_queue, record_label

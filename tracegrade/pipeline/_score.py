@@ -2,7 +2,8 @@
 dataset or reference-free, summarised, stored, compared with a baseline and gated.
 
 Every face that scores calls :func:`score`: ``tracegrade score``, the Python API
-(:func:`tracegrade.evaluate_dataset`), the pytest plugin. The run streams: traces are read,
+(:func:`evaluate_dataset`: traces already read, nothing written or stored, the same
+results and verdicts as the command), the pytest plugin. The run streams: traces are read,
 normalised and scored a batch at a time, each result goes into the running summary and a
 case log on disk (:class:`~tracegrade.report.caselog.CaseLog`), so memory stays flat in the
 number of traces. :func:`score` is a context manager because the finished run's cases stay
@@ -429,3 +430,41 @@ def _finish(
     return ScoredRun(
         doc, run_summary, plan.dataset, done.comparison, errors, done.warnings, kept, done.stored_in
     )
+
+
+def evaluate_dataset(
+    traces: Sequence[AgentTrace],
+    dataset: Dataset | None = None,
+    *,
+    config: Config | None = None,
+    threshold: float | None = None,
+    tier: Tier | None = None,
+    judge: bool | None = None,
+    mapping: Mapping[str, Sequence[str]] | None = None,
+) -> RunResult:
+    """Score normalised traces against a golden dataset's cases (reference-free without one)
+    with every built-in and plugin scorer and, for cases with a rubric, the LLM judge
+    (``judge``: None as ``score``, False never, True every case): what ``tracegrade score``
+    does, as one call, nothing written or stored.
+
+    ``config`` defaults to :func:`~tracegrade.config.load_config` (defaults, then
+    ``./tracegrade.yaml``); ``threshold`` (0-1) overrides the pass threshold; ``mapping`` maps
+    case ids to trace ids.
+
+    Raises:
+        ConfigError: the config names an unknown scorer, a plugin cannot be loaded, the judge
+            has no credentials, or there are no traces.
+    """
+    options = ScoreOptions(
+        traces=traces,
+        dataset=dataset,
+        config=config,
+        tier=tier,
+        mapping=mapping,
+        keep_results=True,
+        judge=JudgeOptions(mode=judge),
+        gate=GateOptions(threshold=threshold),
+        output=OutputOptions(save=False),
+    )
+    with score(options) as run:
+        return run.run_result()

@@ -19,7 +19,7 @@ from tracegrade.curate.derive import Conversation, merge
 from tracegrade.dataset import Dataset
 from tracegrade.errors import StoreError
 from tracegrade.normalize.conversations import group_conversations
-from tracegrade.pipeline.evaluate import evaluate_dataset
+from tracegrade.pipeline._score import evaluate_dataset
 from tracegrade.pipeline.reading import from_store, traces_by_id
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store.feedback import Feedback, feedback_for

@@ -8,8 +8,8 @@ from typing import Any
 from tracegrade.compare import Comparison, RunOverview, compare_runs, overview
 from tracegrade.config import Config, Pricing
 from tracegrade.errors import StoreError
+from tracegrade.pipeline._score import evaluate_dataset
 from tracegrade.pipeline.datasets import dataset_filter
-from tracegrade.pipeline.evaluate import evaluate_dataset
 from tracegrade.pipeline.reading import traces_by_id
 from tracegrade.run_document import read_cases, read_head
 from tracegrade.store.runs import baselines, case_trace_ids, load_run, recent_runs, run_datasets
