@@ -118,6 +118,7 @@ def child(results_file: Path, repeat: int) -> dict[str, Any]:
         masked = json.loads(text)
         masked["run"]["created_at"] = masked["run"]["git_sha"] = None
         masked["run"]["dataset"]["source"] = None  # a temporary folder of its own
+        masked["run"].pop("evaluator", None)  # run.evaluator came after the baseline commit
         digest = hashlib.sha256(json.dumps(masked).encode()).hexdigest()
     return {"seconds": statistics.median(times), "cases": len(results), "json_sha256": digest}
 
