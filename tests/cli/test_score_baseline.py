@@ -19,7 +19,7 @@ from tracegrade.compare import RegressionRules
 from tracegrade.compare.case_sources import ComparedCases
 from tracegrade.config import load_config
 from tracegrade.dataset import load_dataset
-from tracegrade.pipeline import _score, session
+from tracegrade.pipeline import _score, gate
 from tracegrade.pipeline.gate import BaselineTraces, compare_with_base
 from tracegrade.pipeline.reading import from_files, iter_from_files
 from tracegrade.scoring import build_scorers, config_for
@@ -61,7 +61,7 @@ def gated(
         seen["comparison"] = compare_with_base(doc, base, **kwargs)
         return seen["comparison"]
 
-    monkeypatch.setattr(session, "compare_with_base", compare)
+    monkeypatch.setattr(gate, "compare_with_base", compare)
     report = tau["dir"] / f"gated{len(extra)}.json"
     base = base or tau["dir"] / "base.json"
     args = [*tau["args"], "--json", str(report), "--no-save", "--baseline", str(base), *extra]

@@ -17,8 +17,8 @@ from tests.collector.receiver.helpers import running
 from tests.support.received import evaluation_records
 from tests.support.sdk import record
 from tracegrade.config import load_config
+from tracegrade.pipeline.export import open_export
 from tracegrade.pipeline.follow import Follower, follower_context
-from tracegrade.pipeline.session import open_export
 from tracegrade.report.windows import window_start
 from tracegrade.scoring import build_scorers
 from tracegrade.store import follow as shared

@@ -10,7 +10,7 @@ import click
 from tracegrade.cli.gate_options import alpha_option, markdown_option, webhook_option
 from tracegrade.cli.options import config_option, warn
 from tracegrade.errors import ExitCode
-from tracegrade.pipeline._compare import CompareOptions, compare
+from tracegrade.pipeline.gate import CompareOptions, compare
 from tracegrade.report.comparison import print_comparison
 from tracegrade.store.traces import DB_ENV
 

@@ -17,9 +17,8 @@ from typing import Any
 
 from tracegrade.errors import ConfigError
 from tracegrade.normalize.lint import lint
-from tracegrade.pipeline._compare import CompareOptions, compare
 from tracegrade.pipeline._score import ScoreOptions, score
-from tracegrade.pipeline.gate import OutputOptions
+from tracegrade.pipeline.gate import CompareOptions, OutputOptions, compare
 from tracegrade.pipeline.reading import load_batches, load_normalized, parse_since
 from tracegrade.pipeline.review import LabelInput, queue_item, record_label
 from tracegrade.pipeline.run_history import stored_overviews

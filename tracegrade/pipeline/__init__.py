@@ -11,22 +11,24 @@ here and renders what it returns. Each use case, once:
 - :mod:`.suite`: a test session's cases and their run document (the pytest plugin);
 - :mod:`.follow`: score traces as they settle in the store (``score --follow``), with
   :mod:`.follow_workers` its scoring processes and :mod:`.follow_windows` its windows;
+- :mod:`.sessions`: whole conversations scored once they settle (``score --follow
+  --sessions``);
+- :mod:`.backfill`: score the stored traces the current evaluator has not (``backfill``);
 - :mod:`.reading`: read traces from files or the store, and choose which (every command);
 - :mod:`.pull`: pull traces from a trace backend into the store (``import --from``);
 - :mod:`.retention`: prune the store (``prune``, ``collect --retention``);
 - :mod:`.datasets`: open a golden dataset by reference, a file or ``store:NAME``
   (``dataset export``);
 - :mod:`.dataset_build`: build golden cases from conversations (``dataset build``);
-- :mod:`._compare`: compare two runs (``compare``);
-- :mod:`.gate`: the regression gate of ``score`` and ``run`` against a baseline;
+- :mod:`.gate`: the end of a ``score`` or ``run`` in one order (its option groups: gate,
+  outputs), the regression gate against a baseline, and two runs compared (``compare``);
 - :mod:`.outputs`: write, store and verdict a finished run (``--json``, ``--junit``);
-- :mod:`.session`: what ``score`` and ``run`` share, their option groups (judge, gate,
-  outputs), the run's OTLP export (``--export-otlp``) and its end, in one order;
+- :mod:`.export`: send results and figures to an OTLP backend (``--export-otlp``);
 - :mod:`.judging`: the LLM judge of a run;
 - :mod:`.run_history`: stored runs listed, compared and traced (``runs``, ``history``, the
   dashboard);
-- :mod:`.conversations`: stored conversations, scored and joined with their feedback;
-- :mod:`.review`: review queues and human labels (``review``);
+- :mod:`.review`: stored conversations (scored, joined with their feedback), review queues
+  and human labels (``review``);
 - :mod:`._promote`: a reviewed conversation promoted to a golden case (``review promote``);
 - :mod:`._agreement`: tracegrade's verdicts against people's (``agreement``,
   ``judge-check``).
@@ -51,11 +53,11 @@ _EXPORTS = {
     # datasets, comparisons, the judge
     "DatasetBuildOptions": "tracegrade.pipeline.dataset_build",
     "build": "tracegrade.pipeline.dataset_build",
-    "CompareOptions": "tracegrade.pipeline._compare",
-    "compare": "tracegrade.pipeline._compare",
+    "CompareOptions": "tracegrade.pipeline.gate",
+    "compare": "tracegrade.pipeline.gate",
     "JudgeCheckOptions": "tracegrade.pipeline._agreement",
     # the review loop
-    "conversation_feedback": "tracegrade.pipeline.conversations",
+    "conversation_feedback": "tracegrade.pipeline.review",
     "QueueRule": "tracegrade.pipeline.review",
     "build_queue": "tracegrade.pipeline.review",
     "record_label": "tracegrade.pipeline.review",
@@ -112,13 +114,17 @@ if TYPE_CHECKING:
         agreement,
         check_judge,
     )
-    from tracegrade.pipeline._compare import CompareOptions, compare
     from tracegrade.pipeline._promote import promote
     from tracegrade.pipeline._run import RunOptions, RunOutcome, run
     from tracegrade.pipeline._score import ScoredRun, ScoreOptions, evaluate_dataset, score
-    from tracegrade.pipeline.conversations import conversation_feedback
     from tracegrade.pipeline.dataset_build import DatasetBuildOptions, build
+    from tracegrade.pipeline.gate import CompareOptions, compare
     from tracegrade.pipeline.reading import from_files, from_store, load, load_batches, traces_by_id
     from tracegrade.pipeline.retention import PruneOptions, prune
-    from tracegrade.pipeline.review import QueueRule, build_queue, record_label
+    from tracegrade.pipeline.review import (
+        QueueRule,
+        build_queue,
+        conversation_feedback,
+        record_label,
+    )
     from tracegrade.runner.agents.options import AgentOptions

@@ -36,11 +36,11 @@ from tracegrade.errors import ConfigError, InputError
 from tracegrade.judge import calibrate
 from tracegrade.judge.scorer import JudgeScorer
 from tracegrade.judge.settings import resolve_settings
-from tracegrade.pipeline.conversations import StoredConversation, conversations_of, scored
 from tracegrade.pipeline.datasets import open_dataset
 from tracegrade.pipeline.judging import JudgeOptions, judge_cache, make_judge
 from tracegrade.pipeline.outputs import write_json
 from tracegrade.pipeline.reading import ErrorSink, load, load_mapping, parse_since
+from tracegrade.pipeline.review import StoredConversation, conversations_of, scored
 from tracegrade.scoring import config_for
 from tracegrade.scoring.agreement import RaterAgreement, rater_agreement
 from tracegrade.scoring.evaluation import run_threshold

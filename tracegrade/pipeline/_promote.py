@@ -15,7 +15,7 @@ from typing import Any
 from tracegrade.curate.promote import CaseEdits, append_case, promoted_case
 from tracegrade.dataset.editing import write_atomically
 from tracegrade.errors import DatasetError, StoreError
-from tracegrade.pipeline.conversations import conversation_of
+from tracegrade.pipeline.review import conversation_of
 from tracegrade.store import datasets as stored_datasets
 from tracegrade.store import review as queue_store
 from tracegrade.store.traces import Store

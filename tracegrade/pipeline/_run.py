@@ -25,7 +25,7 @@ from tracegrade.judge.simulate import simulator_settings
 from tracegrade.pipeline.datasets import open_dataset
 from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
-    Compared,
+    BaselineInputs,
     GateOptions,
     OutputOptions,
     finish,
@@ -277,7 +277,7 @@ def run(options: RunOptions) -> RunOutcome:
             gate=options.gate,
             store=location,
             base=base,
-            compared=Compared([location, db], config),
+            compared=BaselineInputs([location, db], config),
         )
     return RunOutcome(doc, done.comparison, done.warnings, done.stored_in)
 

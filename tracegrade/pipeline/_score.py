@@ -31,8 +31,8 @@ from tracegrade.pipeline.datasets import open_dataset
 from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
     Base,
+    BaselineInputs,
     BaselineTraces,
-    Compared,
     GateOptions,
     OutputOptions,
     finish,
@@ -424,7 +424,7 @@ def _finish(
         gate=options.gate,
         store=options.db,
         base=plan.base,
-        compared=Compared([options.db], plan.config, preload),
+        compared=BaselineInputs([options.db], plan.config, preload),
     )
     run_summary = running.run_summary(leftover)
     return ScoredRun(

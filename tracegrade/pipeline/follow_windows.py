@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.config import Config
-from tracegrade.pipeline.session import RunExport
+from tracegrade.pipeline.export import RunExport
 from tracegrade.report import windows
 from tracegrade.report.alerts import post_alert
 from tracegrade.report.evaluation_signals import RunContext

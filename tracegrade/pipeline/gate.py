@@ -4,14 +4,18 @@ export closed, the gate published), with the option groups they share (:class:`G
 :class:`OutputOptions`; the judge's: :class:`~tracegrade.pipeline.judging.JudgeOptions`);
 and the regression gate of ``compare``, ``score --baseline`` and ``run --baseline``: resolve a
 run reference to a document, keep or load traces for the structural diffs, write Markdown
-(``--markdown``, ``$GITHUB_STEP_SUMMARY``) and post the webhook."""
+(``--markdown``, ``$GITHUB_STEP_SUMMARY``) and post the webhook.
+
+``compare``: two runs, case by case, and the regression verdict (stored runs or run
+documents), with the gate's outputs (JSON, Markdown, the step summary, the webhook).
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +29,11 @@ from tracegrade.compare.case_sources import (
 )
 from tracegrade.compare.documents import DocumentStream
 from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
-from tracegrade.config import Config
+from tracegrade.config import Config, load_config
 from tracegrade.errors import StoreError
+from tracegrade.pipeline.datasets import dataset_filter
 from tracegrade.pipeline.export import RunExport
-from tracegrade.pipeline.outputs import write_outputs, write_text
+from tracegrade.pipeline.outputs import write_json, write_outputs, write_text
 from tracegrade.pipeline.reading import from_store
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
 from tracegrade.report.comparison import markdown, run_markdown
@@ -335,7 +340,7 @@ def finish(
     gate: GateOptions,
     store: str | None,
     base: Base | None,
-    compared: Compared,
+    compared: BaselineInputs,
 ) -> Finished:
     """A finished run's end, the same for ``score`` and ``run`` (module docstring): its
     figures exported, its document written and stored in the store at ``store`` (unless not
@@ -362,7 +367,7 @@ def finish(
 
 
 @dataclass(frozen=True)
-class Compared:
+class BaselineInputs:
     """What the comparison with the baseline reads besides the two runs: the stores holding
     the traces (for the structural diffs), the config (rules, pricing) and, when the run kept
     them, the traces it will diff (of the finished run's source)."""
@@ -370,3 +375,59 @@ class Compared:
     dbs: Sequence[str | None]
     config: Config
     preloaded: Callable[[Mapping[str, Any] | CaseSource], Mapping[str, AgentTrace]] | None = None
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """Run references (a run id or prefix, ``latest``, ``latest~N``, ``baseline``, or a
+    run-document JSON file) and where the comparison goes."""
+
+    base: str
+    current: str = "latest"
+    db: str | None = None
+    config: str | None = None
+    alpha: float | None = None
+    json_path: str | None = None
+    markdown_path: str | None = None
+    alert_webhook: str | None = None
+    dataset: str | None = None
+    """A dataset name, file or ``store:NAME``: ``latest``, ``latest~N`` and ``baseline`` are
+    taken among its runs (without it, CURRENT's dataset names BASE's)."""
+
+
+@dataclass
+class Compared:
+    """The comparison, and warnings for the face to show (a failed webhook delivery)."""
+
+    comparison: Comparison
+    warnings: list[str] = field(default_factory=list)
+
+
+def compare(options: CompareOptions) -> Compared:
+    """Compare run ``base`` with run ``current`` (CURRENT's dataset names BASE's ``baseline``
+    and ``latest``), write the JSON, Markdown and step summary, post the webhook on a
+    regression.
+
+    Raises:
+        InputError: a file that is not a run document.
+        StoreError: no store, or nothing stored matches a reference.
+    """
+    config = load_config(options.config)
+    within = None
+    if options.dataset is not None:
+        with Store(options.db) as store:
+            within = dataset_filter(store, options.dataset)
+    current, _ = resolve_document(options.current, options.db, within)
+    base, is_baseline = resolve_document(options.base, options.db, within or dataset_name(current))
+    comparison = compare_documents(
+        base,
+        current,
+        rules_for(config, options.alpha),
+        [options.db],
+        base_is_baseline=is_baseline,
+        config=config,
+    )
+    if options.json_path:
+        write_json(options.json_path, comparison.to_json())
+    warnings = publish(comparison, options.alert_webhook, options.markdown_path)
+    return Compared(comparison, warnings)

@@ -27,6 +27,15 @@ defaults to now, ``source`` to ``import``, ``conversation`` to the stored traces
 conversation, else ``trace:<first id>``); unknown fields are refused. A bad line is reported as
 ``file:line: reason`` and skipped; the good lines are imported. Importing the same line twice
 adds nothing.
+
+Stored conversations for review: read from the store and grouped (a conversation may span
+several traces: :mod:`tracegrade.normalize.conversations`), scored reference-free with the
+engine every face uses, and joined with their end-user feedback (the chat a reviewer reads is
+:func:`tracegrade.web.pages.chat_of`, the dashboard's chat view).
+
+A conversation is addressed by its key (``id:<conversation id>`` or ``trace:<first trace id>``)
+and its trace ids; labels and feedback join it by trace id, so either may arrive before the
+traces do.
 """
 
 from __future__ import annotations
@@ -41,14 +50,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tracegrade.config import Config, load_config
+from tracegrade.curate.derive import Conversation, merge
+from tracegrade.dataset import Dataset
 from tracegrade.errors import ConfigError, InputError, StoreError
-from tracegrade.pipeline.conversations import (
-    StoredConversation,
-    conversation_of,
-    load_conversations,
-    scored,
-)
-from tracegrade.pipeline.reading import parse_since
+from tracegrade.normalize.conversations import group_conversations
+from tracegrade.pipeline._score import evaluate_dataset
+from tracegrade.pipeline.reading import from_store, parse_since, traces_by_id
 from tracegrade.sampling import lowest, sampled
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store import review as queue_store
@@ -56,6 +63,7 @@ from tracegrade.store.feedback import Feedback, feedback_for
 from tracegrade.store.review import AXES, VERDICTS, Label, QueueItem
 from tracegrade.store.traces import Store
 from tracegrade.store.verdicts import judge_verdicts
+from tracegrade.trace import AgentTrace
 
 
 class QueueRule(BaseModel):
@@ -384,3 +392,99 @@ def import_labels(db: str | None, path: str | Path) -> Imported:
 def _label_input(line: LabelLine) -> LabelInput:
     """The label a file's line records (the same fields, less its schema version)."""
     return LabelInput(**line.model_dump(exclude={"schema_version"}))
+
+
+@dataclass(frozen=True)
+class StoredConversation:
+    """One conversation: its key, its traces (oldest first) and their merged view."""
+
+    key: str
+    members: tuple[AgentTrace, ...]
+    trace: AgentTrace
+
+    @property
+    def trace_ids(self) -> tuple[str, ...]:
+        """The conversation's trace ids, oldest first."""
+        return tuple(t.trace_id for t in self.members)
+
+    def as_curated(self, verdict: Mapping[str, Any] | None = None) -> Conversation:
+        """The :class:`~tracegrade.curate.derive.Conversation` a case is derived from."""
+        return Conversation(self.trace, self.trace_ids, verdict)
+
+
+def group(traces: Sequence[AgentTrace]) -> list[StoredConversation]:
+    """Traces grouped into conversations, oldest conversation first."""
+    keys = group_conversations(traces)
+    groups: dict[str, list[AgentTrace]] = {}
+    for trace in sorted(traces, key=lambda t: (t.start_unix_nano, t.trace_id)):
+        groups.setdefault(keys[trace.trace_id], []).append(trace)
+    return [
+        StoredConversation(key, tuple(members), merge(members).trace)
+        for key, members in groups.items()
+    ]
+
+
+def load_conversations(
+    store: Store, *, since_unix_nano: int | None = None, until_unix_nano: int | None = None
+) -> list[StoredConversation]:
+    """The stored conversations whose first trace started in [since, until) (Unix ns)."""
+    traces = from_store(store, since_unix_nano=since_unix_nano).traces
+    if until_unix_nano is not None:
+        traces = [t for t in traces if t.start_unix_nano < until_unix_nano]
+    return group(traces)
+
+
+def conversations_of(store: Store, trace_ids: Sequence[str]) -> list[StoredConversation]:
+    """The conversations the stored traces ``trace_ids`` form (traces not stored are left
+    out)."""
+    return group(list(traces_by_id(store, [t.lower() for t in trace_ids]).values()))
+
+
+def conversation_of(store: Store, trace_ids: Sequence[str]) -> StoredConversation:
+    """The conversation of these traces (the one holding the first of them).
+
+    Raises:
+        StoreError: none of them is stored.
+    """
+    return conversation_among(store, conversations_of(store, trace_ids), trace_ids)
+
+
+def conversation_among(
+    store: Store, found: Sequence[StoredConversation], trace_ids: Sequence[str]
+) -> StoredConversation:
+    """Of the conversations ``found`` among the stored traces ``trace_ids``, the one holding
+    the first of them (else the first found).
+
+    Raises:
+        StoreError: none was found (``store`` names where they were looked for).
+    """
+    first = trace_ids[0].lower() if trace_ids else ""
+    for conversation in found:
+        if first in conversation.trace_ids:
+            return conversation
+    if found:
+        return found[0]
+    raise StoreError(f"no trace {', '.join(trace_ids) or '(none given)'} in {store.location}")
+
+
+def conversation_feedback(store: Store, trace_ids: Sequence[str]) -> list[Feedback]:
+    """The end-user feedback on these traces, oldest first."""
+    by_trace = feedback_for(store.db, [t.lower() for t in trace_ids])
+    found = [f for ids in by_trace.values() for f in ids]
+    return sorted(found, key=lambda f: (f.time_unix_nano, f.received_at))
+
+
+def scored(
+    conversations: Sequence[StoredConversation],
+    config: Config | None = None,
+    dataset: Dataset | None = None,
+    judge: bool | None = False,
+) -> dict[str, CaseResult]:
+    """Conversation key -> its result, scored as ``tracegrade score`` scores (reference-free
+    without ``dataset``; else the case each conversation matches, conversations matching none
+    left out), the judge as ``judge`` says (False: never)."""
+    if not conversations:
+        return {}
+    by_trace = {c.trace.trace_id: c.key for c in conversations}
+    run = evaluate_dataset([c.trace for c in conversations], dataset, config=config, judge=judge)
+    return {by_trace[r.trace_id]: r for r in run.results if r.trace_id in by_trace}

@@ -25,13 +25,13 @@ from tracegrade.curate.promote import suggested_facts, tool_choices
 from tracegrade.curate.simulated import simulated_user
 from tracegrade.normalize.conversations import conversations
 from tracegrade.normalize.lint import lint
-from tracegrade.pipeline.conversations import (
+from tracegrade.pipeline.reading import Normalized, load_normalized
+from tracegrade.pipeline.review import (
     conversation_among,
     conversation_feedback,
     group,
     scored,
 )
-from tracegrade.pipeline.reading import Normalized, load_normalized
 from tracegrade.pipeline.run_history import reference_free
 from tracegrade.run_document import CaseEntry, RunHead, read_case, read_cases, read_head
 from tracegrade.spans import TraceData

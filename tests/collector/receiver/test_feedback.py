@@ -12,7 +12,7 @@ from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_s
 from tests.collector.receiver.helpers import running
 from tests.collector.receiver.sdk_pipelines import export_logs, log_exporter, span_exporter
 from tests.support.sdk import agent_turn, record
-from tracegrade.pipeline.conversations import conversation_feedback
+from tracegrade.pipeline.review import conversation_feedback
 from tracegrade.store.feedback import feedback_for
 from tracegrade.store.traces import Store
 
