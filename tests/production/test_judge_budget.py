@@ -19,6 +19,7 @@ from tracegrade.errors import ConfigError
 from tracegrade.judge.budget import BudgetLimits, parse_budget
 from tracegrade.pipeline._score import ScoreOptions
 from tracegrade.pipeline.follow import make_follower
+from tracegrade.pipeline.judging import JudgeOptions
 from tracegrade.report.windows import window_start
 from tracegrade.store import follow as shared
 from tracegrade.store.judge_spend import spent_between
@@ -47,9 +48,7 @@ def _options(db: str, tmp_path: Path, **changes) -> ScoreOptions:
     config.write_text(PRICED)
     values = {
         "db": db,
-        "judge": True,
-        "judge_model": MODEL,
-        "judge_concurrency": 1,
+        "judge": JudgeOptions(mode=True, model=MODEL, concurrency=1),
         "config": str(config),
         "since": None,
         **changes,
@@ -128,7 +127,7 @@ def test_budget_values_and_what_a_budget_needs(tmp_path, judge):
     db = str(tmp_path / "b.db")
     with pytest.raises(ConfigError, match="has no price"):
         make_follower(
-            _options(db, tmp_path, judge_model="unpriced-model"),
+            _options(db, tmp_path, judge=JudgeOptions(True, "unpriced-model", 1)),
             quiet_s=0.0,
             window=None,
             lease_s=60,
@@ -136,7 +135,7 @@ def test_budget_values_and_what_a_budget_needs(tmp_path, judge):
         )
     with pytest.raises(ConfigError, match="no trace is judged"):
         make_follower(
-            _options(db, tmp_path, judge=None),
+            _options(db, tmp_path, judge=JudgeOptions(mode=None, model=MODEL, concurrency=1)),
             quiet_s=0.0,
             window=None,
             lease_s=60,

@@ -20,6 +20,7 @@ from tests.support.sdk import trace_request
 from tracegrade.cli.follow import line, summary
 from tracegrade.pipeline._score import ScoreOptions
 from tracegrade.pipeline.follow import make_follower
+from tracegrade.pipeline.judging import JudgeOptions
 from tracegrade.report.evaluation_signals import RunContext, evaluation_records
 from tracegrade.store import sessions
 from tracegrade.store.traces import Store
@@ -73,7 +74,7 @@ def judge(monkeypatch):
 def _follower(db: str, tmp_path: Path):
     config = tmp_path / "tracegrade.yaml"
     config.write_text("sessions:\n  rubric: conversation\n")
-    options = ScoreOptions(db=db, config=str(config), judge_concurrency=1)
+    options = ScoreOptions(db=db, config=str(config), judge=JudgeOptions(concurrency=1))
     follower, _ = make_follower(options, quiet_s=0.0, window=None, lease_s=60, session_quiet_s=0.0)
     follower.since = 0.0
     return follower

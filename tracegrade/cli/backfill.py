@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import sys
 import threading
@@ -14,6 +15,7 @@ from tracegrade.cli.options import (
     config_option,
     dataset_ref,
     judge_options,
+    option_groups,
     options_of,
     reading_db_option,
     scorer_option,
@@ -92,13 +94,8 @@ def command(**params: Any) -> None:
     goes on. One line per trace; exit 0 when every one passed, 1 when some failed."""
     max_rate = params.pop("max_rate") or None
     lease_s, budget = params.pop("lease_s"), parse_budget(params.pop("judge_budget"))
-    options = options_of(
-        ScoreOptions,
-        params,
-        dataset_path="dataset",
-        config_path="config",
-        judge_mode="judge",
-    )
+    options = options_of(ScoreOptions, params, dataset_path="dataset", config_path="config")
+    options = dataclasses.replace(options, **option_groups(params))
     backfill, judge = make_backfill(
         options, max_rate=max_rate, lease_s=lease_s, judge_budget=budget
     )

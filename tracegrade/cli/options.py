@@ -122,7 +122,8 @@ def files_argument(function: F) -> F:
 def options_of(cls: type[T], values: Mapping[str, Any], **renamed: str) -> T:
     """An options dataclass of a pipeline use case from a command's parameters: each
     parameter named as a field (or renamed: ``parameter="field"``) is passed, others ignored."""
-    fields = {f.name for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    groups = {"judge", "gate", "output"}  # option groups: built by option_groups, not here
+    fields = {f.name for f in dataclasses.fields(cls)} - groups  # type: ignore[arg-type]
     given = {renamed.get(k, k): v for k, v in values.items()}
     return cls(**{k: v for k, v in given.items() if k in fields})
 
@@ -135,13 +136,11 @@ def option_groups(params: Mapping[str, Any]) -> dict[str, Any]:
     from tracegrade.pipeline.gate import GateOptions, OutputOptions
     from tracegrade.pipeline.judging import JudgeOptions  # the pipeline: only for these two
 
-    judge = options_of(
-        JudgeOptions,
-        params,
-        judge_mode="mode",
-        judge_model="model",
-        judge_concurrency="concurrency",
-        judge_repeat="repeat",
+    judge = JudgeOptions(  # by name: run's own --repeat and --concurrency are not the judge's
+        mode=params.get("judge_mode"),
+        model=params.get("judge_model"),
+        concurrency=params.get("judge_concurrency", 4),
+        repeat=params.get("judge_repeat", 1),
     )
     output = options_of(OutputOptions, {**params, "save": not params.get("no_save", False)})
     return {"judge": judge, "gate": options_of(GateOptions, params), "output": output}
