@@ -21,7 +21,7 @@ from tracegrade.pipeline._score import ScoreOptions
 from tracegrade.pipeline.export import open_export
 from tracegrade.pipeline.follow import Follower, follower_context, make_follower
 from tracegrade.pipeline.follow_workers import run_follower
-from tracegrade.pipeline.gate import OutputOptions
+from tracegrade.pipeline.gate import GateOptions, OutputOptions
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.store.traces import Store
@@ -168,12 +168,14 @@ def test_a_follower_without_an_endpoint_exports_nothing(tmp_path):
 def test_a_follower_and_a_scoring_run_with_the_same_options_are_one_evaluator(tmp_path):
     from tracegrade.pipeline._score import plan_run
 
-    options = ScoreOptions(db=str(tmp_path / "f.db"), dataset=DATASET, threshold=0.8)
+    options = ScoreOptions(
+        db=str(tmp_path / "f.db"), dataset=DATASET, gate=GateOptions(threshold=0.8)
+    )
     follower, _ = make_follower(options, quiet_s=0.0, window=None, lease_s=60)
     run = plan_run(options).evaluator
     assert run is not None and follower.identity.id == run.id
     other, _ = make_follower(
-        ScoreOptions(db=str(tmp_path / "f.db"), dataset=DATASET, threshold=0.9),
+        ScoreOptions(db=str(tmp_path / "f.db"), dataset=DATASET, gate=GateOptions(threshold=0.9)),
         quiet_s=0.0,
         window=None,
         lease_s=60,
