@@ -8,7 +8,7 @@ import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import click
 from click.core import ParameterSource
@@ -63,7 +63,11 @@ def _existing_store(ctx: click.Context, param: click.Parameter, value: str | Non
     return require_store(value)
 
 
-def db_option(function: F | None = None, *, existing: bool = False) -> Any:
+@overload
+def db_option(function: F, *, existing: bool = False) -> F: ...
+@overload
+def db_option(function: None = None, *, existing: bool = False) -> Callable[[F], F]: ...
+def db_option(function: F | None = None, *, existing: bool = False) -> F | Callable[[F], F]:
     """``--db PATH|URL``: the trace store, a SQLite file or a ``postgresql://`` URL (default
     ``$TRACEGRADE_DB`` or ``.tracegrade/tracegrade.db``); a path given on the command line
     must be in an existing directory. ``existing=True`` (commands that only read the store)
