@@ -74,6 +74,20 @@ def test_subset_with_no_expected_tool_means_no_tool_may_be_called():
     assert names([], ["search"], "subset").hard_failures
 
 
+@pytest.mark.parametrize("mode", ["exact", "any_order"])
+def test_exact_and_any_order_with_nothing_expected_mean_no_tool_call(mode: str):
+    """As agentevals' strict and unordered modes with an empty reference trajectory."""
+    assert names([], [], mode).value == 1.0
+    called = names([], ["search", "refund"], mode)
+    assert called.value == 0.0 and not called.hard_failures
+    assert called.reason == f"{mode}: no tool call expected, made ['search', 'refund']"
+
+
+@pytest.mark.parametrize("mode", ["in_order", "superset"])
+def test_modes_that_allow_more_with_nothing_expected_do_not_score_names(mode: str):
+    assert not names([], ["search"], mode).ran
+
+
 def test_order_is_the_older_spelling_of_three_modes():
     assert make_case(order="in_order").trajectory_match == "in_order"
     assert make_case(order="exact").trajectory_match == "exact"

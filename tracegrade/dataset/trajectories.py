@@ -19,6 +19,10 @@ docs/guides/trajectories.md puts the names side by side):
     - ``subset``: no call outside the expected list (a hard failure, naming the call);
       expected calls may be left out.
 
+    With no expected tool, the modes that allow nothing more (``exact``, ``any_order``,
+    ``subset``: :data:`NOTHING_MORE`) mean that the agent calls no tool; ``in_order`` and
+    ``superset`` expect nothing, and the case's tool names are not scored.
+
 ``arguments_match`` (per expected call; the case's ``arguments_match`` is the default)
     - ``superset`` (default): every stated argument as stated; others allowed;
     - ``exact``: every stated argument as stated, and no other;
@@ -39,6 +43,9 @@ from typing import Literal, TypeAlias
 from tracegrade.dataset.predicates import Predicate
 
 ToolCallsMatch = Literal["exact", "in_order", "any_order", "subset", "superset"]
+NOTHING_MORE: frozenset[str] = frozenset({"exact", "any_order", "subset"})
+"""The ``tool_calls_match`` modes under which a call beyond the expected ones costs: with no
+expected tool they mean that no tool may be called."""
 ArgumentsMode = Literal["exact", "ignore", "subset", "superset"]
 ArgumentsMatch: TypeAlias = ArgumentsMode | list[str]
 ToolCallsScope = Literal["all", "top_level"]

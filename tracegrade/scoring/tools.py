@@ -11,8 +11,10 @@ words; :mod:`tracegrade.dataset.trajectories`).
   subsequence of expected and actual names over the expected count; ``exact`` the same over
   the longer of the two, so extras cost; ``any_order`` the multiset intersection over the
   larger count; ``subset`` the fraction of calls within the list, and a call of a tool
-  outside it is a hard failure. A call to a ``forbidden_tools`` entry, at any depth, is a
-  hard failure.
+  outside it is a hard failure. With no expected tool, ``exact``, ``any_order`` and
+  ``subset`` mean that no tool may be called (1.0 without a call, else 0.0; under ``subset``
+  a call is also a hard failure); the other modes do not score names. A call to a
+  ``forbidden_tools`` entry, at any depth, is a hard failure.
 - ``tool_arguments``: each expected call is paired with a distinct actual call of the same
   name by the best assignment (bipartite, :func:`~tracegrade.scoring.trajectory.best_pairs`:
   first every call that satisfies all its predicates, then the best partial matches; repeated
@@ -40,6 +42,7 @@ from typing import Any
 from tracegrade.config import Config
 from tracegrade.dataset import Case, ExpectedToolCall
 from tracegrade.dataset.predicates import ArgumentCheck, check_arguments
+from tracegrade.dataset.trajectories import NOTHING_MORE
 from tracegrade.scoring.grounding import Counting, tool_calls_unrecorded
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
@@ -68,7 +71,8 @@ class ToolCorrectness:
             return skipped(self.name, "needs a golden case")
         expected = case.all_expected_tools
         mode = case.trajectory_match
-        if not expected and not case.forbidden_tools and mode != "subset":
+        nothing_more = mode in NOTHING_MORE
+        if not expected and not case.forbidden_tools and not nothing_more:
             return skipped(self.name, "the case expects no tools")
         if unrecorded := tool_calls_unrecorded(self.name, trace):
             return unrecorded
@@ -81,18 +85,14 @@ class ToolCorrectness:
                 f"called {n!r}, outside the expected tools (subset)"
                 for n in outside(expected, actual)
             ]
-        if not expected and mode != "subset":
+        if not expected and not nothing_more:
             return Score(
                 self.name,
                 0.0 if forbidden else 1.0,
                 "; ".join(hard) or "no forbidden tool called",
                 tuple(hard),
             )
-        value, reason = (
-            name_credit(expected, actual, mode)
-            if expected or actual
-            else (1.0, "subset: no tool called")
-        )
+        value, reason = name_credit(expected, actual, mode)
         details = {
             "mode": mode,
             "scope": case.tool_calls_scope,

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tracegrade.dataset import Case
-from tracegrade.dataset.trajectories import ToolCallsMatch
+from tracegrade.dataset.trajectories import NOTHING_MORE, ToolCallsMatch
 from tracegrade.scoring.grounding import Counting, counted_calls
 from tracegrade.trace import AgentTrace, ToolCall
 
@@ -101,7 +101,15 @@ def outside(expected: Sequence[str], actual: Sequence[str]) -> list[str]:
 def name_credit(
     expected: Sequence[str], actual: Sequence[str], mode: ToolCallsMatch
 ) -> tuple[float, str]:
-    """(credit in [0, 1], reason) of the called names under ``mode`` (module docstring)."""
+    """(credit in [0, 1], reason) of the called names under ``mode`` (module docstring).
+    With nothing expected, a mode that allows nothing more (:data:`~tracegrade.dataset.
+    trajectories.NOTHING_MORE`) gives 0.0 for any call; the others 1.0."""
+    if not expected:
+        if not actual:
+            return 1.0, f"{mode}: no tool called, none expected"
+        if mode in NOTHING_MORE:
+            return 0.0, f"{mode}: no tool call expected, made {list(actual)}"
+        return 1.0, f"{mode}: no tool call expected"
     matched = sum((Counter(expected) & Counter(actual)).values())
     if mode == "superset":
         missing = list((Counter(expected) - Counter(actual)).elements())
