@@ -94,6 +94,33 @@ def test_a_revival_comes_before_the_simulated_turn_and_sends_from_there():
     assert simulation.outcome is not None and simulation.outcome.reached
 
 
+def test_the_simulated_user_goes_on_after_the_scripted_turns_which_count_in_max_turns():
+    case = Case.model_validate(
+        {
+            "id": "c",
+            "turns": ["Hello.", "I want a refund for my laptop."],
+            "user": {
+                "goal": "a refund",
+                "facts": {"order_number": ORDER},
+                "max_turns": 3,
+                "replies": {"order number": "It's {order_number}."},
+                "stop_when": "refund is confirmed",
+            },
+        }
+    )
+    replies = ["Hi! How can I help?", "Which order number?", "Which order number, please?"]
+    simulation, session = _play(case, replies)
+    sent = [turn[-1]["content"] for turn in session.sent]
+    assert sent == ["Hello.", "I want a refund for my laptop.", f"It's {ORDER}."]
+    outcome = simulation.outcome
+    assert outcome is not None and outcome.ended_by == "max_turns" and outcome.turns == 3
+    # the scripted turns are not the simulated user's: its first step judges turn 2's reply
+    assert [(s.turn, s.sent) for s in simulation.steps] == [(2, True), (3, False)]
+    assert [(a.fact, a.given_at, a.asked_at) for a in outcome.asked_again] == [
+        ("order_number", 3, 3)
+    ]
+
+
 @dataclass
 class Model:
     """Stands in for the judge client: the next step each call."""
