@@ -102,13 +102,20 @@ def test_the_scripted_customer_reaches_the_refund_in_three_turns(
 def test_an_agent_that_forgets_the_order_number_after_a_revival_fails_the_goal(
     shop, tmp_path: Path
 ) -> None:
-    ran = _run(tmp_path, "--agent", "examples.ecommerce.threads:memory_agent")
+    markdown = tmp_path / "run.md"
+    agent = "examples.ecommerce.threads:memory_agent"
+    ran = _run(tmp_path, "--agent", agent, "--markdown", str(markdown))
     assert ran.exit_code == 1, ran.stdout + ran.stderr
     _reached(ran)  # without the revival, memory is enough
     _forgotten(ran)
     assert ran.doc is not None
     assert ran.doc["summary"]["simulated"]["reached"] == 1
     assert ran.doc["summary"]["simulated"]["conversations"] == 2
+    # the step summary (--markdown, $GITHUB_STEP_SUMMARY): the goal rate, and why it failed
+    summary = markdown.read_text()
+    assert "- simulated users: goal reached in 1/2 conversation(s), 50% (95% interval " in summary
+    assert f"| {REVIVED} | " in summary
+    assert "goal not reached (max_turns reached after 3/3 turn(s))" in summary
 
 
 def test_repeats_report_the_goal_rate_with_its_interval(shop, tmp_path: Path) -> None:

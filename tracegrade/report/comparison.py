@@ -13,6 +13,7 @@ from rich.table import Table
 
 from tracegrade.compare import CaseComparison, Comparison, Delta, RunOverview, TraceDiff, overview
 from tracegrade.report import terminal
+from tracegrade.report.simulated import summary_texts
 from tracegrade.run_document import CaseEntry, StreamedDocument, document_cases
 
 LOWER_IS_BETTER = frozenset(
@@ -299,7 +300,19 @@ def run_markdown(doc: StreamedDocument | Mapping[str, Any]) -> str:
         f"{value('latency_p50_ms', view.latency_p50_ms)} / "
         f"{value('latency_p95_ms', view.latency_p95_ms)} | {value('cost_usd', view.cost_usd)} |",
     ]
+    simulated = [f"- {_md(text)}" for text in summary_texts(*_simulation_summary(doc))]
+    lines += ["", *simulated] if simulated else []
     return "\n".join(lines + _failed_rows(document_cases(doc))) + "\n"
+
+
+def _simulation_summary(
+    doc: StreamedDocument | Mapping[str, Any],
+) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    """The summary's ``simulated`` and ``simulator`` (``tracegrade run`` with simulated users)."""
+    if isinstance(doc, StreamedDocument):
+        return doc.head.summary.simulated, doc.head.summary.simulator
+    summary = doc.get("summary") or {}
+    return summary.get("simulated"), summary.get("simulator")
 
 
 FAILED_LISTED = 50

@@ -61,10 +61,12 @@ def case_lines(case: CaseEntry) -> list[str]:
     ]
 
 
-def summary_lines(summary: RunSummaryEntry) -> list[str]:
-    """The run's goal-reached rate (with its interval) and the simulator's spending."""
+def summary_texts(
+    simulated: Mapping[str, Any] | None, spent: Mapping[str, Any] | None
+) -> list[str]:
+    """The run's goal-reached rate (with its interval) and the simulator's spending, as plain
+    text: from the summary's ``simulated`` and ``simulator`` (either may be None)."""
     lines = []
-    simulated = getattr(summary, "simulated", None)
     if simulated and simulated.get("conversations"):
         interval = (
             f" (95% interval {simulated['low']:.0%}–{simulated['high']:.0%})"
@@ -76,14 +78,19 @@ def summary_lines(summary: RunSummaryEntry) -> list[str]:
             f"{simulated['conversations']} conversation(s), {simulated['rate']:.0%}{interval}"
             f" · mean turns {simulated.get('turns_mean')}"
         )
-    spent = getattr(summary, "simulator", None)
     if spent:
         cost = spent.get("cost_usd")
         lines.append(
-            f"simulator {escape(str(spent.get('model')))}: {spent['calls']} call(s) "
+            f"simulator {spent.get('model')}: {spent['calls']} call(s) "
             f"({spent['cached']} step(s) from cache) · tokens {spent['input_tokens']:,} in / "
             f"{spent['output_tokens']:,} out · est. cost "
             + ("n/a" if cost is None else f"${cost:,.4f}")
             + " (apart from the agent's)"
         )
     return lines
+
+
+def summary_lines(summary: RunSummaryEntry) -> list[str]:
+    """:func:`summary_texts` of a run summary, as console markup."""
+    texts = summary_texts(getattr(summary, "simulated", None), getattr(summary, "simulator", None))
+    return [escape(text) for text in texts]
