@@ -4,6 +4,7 @@ redacted, marked for review, and loadable as it is."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -19,6 +20,32 @@ from tracegrade.store.traces import Store
 def test_user_facts_are_the_values_given_named_by_kind():
     facts = user_facts(["A lamp for $49.99 on 2026-11-02", "Order ORD-55, not ORD-55 again"])
     assert facts == {"price_1": "$49.99", "date_1": "2026-11-02", "id_1": "ORD-55"}
+
+
+TAU = Path(__file__).parents[2] / "datasets" / "tau-bench" / "gpt-4o-airline-even-tasks.json"
+
+
+def test_the_facts_hold_every_id_a_real_user_gave():
+    """On the 100 tau-bench airline conversations (datasets/tau-bench, MIT): every user id
+    and every reservation id of a gold action that the (simulated) customer said is a fact of
+    the case built from the conversation, so a simulated user replaying it can give them."""
+    said: dict[str, int] = {"user_id": 0, "reservation_id": 0}
+    kept = dict(said)
+    for record in json.loads(TAU.read_text(encoding="utf-8")):
+        users = [m["content"] for m in record["traj"] if m["role"] == "user"]
+        values = set(user_facts(users).values())
+        task = record["info"]["task"]
+        ids = {("user_id", task["user_id"])} | {
+            ("reservation_id", a["kwargs"]["reservation_id"])
+            for a in task["actions"]
+            if "reservation_id" in a["kwargs"]
+        }
+        for kind, value in ids:
+            if any(value in text for text in users):
+                said[kind] += 1
+                kept[kind] += value in values
+    assert said == {"user_id": 80, "reservation_id": 54}
+    assert kept == said
 
 
 def test_a_recorded_conversation_becomes_a_simulated_user_to_review(tmp_path: Path):
