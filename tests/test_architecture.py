@@ -176,3 +176,33 @@ def test_the_pipeline_index_and_the_architecture_name_each_use_case_once():
             continue
         assert index.count(f":mod:`.{module}`") == 1, module
         assert table.count(f"| `{module}` |") == 1, module
+
+
+def _test_imports(path: Path) -> list[str]:
+    """The ``tests.*`` modules that ``path`` imports (absolute imports only)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+    return [name for name in names if name.startswith("tests.")]
+
+
+def test_helpers_shared_by_test_directories_live_in_tests_support():
+    """Issue 39: a helper module (neither a test module nor a conftest) that tests of another
+    directory import lives in tests/support/; the instrumentation harness (tests/harness/, a
+    package CI runs on its own) keeps its own."""
+    tests = ROOT / "tests"
+    astray = []
+    for path in tests.rglob("*.py"):
+        if "node_modules" in path.parts:
+            continue
+        home = path.relative_to(tests).parts[0]
+        for name in _test_imports(path):
+            parts = name.split(".")
+            if len(parts) < 3 or parts[1] in {"support", "harness", home}:
+                continue
+            if not parts[-1].startswith(("test_", "conftest")):
+                astray.append(f"{path.relative_to(ROOT)}: {name}")
+    assert astray == []

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.scoring.ecommerce_agent import ShopAgent
+from tests.support.ecommerce_agent import ShopAgent
 from tracegrade.cli import cli
 from tracegrade.pipeline.reading import parse_since, sampled
 from tracegrade.store.runs import list_runs, load_run

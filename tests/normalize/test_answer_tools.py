@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.spanfactory import TraceBuilder
+from tests.support.spanfactory import TraceBuilder
 from tracegrade.normalize import normalize_all
 from tracegrade.normalize.answers import answer_text
 from tracegrade.normalize.lint import lint

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.spanfactory import TraceBuilder
+from tests.support.spanfactory import TraceBuilder
 from tracegrade.normalize import normalize_all
 from tracegrade.normalize.lint import lint
 from tracegrade.otlp.files import read_paths

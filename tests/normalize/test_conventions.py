@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 
-from tests.spanfactory import BASE_NS, TRACE_ID, TraceBuilder
+from tests.support.spanfactory import BASE_NS, TRACE_ID, TraceBuilder
 from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.codec import any_value, logs_from_request, parse_logs_json
 from tracegrade.spans import SpanEvent, TraceData

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from tests.spanfactory import TraceBuilder
+from tests.support.spanfactory import TraceBuilder
 from tracegrade.normalize.lint import lint
 
 QUESTION = "What is the total of order A100?"

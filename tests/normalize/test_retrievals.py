@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.spanfactory import BASE_NS, TraceBuilder
+from tests.support.spanfactory import BASE_NS, TraceBuilder
 from tracegrade.normalize.documents import parse_document
 from tracegrade.pipeline.reading import from_files
 from tracegrade.trace import RetrievedDocument

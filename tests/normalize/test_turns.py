@@ -7,7 +7,7 @@ import dataclasses
 import json
 
 from tests.normalize.test_replayed_history import _task, traces  # noqa: F401  (fixture)
-from tests.spanfactory import TraceBuilder
+from tests.support.spanfactory import TraceBuilder
 from tracegrade.normalize import normalize_trace
 from tracegrade.normalize.conversations import merge_traces
 from tracegrade.runner.execute import merge_traces as merge_span_traces

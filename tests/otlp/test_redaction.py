@@ -155,7 +155,7 @@ def test_a_secret_in_replayed_histories_is_found_when_the_prefilter_scans_each_o
     """Each LLM span replays the conversation so far: the prefilter scans a history that a
     longer one extends only for its end. A secret early in the conversation (in every
     history) or at the very end of a shorter one is still found, and redacted."""
-    from tests.spanfactory import TraceBuilder
+    from tests.support.spanfactory import TraceBuilder
 
     secret = "AKIA" + "Q" * 16
     turns = ["x" * 700, "y" * 700, "z" * 700]

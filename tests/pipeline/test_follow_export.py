@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.collector.receiver.helpers import running
 from tests.support.metrics_sink import MetricsSink
 from tests.support.received import evaluation_records
+from tests.support.receiver import running
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset

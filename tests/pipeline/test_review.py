@@ -12,9 +12,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.collector.receiver.helpers import http_export, running
-from tests.collector.receiver.sdk_pipelines import span_exporter
+from tests.support.receiver import http_export, running
 from tests.support.sdk import agent_turn, record
+from tests.support.sdk_pipelines import span_exporter
 from tracegrade.config import load_config
 from tracegrade.curate.promote import CaseEdits
 from tracegrade.dataset import load_dataset

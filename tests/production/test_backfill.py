@@ -18,8 +18,8 @@ from typing import Any
 
 import yaml
 
-from tests.collector.receiver.collect_process import command
 from tests.production import slow_scorer
+from tests.support.collect_process import command
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.config import load_config
 from tracegrade.dataset import load_dataset

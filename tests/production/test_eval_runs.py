@@ -15,8 +15,8 @@ import threading
 import time
 from pathlib import Path
 
-from tests.collector.receiver.collect_process import CollectProcess
 from tests.production.test_scale_out import _send
+from tests.support.collect_process import CollectProcess
 from tracegrade.config import load_config
 from tracegrade.pipeline.follow import Follower
 from tracegrade.scoring import build_scorers

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from tests.collector.receiver.collect_process import command
 from tests.production import slow_scorer
+from tests.support.collect_process import command
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.config import load_config
 from tracegrade.pipeline.follow import Follower
@@ -246,8 +246,8 @@ def test_a_batch_slower_than_the_lease_is_not_scored_twice(store_location, tmp_p
 def test_bursts_through_a_receiver_and_follow_workers(store_location, workers):
     """Several SDK clients send bursts through a real receiver while one follower with
     ``--workers 2`` scores: every trace once."""
-    from tests.collector.receiver.collect_process import CollectProcess
     from tests.production.test_scale_out import _send
+    from tests.support.collect_process import CollectProcess
 
     with Store(store_location):
         pass

@@ -13,8 +13,8 @@ from typing import Any
 
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from tests.collector.receiver.helpers import running
 from tests.support.received import evaluation_records
+from tests.support.receiver import running
 from tests.support.sdk import record
 from tracegrade.config import load_config
 from tracegrade.pipeline.export import open_export

@@ -15,7 +15,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-from tests.collector.receiver.collect_process import CollectProcess, command
+from tests.support.collect_process import CollectProcess, command
 from tests.support.postgres import fresh_database
 from tests.support.sdk import agent_turn
 from tracegrade.store import follow as shared

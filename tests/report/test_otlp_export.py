@@ -17,10 +17,10 @@ import pytest
 from click.testing import CliRunner
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from tests.collector.receiver.helpers import running
-from tests.scoring.ecommerce_agent import ShopAgent
+from tests.support.ecommerce_agent import ShopAgent
 from tests.support.metrics_sink import MetricsSink
 from tests.support.received import evaluation_records
+from tests.support.receiver import running
 from tracegrade.cli import cli
 from tracegrade.errors import ConfigError
 from tracegrade.report.evaluation_signals import INSTRUMENTS

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.collector.receiver.helpers import running
 from tests.runner.conftest import CASES, run_cli, write_dataset
 from tests.support.metrics_sink import MetricsSink
 from tests.support.received import evaluation_records
+from tests.support.receiver import running
 from tracegrade.store.traces import Store
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from tests.scoring.conftest import make_case
-from tests.spanfactory import TraceBuilder
+from tests.support.spanfactory import TraceBuilder
 from tracegrade.config import defaults
 from tracegrade.scoring import build_scorers
 from tracegrade.scoring.context import ContextPreserved

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.scoring.ecommerce_agent import ShopAgent
+from tests.support.ecommerce_agent import ShopAgent
 from tracegrade.cli import cli
 from tracegrade.dataset import load_dataset
 

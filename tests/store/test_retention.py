@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.collector.receiver.helpers import hand_log, hand_span, logs_request, spans_request
+from tests.support.receiver import hand_log, hand_span, logs_request, spans_request
 from tracegrade.cli import cli
 from tracegrade.pipeline.retention import PruneOptions, prune
 from tracegrade.store import follow as shared

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.collector.receiver.helpers import hand_log, logs_request
+from tests.support.receiver import hand_log, logs_request
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.store import feedback, partitions
 from tracegrade.store import follow as shared

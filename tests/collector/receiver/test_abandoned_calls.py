@@ -13,7 +13,7 @@ from typing import Any
 import grpc
 import pytest
 
-from tests.collector.receiver.helpers import FakeContext
+from tests.support.receiver import FakeContext
 from tracegrade.collector import service as service_module
 from tracegrade.collector.grpc_front import _Calls
 from tracegrade.collector.memory import MemoryBudget

@@ -10,8 +10,8 @@ from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExport
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from tests.collector.receiver.collect_process import CollectProcess
-from tests.collector.receiver.helpers import running, stored_spans
+from tests.support.collect_process import CollectProcess
+from tests.support.receiver import running, stored_spans
 from tests.support.sdk import agent_turn, record
 from tracegrade.collector.address import bare_host, host_port
 

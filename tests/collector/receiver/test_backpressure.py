@@ -15,7 +15,7 @@ from google.rpc import code_pb2, error_details_pb2
 from grpc_status import rpc_status
 from opentelemetry.sdk.trace.export import SpanExportResult
 
-from tests.collector.receiver.helpers import (
+from tests.support.receiver import (
     GrpcClient,
     WriteHook,
     http_export,
@@ -24,8 +24,8 @@ from tests.collector.receiver.helpers import (
     running,
     stored_spans,
 )
-from tests.collector.receiver.sdk_pipelines import PROTOCOLS, span_exporter
 from tests.support.sdk import agent_turn, record, trace_request
+from tests.support.sdk_pipelines import PROTOCOLS, span_exporter
 from tracegrade.errors import StoreError
 
 

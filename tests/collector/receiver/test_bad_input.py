@@ -15,8 +15,8 @@ import pytest
 from google.rpc import code_pb2
 from grpc_status import rpc_status
 
-from tests.collector.receiver.collect_process import CollectProcess
-from tests.collector.receiver.helpers import (
+from tests.support.collect_process import CollectProcess
+from tests.support.receiver import (
     HTTP,
     JSON,
     PROTOBUF,

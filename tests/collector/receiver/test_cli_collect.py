@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from tests.collector.receiver.collect_process import CollectProcess
-from tests.collector.receiver.helpers import (
+from tests.support.collect_process import CollectProcess
+from tests.support.receiver import (
     HTTP,
     GrpcClient,
     canonical,
@@ -30,13 +30,13 @@ from tests.collector.receiver.helpers import (
     stored_logs,
     stored_spans,
 )
-from tests.collector.receiver.sdk_pipelines import (
+from tests.support.sdk import agent_turn, trace_request
+from tests.support.sdk_pipelines import (
     export_logs,
     export_traces,
     log_exporter,
     span_exporter,
 )
-from tests.support.sdk import agent_turn, trace_request
 from tracegrade.cli import cli
 from tracegrade.collector.ingest import BATCH_COMMIT_SLACK_S
 from tracegrade.collector.receiver import SHUTDOWN_TIMEOUT_S

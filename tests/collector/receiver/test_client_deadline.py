@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 from concurrent.futures import Future
 
-from tests.collector.receiver.helpers import request_spans, stored_spans
 from tests.collector.receiver.test_shutdown import SlowStore
+from tests.support.receiver import request_spans, stored_spans
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.collector import ingest as ingest_module
 from tracegrade.collector.admission import admit
@@ -55,8 +55,8 @@ def test_without_a_client_deadline_only_the_receivers_queue_deadline_applies(tmp
 def test_a_grpc_calls_deadline_reaches_the_service_as_answer_by() -> None:
     import asyncio
 
-    from tests.collector.receiver.helpers import FakeContext
     from tests.collector.receiver.test_abandoned_calls import FakeService
+    from tests.support.receiver import FakeContext
     from tracegrade.collector.grpc_front import _Calls
     from tracegrade.collector.service import Outcome
 
@@ -111,7 +111,7 @@ def test_an_http_request_whose_body_took_its_clients_patience_is_refused_unstore
     """OTLP/HTTP has no deadline header: the receiver answers within ANSWER_WITHIN_S of a
     request's headers, the time its body took to arrive included (an SDK's 10 s export
     timeout runs from the send). The same body sent quickly is stored."""
-    from tests.collector.receiver.helpers import running
+    from tests.support.receiver import running
     from tracegrade.collector import http_front
 
     monkeypatch.setattr(http_front, "ANSWER_WITHIN_S", ANSWER_MARGIN_S + 1.5)

@@ -13,8 +13,8 @@ from pathlib import Path
 import grpc
 import httpx
 
-from tests.collector.receiver.collect_process import CollectProcess
-from tests.collector.receiver.helpers import (
+from tests.support.collect_process import CollectProcess
+from tests.support.receiver import (
     GrpcClient,
     hand_log,
     http_export,

@@ -9,9 +9,9 @@ import httpx
 import pytest
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, set_span_in_context
 
-from tests.collector.receiver.helpers import running
-from tests.collector.receiver.sdk_pipelines import export_logs, log_exporter, span_exporter
+from tests.support.receiver import running
 from tests.support.sdk import agent_turn, record
+from tests.support.sdk_pipelines import export_logs, log_exporter, span_exporter
 from tracegrade.pipeline.review import conversation_feedback
 from tracegrade.store.feedback import feedback_for
 from tracegrade.store.traces import Store

@@ -24,7 +24,7 @@ from opentelemetry.sdk._logs.export import (
 )
 from opentelemetry.sdk.resources import Resource
 
-from tests.collector.receiver.helpers import JSON, PROTOBUF, http_export, running
+from tests.support.receiver import JSON, PROTOBUF, http_export, running
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.collector.admission import (
     REDACTED,

@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
-from tests.collector.receiver.helpers import (
+from tests.support.receiver import (
     GRPC_METHODS,
     JSON,
     PROTOBUF,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.collector.receiver.helpers import (
+from tests.support.receiver import (
     PROTOBUF,
     FakeContext,
     GrpcClient,

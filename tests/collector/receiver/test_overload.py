@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 import pytest
 
-from tests.collector.receiver.helpers import (
+from tests.support.receiver import (
     GrpcClient,
     WriteHook,
     hand_span,

@@ -16,7 +16,8 @@ from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from tests.collector.receiver.helpers import (
+from tests.support.postgres import fresh_database
+from tests.support.receiver import (
     GrpcClient,
     canonical,
     hand_log,
@@ -30,7 +31,8 @@ from tests.collector.receiver.helpers import (
     stored_logs,
     stored_spans,
 )
-from tests.collector.receiver.sdk_pipelines import (
+from tests.support.sdk import agent_turn, record, trace_request
+from tests.support.sdk_pipelines import (
     RESOURCE,
     agent_run,
     emit_records,
@@ -39,8 +41,6 @@ from tests.collector.receiver.sdk_pipelines import (
     log_exporter,
     span_exporter,
 )
-from tests.support.postgres import fresh_database
-from tests.support.sdk import agent_turn, record, trace_request
 from tracegrade.store.traces import Store
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.collector.receiver.helpers import FakeContext
+from tests.support.receiver import FakeContext
 from tracegrade.collector import grpc_front
 from tracegrade.collector.grpc_front import _Calls
 from tracegrade.collector.memory import MemoryBudget

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
-from tests.collector.receiver.helpers import (
+from tests.support.receiver import (
     JSON,
     GrpcClient,
     hand_log,

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.collector.receiver.helpers import (
+from tests.support.receiver import (
     JSON,
     GrpcClient,
     hand_log,

@@ -14,7 +14,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricExportResult
 from opentelemetry.sdk.resources import Resource
 
-from tests.collector.receiver.helpers import (
+from tests.support.receiver import (
     JSON,
     GrpcClient,
     canonical,
@@ -28,7 +28,7 @@ from tests.collector.receiver.helpers import (
     stored_requests,
     stored_spans,
 )
-from tests.collector.receiver.sdk_pipelines import (
+from tests.support.sdk_pipelines import (
     PROTOCOLS,
     RESOURCE,
     SentHeaders,

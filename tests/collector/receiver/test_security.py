@@ -17,7 +17,7 @@ from opentelemetry.sdk._logs.export import LogRecordExportResult
 from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.trace import Link, SpanContext, TraceFlags
 
-from tests.collector.receiver.helpers import (
+from tests.support.receiver import (
     HTTP,
     JSON,
     GrpcClient,
@@ -29,14 +29,14 @@ from tests.collector.receiver.helpers import (
     stored_requests,
     stored_spans,
 )
-from tests.collector.receiver.sdk_pipelines import (
+from tests.support.sdk import agent_turn, record, trace_request
+from tests.support.sdk_pipelines import (
     PROTOCOLS,
     export_logs,
     export_traces,
     log_exporter,
     span_exporter,
 )
-from tests.support.sdk import agent_turn, record, trace_request
 from tracegrade.collector.admission import REDACTED
 from tracegrade.collector.receiver import Receiver, ReceiverConfig
 from tracegrade.otlp.codec import (

@@ -11,7 +11,7 @@ import time
 import pytest
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-from tests.collector.receiver.helpers import (
+from tests.support.receiver import (
     HTTP,
     GrpcClient,
     hand_span,
@@ -19,8 +19,8 @@ from tests.collector.receiver.helpers import (
     running,
     spans_request,
 )
-from tests.collector.receiver.sdk_pipelines import export_traces, span_exporter
 from tests.support.sdk import agent_turn, record
+from tests.support.sdk_pipelines import export_traces, span_exporter
 from tracegrade.store import follow as shared
 from tracegrade.store.traces import Store
 

@@ -9,7 +9,7 @@ import threading
 import time
 from concurrent.futures import Future
 
-from tests.collector.receiver.helpers import request_spans, stored_spans
+from tests.support.receiver import request_spans, stored_spans
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.collector import ingest as ingest_module
 from tracegrade.collector.admission import admit
