@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -22,6 +24,7 @@ from examples.ecommerce.record import RecordingProxy, invent_prices, record
 from examples.ecommerce.replay import RECORDED, ReplayServer
 from tests.examples.record_replay import record_scripted
 from tests.support.openai_server import ScriptedOpenAI, error, text
+from tests.web.browser import ARGS, CHROMIUM, require_browser, screenshot, ui_server
 from tracegrade.web.app import create_app
 from tracegrade.web.base import UiConfig
 
@@ -34,17 +37,31 @@ def _tracegrade(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[
     return subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_demo_stores_a_run_per_agent_style_that_runs_compare_and_the_ui_show(
-    tmp_path: Path,
-) -> None:
-    db = tmp_path / "demo.db"
+@dataclass(frozen=True)
+class Demo:
+    db: Path
+    env: dict[str, str]
+    stdout: str
+
+
+@pytest.fixture(scope="module")
+def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    """``python -m examples.ecommerce.demo --smoke`` run once, into the default store."""
+    db = tmp_path_factory.mktemp("demo") / "demo.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
     env["TRACEGRADE_DB"] = str(db)  # the default store, as a newcomer's would be
     demo = [sys.executable, "-m", "examples.ecommerce.demo", "--smoke"]
     done = subprocess.run(demo, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "--agent-url" in done.stdout and "--otlp-http-port" in done.stdout
-    assert "OTEL_EXPORTER_OTLP_ENDPOINT=" in done.stdout and "--body" in done.stdout
+    return Demo(db, env, done.stdout)
+
+
+def test_demo_stores_a_run_per_agent_style_that_runs_compare_and_the_ui_show(
+    demo_store: Demo,
+) -> None:
+    db, env = demo_store.db, demo_store.env
+    assert "--agent-url" in demo_store.stdout and "--otlp-http-port" in demo_store.stdout
+    assert "OTEL_EXPORTER_OTLP_ENDPOINT=" in demo_store.stdout and "--body" in demo_store.stdout
 
     listed = _tracegrade("runs", "--json", env=env)
     runs = [json.loads(line) for line in listed.stdout.splitlines() if line.strip()]
@@ -62,7 +79,57 @@ def test_demo_stores_a_run_per_agent_style_that_runs_compare_and_the_ui_show(
             page = client.get(f"/runs/{run['run_id']}")
             assert page.status_code == 200 and run["label"] in page.text
             assert "headphones-under-300" in page.text
+        services = {t["service"] for t in client.get("/traces.json").json()["traces"]}
     app.state.ui.close()
+    # issue 35, defect 7: the in-process agent's spans are named after it, not the SDK default
+    assert "examples.ecommerce.agent:answer" in services, services
+    assert not any(s.startswith("unknown_service") for s in services), services
+
+
+def test_the_demo_in_a_browser_tells_the_regression_story(demo_store: Demo) -> None:
+    """Issue 35, Must show: in Chromium, Runs marks the baseline; the regressed run says
+    "regressed vs baseline (N cases)" and links to its comparison with the baseline, whose
+    regressed cases are listed; Compare with no choice opens on baseline vs latest."""
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    listed = _tracegrade("runs", "--json", env=demo_store.env)
+    runs = {r["label"]: r["run_id"] for r in map(json.loads, listed.stdout.splitlines())}
+    baseline, regressed = runs["demo-agent"], runs["demo-regressed"]
+    with (
+        ui_server(["--db", str(demo_store.db)]) as url,
+        sync_playwright() as playwright,
+    ):
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(f"{url}/runs")
+        marked = page.locator("#runs tbody tr.baseline")
+        assert marked.count() == 1 and marked.get_attribute("data-run") == baseline
+        assert marked.locator(".badge.baseline").inner_text() == "baseline"
+        gate = page.locator(f"#runs tr[data-run='{regressed}'] a.gate.fail")
+        said = re.fullmatch(r"regressed vs baseline \((\d+) cases?\)", gate.inner_text())
+        assert said, gate.inner_text()
+        screenshot(page, "35-runs-baseline")
+        gate.click()
+        page.wait_for_url(re.compile(r".*/compare\?base=.*"))
+        assert page.locator("#verdict").inner_text() == "regression"
+        assert page.locator("#case-comparison tr.status-regressed").count() == int(said[1])
+        assert page.locator("select[name=base]").input_value() == baseline
+        assert page.locator("select[name=current]").input_value() == regressed
+        page.goto(f"{url}/compare")
+        assert page.locator("select[name=base]").input_value() == baseline
+        assert page.locator("select[name=current]").input_value() == regressed  # the latest
+        assert "(baseline)" in page.locator("select[name=base] option:checked").inner_text()
+        screenshot(page, "35-compare-default")
+        page.locator("#case-comparison tr.status-regressed a.side-by-side").first.click()
+        page.wait_for_selector("#answer-changes ins")
+        added = page.locator("#answer-changes ins").first  # the regressed run's words
+        pass_colour = page.evaluate(
+            "getComputedStyle(document.documentElement).getPropertyValue('--pass')"
+        )
+        assert pass_colour.strip() == "#1f7a3d"
+        assert added.evaluate("e => getComputedStyle(e).color") != "rgb(31, 122, 61)"
+        browser.close()
 
 
 @pytest.fixture

@@ -150,10 +150,15 @@ def test_compare_shows_each_metric_in_its_unit(client, shop) -> None:
     html = client.get(f"/compare?base={shop.good_run}&current={shop.bad_run}").text
     deltas = re.search(r'<table class="grid" id="deltas">(.*?)</table>', html, re.S)
     assert deltas
-    cells = r"<tr><td>([^<]+)</td><td>([^<]+)</td><td>([^<]+)</td><td[^>]*>([^<]+)</td>"
+    cells = (
+        r'<tr><td>([^<]+)</td><td>([^<]+)</td><td>([^<]+)</td><td class="delta ?(\w*)">([^<]+)</td>'
+    )
     rows = re.findall(cells, deltas.group(1))
-    by_name = {r[0]: r[1:] for r in rows}
+    by_name = {r[0]: (r[1], r[2], r[4]) for r in rows}
+    colour = {r[0]: r[3] for r in rows}
     assert by_name["pass rate"] == ("100.0%", "20.0%", "-80.0 pt")
+    # issue 35, defect 7: coloured as the docs say (red worse, green better, noise plain)
+    assert colour["pass rate"] == "worse" and colour["hallucination rate"] == "worse"
     assert re.fullmatch(r"\$0\.\d{6}", by_name["cost"][0])
     assert re.fullmatch(r"\d[\d,]* ms", by_name["latency p95"][0])
     assert "pass_rate" not in deltas.group(1) and "cost_usd" not in deltas.group(1)
@@ -165,7 +170,10 @@ def test_two_runs_answers_side_by_side(client, shop) -> None:
     base, current = data["base"], data["current"]
     assert base["case"]["passed"] and not current["case"]["passed"]
     assert base["answer"] and current["answer"] and base["answer"] != current["answer"]
-    assert current["verdict_reasons"][0].startswith("score 0.767 is below the threshold")
+    # issue 35: what went most wrong (the lowest-scoring scorer's reason) leads, then the score
+    hardest, below = current["verdict_reasons"]
+    assert hardest.startswith("hallucination: 0/1 required phrase(s) found")
+    assert below.startswith("score 0.767 is below the threshold")
     assert all(c["messages"][0]["role"] == "user" for c in base["chats"] + current["chats"])
     kinds = {kind for kind, _ in data["changes"]}
     assert kinds == {"same", "removed", "added"}

@@ -81,7 +81,7 @@ from tracegrade.pipeline.retention import retained
     help="Memory the receiver may hold beyond its start-up footprint, MiB: requests being "
     "received, decoded and stored reserve 75% of it less the store's working memory (429 / "
     "RESOURCE_EXHAUSTED with a retry delay beyond), and new requests are refused while the "
-    "resident set is near the footprint plus 75% of it (README, 'Receiving OTLP').",
+    "resident set is near the footprint plus 75% of it (docs/guides/receiving-otlp.md).",
 )
 @feedback_attribute_option
 @click.option(

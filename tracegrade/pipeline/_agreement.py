@@ -160,6 +160,16 @@ Verdict = tuple[bool, str, float | None]
 """A rater's (passed, reason, score) on one conversation."""
 
 
+def _finding(item: Any) -> str:
+    """One production-rules finding as a person reads it: an invented value's text
+    (``{"kind", "text"}``), a hidden tool error's ``name: error`` (``{"name", "error"}``)."""
+    if isinstance(item, Mapping):
+        if "text" in item:
+            return str(item["text"])
+        return f"{item.get('name')}: {item.get('error')}"
+    return str(item)
+
+
 def verdicts_of(
     result: CaseResult, threshold: float, stored_judge: Mapping[str, Any] | None
 ) -> dict[str, Verdict]:
@@ -179,7 +189,7 @@ def verdicts_of(
         found = rules.get("details") or {}
         for rule, key in (("invented_values", "invented"), ("hidden_tool_errors", "hidden_errors")):
             items = found.get(key) or []
-            reason = "; ".join(str(i) for i in items[:4]) or "nothing found"
+            reason = "; ".join(_finding(i) for i in items[:4]) or "nothing found"
             out[f"production_rules.{rule}"] = (not items, reason, 0.0 if items else 1.0)
     for name, value in sorted(result.scores.items()):
         if name not in ("judge", "production_rules") and value is not None:

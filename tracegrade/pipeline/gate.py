@@ -42,11 +42,13 @@ from tracegrade.run_document import StreamedDocument, document_json, read_head
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store.database import is_postgres
 from tracegrade.store.runs import (
+    Gate,
     baselines,
     iter_run_cases,
     load_run,
     load_run_head,
     resolve_run,
+    save_gate,
 )
 from tracegrade.store.traces import Store, default_path
 from tracegrade.trace import AgentTrace
@@ -278,6 +280,23 @@ def publish_gate(
     return []
 
 
+def record_gate(db: str | None, doc: StreamedDocument, comparison: Comparison | None) -> None:
+    """Keep the gate of the run ``doc``, stored in the store at ``db``, beside it: the run it
+    was compared with, the verdict, the cases that regressed (the dashboard's Runs page says
+    "regressed vs baseline (N cases)" and links to the comparison)."""
+    if comparison is None:
+        return
+    gate = Gate(
+        comparison.base.run_id,
+        comparison.base.baseline,
+        comparison.regression,
+        comparison.counts()["regressed"],
+        tuple(comparison.reasons),
+    )
+    with Store(db) as store:
+        save_gate(store, doc.head.run.run_id, gate)
+
+
 def _summary(text: str, markdown_path: str | None) -> None:
     """Markdown ``text`` to ``--markdown`` (when given) and the GitHub step summary."""
     if markdown_path:
@@ -345,7 +364,8 @@ def finish(
     """A finished run's end, the same for ``score`` and ``run`` (module docstring): its
     figures exported, its document written and stored in the store at ``store`` (unless not
     saved), compared with ``base`` (``compared``: the stores holding its traces, the config,
-    the traces already at hand), the export closed, the gate published.
+    the traces already at hand; the gate kept beside the stored run: :func:`record_gate`), the
+    export closed, the gate published.
 
     Raises:
         StoreError: the store cannot be opened.
@@ -361,6 +381,8 @@ def finish(
         alpha=gate.alpha,
         preloaded=compared.preloaded(current) if compared.preloaded else None,
     )
+    if stored_in:
+        record_gate(store, doc, comparison)
     warnings = export.close()
     warnings = publish_gate(doc, comparison, gate.alert_webhook, gate.markdown_path) + warnings
     return Finished(stored_in, comparison, warnings)

@@ -117,12 +117,20 @@ def _attributes_hold(conversation: StoredConversation, where: Mapping[str, str])
     return all(holds(k, v) for k, v in where.items())
 
 
+def _filtered(rule: QueueRule) -> str:
+    """The reason of a conversation taken by a rule without signals: what it matched."""
+    matched = [f"service {rule.service}"] if rule.service is not None else []
+    matched += [f"{k}={v}" for k, v in rule.where.items()]
+    return "matches " + ", ".join(matched) if matched else "every conversation"
+
+
 def signals(conversation: StoredConversation, rule: QueueRule, evidence: Evidence) -> list[str]:
     """Why the rule's signals select ``conversation`` (empty: they do not)."""
     why = []
     result = evidence.results.get(conversation.key)
     if result is not None and rule.failed and not result.passed:
-        why.append("fails: " + "; ".join([*result.hard_failures, *result.reasons][:2]))
+        failures = dict.fromkeys([*result.hard_failures, *result.reasons])  # each once
+        why.append("fails: " + "; ".join(list(failures)[:2]))
     for name in rule.failed_scorers:
         value = result.scores.get(name) if result is not None else None
         if value is not None and value < 1.0:
@@ -155,7 +163,7 @@ def select(
             continue
         if not _attributes_hold(conversation, rule.where):
             continue
-        why = signals(conversation, rule, evidence) if rule.has_signals else ["selected"]
+        why = signals(conversation, rule, evidence) if rule.has_signals else [_filtered(rule)]
         if why:
             chosen.append((conversation, "; ".join(why)))
     if rule.sample is not None and rule.sample < 1:

@@ -3,23 +3,40 @@ two stored runs compared, one trace's reference-free scores, traces by id."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import asdict
 from typing import Any
 
 from tracegrade.compare import Comparison, RunOverview, compare_runs, overview
+from tracegrade.compare.overviews import hallucinated
 from tracegrade.config import Config, Pricing
 from tracegrade.errors import StoreError
 from tracegrade.pipeline._score import evaluate_dataset
 from tracegrade.pipeline.datasets import dataset_filter
 from tracegrade.pipeline.reading import traces_by_id
-from tracegrade.run_document import read_cases, read_head
-from tracegrade.store.runs import baselines, case_trace_ids, load_run, recent_runs, run_datasets
+from tracegrade.run_document import CaseEntry, read_cases, read_head
+from tracegrade.store.runs import (
+    Gate,
+    baselines,
+    case_trace_ids,
+    gates,
+    load_run,
+    load_run_head,
+    recent_runs,
+    resolve_run,
+    run_datasets,
+)
 from tracegrade.store.traces import Store
 from tracegrade.trace import AgentTrace
 
 __all__ = [
     "Comparison",
+    "Gate",
     "RunOverview",
     "compare_stored",
+    "marked_runs",
+    "passed_hallucinating",
+    "resolve_pair",
     "reference_free",
     "stored_histories",
     "stored_overviews",
@@ -108,6 +125,43 @@ def compare_stored(
         for side, doc in (("base", base), ("current", current))
     }
     return comparison, positions
+
+
+def marked_runs(store: Store, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Listing rows (:func:`tracegrade.store.browse.run_row`) with ``baseline`` (the run is
+    its dataset's baseline) and ``gate`` (its :class:`Gate` as a dict when it was scored with
+    ``--baseline``, else None) added."""
+    marked = set(baselines(store).values())
+    found = gates(store, [str(r["run_id"]) for r in rows])
+    return [
+        {
+            **r,
+            "baseline": r["run_id"] in marked,
+            "gate": asdict(gate) if (gate := found.get(str(r["run_id"]))) else None,
+        }
+        for r in rows
+    ]
+
+
+def passed_hallucinating(cases: Iterable[CaseEntry]) -> int:
+    """How many passing ``cases`` count in the hallucination rate
+    (:func:`~tracegrade.compare.overviews.hallucinated`): why a pass rate and a hallucination
+    rate can add up to more than 100%."""
+    return sum(1 for c in cases if c.passed and hallucinated(c))
+
+
+def resolve_pair(store: Store, base_ref: str, current_ref: str) -> tuple[str, str]:
+    """The run ids of ``base_ref`` and ``current_ref`` (run ids or prefixes, ``latest``,
+    ``latest~N``, ``baseline``), as ``tracegrade compare`` reads them: CURRENT first, then
+    BASE's ``baseline`` and ``latest`` within CURRENT's dataset.
+
+    Raises:
+        StoreError: nothing stored matches a reference (the message says which).
+    """
+    current = resolve_run(store, current_ref)
+    head = load_run_head(store, current)
+    dataset = read_head(head).run.dataset
+    return resolve_run(store, base_ref, dataset=dataset.name if dataset else None), current
 
 
 def reference_free(trace: AgentTrace, config: Config) -> dict[str, Any]:

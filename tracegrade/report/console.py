@@ -39,12 +39,20 @@ def _duration(ms: float | None) -> str:
     return f"{ms / 1000:.2f} s" if ms >= 1000 else f"{ms:.0f} ms"
 
 
+def _cases(run: int, in_dataset: int | None) -> str:
+    """How many cases ran, of the dataset's when ``--case`` or a tier chose fewer."""
+    if in_dataset is None or run >= in_dataset:
+        return f"{in_dataset if in_dataset is not None else run} cases"
+    return f"{run} of {in_dataset} cases"
+
+
 def _header(head: RunHead) -> str:
     run, summary = head.run, head.summary
     dataset = run.dataset
     what = (
         (
-            f"dataset [bold]{escape(str(dataset.name))}[/] ({dataset.cases} cases"
+            f"dataset [bold]{escape(str(dataset.name))}[/] "
+            f"({_cases(summary.results, dataset.cases)}"
             + (f", tier {run.tier}" if run.tier else "")
             + ")"
         )
@@ -237,6 +245,15 @@ def _sample_line(sample: LatencySample) -> str:
     )
 
 
+def _print_content_and_axes(out: Console, read: _Read, summary: RunSummaryEntry) -> None:
+    """The missing-content line (first, when any case lacks content) and the averages table
+    (none when no scorer ran: every case failed in the agent)."""
+    if read.without_content:
+        out.print(_content_line(read))
+    if summary.axes or summary.scorers:
+        out.print(_axes_table(summary))
+
+
 def print_report(
     doc: StreamedDocument | Mapping[str, Any],
     *,
@@ -258,11 +275,9 @@ def print_report(
     head = read_head(doc)
     summary = head.summary
     read = _Read(document_cases(doc), verbose, limit)
-    followups, shown, more = read.followups, read.shown, read.more
+    shown, more = read.shown, read.more
     out.print(_header(head))
-    if read.without_content:
-        out.print(_content_line(read))
-    out.print(_axes_table(summary))
+    _print_content_and_axes(out, read, summary)
     out.print(_totals(summary))
     if summary.latency_sample:
         out.print(_sample_line(summary.latency_sample))
@@ -277,7 +292,7 @@ def print_report(
         )
     if summary.flaky:
         out.print(f"[yellow]{summary.flaky} flaky case(s): their repeats disagree on pass/fail[/]")
-    for line in followups:
+    for line in read.followups:
         out.print(line)
     _print_clarifier_errors(out, summary.clarifier)
     _print_categories(out, summary.categories)

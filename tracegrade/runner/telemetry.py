@@ -111,12 +111,23 @@ _spans: _SpanRouter | None = None
 _logs_router: _LogRouter | None = None
 
 
-def _join_tracer_provider(router: _SpanRouter) -> None:
+def _resource(service_name: str | None) -> Resource:
+    """The SDK's resource (``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``, the SDK's
+    defaults) with ``service.name`` set to ``service_name`` where it would be the SDK's
+    ``unknown_service:...``: an in-process agent's spans carry the agent's name."""
+    resource = Resource.create()
+    named = str(resource.attributes.get("service.name", ""))
+    if service_name and named.startswith("unknown_service"):
+        resource = resource.merge(Resource({"service.name": service_name}))
+    return resource
+
+
+def _join_tracer_provider(router: _SpanRouter, service_name: str | None) -> None:
     current = trace.get_tracer_provider()
     if isinstance(current, TracerProvider):
         current.add_span_processor(router)
         return
-    provider = TracerProvider(resource=Resource.create())
+    provider = TracerProvider(resource=_resource(service_name))
     provider.add_span_processor(router)
     trace.set_tracer_provider(provider)
     if trace.get_tracer_provider() is not provider:
@@ -127,19 +138,20 @@ def _join_tracer_provider(router: _SpanRouter) -> None:
         )
 
 
-def _join_logger_provider(router: _LogRouter) -> None:
+def _join_logger_provider(router: _LogRouter, service_name: str | None) -> None:
     current = _logs.get_logger_provider()
     if isinstance(current, LoggerProvider):
         current.add_log_record_processor(router)
         return
-    provider = LoggerProvider(resource=Resource.create())
+    provider = LoggerProvider(resource=_resource(service_name))
     provider.add_log_record_processor(router)
     _logs.set_logger_provider(provider)
 
 
-def install() -> None:
+def install(service_name: str | None = None) -> None:
     """Join (or set) the global tracer and logger providers once per process (see the module
-    docstring).
+    docstring). A provider set here names its resource's ``service.name`` ``service_name``
+    (e.g. the in-process agent's ``module:function``) unless the environment names it.
 
     Raises:
         ConfigError: the global tracer provider is set and is not the SDK's.
@@ -148,11 +160,11 @@ def install() -> None:
     with _lock:
         if _spans is None:
             router = _SpanRouter()
-            _join_tracer_provider(router)
+            _join_tracer_provider(router, service_name)
             _spans = router
         if _logs_router is None:
             logs_router = _LogRouter()
-            _join_logger_provider(logs_router)
+            _join_logger_provider(logs_router, service_name)
             _logs_router = logs_router
 
 
@@ -170,14 +182,15 @@ class RunExport:
     """One run's export path: batch processors sending OTLP/HTTP to the receiver at
     ``endpoint`` (``http://host:port``), attached to the routers while the run is open."""
 
-    def __init__(self, endpoint: str):
+    def __init__(self, endpoint: str, service_name: str | None = None):
         self.endpoint = endpoint.rstrip("/")
+        self.service_name = service_name
         self._spans: BatchSpanProcessor | None = None
         self._logs: BatchLogRecordProcessor | None = None
 
     def open(self) -> RunExport:
         """Install the providers (:func:`install`) and route exports to this run."""
-        install()
+        install(self.service_name)
         self._spans = BatchSpanProcessor(OTLPSpanExporter(endpoint=f"{self.endpoint}/v1/traces"))
         self._logs = BatchLogRecordProcessor(OTLPLogExporter(endpoint=f"{self.endpoint}/v1/logs"))
         assert _spans is not None and _logs_router is not None

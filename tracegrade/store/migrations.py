@@ -465,6 +465,22 @@ def _m019_sessions(db: Database) -> None:
     )
 
 
+def _m020_run_gates(db: Database) -> None:
+    """Migration ``020_run_gates``: the regression gate of a stored run scored with
+    ``--baseline`` (:func:`tracegrade.store.runs.save_gate`): the run it was compared with,
+    whether that run was its dataset's baseline, the verdict and the cases that regressed."""
+    db.script(
+        """
+        CREATE TABLE run_gates (
+            run_id TEXT PRIMARY KEY REFERENCES runs(run_id) ON DELETE CASCADE,
+            base_run_id TEXT NOT NULL, base_is_baseline INTEGER NOT NULL,
+            regression INTEGER NOT NULL, regressed INTEGER NOT NULL, reasons TEXT NOT NULL,
+            gated_at REAL NOT NULL
+        )
+        """
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_raw_telemetry", _m001_raw_telemetry),
     ("002_runs", _m002_runs),
@@ -484,6 +500,7 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("017_result_identity", _m017_result_identity),
     ("018_backfill", _m018_backfill),
     ("019_sessions", _m019_sessions),
+    ("020_run_gates", _m020_run_gates),
 ]
 """Append-only: never edit or reorder an entry that has shipped; add a new one."""
 

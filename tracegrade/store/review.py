@@ -351,6 +351,19 @@ def labels(
     return [_label(row) for row in db.execute(sql + " ORDER BY created_at, id", args)]
 
 
+def labels_of_traces(db: Database, trace_ids: Sequence[str]) -> list[Label]:
+    """The labels that name any of ``trace_ids`` (hex; e.g. a conversation's traces), oldest
+    first."""
+    wanted = {t.lower() for t in trace_ids}
+    if not wanted:
+        return []
+    sql = f"SELECT {LABEL_COLUMNS} FROM labels WHERE " + " OR ".join(
+        "trace_ids LIKE ?" for _ in wanted
+    )
+    rows = db.execute(sql + " ORDER BY created_at, id", [f'%"{t}"%' for t in sorted(wanted)])
+    return [label for label in map(_label, rows) if wanted & set(label.trace_ids)]
+
+
 def latest_labels(db: Database, *, since_s: float | None = None) -> dict[str, Label]:
     """Conversation key -> its latest label (made since ``since_s``, Unix s)."""
     return {label.conversation: label for label in labels(db, since_s=since_s)}

@@ -13,7 +13,8 @@ import itertools
 import json
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -192,6 +193,58 @@ def baselines(store: Store) -> dict[str, str]:
     """Dataset name -> its baseline run id."""
     rows = store.db.execute("SELECT dataset_name, run_id FROM run_baselines").fetchall()
     return {str(name): str(run_id) for name, run_id in rows}
+
+
+@dataclass(frozen=True)
+class Gate:
+    """The regression gate of a run scored with ``--baseline``: the run it was compared with
+    (``base_run_id``; whether it was its dataset's baseline), the verdict, how many cases
+    regressed, and the verdict's reasons."""
+
+    base_run_id: str
+    base_is_baseline: bool
+    regression: bool
+    regressed: int
+    reasons: tuple[str, ...] = ()
+
+
+def save_gate(store: Store, run_id: str, gate: Gate) -> None:
+    """Record the gate of the stored run ``run_id`` (replacing an earlier one)."""
+    with store.db:
+        store.db.execute(
+            "INSERT INTO run_gates VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (run_id) DO UPDATE "
+            "SET base_run_id = excluded.base_run_id, base_is_baseline = excluded.base_is_baseline,"
+            " regression = excluded.regression, regressed = excluded.regressed,"
+            " reasons = excluded.reasons, gated_at = excluded.gated_at",
+            (
+                run_id,
+                gate.base_run_id,
+                int(gate.base_is_baseline),
+                int(gate.regression),
+                gate.regressed,
+                json.dumps(list(gate.reasons)),
+                time.time(),
+            ),
+        )
+
+
+def gates(store: Store, run_ids: Sequence[str]) -> dict[str, Gate]:
+    """Run id -> its :class:`Gate`, for the runs of ``run_ids`` that were gated."""
+    found: dict[str, Gate] = {}
+    for start in range(0, len(run_ids), 500):
+        chunk = list(run_ids[start : start + 500])
+        marks = ", ".join("?" for _ in chunk)
+        rows = store.db.execute(
+            "SELECT run_id, base_run_id, base_is_baseline, regression, regressed, reasons"
+            f" FROM run_gates WHERE run_id IN ({marks})",
+            tuple(chunk),
+        )
+        for run_id, base, is_baseline, regression, regressed, reasons in rows:
+            found[str(run_id)] = Gate(
+                str(base), bool(is_baseline), bool(regression), int(regressed),
+                tuple(json.loads(reasons)),
+            )  # fmt: skip
+    return found
 
 
 def run_datasets(store: Store) -> list[str | None]:

@@ -26,7 +26,7 @@ from starlette.templating import Jinja2Templates
 from tracegrade.config import Config, load_config
 from tracegrade.store.traces import Store
 from tracegrade.web.accounts import has_accounts, verify
-from tracegrade.web.security import CSRF_FIELD, LOOPBACK_NAMES, Guard, user_of
+from tracegrade.web.security import CSRF_FIELD, LOOPBACK_NAMES, Guard
 
 HERE = Path(__file__).parent
 LOOPBACK_HOSTS = frozenset(LOOPBACK_NAMES)
@@ -163,8 +163,9 @@ def render(
         return JSONResponse(_jsonable(data), status_code=status_code)
     ui = ui_of(request)
     context = {**data, "csrf_token": ui.guard.csrf_token(request), "csrf_field": CSRF_FIELD}
-    context["logged_in"] = ui.guard.required
-    context["user"] = user_of(request)
+    user = getattr(request.state, "user", None)  # None: not logged in (the login page)
+    context["logged_in"] = ui.guard.required and user is not None
+    context["user"] = user
     return ui.templates.TemplateResponse(request, template, context, status_code=status_code)
 
 

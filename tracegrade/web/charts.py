@@ -14,6 +14,9 @@ from typing import Any
 WIDTH, HEIGHT, PAD, LEFT = 600.0, 160.0, 16.0, 72.0
 """View box size, padding, and the left margin that holds the y-axis labels."""
 
+TICKS = 6
+"""Up to this many runs, each has its x-axis label; beyond, the first and the last."""
+
 METRICS: tuple[tuple[str, str, str], ...] = (
     ("score", "mean score", "fraction"),
     ("pass_rate", "pass rate", "fraction"),
@@ -33,6 +36,9 @@ class Point:
     value: float
     run_id: str
     label: str
+    tick: str = ""
+    """The x-axis label under the point (the run's label, else its id); empty where the
+    axis has too many runs to label each (only the first and last are)."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +70,8 @@ _FORMATS: dict[str, Callable[[float], str]] = {
 
 def line_chart(key: str, title: str, unit: str, runs: Sequence[dict[str, Any]]) -> Chart:
     """The chart of ``runs[i][key]`` over the runs (oldest first). Fractions are drawn on
-    0..1; other units from 0 to their maximum."""
+    0..1; other units from 0 to their maximum. The x axis is labelled with the runs' labels
+    (see :data:`TICKS`)."""
     fmt = _FORMATS[unit]
     present = [(i, r) for i, r in enumerate(runs) if isinstance(r.get(key), int | float)]
     top = 1.0 if unit == "fraction" else max((float(r[key]) for _, r in present), default=1.0)
@@ -75,12 +82,19 @@ def line_chart(key: str, title: str, unit: str, runs: Sequence[dict[str, Any]]) 
         value = float(run[key])
         x = LEFT + (WIDTH - LEFT - PAD) * (i / span_x if len(runs) > 1 else 0.5)
         y = HEIGHT - PAD - (HEIGHT - 2 * PAD) * (value / top)
-        label = f"{run.get('label') or run['run_id']}: {fmt(value)}"
-        points.append(Point(round(x, 1), round(y, 1), value, run["run_id"], label))
+        name = str(run.get("label") or run["run_id"])
+        label = f"{name}: {fmt(value)}"
+        ticked = len(runs) <= TICKS or i in (0, len(runs) - 1)
+        point = Point(
+            round(x, 1), round(y, 1), value, run["run_id"], label, name[:18] if ticked else ""
+        )
+        points.append(point)
     polyline = " ".join(f"{p.x},{p.y}" for p in points)
     return Chart(key, title, points, polyline, fmt(0.0), fmt(top))
 
 
 def trend_charts(runs: Sequence[dict[str, Any]]) -> list[Chart]:
-    """The Trends page's charts (see :data:`METRICS`)."""
-    return [line_chart(key, title, unit, runs) for key, title, unit in METRICS]
+    """The Trends page's charts (see :data:`METRICS`); a metric no run has (e.g. cost
+    without prices) draws no empty chart."""
+    charts = [line_chart(key, title, unit, runs) for key, title, unit in METRICS]
+    return [chart for chart in charts if chart.points]

@@ -15,8 +15,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from tracegrade.pipeline.run_history import compare_stored
+from tracegrade.errors import StoreError
+from tracegrade.pipeline.run_history import compare_stored, resolve_pair
 from tracegrade.store import browse
+from tracegrade.store.runs import baselines
 from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.pages import side_by_side
 
@@ -24,20 +26,32 @@ _ORDER = {"regressed": 0, "flaky": 1, "improved": 2, "new": 3, "removed": 4, "un
 
 
 async def compare_page(request: Request) -> Response:
-    """``?base=RUN&current=RUN``; without both, a form to pick the runs."""
+    """``?base=REF&current=REF`` (a run id or prefix, ``baseline``, ``latest``, ``latest~N``,
+    as ``tracegrade compare`` takes them); without either, the baseline of the latest run's
+    dataset against the latest run, when there is one; else the form to pick two runs."""
     ui = ui_of(request)
     store = ui.store
-    base_id = request.query_params.get("base") or ""
-    current_id = request.query_params.get("current") or ""
+    base_ref = request.query_params.get("base") or ""
+    current_ref = request.query_params.get("current") or ""
+    marked = set(baselines(store).values())
     choices = browse.list_run_page(store, limit=100).rows
-    data: dict[str, Any] = {"base": base_id, "current": current_id, "choices": choices}
-    if base_id and current_id:
-        comparison, positions = compare_stored(
-            store, base_id, current_id, ui.scoring_config.pricing
-        )
-        data["comparison"] = comparison
-        data["cases"] = sorted(comparison.cases, key=lambda c: _ORDER.get(c.status, 9))
-        data["positions"] = positions
+    data: dict[str, Any] = {"choices": choices, "marked": marked, "base": "", "current": ""}
+    defaulted = not base_ref and not current_ref
+    try:
+        base_id, current_id = resolve_pair(store, base_ref or "baseline", current_ref or "latest")
+    except StoreError as exc:
+        if not defaulted:
+            data["error"] = str(exc)
+        return _render(request, data)
+    data.update(base=base_id, current=current_id, refs=(base_ref, current_ref))
+    comparison, positions = compare_stored(store, base_id, current_id, ui.scoring_config.pricing)
+    data["comparison"] = comparison
+    data["cases"] = sorted(comparison.cases, key=lambda c: _ORDER.get(c.status, 9))
+    data["positions"] = positions
+    return _render(request, data)
+
+
+def _render(request: Request, data: dict[str, Any]) -> Response:
     if request.url.path.endswith(".json"):
         comparison_json = data["comparison"].to_json() if "comparison" in data else None
         return render(request, "compare.html", {"comparison": comparison_json})

@@ -32,7 +32,7 @@ from tracegrade.pipeline.review import (
     group,
     scored,
 )
-from tracegrade.pipeline.run_history import reference_free
+from tracegrade.pipeline.run_history import marked_runs, passed_hallucinating, reference_free
 from tracegrade.run_document import CaseEntry, RunHead, read_case, read_cases, read_head
 from tracegrade.spans import TraceData
 from tracegrade.store import browse, search
@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 
 def verdict_reasons(case: CaseEntry, threshold: float | None) -> list[str]:
     """Why a case failed ([] when it passed): its hard failures (a score of 1.000 fails on
-    one), else its error, else its score under the threshold, else its first reason."""
+    one), else its error, else the reason of its lowest-scoring scorer (what went most wrong,
+    e.g. the invented values) and its score under the threshold, else its first reason."""
     if case.passed:
         return []
     if case.hard_failures:
@@ -59,8 +60,18 @@ def verdict_reasons(case: CaseEntry, threshold: float | None) -> list[str]:
     if errors or case.error:
         return errors[:1] or [str(case.error)]
     if case.score is not None and threshold is not None and case.score < threshold:
-        return [f"score {case.score:.3f} is below the threshold {threshold:.2f}"]
+        below = f"score {case.score:.3f} is below the threshold {threshold:.2f}"
+        return [*_hardest(case)[:1], below]
     return list(case.reasons)[:1] or ["not scored"]
+
+
+def _hardest(case: CaseEntry) -> list[str]:
+    """The case's reasons, that of its lowest-scoring scorer first (reasons read
+    ``scorer: why``)."""
+    by_scorer = {r.split(":", 1)[0]: r for r in case.reasons}
+    scored = sorted((v, name) for name, v in case.scores.items() if v is not None and v < 1)
+    first = [by_scorer[name] for _, name in scored if name in by_scorer][:1]
+    return first + [r for r in case.reasons if r not in first]
 
 
 def other_reasons(case: CaseEntry, shown: Sequence[str] = ()) -> list[str]:
@@ -165,20 +176,25 @@ def conversation(store: Store, trace: tuple[TraceData, AgentTrace]) -> Chat:
 def trace_page(store: Store, trace_id: str, config: Config) -> dict[str, Any] | None:
     """One stored trace (None when not stored): ``inputs``, ``final_output``, ``waterfall``,
     ``chat`` (its conversation), ``scores`` (reference-free), ``evaluations`` (the evaluation
-    results and end-user feedback recorded about it, oldest first), ``lint``, ``verdicts``."""
+    results and end-user feedback recorded about it, oldest first), ``labels`` (reviewers'
+    labels of its conversation, oldest first), ``lint``, ``verdicts``."""
     loaded = load_normalized(store, [trace_id])
     if trace_id not in loaded:
         return None
     data, trace = loaded[trace_id]
+    chat = conversation(store, loaded[trace_id])
     return {
         "trace_id": trace_id,
         "inputs": list(trace.user_inputs),
         "final_output": trace.final_output,
         "service": trace.resource_attributes.get("service.name"),
         "waterfall": waterfall.build(data, config.pricing, trace),
-        "chat": conversation(store, loaded[trace_id]),
+        "chat": chat,
         "scores": reference_free(trace, config),
         "evaluations": [f.to_dict() for f in conversation_feedback(store, [trace_id])],
+        "labels": [
+            label.to_dict() for label in queue_store.labels_of_traces(store.db, chat.trace_ids)
+        ],
         "lint": lint(trace).to_dict(),
         "verdicts": search.verdicts(store, [trace_id])[trace_id],
     }
@@ -306,7 +322,10 @@ def run_page(
     """One stored run: ``run``, ``summary``, ``cases`` sorted by ``sort_key`` (a function of
     each case's :class:`~tracegrade.run_document.CaseEntry`; each case with its ``position``,
     ``verdict_reasons`` and its other ``reasons``: each reason once), ``breakdown`` (per tag
-    and category), ``others`` (runs of the same dataset).
+    and category), ``passed_hallucinating`` (how many passing cases count in the hallucination
+    rate), ``others`` (runs of the same dataset, the baseline marked; see
+    :func:`~tracegrade.pipeline.run_history.marked_runs`), ``gate`` (how the run went against the
+    run it was gated with, or None).
 
     Raises:
         StoreError: no such run.
@@ -326,7 +345,11 @@ def run_page(
         "summary": doc["summary"],
         "cases": cases,
         "breakdown": breakdown(entries),
-        "others": browse.list_run_page(store, dataset=_dataset(head), limit=100).rows,
+        "passed_hallucinating": passed_hallucinating(entries),
+        "others": marked_runs(
+            store, browse.list_run_page(store, dataset=_dataset(head), limit=100).rows
+        ),
+        "gate": marked_runs(store, [doc["run"]])[0]["gate"],
     }
 
 

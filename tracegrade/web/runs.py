@@ -14,6 +14,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tracegrade.pipeline.run_history import marked_runs
 from tracegrade.run_document import CaseEntry
 from tracegrade.store import browse
 from tracegrade.web.base import not_found, render, twin, ui_of
@@ -33,7 +34,9 @@ puts failed cases first, lowest score first."""
 
 
 async def runs_page(request: Request) -> Response:
-    """The stored runs, newest first; ``?dataset=``, ``?label=``, ``?before=`` (page cursor)."""
+    """The stored runs, newest first; ``?dataset=``, ``?label=``, ``?before=`` (page cursor).
+    Each dataset's baseline is marked, and a run scored with ``--baseline`` says how its gate
+    went ("regressed vs baseline (N cases)") with a link to that comparison."""
     store = ui_of(request).store
     query = request.query_params
     page = browse.list_run_page(
@@ -43,7 +46,7 @@ async def runs_page(request: Request) -> Response:
         before=query.get("before") or None,
     )
     data = {
-        "runs": page.rows,
+        "runs": marked_runs(store, page.rows),
         "next_before": page.next_before,
         "datasets": browse.dataset_names(store),
         "dataset": query.get("dataset") or "",

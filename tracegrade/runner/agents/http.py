@@ -131,7 +131,7 @@ class HttpAgent(Agent):
         self.shared = True
 
     async def open(self, http_endpoint: str, grpc_endpoint: str) -> None:
-        self.export = telemetry.RunExport(http_endpoint).open()
+        self.export = telemetry.RunExport(http_endpoint, service_name=self.spec).open()
         self.client = httpx.AsyncClient(timeout=None, headers=self.headers)
 
     async def close(self) -> None:

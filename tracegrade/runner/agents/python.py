@@ -220,7 +220,7 @@ class PythonAgent(Agent):
         self.export: telemetry.RunExport | None = None
 
     async def open(self, http_endpoint: str, grpc_endpoint: str) -> None:
-        self.export = telemetry.RunExport(http_endpoint).open()
+        self.export = telemetry.RunExport(http_endpoint, service_name=self.spec).open()
 
     async def close(self) -> None:
         if self.export is not None:
