@@ -23,8 +23,8 @@ from examples.ecommerce import demo
 from examples.ecommerce.record import RecordingProxy, invent_prices, record
 from examples.ecommerce.replay import RECORDED, ReplayServer
 from tests.examples.record_replay import record_scripted
+from tests.support.browser import ARGS, CHROMIUM, require_browser, screenshot, ui_server
 from tests.support.openai_server import ScriptedOpenAI, error, text
-from tests.web.browser import ARGS, CHROMIUM, require_browser, screenshot, ui_server
 from tracegrade.web.app import create_app
 from tracegrade.web.base import UiConfig
 

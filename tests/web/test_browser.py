@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.web.browser import ARGS, CHROMIUM, copy_dataset, require_browser, screenshot, ui_server
+from tests.support.browser import (
+    ARGS,
+    CHROMIUM,
+    copy_dataset,
+    require_browser,
+    screenshot,
+    ui_server,
+)
 from tests.web.shop import GOLDEN, XSS_INPUT, ShopStore
 from tracegrade.dataset import load_dataset
 

@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
-from tests.web.browser import ui_server
+from tests.support.browser import ui_server
 from tracegrade._util.http_guard import MAX_HEADER_BYTES, LimitedProtocol
 from tracegrade.store import Store
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.web.browser import ARGS, CHROMIUM, require_browser, screenshot, ui_server
+from tests.support.browser import ARGS, CHROMIUM, require_browser, screenshot, ui_server
 from tracegrade.dataset import load_dataset
 from tracegrade.store import review as queue_store
 from tracegrade.store.traces import Store
