@@ -512,3 +512,56 @@ def test_a_simulated_user_is_written_by_the_editor_and_its_errors_shown(
     error = re.search(r'<p class="field-error" id="error-user">(.*?)</p>', response.text)
     assert error and "needs stop_when" in error.group(1)
     assert golden.read_text() == before
+
+
+# --- trajectory modes ----------------------------------------------------------------------------
+
+
+def test_trajectory_modes_are_chosen_in_the_form_and_written_to_the_case(
+    client: TestClient, golden: Path
+) -> None:
+    form = _form(client, "/datasets/file:golden/cases/new")
+    assert form["tool_calls_match"] == "" and form["tool_calls_scope"] == ""
+    form.update(
+        id="refund-exactly",
+        input="Refund order 550e8400-e29b-41d4-a716-446655440004",
+        expected_tool_calls=(
+            "- name: initiate_return\n"
+            "  arguments: {order_id: 550e8400-e29b-41d4-a716-446655440004, reason: defect}\n"
+        ),
+        tool_calls_match="subset",
+        arguments_match="order_id, reason",
+        tool_calls_scope="top_level",
+    )
+    assert client.post("/datasets/file:golden/cases/new", data=form).status_code == 200
+    case = load_dataset(golden).cases[-1]
+    assert case.id == "refund-exactly" and case.trajectory_match == "subset"
+    assert case.arguments_match == ["order_id", "reason"]
+    assert case.tool_calls_scope == "top_level"
+    index = len(load_dataset(golden).cases) - 1
+    shown = _form(client, f"/datasets/file:golden/cases/{index}")
+    assert (shown["tool_calls_match"], shown["tool_calls_scope"]) == ("subset", "top_level")
+    assert shown["arguments_match"] == "order_id, reason"
+    before = golden.read_text()
+    url = f"/datasets/file:golden/cases/{index}"
+    assert client.post(url, data=shown, follow_redirects=False).status_code == 303
+    assert golden.read_text() == before  # saved unchanged: the file unchanged
+    shown = _form(client, url)
+    shown.update(arguments_match="ignore", tool_calls_match="", tool_calls_scope="")
+    assert client.post(url, data=shown, follow_redirects=False).status_code == 303
+    case = load_dataset(golden).cases[index]
+    assert case.arguments_match == "ignore" and case.trajectory_match == "superset"
+    assert "tool_calls_scope" not in golden.read_text()
+
+
+def test_a_bad_match_mode_is_shown_next_to_its_field(client: TestClient, golden: Path) -> None:
+    form = _form(client, "/datasets/file:golden/cases/0")
+    before = golden.read_text()
+    form["tool_calls_match"] = "sometimes"  # not one of the select's options
+    response = client.post("/datasets/file:golden/cases/0", data=form)
+    assert response.status_code == 400
+    error = re.search(
+        r'<p class="field-error" id="error-tool_calls_match">(.*?)</p>', response.text
+    )
+    assert error and "&#39;exact&#39;, &#39;in_order&#39;" in error.group(1)
+    assert golden.read_text() == before

@@ -55,6 +55,13 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ),
     ("expected_tools", "lines", "Expected tools"),
     ("expected_tool_calls", "yaml", "Expected tool calls with argument predicates"),
+    ("tool_calls_match", "choice", "Tool calls match (how the agent's calls meet the expected)"),
+    (
+        "arguments_match",
+        "arguments",
+        "Arguments match (exact, subset, superset, ignore, or the argument names to compare)",
+    ),
+    ("tool_calls_scope", "choice", "Tool calls counted (all, or the top-level agent's only)"),
     ("expected_fields", "lines", "Expected fields (one per line)"),
     ("must_contain", "lines", "Must contain (one phrase per line)"),
     ("must_not_contain", "lines", "Must not contain (one phrase per line)"),
@@ -66,6 +73,27 @@ FIELDS: tuple[tuple[str, str, str], ...] = (
     ("category", "text", "Category"),
 )
 """(form field, kind, label) of the case editor, in form order."""
+
+CHOICES: dict[str, tuple[tuple[str, str], ...]] = {
+    "tool_calls_match": (
+        ("", "(default: superset, or the case's order)"),
+        ("superset", "superset: every expected call, in any order; others allowed"),
+        ("in_order", "in_order: the expected calls in their order; others between"),
+        ("exact", "exact: the same calls in the same order, nothing more"),
+        ("any_order", "any_order: the same calls in any order, nothing more"),
+        ("subset", "subset: no tool outside the expected ones may be called"),
+    ),
+    "tool_calls_scope": (
+        ("", "(default: all)"),
+        ("all", "all: sub-agents' calls too, at their depth"),
+        ("top_level", "top_level: the top-level agent's calls only"),
+    ),
+}
+"""The options of each ``choice`` field: (value, text); the empty value leaves the key out
+(docs/guides/trajectories.md)."""
+
+ARGUMENT_MODES = ("exact", "subset", "superset", "ignore")
+"""``arguments_match`` modes; any other text in its field is a list of argument names."""
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "input": ("input", "prompt"),
@@ -297,6 +325,9 @@ def form_values(case: Mapping[str, Any]) -> dict[str, str]:
         "tags": ", ".join(str(t) for t in case.get("tags") or ()),
         "category": case.get("category") or (case.get("metadata") or {}).get("category"),
         "revive": _revive_text(case.get(key_of(case, "revive"))),
+        "tool_calls_match": case.get("tool_calls_match"),
+        "tool_calls_scope": case.get("tool_calls_scope"),
+        "arguments_match": _arguments_text(case.get("arguments_match")),
     }
     for name, kind, _ in FIELDS:
         if kind in ("lines", "textarea") and name not in values:
@@ -311,6 +342,18 @@ def form_values(case: Mapping[str, Any]) -> dict[str, str]:
             values[name] = _yaml_text(value)
     values["other_keys"] = ", ".join(str(k) for k in case if str(k) not in _SHOWN_KEYS)
     return {k: "" if v is None else str(v) for k, v in values.items()}
+
+
+def _arguments_text(value: Any) -> str | None:
+    """``arguments_match`` in its form field: a mode, or the argument names comma-separated."""
+    return ", ".join(str(v) for v in value) if isinstance(value, list) else value
+
+
+def _arguments(text: str) -> Any:
+    """A mode as it is; anything else a list of argument names (comma- or space-separated)."""
+    if text in ARGUMENT_MODES:
+        return text
+    return [p for p in re.split(r"[,\s]+", text) if p]
 
 
 def _number(text: str) -> Any:
@@ -355,6 +398,8 @@ def _parsed(name: str, kind: str, text: str) -> Any:
         return _number(text)
     if kind == "revive":
         return _revive(text)
+    if kind == "arguments":
+        return _arguments(text)
     if kind == "yaml":
         try:
             return _yaml().load(text)

@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from tracegrade.dataset.editing import (
     AS_YAML,
+    CHOICES,
     FIELDS,
     CaseError,
     Document,
@@ -179,6 +180,7 @@ async def _form_page(
         "source": source.key,
         "label": source.label,
         "fields": FIELDS,
+        "choices": CHOICES,
         "values": values,
         "action": action,
         "version": version,
