@@ -133,6 +133,11 @@ def test_prune_command_and_a_store_without_auto_vacuum(tmp_path, monkeypatch):
         "CREATE TABLE keep (x)"
     ).connection.commit()  # created before tracegrade set auto-vacuum
     by_day = _fill(db, monkeypatch)
+    import tracegrade.pipeline.retention as retention
+
+    # the command's clock is the data's: a run crossing midnight UTC would otherwise cut a day
+    # later than the days the data was written for
+    monkeypatch.setattr(retention.time, "time", lambda: NOW_S)
     with Store(db) as store:
         assert store.db.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
     before = _sizes(db)
