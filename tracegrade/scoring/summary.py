@@ -389,27 +389,33 @@ class RunningSummary:
         if usage.cost_usd is not None:
             self.cost.add(usage.cost_usd)
 
+    def _figures(self, unmatched_traces: int) -> dict[str, Any]:
+        """The figures :meth:`run_summary` and :meth:`summary` share: counts, scores, axes,
+        scorers, latency percentiles, tokens, cost and the hallucination rate."""
+        return {
+            "results": self.results,
+            "passed": self.passed,
+            "failed": self.results - self.passed,
+            "pass_rate": self.passed / self.results if self.results else 0.0,
+            "score": self.run.weighted.value,
+            "threshold": self.threshold,
+            "unmatched_cases": self.unmatched_cases,
+            "unmatched_traces": unmatched_traces,
+            "axes": {a: self.axes[a].value for a in sorted(self.axes)},
+            "scorers": {n: self.scorers[n].value for n in sorted(self.scorers)},
+            "excluded": dict(self.excluded),
+            **self.latencies.percentiles(),
+            "input_tokens": _total(self.tokens["input_tokens"]),
+            "output_tokens": _total(self.tokens["output_tokens"]),
+            "cost_usd": _total(self.cost),
+            "hallucination_rate": self.run.hallucination_rate,
+        }
+
     def run_summary(self, unmatched_traces: int) -> RunSummary:
         """The :class:`RunSummary` :func:`~tracegrade.scoring.evaluation.summarize` gives over
         the results added (its latency percentiles from the samples)."""
-        latencies = self.latencies.percentiles()
         return RunSummary(
-            results=self.results,
-            passed=self.passed,
-            failed=self.results - self.passed,
-            pass_rate=self.passed / self.results if self.results else 0.0,
-            score=self.run.weighted.value,
-            threshold=self.threshold,
-            unmatched_cases=self.unmatched_cases,
-            unmatched_traces=unmatched_traces,
-            axes={a: self.axes[a].value for a in sorted(self.axes)},  # type: ignore[misc]
-            scorers={n: self.scorers[n].value for n in sorted(self.scorers)},  # type: ignore[misc]
-            excluded=dict(self.excluded),
-            **latencies,
-            input_tokens=_total(self.tokens["input_tokens"]),
-            output_tokens=_total(self.tokens["output_tokens"]),
-            cost_usd=_total(self.cost),
-            hallucination_rate=self.run.hallucination_rate,
+            **self._figures(unmatched_traces),
             judge=None if (judge := self.judge.usage()) is None else judge.model_dump(),
             categories={
                 c: self.categories[c].category().model_dump() for c in sorted(self.categories)
@@ -421,25 +427,9 @@ class RunningSummary:
         latency, the hallucination rate and the breakdown by tag; with ``latency_sample``
         (:meth:`_Latencies.sample`) when a percentile was estimated from a sample."""
         latencies = self.latencies
-        percentiles = latencies.percentiles()
         sample = latencies.sample()
         return RunSummaryEntry(
-            results=self.results,
-            passed=self.passed,
-            failed=self.results - self.passed,
-            pass_rate=self.passed / self.results if self.results else 0.0,
-            score=self.run.weighted.value,
-            threshold=self.threshold,
-            unmatched_cases=self.unmatched_cases,
-            unmatched_traces=unmatched_traces,
-            axes={a: self.axes[a].value for a in sorted(self.axes)},
-            scorers={n: self.scorers[n].value for n in sorted(self.scorers)},
-            excluded=dict(self.excluded),
-            **percentiles,
-            input_tokens=_total(self.tokens["input_tokens"]),
-            output_tokens=_total(self.tokens["output_tokens"]),
-            cost_usd=_total(self.cost),
-            hallucination_rate=self.run.hallucination_rate,
+            **self._figures(unmatched_traces),
             judge=self.judge.usage(),
             categories={c: self.categories[c].category() for c in sorted(self.categories)},
             latency_mean_ms=latencies.mean.fmean,
