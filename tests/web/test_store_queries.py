@@ -151,3 +151,33 @@ def test_a_trace_that_grows_is_indexed_again(store_location: str) -> None:
         store.add_traces(more)
         assert [t for t, _ in search.pending(store, 10)] == [trace_id]
         assert index_traces(store) == 1 and search.pending_count(store) == 0
+
+
+def test_trace_search_out_of_range_is_a_400_on_both_backends(store_location: str) -> None:
+    """Issue 40 item 14: a time or a cursor beyond a signed 64-bit Unix ns answered 500 on
+    SQLite (an OverflowError binding the parameter) and 200 on PostgreSQL."""
+    from starlette.testclient import TestClient
+
+    from tracegrade.web import UiConfig, create_app
+
+    with Store(store_location) as store:
+        store.add_traces(trace_request(lambda tracer: agent_turn(tracer, "q")))
+    app = create_app(UiConfig(db=store_location, index_traces=False))
+    with TestClient(app, base_url="http://localhost") as client:
+        assert client.get("/traces?since=2026-01-01").status_code == 200
+        for query, reason in [
+            ("since=9999-12-31", "bad since time '9999-12-31': out of range"),
+            ("until=0001-01-01", "bad until time '0001-01-01': out of range"),
+            (f"before={2**64}~ab", "bad page cursor"),
+            (f"before={2**63}~ab", "bad page cursor"),
+        ]:
+            page = client.get(f"/traces?{query}")
+            assert page.status_code == 400, query
+            assert reason in page.text.replace("&#39;", "'"), query
+        assert client.get(f"/traces?before={2**63 - 1}~ab").status_code == 200
+    app.state.ui.close()
+    with Store(store_location) as store:
+        with pytest.raises(StoreError, match="bad since time"):
+            search.TraceQuery(since_unix_nano=2**63)
+        with pytest.raises(StoreError, match="bad page cursor"):
+            browse.list_trace_page(store, before=f"{2**63}~ab")

@@ -153,7 +153,7 @@ def list_trace_page(store: Store, *, before: str | None = None, limit: int = PAG
     args: list[Any] = []
     if before:
         start, _, trace_id = before.partition("~")
-        if not start.isdigit():
+        if not start.isdigit() or int(start) > 2**63 - 1:  # a signed 64-bit column
             raise StoreError(f"bad page cursor {before!r}")
         sql += " WHERE (start_unix_nano < ? OR (start_unix_nano = ? AND trace_id < ?))"
         args += [int(start), int(start), trace_id]

@@ -45,11 +45,16 @@ PREVIEW_CHARS = 200
 
 Verdict = Literal["pass", "fail", "unscored"]
 VERDICTS: tuple[Verdict, ...] = ("pass", "fail", "unscored")
+UNIX_NANO_MAX = 2**63 - 1
+"""The latest start a search takes (2262-04-11T23:47:16Z): the stores keep Unix ns in a signed
+64-bit column, and SQLite refuses a larger parameter (PostgreSQL would compare it)."""
 
 
 @dataclass(frozen=True)
 class TraceQuery:
     """What the Traces page filters on (every field optional; all given ones apply).
+    Raises :class:`StoreError` ("bad since time ...") when a time is outside 0 ..
+    :data:`UNIX_NANO_MAX`.
 
     ``since_unix_nano`` / ``until_unix_nano``: the trace's start, inclusive / exclusive;
     ``verdict``: ``pass`` or ``fail`` when some stored case result or production result
@@ -63,6 +68,15 @@ class TraceQuery:
     verdict: Verdict | None = None
     tool: str | None = None
     text: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("since", "until"):
+            value = getattr(self, f"{name}_unix_nano")
+            if value is not None and not 0 <= value <= UNIX_NANO_MAX:
+                raise StoreError(
+                    f"bad {name} time: {value} ns is outside 1970-01-01 .. 2262-04-11 (UTC),"
+                    " the times a trace can start at"
+                )
 
     @property
     def uses_index(self) -> bool:
@@ -242,7 +256,7 @@ def search(
     where, args = _where(store, query)
     if before:
         start, _, trace_id = before.partition("~")
-        if not start.isdigit() or not trace_id:
+        if not start.isdigit() or int(start) > UNIX_NANO_MAX or not trace_id:
             raise StoreError(f"bad page cursor {before!r}")
         where += " AND (t.start_unix_nano < ? OR (t.start_unix_nano = ? AND t.trace_id < ?))"
         args += [int(start), int(start), trace_id]

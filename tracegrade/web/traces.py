@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from tracegrade.errors import StoreError
-from tracegrade.store.search import VERDICTS, TraceQuery
+from tracegrade.store.search import UNIX_NANO_MAX, VERDICTS, TraceQuery
 from tracegrade.web.base import not_found, render, twin, ui_of
 from tracegrade.web.editor import dataset_choices
 from tracegrade.web.pages import trace_page as trace_view
@@ -36,14 +36,21 @@ def _unix_nano(name: str, text: str) -> int | None:
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=dt.UTC)
-    return int(moment.timestamp() * 1e9)
+    nano = int(moment.timestamp() * 1e9)
+    if not 0 <= nano <= UNIX_NANO_MAX:
+        raise StoreError(
+            f"bad {name} time {text!r}: out of range, use a time between 1970-01-01 and"
+            " 2262-04-11 (UTC)"
+        )
+    return nano
 
 
 def parse_query(params: Any) -> TraceQuery:
     """The search in the query string (see :data:`FILTERS`).
 
     Raises:
-        StoreError: a time that is not ISO 8601, or an unknown verdict (a 400 page).
+        StoreError: a time that is not ISO 8601 or is outside 1970-01-01 .. 2262-04-11, or an
+            unknown verdict (a 400 page).
     """
     verdict = params.get("verdict") or None
     if verdict is not None and verdict not in VERDICTS:
