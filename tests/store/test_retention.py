@@ -183,3 +183,39 @@ def test_the_receivers_retention_is_the_followers_horizon(store_location):
         assert horizon is not None and abs(horizon - (store.db.now() - seconds)) < 60
         follower.since = 5.0  # --since narrows it
         assert follower.settling(store).since_s == 5.0
+
+
+def test_prune_removes_orphaned_feedback_and_keeps_labels(store_location):
+    """Issue 40 item 8: feedback about traces never stored (made-up ids) or pruned stayed
+    forever. Old orphaned feedback goes; feedback about a kept trace, recent feedback that may
+    precede its trace, and the labels people made stay."""
+    from tracegrade.store import feedback
+    from tracegrade.store.review import Label, add_label, labels
+
+    old_s, new_s = NOW_S - 10 * DAY_S, NOW_S
+    with Store(location := store_location) as store:
+        store.add_traces(spans_request(hand_span("kept", b"\x01" * 16, b"\x02" * 8)))
+        store.add_traces(spans_request(hand_span("gone", b"\x03" * 16, b"\x04" * 8)))
+        with store.db:
+            store.db.execute(
+                "UPDATE traces SET last_received_at = ? WHERE trace_id = ?", (old_s, "03" * 16)
+            )
+
+        def about(trace_id: str | None, n: int) -> tuple[bytes, feedback.Feedback]:
+            found = feedback.Feedback(trace_id, None, "thumbs", 1.0, None, None, "api", n)
+            return n.to_bytes(8, "big"), found
+
+        with store.db:
+            feedback.insert(store.db, [about("01" * 16, 1)], old_s)  # its trace is kept
+            feedback.insert(store.db, [about("03" * 16, 2)], old_s)  # its trace is pruned
+            made_up = [about(f"{n:032x}", 100 + n) for n in range(2_000)]
+            feedback.insert(store.db, made_up, old_s)  # traces never stored
+            feedback.insert(store.db, [about(None, 3)], old_s)  # a response id only
+            feedback.insert(store.db, [about("05" * 16, 4)], new_s)  # may precede its trace
+        add_label(store.db, Label("c1", ("03" * 16,), "ann", "fail", created_at=old_s))
+    assert prune(PruneOptions("7d", db=location, dry_run=True)).rows["feedback"] == 2_002
+    assert prune(PruneOptions("7d", db=location)).rows["feedback"] == 2_002
+    with Store(location) as store:
+        left = store.db.execute("SELECT trace_id FROM feedback ORDER BY trace_id").fetchall()
+        assert [row[0] for row in left] == ["01" * 16, "05" * 16]
+        assert [label.conversation for label in labels(store.db)] == ["c1"]

@@ -3,9 +3,11 @@
 What goes: span chunks and log records received before the cutoff, the ``traces`` rows whose
 last span arrived before it (with their rows in the dashboard's trace index), queued claims
 (``score_queue``) last changed before it or whose trace is gone, follow results scored before
-it and windows that started before it; stored runs (with their case results) only when asked,
-and never a dataset's baseline run. Datasets, the judge's cache and the review loop's
-feedback, labels, queues and accounts are kept. The cutoff is always the start of a UTC day
+it and windows that started before it, *orphaned* feedback (received before it, about a trace
+the store does not hold: gone with the cutoff, never sent, or named by a response id only);
+stored runs (with their case results) only when asked, and never a dataset's baseline run.
+Datasets, the judge's cache, feedback about a stored trace, and the review loop's labels,
+queues and accounts are kept. The cutoff is always the start of a UTC day
 (:func:`cutoff_for`): whole days go.
 
 - **PostgreSQL**: span and log storage is partitioned by day (:mod:`.partitions`): an old day
@@ -51,6 +53,8 @@ _ROWS: dict[str, str] = {
     "session_turns": "NOT EXISTS (SELECT 1 FROM sessions s"
     " WHERE s.session_key = session_turns.session_key AND s.changed_at >= ?)",
     "session_results": "scored_at < ?",
+    "feedback": "received_at < ? AND NOT EXISTS (SELECT 1 FROM traces t"
+    " WHERE t.trace_id = feedback.trace_id AND t.last_received_at >= ?)",
 }
 """Tables pruned row by row on both engines: the condition on the cutoff (Unix s, each ``?``)."""
 _RECEIVED = {"span_chunks": "received_at < ?", "log_records": "received_at < ?"}
