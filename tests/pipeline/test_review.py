@@ -226,3 +226,55 @@ def test_a_case_promoted_to_a_stored_dataset_is_there(tau_store) -> None:
         promote(store, [ids[1]], "store:reviewed", "ben", CaseEdits(case_id="kept", label="fail"))
         text = get_dataset(store, "reviewed").text
     assert "id: kept" in text and "label: fail" in text
+
+
+def _line(**fields: object) -> str:
+    return json.dumps({"trace_ids": ["ab" * 16], "reviewer": "ana", "verdict": "fail", **fields})
+
+
+def test_hostile_label_files_are_refused_by_field_and_notes_round_trip(
+    store_location, tmp_path
+) -> None:
+    """Issue 40 item 9: ``created_at: 1e300`` was stored (the review item page and agreement
+    then answered 500); a note holding U+2028 / U+0085 was exported as JSONL that import
+    refused; a 100 MB note was accepted. Each bad line is reported with its file, line and
+    field and skipped; the good ones are stored; every exported note reads back."""
+    from tracegrade.pipeline.review import MAX_LINE_BYTES, MAX_NOTE_CHARS
+
+    hostile = tmp_path / "hostile.jsonl"
+    with open(hostile, "w", encoding="utf-8", newline="\n") as out:
+        out.write(_line(created_at=1e300) + "\n")
+        out.write(_line(created_at=-5.0) + "\n")
+        out.write(_line(note="n" * (MAX_NOTE_CHARS + 1)) + "\n")
+        out.write(_line(note="x" * (MAX_LINE_BYTES + 10)) + "\n")
+        out.write(_line(trace_ids=["cd" * 16] * 1_001) + "\n")
+        out.write(_line(created_at=1764000000.0, note="kept") + "\n")
+    report = import_labels(store_location, hostile)
+    reasons = [str(error) for error in report.errors]
+    assert [e.line for e in report.errors] == [1, 2, 3, 4, 5], reasons
+    assert "hostile.jsonl:1: created_at 1e+300: a Unix time in seconds" in reasons[0]
+    assert "hostile.jsonl:3: note: 16,385 characters, at most 16,384" in reasons[2]
+    assert f"hostile.jsonl:4: line: longer than {MAX_LINE_BYTES:,} bytes" in reasons[3]
+    assert "hostile.jsonl:5: trace_ids: 1001 ids" in reasons[4]
+    assert report.added == 1
+    with Store(store_location) as store:
+        with pytest.raises(Exception, match="created_at inf"):
+            record_label(store, LabelInput(["ab" * 16], "ana", "pass", created_at=float("inf")))
+        note = "line\u2028sep\u2029para\x85next\x1cfile\x0bvt\r\nend"
+        record_label(store, LabelInput(["ef" * 16], "bo", "pass", note=note, created_at=1.0))
+        stored = [label.to_dict() for label in queue_store.labels(store.db)]
+    assert [label["note"] for label in stored] == [note, "kept"]
+    exported = tmp_path / "labels.jsonl"
+    assert export_labels(store_location, exported) == 2
+    assert len(exported.read_text(encoding="utf-8").splitlines()) == 2  # any reader's lines
+    other = str(tmp_path / "other.db")
+    again = import_labels(other, exported)
+    assert (again.added, again.errors) == (2, [])
+    with Store(other) as store:
+        assert [label.to_dict() for label in queue_store.labels(store.db)] == stored
+    from tracegrade.web import UiConfig, create_app
+
+    app = create_app(UiConfig(db=other, index_traces=False))
+    unix_s = app.state.ui.templates.env.filters["unix_s"]  # a label stored before the checks
+    assert (unix_s(1e300), unix_s(0.0)) == ("1e+300 (not a time)", "1970-01-01 00:00:00")
+    app.state.ui.close()

@@ -24,9 +24,11 @@ A line::
 
 Only ``trace_ids``, ``reviewer`` and ``verdict`` are required on import (``created_at``
 defaults to now, ``source`` to ``import``, ``conversation`` to the stored traces'
-conversation, else ``trace:<first id>``); unknown fields are refused. A bad line is reported as
-``file:line: reason`` and skipped; the good lines are imported. Importing the same line twice
-adds nothing.
+conversation, else ``trace:<first id>``); unknown fields are refused, and sizes are bounded
+(a line :data:`MAX_LINE_BYTES`, a note :data:`MAX_NOTE_CHARS`, ``created_at`` 1970-2100:
+:func:`checked`). Lines end at ``\\n`` only; export writes U+0085, U+2028 and U+2029 escaped.
+A bad line is reported as ``file:line: field: reason`` and skipped; the good lines are
+imported. Importing the same line twice adds nothing.
 
 Stored conversations for review: read from the store and grouped (a conversation may span
 several traces: :mod:`tracegrade.normalize.conversations`), scored reference-free with the
@@ -40,9 +42,11 @@ traces do.
 
 from __future__ import annotations
 
+import itertools
 import json
+import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -238,23 +242,62 @@ class LabelInput:
     source: str = "review"
 
 
+MAX_NOTE_CHARS = 16_384
+"""Characters of a label's note, at most."""
+MAX_FIELD_CHARS = 1_024
+"""Characters of a label's reviewer, conversation key and queue name, at most."""
+MAX_TRACE_IDS = 1_000
+"""Trace ids of one label's conversation, at most."""
+MAX_EXPECTATION_CHARS = 65_536
+"""Characters of a label's corrected expectation (as JSON), at most."""
+CREATED_AT_MAX_S = 4_102_444_800.0
+"""The latest ``created_at`` a label may have: 2100-01-01T00:00:00Z (Unix s)."""
+
+
 def checked(label: LabelInput) -> LabelInput:
     """``label`` when it is well formed.
 
     Raises:
         ConfigError: no trace id or reviewer; a verdict or axis verdict other than pass / fail;
-            an unknown axis.
+            an unknown axis; ``created_at`` not a Unix time (s) between 1970 and 2100; a field
+            longer than its bound (:data:`MAX_NOTE_CHARS`, :data:`MAX_FIELD_CHARS`,
+            :data:`MAX_TRACE_IDS`, :data:`MAX_EXPECTATION_CHARS`), each naming the field.
     """
     if not label.trace_ids or not all(isinstance(t, str) and t for t in label.trace_ids):
         raise ConfigError("a label needs the trace ids of its conversation")
     if not label.reviewer.strip():
         raise ConfigError("a label needs its reviewer's name")
+    _check_sizes(label)
+    at = label.created_at
+    if at is not None and not (math.isfinite(at) and 0 <= at < CREATED_AT_MAX_S):
+        raise ConfigError(
+            f"created_at {at!r}: a Unix time in seconds between 1970 and 2100 (e.g. 1764000000)"
+        )
     if label.verdict not in VERDICTS:
         raise ConfigError(f"verdict {label.verdict!r}: use pass or fail")
     for axis, verdict in label.axes.items():
         if axis not in AXES or verdict not in VERDICTS:
             raise ConfigError(f"axis {axis}={verdict!r}: use {', '.join(AXES)} with pass or fail")
     return label
+
+
+def _check_sizes(label: LabelInput) -> None:
+    if len(label.trace_ids) > MAX_TRACE_IDS:
+        raise ConfigError(f"trace_ids: {len(label.trace_ids)} ids, at most {MAX_TRACE_IDS}")
+    if any(len(t) > 64 for t in label.trace_ids):
+        raise ConfigError("trace_ids: a trace id is 32 hex digits")
+    if label.note is not None and len(label.note) > MAX_NOTE_CHARS:
+        raise ConfigError(f"note: {len(label.note):,} characters, at most {MAX_NOTE_CHARS:,}")
+    for name in ("reviewer", "conversation", "queue", "source"):
+        value = getattr(label, name)
+        if value is not None and len(value) > MAX_FIELD_CHARS:
+            raise ConfigError(f"{name}: {len(value):,} characters, at most {MAX_FIELD_CHARS:,}")
+    if label.expectation is not None:
+        size = len(json.dumps(label.expectation, default=str))
+        if size > MAX_EXPECTATION_CHARS:
+            raise ConfigError(
+                f"expectation: {size:,} characters of JSON, at most {MAX_EXPECTATION_CHARS:,}"
+            )
 
 
 def record_label(store: Store, label: LabelInput) -> tuple[Label, bool]:
@@ -347,11 +390,36 @@ def export_labels(db: str | None, path: str | Path, since_s: float | None = None
         labels = queue_store.labels(store.db, since_s=since_s)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target, "w", encoding="utf-8") as out:
+    with open(target, "w", encoding="utf-8", newline="\n") as out:
         for label in labels:
             line = {"schema_version": SCHEMA_VERSION, **label.to_dict()}
-            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            out.write(json.dumps(line, ensure_ascii=False).translate(_LINE_BREAKS) + "\n")
     return len(labels)
+
+
+_LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
+"""Characters JSON leaves raw that other readers take for line breaks (Python's
+``str.splitlines``, JavaScript before ES2019): written escaped, so every line reads back."""
+MAX_LINE_BYTES = 1 << 20
+"""Bytes of one line of a labels file, at most: a longer line is reported and skipped without
+being held in memory."""
+_SKIP_BYTES = 1 << 16
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes without the line break) of a JSONL file, split on ``\\n`` only;
+    None for a line longer than :data:`MAX_LINE_BYTES` (read past in small pieces)."""
+    with open(path, "rb") as file:
+        for number in itertools.count(1):
+            line = file.readline(MAX_LINE_BYTES + 1)
+            if not line:
+                return
+            if line.endswith(b"\n") or len(line) <= MAX_LINE_BYTES:
+                yield number, line.rstrip(b"\r\n")
+                continue
+            while (rest := file.readline(_SKIP_BYTES)) and not rest.endswith(b"\n"):
+                pass
+            yield number, None
 
 
 @dataclass
@@ -376,25 +444,39 @@ def import_labels(db: str | None, path: str | Path) -> Imported:
         InputError: the file cannot be read.
     """
     source = str(path)
+    report, seen = Imported(), 0
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
+        with Store(db) as store:
+            for number, text in _lines(Path(path)):
+                if text is not None and not text.strip():
+                    continue
+                seen += 1
+                try:
+                    report.added += _import_line(store, text)
+                except (ValidationError, ConfigError) as exc:
+                    why = _problem(exc) if isinstance(exc, ValidationError) else str(exc)
+                    report.errors.append(InputError(why, source=source, line=number))
+    except OSError as exc:
         raise InputError(f"cannot read labels: {exc}", source=source) from exc
-    report = Imported()
-    with Store(db) as store:
-        for number, text in enumerate(lines, 1):
-            if not text.strip():
-                continue
-            try:
-                line = LabelLine.model_validate_json(text)
-                _, added = record_label(store, _label_input(line))
-            except (ValidationError, ConfigError) as exc:
-                why = _problem(exc) if isinstance(exc, ValidationError) else str(exc)
-                report.errors.append(InputError(why, source=source, line=number))
-                continue
-            report.added += added
-    report.duplicates = sum(1 for t in lines if t.strip()) - report.added - len(report.errors)
+    report.duplicates = seen - report.added - len(report.errors)
     return report
+
+
+def _import_line(store: Store, text: bytes | None) -> int:
+    """Store one line's label; 1 when new, 0 when already stored.
+
+    Raises:
+        ConfigError: a line too long, not UTF-8, or a malformed label.
+        ValidationError: not a label line.
+    """
+    if text is None:
+        raise ConfigError(f"line: longer than {MAX_LINE_BYTES:,} bytes, skipped")
+    try:
+        decoded = text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"line: not UTF-8 ({exc.reason} at byte {exc.start})") from None
+    _, added = record_label(store, _label_input(LabelLine.model_validate_json(decoded)))
+    return int(added)
 
 
 def _label_input(line: LabelLine) -> LabelInput:
