@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
-from tracegrade.cli.options import db_option, feedback_attribute_option
+from tracegrade.cli.options import db_option, receiver_feedback_options
 from tracegrade.cli.serving import STATUS_EVERY_S, serve
+from tracegrade.collector import receiver as receiving
 from tracegrade.collector.address import is_loopback
 from tracegrade.collector.admission import DEFAULT_REDACT
 from tracegrade.collector.memory import DEFAULT_MAX_MEMORY_BYTES
 from tracegrade.collector.memory import return_large_allocations_to_the_os as trim_heap
-from tracegrade.collector.receiver import (
-    DEFAULT_GRPC_PORT,
-    DEFAULT_HTTP_PORT,
-    TOKEN_ENV,
-    Receiver,
-    ReceiverConfig,
-)
 from tracegrade.collector.service import DEFAULT_MAX_REQUEST_BYTES
 from tracegrade.errors import ConfigError
 from tracegrade.pipeline.retention import retained
@@ -30,20 +26,20 @@ from tracegrade.pipeline.retention import retained
 @click.option(
     "--grpc-port",
     type=click.IntRange(0, 65535),
-    default=DEFAULT_GRPC_PORT,
+    default=receiving.DEFAULT_GRPC_PORT,
     show_default=True,
     help="OTLP/gRPC port (0: any free port).",
 )
 @click.option(
     "--http-port",
     type=click.IntRange(0, 65535),
-    default=DEFAULT_HTTP_PORT,
+    default=receiving.DEFAULT_HTTP_PORT,
     show_default=True,
     help="OTLP/HTTP port (0: any free port).",
 )
 @click.option(
     "--token",
-    envvar=TOKEN_ENV,
+    envvar=receiving.TOKEN_ENV,
     show_envvar=True,
     default=None,
     help="Require 'authorization: Bearer TOKEN' on both protocols.",
@@ -83,7 +79,7 @@ from tracegrade.pipeline.retention import retained
     "RESOURCE_EXHAUSTED with a retry delay beyond), and new requests are refused while the "
     "resident set is near the footprint plus 75% of it (docs/guides/receiving-otlp.md).",
 )
-@feedback_attribute_option
+@receiver_feedback_options
 @click.option(
     "--retention",
     metavar="DURATION",
@@ -108,7 +104,7 @@ def command(
     max_request_mib: float,
     max_queue_mib: float,
     max_memory_mib: float,
-    feedback_attribute: str,
+    feedback: dict[str, Any],
     retention: str | None,
     verbose: bool,
     status_every: float,
@@ -121,7 +117,7 @@ def command(
         raise ConfigError("--token / TRACEGRADE_TOKEN is empty")
     if token is None and not is_loopback(host):
         click.echo(f"warning: --host {host} is not loopback and no --token is set", err=True)
-    config = ReceiverConfig(
+    config = receiving.ReceiverConfig(
         host=host,
         grpc_port=grpc_port,
         http_port=http_port,
@@ -133,11 +129,11 @@ def command(
         max_queue_bytes=int(max_queue_mib * 2**20),
         max_memory_bytes=int(max_memory_mib * 2**20),
         guard_resident=True,
-        feedback_attribute=feedback_attribute or None,
+        **feedback,
     )
     trim_heap()
     try:
-        receiver = Receiver(config).start()
+        receiver = receiving.Receiver(config).start()
     except OSError as exc:
         raise ConfigError(f"cannot start the receiver on {host}: {exc}") from exc
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import getpass
 import json
 import sys
@@ -14,10 +15,12 @@ import click
 from click.core import ParameterSource
 
 from tracegrade import environment
+from tracegrade.collector.feedback_limits import PER_CLIENT_PER_MIN as FEEDBACK_PER_CLIENT_PER_MIN
 from tracegrade.config import CONFIG_ENV
 from tracegrade.errors import ExitCode, InputError, StoreError
 from tracegrade.store.database import is_postgres
 from tracegrade.store.feedback import DEFAULT_ATTRIBUTE as DEFAULT_FEEDBACK_ATTRIBUTE
+from tracegrade.store.feedback import MAX_PER_TRACE as MAX_FEEDBACK_PER_TRACE
 from tracegrade.store.traces import DB_ENV, default_path
 
 F = Callable[..., Any]
@@ -252,6 +255,40 @@ feedback_attribute_option = click.option(
     "records and POST /v1/feedback are always read).",
 )
 """``--feedback-attribute NAME`` (:mod:`tracegrade.store.feedback`)."""
+
+
+def receiver_feedback_options(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--feedback-attribute``, ``--feedback-per-trace`` and ``--feedback-rate`` of a receiver
+    (:mod:`tracegrade.collector.feedback_limits`), passed to ``function`` as one ``feedback``
+    dict of :class:`~tracegrade.collector.receiver.ReceiverConfig` fields."""
+
+    @functools.wraps(function)
+    def with_feedback(
+        *args: Any, feedback_attribute: str, feedback_per_trace: int, feedback_rate: int, **kw: Any
+    ) -> Any:
+        feedback = {
+            "feedback_attribute": feedback_attribute or None,
+            "feedback_per_trace": feedback_per_trace,
+            "feedback_rate": feedback_rate,
+        }
+        return function(*args, feedback=feedback, **kw)
+
+    per_trace = click.option(
+        "--feedback-per-trace",
+        type=click.IntRange(1),
+        default=MAX_FEEDBACK_PER_TRACE,
+        show_default=True,
+        help="Feedback records kept per trace (the first); POST /v1/feedback answers 429 beyond.",
+    )
+    rate = click.option(
+        "--feedback-rate",
+        type=click.IntRange(1),
+        default=FEEDBACK_PER_CLIENT_PER_MIN,
+        show_default=True,
+        help="POST /v1/feedback requests a client (address) may send a minute; 429 beyond.",
+    )
+    return stacked([feedback_attribute_option, per_trace, rate])(with_feedback)
+
 
 judge_options = stacked(
     [

@@ -57,6 +57,10 @@ def print_conversation(out: Console, view: Mapping[str, Any]) -> None:
         said = found["label"] if found["label"] is not None else found["score"]
         what = f"{escape(found['name'])} = {escape(str(said))} ({found['source']})"
         out.print(f"[bold]feedback[/] {polarity} {what} {escape(found['explanation'] or '')}")
+    if view["feedback_total"] > len(view["feedback"]):
+        out.print(
+            f"[bold]feedback[/] the first {len(view['feedback'])} of {view['feedback_total']:,}"
+        )
     for label in view["labels"]:
         who = f"{label['verdict']} by {escape(label['reviewer'])}"
         out.print(f"[bold]label[/] {who}: {escape(label['note'] or '')}")

@@ -11,7 +11,8 @@ export. The feedback becomes one ``gen_ai.evaluation.result`` log record
 redaction, queue and group commit as an OTLP logs export, so it is stored, joined to its trace
 whether the trace came first or not, before the answer: ``200 {"stored": true}``; 400 for a
 bad body (the message names the field), 401, 413, 415, 429 / 503 with ``Retry-After`` as for
-exports.
+exports, and 429 beyond a client's rate or a trace's feedback records
+(:mod:`.feedback_limits`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
+from tracegrade.collector.feedback_limits import FeedbackLimits
 from tracegrade.collector.service import ExportService, settle
 from tracegrade.store.feedback import DEFAULT_ATTRIBUTE, feedback_request
 
@@ -68,14 +70,21 @@ def _problem(exc: ValidationError) -> str:
 _STATUS = {"invalid": 400, "unauthorized": 401, "too_large": 413, "throttled": 429}
 
 
-def feedback_endpoint(service: ExportService) -> Callable[[Request], Awaitable[Response]]:
-    """The Starlette handler of ``POST /v1/feedback`` over ``service``."""
+def feedback_endpoint(
+    service: ExportService, limits: FeedbackLimits | None = None
+) -> Callable[[Request], Awaitable[Response]]:
+    """The Starlette handler of ``POST /v1/feedback`` over ``service``, within ``limits``
+    (:mod:`.feedback_limits`; None: the defaults)."""
+    bounds = limits or FeedbackLimits()
 
     async def feedback(request: Request) -> Response:
         if not service.authorized(request.headers.get("authorization")):
             response = _error(401, "missing or wrong bearer token")
             response.headers["WWW-Authenticate"] = 'Bearer realm="tracegrade"'
             return response
+        refused = bounds.admit_client(request.client.host if request.client else "unknown")
+        if refused is not None:
+            return _error(429, refused.message, refused.retry_after_s)
         media_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if media_type != "application/json":
             return _error(415, f"unsupported Content-Type {media_type!r}: use application/json")
@@ -91,7 +100,13 @@ def feedback_endpoint(service: ExportService) -> Callable[[Request], Awaitable[R
             return _error(413, str(exc))
         except ClientDisconnect:
             return Response(status_code=400)
-        return await _store(service, request, parsed)
+        refused = bounds.admit_trace(parsed.trace_id.lower())
+        if refused is not None:
+            return _error(429, refused.message)
+        response = await _store(service, request, parsed)
+        if response.status_code != 200:
+            bounds.release(parsed.trace_id.lower())
+        return response
 
     return feedback
 

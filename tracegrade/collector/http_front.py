@@ -36,6 +36,7 @@ from tracegrade._util.http_guard import LimitedProtocol
 from tracegrade.collector.address import bare_host, check_free
 from tracegrade.collector.admission import Encoding, Signal
 from tracegrade.collector.feedback_api import feedback_endpoint
+from tracegrade.collector.feedback_limits import FeedbackLimits
 from tracegrade.collector.memory import MemoryBudget, admission_footprint
 from tracegrade.collector.service import ExportService, admits_inline, settle
 
@@ -321,8 +322,13 @@ def _endpoint(service: ExportService, signal: Signal) -> Callable[[Request], Any
     return export
 
 
-def http_app(service: ExportService, health: Callable[[], dict[str, Any]]) -> Starlette:
-    """The Starlette application: the three OTLP paths and ``/healthz``: ``health()`` as JSON
+def http_app(
+    service: ExportService,
+    health: Callable[[], dict[str, Any]],
+    feedback_limits: FeedbackLimits | None = None,
+) -> Starlette:
+    """The Starlette application: the three OTLP paths, ``/v1/feedback`` (within
+    ``feedback_limits``) and ``/healthz``: ``health()`` as JSON
     for a request that passes the bearer-token check (any, without a token), else the bare
     liveness answer ``{"status": "ok"}`` (the counters, ports and store stay private)."""
 
@@ -337,7 +343,8 @@ def http_app(service: ExportService, health: Callable[[], dict[str, Any]]) -> St
         Route(f"/v1/{signal}", _endpoint(service, signal), methods=["POST"])
         for signal in ("traces", "logs", "metrics")
     ]
-    routes.append(Route("/v1/feedback", feedback_endpoint(service), methods=["POST"]))
+    feedback = feedback_endpoint(service, feedback_limits)
+    routes.append(Route("/v1/feedback", feedback, methods=["POST"]))
     return Starlette(routes=[*routes, Route("/healthz", healthz, methods=["GET"])])
 
 

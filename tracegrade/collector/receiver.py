@@ -21,6 +21,7 @@ from typing import Any
 from tracegrade import environment
 from tracegrade.collector.address import host_port
 from tracegrade.collector.admission import DEFAULT_REDACT, Redactor
+from tracegrade.collector.feedback_limits import PER_CLIENT_PER_MIN, FeedbackLimits
 from tracegrade.collector.grpc_front import DEFAULT_WORKERS, grpc_server
 from tracegrade.collector.http_front import HttpServer, http_app
 from tracegrade.collector.ingest import DEFAULT_QUEUE_BYTES, QUEUE_DEADLINE_S, Ingest, Stats
@@ -33,6 +34,7 @@ from tracegrade.collector.memory import (
 from tracegrade.collector.service import DEFAULT_MAX_REQUEST_BYTES, ExportService
 from tracegrade.store.database import display
 from tracegrade.store.feedback import DEFAULT_ATTRIBUTE as DEFAULT_FEEDBACK_ATTRIBUTE
+from tracegrade.store.feedback import MAX_PER_TRACE as DEFAULT_FEEDBACK_PER_TRACE
 from tracegrade.store.traces import Store, default_path
 
 DEFAULT_GRPC_PORT = 4317
@@ -69,6 +71,10 @@ class ReceiverConfig:
     feedback_attribute: str | None = DEFAULT_FEEDBACK_ATTRIBUTE
     """The span attribute read as end-user feedback (:mod:`tracegrade.store.feedback`); None:
     none. ``gen_ai.evaluation.result`` records and ``POST /v1/feedback`` are always read."""
+    feedback_per_trace: int = DEFAULT_FEEDBACK_PER_TRACE
+    """Feedback records kept per trace (:mod:`.feedback_limits`): the first ones."""
+    feedback_rate: int = PER_CLIENT_PER_MIN
+    """``POST /v1/feedback`` requests a client may send a minute (:mod:`.feedback_limits`)."""
     guard_resident: bool = False
     """Also hold the process's real resident memory within its footprint at :meth:`Receiver.start`
     plus the bound (:class:`~.memory.ResidentGuard`): for a process that is the receiver only
@@ -93,7 +99,11 @@ class Receiver:
         """The bound (``max_memory_bytes``, raised to fit two requests; see
         :func:`~.memory.request_share`)."""
         self.ingest = Ingest(
-            lambda: Store(self.db, feedback_attribute=config.feedback_attribute),
+            lambda: Store(
+                self.db,
+                feedback_attribute=config.feedback_attribute,
+                feedback_per_trace=config.feedback_per_trace,
+            ),
             max_queue_bytes=max(config.max_queue_bytes, config.max_request_bytes),
             queue_deadline_s=config.queue_deadline_s,
         )
@@ -129,8 +139,11 @@ class Receiver:
                 self.config.grpc_port,
                 workers=self.config.grpc_workers,
             )
+            limits = FeedbackLimits(self.config.feedback_per_trace, self.config.feedback_rate)
             self._http = HttpServer(
-                http_app(self.service, self.health), self.config.host, self.config.http_port
+                http_app(self.service, self.health, limits),
+                self.config.host,
+                self.config.http_port,
             )
             self.http_port = self._http.port
             self._http.start()

@@ -63,7 +63,7 @@ from tracegrade.pipeline.reading import from_store, parse_since, traces_by_id
 from tracegrade.sampling import lowest, sampled
 from tracegrade.scoring.results import CaseResult
 from tracegrade.store import review as queue_store
-from tracegrade.store.feedback import Feedback, feedback_for
+from tracegrade.store.feedback import SHOWN_PER_PAGE, Feedback, feedback_for, feedback_page
 from tracegrade.store.review import AXES, VERDICTS, Label, QueueItem
 from tracegrade.store.traces import Store
 from tracegrade.store.verdicts import judge_verdicts
@@ -562,6 +562,14 @@ def conversation_feedback(store: Store, trace_ids: Sequence[str]) -> list[Feedba
     by_trace = feedback_for(store.db, [t.lower() for t in trace_ids])
     found = [f for ids in by_trace.values() for f in ids]
     return sorted(found, key=lambda f: (f.time_unix_nano, f.received_at))
+
+
+def feedback_shown(
+    store: Store, trace_ids: Sequence[str], limit: int = SHOWN_PER_PAGE
+) -> tuple[list[Feedback], int]:
+    """What a page shows of the feedback on these traces: the first ``limit`` records, oldest
+    first, and how many there are in all."""
+    return feedback_page(store.db, [t.lower() for t in trace_ids], limit)
 
 
 def scored(

@@ -21,7 +21,9 @@ tracegrade receiver.
 Rows are keyed by trace id only: feedback that arrives before its trace is kept and joins the
 trace when it comes (:func:`feedback_for`), and feedback for a trace never stored stays
 queryable. A resent record adds nothing (its digest). Feedback that names only a
-``gen_ai.response.id`` (no trace id) is kept with the response id and no trace.
+``gen_ai.response.id`` (no trace id) is kept with the response id and no trace. A trace keeps
+at most :data:`MAX_PER_TRACE` feedback records (a store's ``feedback_per_trace``): the first
+ones; a page shows the first :data:`SHOWN_PER_PAGE` with the count (:func:`feedback_page`).
 
 **Polarity** (:attr:`Feedback.positive`): a known label decides (:data:`POSITIVE_LABELS`,
 :data:`NEGATIVE_LABELS`, case-insensitive); else the score: above 0.5 positive, below
@@ -245,8 +247,43 @@ FEEDBACK_COLUMNS = (
 )
 
 
-def insert(db: Database, found: Sequence[tuple[bytes, Feedback]], received_at: float) -> int:
-    """Store feedback rows (inside the caller's transaction); returns how many were new."""
+MAX_PER_TRACE = 100
+"""Feedback records kept per trace, by default (``collect --feedback-per-trace``): the ones
+after it are not stored as feedback (their OTLP log records are kept as received)."""
+SHOWN_PER_PAGE = 50
+"""Feedback records a page shows (the first ones, with the count of all)."""
+
+
+def _within_cap(
+    db: Database, found: Sequence[tuple[bytes, Feedback]], per_trace: int
+) -> list[tuple[bytes, Feedback]]:
+    """``found`` less what would take a trace past ``per_trace`` feedback records (the first
+    ones kept); feedback without a trace id is not capped."""
+    room: dict[str, int] = {}
+    kept = []
+    for key, item in found:
+        if item.trace_id is not None:
+            if item.trace_id not in room:
+                (stored,) = db.execute(
+                    "SELECT COUNT(*) FROM feedback WHERE trace_id = ?", (item.trace_id,)
+                ).fetchone()
+                room[item.trace_id] = per_trace - int(stored)
+            if room[item.trace_id] <= 0:
+                continue
+            room[item.trace_id] -= 1
+        kept.append((key, item))
+    return kept
+
+
+def insert(
+    db: Database,
+    found: Sequence[tuple[bytes, Feedback]],
+    received_at: float,
+    per_trace: int = MAX_PER_TRACE,
+) -> int:
+    """Store feedback rows (inside the caller's transaction), at most ``per_trace`` per trace
+    id in the store (the rest is dropped); returns how many were new."""
+    found = _within_cap(db, found, per_trace) if found else found
     if not found:
         return 0
     rows = [
@@ -304,6 +341,22 @@ def feedback_for(db: Database, trace_ids: Sequence[str]) -> dict[str, list[Feedb
         for row in rows:
             out.setdefault(row[0], []).append(_row(row))
     return out
+
+
+def feedback_page(db: Database, trace_ids: Sequence[str], limit: int) -> tuple[list[Feedback], int]:
+    """The first ``limit`` feedback records about these traces (oldest first) and how many
+    there are in all."""
+    ids = list(dict.fromkeys(trace_ids))[:500]
+    if not ids:
+        return [], 0
+    marks = ",".join("?" * len(ids))
+    where = f" FROM feedback WHERE trace_id IN ({marks})"
+    (total,) = db.execute(f"SELECT COUNT(*){where}", ids).fetchone()
+    rows = db.execute(
+        f"SELECT {FEEDBACK_COLUMNS}{where} ORDER BY time_unix_nano, received_at, id LIMIT ?",
+        [*ids, limit],
+    )
+    return [_row(row) for row in rows], int(total)
 
 
 def traces_with_feedback(db: Database, since_s: float | None = None) -> list[str]:

@@ -106,11 +106,14 @@ class Store:
         path: str | os.PathLike[str] | None = None,
         *,
         feedback_attribute: str | None = feedback.DEFAULT_ATTRIBUTE,
+        feedback_per_trace: int = feedback.MAX_PER_TRACE,
     ):
         self.path = default_path(path)
         self.feedback_attribute = feedback_attribute
         """The span attribute read as end-user feedback when spans are written
         (:mod:`tracegrade.store.feedback`); None reads none."""
+        self.feedback_per_trace = feedback_per_trace
+        """Feedback records kept per trace (the first ones; :data:`.feedback.MAX_PER_TRACE`)."""
         self.location = display(self.path)
         self.db = Database(self.path)
         try:
@@ -290,7 +293,7 @@ class Store:
         logs = log_rows(log_requests, self._resource_ref, self._scope_ref, now)
         found = feedback.from_log_rows(logs)
         found += feedback.from_chunk_rows(rows, self.feedback_attribute)
-        feedback.insert(self.db, found, now)
+        feedback.insert(self.db, found, now, self.feedback_per_trace)
         return sum(added.values()), self._write_logs(logs, now)
 
     def _write_logs(self, logs: list[tuple[Any, ...]], now: float) -> int:

@@ -28,7 +28,7 @@ from tracegrade.normalize.lint import lint
 from tracegrade.pipeline.reading import Normalized, load_normalized
 from tracegrade.pipeline.review import (
     conversation_among,
-    conversation_feedback,
+    feedback_shown,
     group,
     scored,
 )
@@ -173,10 +173,18 @@ def conversation(store: Store, trace: tuple[TraceData, AgentTrace]) -> Chat:
     return build_chat([loaded[t.trace_id] for t in group])
 
 
+def _feedback_of(store: Store, trace_ids: Sequence[str], key: str) -> dict[str, Any]:
+    """``key``: the first feedback records about these traces (a page shows
+    :data:`~tracegrade.store.feedback.SHOWN_PER_PAGE`), ``<key>_total``: how many in all."""
+    shown, total = feedback_shown(store, trace_ids)
+    return {key: [f.to_dict() for f in shown], f"{key}_total": total}
+
+
 def trace_page(store: Store, trace_id: str, config: Config) -> dict[str, Any] | None:
     """One stored trace (None when not stored): ``inputs``, ``final_output``, ``waterfall``,
     ``chat`` (its conversation), ``scores`` (reference-free), ``evaluations`` (the evaluation
-    results and end-user feedback recorded about it, oldest first), ``labels`` (reviewers'
+    results and end-user feedback recorded about it, the first ones, oldest first;
+    ``evaluations_total`` counts them all), ``labels`` (reviewers'
     labels of its conversation, oldest first), ``lint``, ``verdicts``."""
     loaded = load_normalized(store, [trace_id])
     if trace_id not in loaded:
@@ -191,7 +199,7 @@ def trace_page(store: Store, trace_id: str, config: Config) -> dict[str, Any] | 
         "waterfall": waterfall.build(data, config.pricing, trace),
         "chat": chat,
         "scores": reference_free(trace, config),
-        "evaluations": [f.to_dict() for f in conversation_feedback(store, [trace_id])],
+        **_feedback_of(store, [trace_id], "evaluations"),
         "labels": [
             label.to_dict() for label in queue_store.labels_of_traces(store.db, chat.trace_ids)
         ],
@@ -371,7 +379,7 @@ def review_view(store: Store, trace_ids: Sequence[str], config: Config) -> dict[
         "trace_ids": list(conversation.trace_ids),
         "chat": build_chat([loaded[t] for t in conversation.trace_ids]),
         "scores": _scores(result),
-        "feedback": [f.to_dict() for f in conversation_feedback(store, conversation.trace_ids)],
+        **_feedback_of(store, conversation.trace_ids, "feedback"),
         "labels": [
             label.to_dict() for label in queue_store.labels(store.db, conversation=conversation.key)
         ],

@@ -141,3 +141,64 @@ def test_a_bad_feedback_request_is_refused_with_the_reason_and_stores_nothing(
     assert text.status_code == 415
     with Store(tmp_path / "bad.db") as store:
         assert store.db.execute("SELECT COUNT(*) FROM feedback").fetchone()[0] == 0
+
+
+def test_feedback_is_bounded_per_trace_and_per_client_and_pages_show_the_first(
+    store_location,
+) -> None:
+    """Issue 40 item 7: 6,000 feedback records about one trace were all stored, the trace page
+    rendered them all. Now a trace keeps ``--feedback-per-trace`` records (POST /v1/feedback
+    answers 429 naming the trace beyond, and records by OTLP logs stop at the same bound), a
+    client gets ``--feedback-rate`` requests a minute (429 with Retry-After), and the trace
+    page shows the first 50 with the count."""
+    from starlette.testclient import TestClient
+
+    from tracegrade.web import UiConfig, create_app
+
+    spans = _turn("how much is shipping?")
+    trace_id, span_id, raw_trace, raw_span = _ids(spans)
+    other = f"{int(trace_id, 16) ^ 1:032x}"
+    with running(store_location, feedback_per_trace=60, feedback_rate=70) as receiver:
+        exporter = span_exporter("http", receiver)
+        assert exporter.export(spans).name == "SUCCESS"
+        exporter.shutdown()
+        url = f"{receiver.http_endpoint}/v1/feedback"
+        with httpx.Client() as client:
+            answers = [
+                client.post(url, json={"trace_id": trace_id, "score": 0, "comment": f"c{n}"})
+                for n in range(62)
+            ]
+            assert [a.status_code for a in answers] == [200] * 60 + [429] * 2
+            assert f"trace {trace_id} has 60 feedback records" in answers[-1].json()["error"]
+            assert "Retry-After" not in answers[-1].headers
+            accepted = 0  # the bucket (70) refills 70 a minute: a few more while this runs
+            while (throttled := client.post(url, json={"trace_id": other, "score": 1})).is_success:
+                accepted += 1
+                assert accepted < 40
+            assert throttled.status_code == 429 and int(throttled.headers["Retry-After"]) >= 1
+            assert "at most 70 requests a minute" in throttled.json()["error"]
+        for n in range(3):  # OTLP log records stop at the same bound
+            _evaluation_record(receiver, raw_trace, raw_span, f"l{n}", 0.0)
+    with Store(store_location) as store:
+        assert len(feedback_for(store.db, [trace_id])[trace_id]) == 60
+        assert len(feedback_for(store.db, [other])[other]) == accepted >= 8
+    app = create_app(UiConfig(db=store_location, index_traces=False))
+    with TestClient(app, base_url="http://localhost") as client:
+        data = client.get(f"/traces/{trace_id}.json").json()
+        assert (len(data["evaluations"]), data["evaluations_total"]) == (50, 60)
+        assert (
+            "The first 50 of 60 recorded about this trace."
+            in client.get(f"/traces/{trace_id}").text
+        )
+    app.state.ui.close()
+
+
+def test_the_per_client_bucket_refills() -> None:
+    from tracegrade.collector.feedback_limits import FeedbackLimits
+
+    limits = FeedbackLimits(per_trace=5, per_client_per_min=2)
+    assert limits.admit_client("a", now=0.0) is None and limits.admit_client("a", now=0.0) is None
+    refused = limits.admit_client("a", now=0.0)
+    assert refused is not None and refused.retry_after_s == pytest.approx(30.0)
+    assert limits.admit_client("b", now=0.0) is None  # another client is not starved
+    assert limits.admit_client("a", now=30.0) is None
