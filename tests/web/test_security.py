@@ -15,7 +15,8 @@ from tests.web.conftest import csrf_token
 from tests.web.shop import PAYLOADS, XSS_INPUT, ShopStore
 from tracegrade.cli import cli
 from tracegrade.web import UiConfig, create_app
-from tracegrade.web.security import LoginThrottle, allowed_hosts, is_loopback, safe_next
+from tracegrade.web.logins import LoginThrottle
+from tracegrade.web.security import allowed_hosts, is_loopback, safe_next
 
 TOKEN = "s3cret-token"
 
@@ -180,13 +181,13 @@ def test_wrong_tokens_are_throttled(guarded) -> None:
     assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
 
 
-def test_the_throttle_lets_a_client_try_again_after_its_window() -> None:
+def test_the_throttle_lets_a_client_try_again_after_its_backoff() -> None:
     throttle = LoginThrottle()
-    for n in range(LoginThrottle.PER_CLIENT):
-        throttle.failed("10.0.0.1", now=100.0 + n)
-    assert throttle.retry_after_s("10.0.0.1", now=105.0) > 0
-    assert throttle.retry_after_s("10.0.0.2", now=105.0) == 0
-    assert throttle.retry_after_s("10.0.0.1", now=100.0 + LoginThrottle.WINDOW_S + 1) == 0
+    for n in range(LoginThrottle.PER_ADDRESS):
+        throttle.failed("10.0.0.1", "token", now=100.0 + n)
+    assert throttle.retry_after_s("10.0.0.1", "token", now=104.5) > 0
+    assert throttle.retry_after_s("10.0.0.2", "token", now=104.5) == 0
+    assert throttle.retry_after_s("10.0.0.1", "token", now=104.0 + LoginThrottle.BASE_S) == 0
 
 
 def test_a_blank_token_is_refused(shop: ShopStore) -> None:

@@ -70,7 +70,8 @@ def _bind(host: str, port: int) -> socket.socket:
     "trusted_proxies",
     multiple=True,
     metavar="ADDRESS",
-    help="A proxy address whose --user-header is believed (repeatable; default loopback).",
+    help="A reverse proxy's address (the TCP peer) whose --user-header and X-Forwarded-For are "
+    "believed (repeatable; default: loopback with --user-header, else none).",
 )
 @click.option(
     "--dataset",
@@ -113,7 +114,7 @@ def command(
             datasets=tuple(p.resolve() for p in datasets),
             hosts=allowed_hosts(host, allow_hosts),
             user_header=user_header,
-            trusted_proxies=frozenset(trusted_proxies) or LOOPBACK_HOSTS,
+            trusted_proxies=_proxies(trusted_proxies, user_header),
             local_user=getpass.getuser(),
         )
     )
@@ -123,9 +124,24 @@ def command(
     # Headers bounded in size (431) and time (10 s), connections in number: see http_guard.
     # The lifespan runs the trace index in the background (tracegrade.web.app).
     config = uvicorn.Config(
-        app, http=LimitedProtocol, log_level="warning", access_log=False, lifespan="on"
+        app,
+        http=LimitedProtocol,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        # The client address is the TCP peer's; X-Forwarded-For is read by the guard, only
+        # from --trusted-proxy peers (uvicorn's default believed it from any loopback peer).
+        proxy_headers=False,
     )
     try:
         uvicorn.Server(config).run(sockets=[sock])
     finally:
         app.state.ui.close()
+
+
+def _proxies(given: tuple[str, ...], user_header: str | None) -> frozenset[str]:
+    """The trusted proxies: those given, else loopback when a user header is set (a proxy on
+    this machine), else none (no forwarded header is believed)."""
+    if given:
+        return frozenset(given)
+    return LOOPBACK_HOSTS if user_header else frozenset()

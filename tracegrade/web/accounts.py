@@ -6,6 +6,7 @@ older parameters rehashes it."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from tracegrade._util.extras import extra_error
@@ -55,6 +56,14 @@ def verify(store: Store, name: str, password: str) -> bool:
     if _HASHER.check_needs_rehash(stored):
         users.set_hash(store.db, name, _HASHER.hash(password))
     return True
+
+
+def password_stamp(store: Store, name: str) -> str | None:
+    """A digest of account ``name``'s stored password hash (SHA-256, hex): it changes when the
+    password does (a new salt each time); None when there is no such account. Sessions keep it
+    and end when it changes (:class:`tracegrade.web.logins.LoginSessions`)."""
+    stored = users.password_hash(store.db, name)
+    return None if stored is None else hashlib.sha256(stored.encode()).hexdigest()
 
 
 def has_accounts(store: Store) -> bool:

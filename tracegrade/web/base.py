@@ -25,7 +25,7 @@ from starlette.templating import Jinja2Templates
 
 from tracegrade.config import Config, load_config
 from tracegrade.store.traces import Store
-from tracegrade.web.accounts import has_accounts, verify
+from tracegrade.web.accounts import has_accounts, password_stamp, verify
 from tracegrade.web.security import CSRF_FIELD, LOOPBACK_NAMES, Guard
 
 HERE = Path(__file__).parent
@@ -50,8 +50,9 @@ class UiConfig:
     hosts: frozenset[str] | None = LOOPBACK_HOSTS
     user_header: str | None = None
     """A trusted proxy's header naming the user (e.g. ``X-Forwarded-User``); None: none."""
-    trusted_proxies: frozenset[str] = LOOPBACK_HOSTS
-    """Client addresses whose ``user_header`` is believed."""
+    trusted_proxies: frozenset[str] = frozenset()
+    """TCP peer addresses of trusted reverse proxies: their ``user_header`` and
+    ``X-Forwarded-For`` are believed (no other peer's are); empty: no proxy."""
     local_user: str = "local"
     """Who uses a server that asks nobody to log in (no token, account or proxy header)."""
     index_traces: bool = True
@@ -142,6 +143,9 @@ class StoreAccounts:
 
     def verify(self, name: str, password: str) -> bool:
         return verify(self.ui.store, name, password)
+
+    def stamp(self, name: str) -> str | None:
+        return password_stamp(self.ui.store, name)
 
 
 def ui_of(request: Request) -> Ui:

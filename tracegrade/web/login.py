@@ -1,7 +1,7 @@
 """The login form: ``GET /login`` shows it, ``POST /login`` checks a name and password (a named
-account) or the token (both throttled: :class:`~.security.LoginThrottle`) and sets the
-HttpOnly session cookie (see :mod:`.security`), ``POST /logout`` ends the session and clears
-the cookie."""
+account) or the token (both throttled per address and per account:
+:class:`~.logins.LoginThrottle`) and sets the HttpOnly session cookie (see :mod:`.security`),
+``POST /logout`` ends the session and clears the cookie."""
 
 from __future__ import annotations
 
@@ -34,34 +34,43 @@ def _form(request: Request, target: str | None, error: str | None) -> dict[str, 
 
 @state_changing
 async def login(request: Request, form: FormData) -> Response:
-    """Check the submitted token; on success start a session, set its cookie and redirect
-    to ``next``, else show the form again with 401 (429 + Retry-After while throttled)."""
+    """Check the submitted name and password, or token; on success start a session, set its
+    cookie and redirect to ``next``, else show the form again with 401 (429 + Retry-After
+    while this address or this account is throttled: :class:`~.logins.LoginThrottle`)."""
     guard = ui_of(request).guard
-    client = request.client.host if request.client else ""
-    wait_s = guard.throttle.retry_after_s(client)
+    address, account = guard.client_address(request), _account(form)
+    wait_s = guard.throttle.retry_after_s(address, account)
     if wait_s > 0:
         return PlainTextResponse(
-            f"too many wrong tokens: try again in {math.ceil(wait_s)} s",
+            f"too many wrong passwords or tokens: try again in {math.ceil(wait_s)} s",
             status_code=429,
             headers={"retry-after": str(math.ceil(wait_s))},
         )
     target = safe_next(str(form.get("next") or "/"))
     user = _who(guard, form)
     if user is None:
-        guard.throttle.failed(client)
+        guard.throttle.failed(address, account)
         data = _form(
             request, target, "wrong name or password" if form.get("name") else "wrong token"
         )
         return render(request, "login.html", data, status_code=401)
+    guard.throttle.succeeded(address, account)
+    stamp = guard.accounts.stamp(user) if guard.accounts and form.get("name") else None
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
-        guard.new_session(user),
+        guard.new_session(user, stamp),
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",
     )
     return response
+
+
+def _account(form: FormData) -> str:
+    """The account a login form tries: ``name:NAME``, or ``token`` for the UI token."""
+    name = form.get("name")
+    return f"name:{name.strip()}" if isinstance(name, str) and name.strip() else "token"
 
 
 def _who(guard: Guard, form: FormData) -> str | None:

@@ -7,15 +7,19 @@
 - **Who**: when the server has a token (``--token`` / ``TRACEGRADE_UI_TOKEN``; blank tokens
   are refused), named accounts (``tracegrade users``: a name and an Argon2id password hash,
   :mod:`tracegrade.web.accounts`) or a trusted proxy's user header (``--user-header``,
-  honoured only from ``--trusted-proxy`` addresses, loopback by default), every request needs
+  honoured only when the TCP peer is a ``--trusted-proxy`` address, loopback by default
+  with ``--user-header``), every request needs
   to say who it is: a session cookie that ``/login`` sets for an account or the token
   (HttpOnly, SameSite=Strict; a random id kept server-side with the user's name, which
-  ``/logout`` and :data:`SESSION_TTL_S` end), an ``Authorization: Bearer TOKEN`` header
+  ``/logout``, its expiry, and a change of its account's password or the account's removal
+  end: :class:`~.logins.LoginSessions`), an ``Authorization: Bearer TOKEN`` header
   (scripts reading the JSON twins and automation: the user ``token``), or the proxy's header.
   Without any, HTML pages redirect to the login form and everything else answers 401. Wrong
-  tokens and passwords are throttled (:class:`LoginThrottle`). A server with none of the three
-  is open, and its one user is the local login name (``local_user``). The user's name is
-  :func:`user_of` a request: who labels and promotes.
+  tokens and passwords are throttled per address and per account
+  (:class:`~.logins.LoginThrottle`); the address is the TCP peer's, or ``X-Forwarded-For``'s
+  only when the peer is a trusted proxy (:meth:`Guard.client_address`). A server with none
+  of the three is open, and its one user is the local login name (``local_user``). The
+  user's name is :func:`user_of` a request: who labels and promotes.
 - **CSRF**: every state-changing request (POST) carries a ``csrf_token`` form field that is an
   HMAC of the browser's random ``tg_csrf`` cookie under a per-process secret (signed double
   submit), and, when the browser sends ``Origin``, comes from this server's own origin (whose
@@ -32,8 +36,6 @@ import hashlib
 import hmac
 import ipaddress
 import secrets
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable
 from functools import wraps
 from typing import Any, Protocol
@@ -45,6 +47,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, RedirectResponse, Response
 
 from tracegrade import environment
+from tracegrade.web.logins import LoginSessions, LoginThrottle
 
 SESSION_COOKIE = "tg_session"
 CSRF_COOKIE = "tg_csrf"
@@ -59,10 +62,6 @@ CSP = (
 )
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 """Host names a server bound to loopback answers to (with the bound address itself)."""
-SESSION_TTL_S = 12 * 3600.0
-"""A session ends this long after its login."""
-MAX_SESSIONS = 1024
-"""Sessions kept at once; a login beyond ends the oldest."""
 
 
 def is_loopback(host: str) -> bool:
@@ -106,6 +105,11 @@ class Accounts(Protocol):
         """Whether ``password`` is account ``name``'s."""
         ...  # pragma: no cover
 
+    def stamp(self, name: str) -> str | None:
+        """A value that changes when account ``name``'s password does; None when the account
+        does not exist (any more)."""
+        ...  # pragma: no cover
+
 
 class Guard:
     """The host check, who is asking (token, accounts, proxy header), sessions and CSRF tokens
@@ -121,7 +125,7 @@ class Guard:
         hosts: frozenset[str] | None = None,
         *,
         user_header: str | None = None,
-        trusted_proxies: frozenset[str] = frozenset(LOOPBACK_NAMES),
+        trusted_proxies: frozenset[str] = frozenset(),
         local_user: str = "local",
     ):
         if token is not None and token != "" and not token.strip():
@@ -133,8 +137,7 @@ class Guard:
         self.local_user = local_user
         self.accounts: Accounts | None = None
         self._secret = secrets.token_bytes(32)
-        self._sessions: OrderedDict[str, tuple[float, str]] = OrderedDict()
-        """Session id -> (when it expires (time.monotonic()), the user), oldest login first."""
+        self.sessions = LoginSessions()
         self.throttle = LoginThrottle()
 
     @property
@@ -151,30 +154,40 @@ class Guard:
             return True
         return host_name(request.headers.get("host", "")) in self.hosts
 
-    def new_session(self, user: str = "token") -> str:
-        """Start a session for ``user`` (after a correct token or password); returns its id,
-        the cookie's value."""
-        now = time.monotonic()
-        self._expire(now)
-        while len(self._sessions) >= MAX_SESSIONS:
-            self._sessions.popitem(last=False)
-        session = secrets.token_urlsafe(32)
-        self._sessions[session] = (now + SESSION_TTL_S, user)
-        return session
+    def new_session(self, user: str = "token", stamp: str | None = None) -> str:
+        """Start a session for ``user`` (after a correct token or password; ``stamp``: the
+        account's password stamp, see :class:`Accounts`); returns its id, the cookie's value."""
+        return self.sessions.start(user, stamp)
 
     def end_session(self, session: str | None) -> None:
         """End a session (logout): its cookie opens nothing any more, wherever it was copied."""
-        if session:
-            self._sessions.pop(session, None)
+        self.sessions.end(session)
 
     def _session_user(self, session: str) -> str | None:
-        self._expire(time.monotonic())
-        found = self._sessions.get(session)
-        return None if found is None else found[1]
+        """The user of a live session whose account (when it has one) still exists with the
+        password it was started with; a session whose account changed is ended."""
+        found = self.sessions.find(session)
+        if found is None:
+            return None
+        user, stamp = found
+        if stamp is None or (self.accounts is not None and self.accounts.stamp(user) == stamp):
+            return user
+        self.sessions.end(session)
+        return None
 
-    def _expire(self, now: float) -> None:
-        while self._sessions and next(iter(self._sessions.values()))[0] <= now:
-            self._sessions.popitem(last=False)
+    def client_address(self, request: Request) -> str:
+        """The address a request comes from: the TCP peer's, or, when the peer is a trusted
+        proxy, the last ``X-Forwarded-For`` address that is not a trusted proxy (the one the
+        proxy itself saw). A forwarded header from any other peer is ignored (round three:
+        rotating it defeated the login throttle)."""
+        peer = request.client.host if request.client else ""
+        if peer not in self.trusted_proxies:
+            return peer
+        forwarded = request.headers.get("x-forwarded-for", "")
+        for address in reversed([a.strip() for a in forwarded.split(",")]):
+            if address and address not in self.trusted_proxies:
+                return address
+        return peer
 
     def token_matches(self, candidate: str) -> bool:
         """Constant-time comparison with the server's token."""
@@ -184,7 +197,8 @@ class Guard:
 
     def user(self, request: Request) -> str | None:
         """Who the request is from (see the module docstring); None when it must log in."""
-        if self.user_header and request.client and request.client.host in self.trusted_proxies:
+        peer = request.client.host if request.client else ""
+        if self.user_header and peer in self.trusted_proxies:
             named = request.headers.get(self.user_header, "").strip()
             if named:
                 return named
@@ -289,44 +303,6 @@ def state_changing(endpoint: Callable[[Request, FormData], Awaitable[Response]])
         return await endpoint(request, form)
 
     return checked
-
-
-class LoginThrottle:
-    """Wrong-token attempts per client address: after :attr:`PER_CLIENT` failures within
-    :attr:`WINDOW_S` that client's logins are refused (429 + Retry-After) until the window
-    passes, and after :attr:`OVERALL` failures from all clients everyone's are (a guesser
-    spread over many addresses). A correct token does not reset a client's count."""
-
-    WINDOW_S = 60.0
-    PER_CLIENT = 5
-    OVERALL = 50
-    MAX_CLIENTS = 4096
-    """Client addresses remembered; the oldest are forgotten beyond."""
-
-    def __init__(self) -> None:
-        self._failures: OrderedDict[str, list[float]] = OrderedDict()
-        self._all: list[float] = []
-
-    def retry_after_s(self, client: str, now: float | None = None) -> float:
-        """Seconds ``client`` must wait before its next attempt (0: it may try now)."""
-        now = time.monotonic() if now is None else now
-        self._all = [t for t in self._all if t > now - self.WINDOW_S]
-        mine = [t for t in self._failures.get(client, []) if t > now - self.WINDOW_S]
-        waits = [0.0]
-        if len(mine) >= self.PER_CLIENT:
-            waits.append(mine[-self.PER_CLIENT] + self.WINDOW_S - now)
-        if len(self._all) >= self.OVERALL:
-            waits.append(self._all[-self.OVERALL] + self.WINDOW_S - now)
-        return max(waits)
-
-    def failed(self, client: str, now: float | None = None) -> None:
-        """Record a wrong token from ``client``."""
-        now = time.monotonic() if now is None else now
-        recent = [t for t in self._failures.pop(client, []) if t > now - self.WINDOW_S]
-        self._failures[client] = [*recent[-self.PER_CLIENT :], now]
-        self._all = [*self._all[-self.OVERALL :], now]
-        while len(self._failures) > self.MAX_CLIENTS:
-            self._failures.popitem(last=False)
 
 
 def user_of(request: Request) -> str:

@@ -1,0 +1,153 @@
+"""The dashboard's login defences against round three of the hostile review (issue 40 items
+10-12): throttling per address and per account (a guesser on many addresses cannot lock the
+real user out), forwarded headers believed only from a trusted proxy's TCP connection, and
+sessions that end with their account or password and are never evicted by another user's
+logins."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from tests.support.browser import ui_server
+from tests.web.conftest import csrf_token
+from tracegrade.store.traces import Store
+from tracegrade.web import UiConfig, create_app
+from tracegrade.web.accounts import remove_account, set_password
+from tracegrade.web.logins import LoginSessions, LoginThrottle
+
+PASSWORD = "correct horse battery"
+
+
+def _client(db: str, address: str = "192.0.2.10", **config: object) -> TestClient:
+    app = create_app(UiConfig(db=db, **config))
+    return TestClient(app, base_url="http://localhost", client=(address, 40000))
+
+
+def _login(client: TestClient, headers: dict[str, str] | None = None, **fields: str):
+    form = {"csrf_token": csrf_token(client.get("/login").text), "next": "/runs", **fields}
+    return client.post("/login", data=form, headers=headers or {}, follow_redirects=False)
+
+
+def test_a_guesser_on_many_addresses_does_not_lock_the_user_out_of_her_own() -> None:
+    throttle = LoginThrottle()
+    for n in range(50):
+        throttle.failed(f"203.0.113.{n}", "name:ana", now=1000.0 + n * 0.01)
+    assert throttle.retry_after_s("192.0.2.10", "name:ana", now=1001.0) == 0
+    assert throttle.retry_after_s("192.0.2.10", "name:ben", now=1001.0) == 0
+    # each guessing address has used its guess on this account: it waits the backoff
+    assert throttle.retry_after_s("203.0.113.7", "name:ana", now=1001.0) > 60
+    # one failure of the real user's own does not hold her back once she logged in before
+    throttle.succeeded("192.0.2.10", "name:ana", now=1002.0)
+    throttle.failed("192.0.2.10", "name:ana", now=1003.0)
+    assert throttle.retry_after_s("192.0.2.10", "name:ana", now=1003.5) == 0
+
+
+def test_one_address_backs_off_exponentially_and_forgets() -> None:
+    throttle = LoginThrottle()
+    waits = []
+    for n in range(LoginThrottle.PER_ADDRESS + 4):
+        throttle.failed("198.51.100.1", f"name:guess{n}", now=float(n))
+        waits.append(throttle.retry_after_s("198.51.100.1", "name:x", now=float(n)))
+    assert waits[: LoginThrottle.PER_ADDRESS - 1] == [0.0] * (LoginThrottle.PER_ADDRESS - 1)
+    assert waits[LoginThrottle.PER_ADDRESS - 1 :] == [1.0, 2.0, 4.0, 8.0, 16.0]
+    later = LoginThrottle.FORGET_S + 10
+    assert throttle.retry_after_s("198.51.100.1", "name:x", now=later) == 0
+
+
+def test_the_real_user_logs_in_while_her_account_is_guessed(store_location: str) -> None:
+    set_password(store_location, "ana", PASSWORD)
+    app = create_app(UiConfig(db=store_location))
+    try:
+        for n in range(50):
+            with TestClient(app, base_url="http://localhost", client=(f"203.0.113.{n}", 1)) as c:
+                assert _login(c, name="ana", password=f"guess-{n}").status_code == 401
+        with TestClient(app, base_url="http://localhost", client=("192.0.2.10", 1)) as c:
+            assert _login(c, name="ana", password=PASSWORD).status_code == 303
+        with TestClient(app, base_url="http://localhost", client=("203.0.113.3", 1)) as c:
+            assert _login(c, name="ana", password=PASSWORD).status_code == 429
+    finally:
+        app.state.ui.close()
+
+
+def test_forwarded_for_is_ignored_unless_the_peer_is_a_trusted_proxy(tmp_path) -> None:
+    db = str(tmp_path / "ui.db")
+    with _client(db, address="127.0.0.1", token="t0ken-right") as client:
+        statuses = [
+            _login(client, {"x-forwarded-for": f"10.9.0.{n}"}, token="wrong").status_code
+            for n in range(8)
+        ]
+    assert statuses[:5] == [401] * 5 and set(statuses[5:]) == {429}
+    proxied = {"trusted_proxies": frozenset({"10.0.0.5"}), "token": "t0ken-right"}
+    with _client(db, address="10.0.0.5", **proxied) as client:  # behind the proxy: per client
+        for n in range(8):
+            forwarded = {"x-forwarded-for": f"spoofed, 10.9.0.{n}"}
+            assert _login(client, forwarded, token="wrong").status_code == 401
+
+
+def test_the_user_header_is_believed_only_from_the_proxys_connection(tmp_path) -> None:
+    config = {"user_header": "X-Forwarded-User", "trusted_proxies": frozenset({"10.0.0.5"})}
+    claims = {"x-forwarded-user": "ben", "x-forwarded-for": "10.0.0.5"}
+    with _client(str(tmp_path / "ui.db"), address="127.0.0.1", **config) as client:
+        assert client.get("/runs.json", headers=claims).status_code == 401
+    with _client(str(tmp_path / "ui.db"), address="10.0.0.5", **config) as client:
+        assert client.get("/runs.json", headers=claims).status_code == 200
+
+
+def test_the_real_server_ignores_forwarded_headers_from_an_untrusted_peer(tmp_path) -> None:
+    """uvicorn itself rewrote the client address from X-Forwarded-For of any loopback peer."""
+    db = str(tmp_path / "ui.db")
+    Store(db).close()
+    args = ["--db", db, "--user-header", "X-Forwarded-User", "--trusted-proxy", "10.0.0.5"]
+    with ui_server([*args, "--token", "t0ken-right"]) as url, httpx.Client(base_url=url) as http:
+        claims = {"x-forwarded-user": "ben", "x-forwarded-for": "10.0.0.5"}
+        assert http.get("/runs.json", headers=claims).status_code == 401
+        statuses = []
+        for n in range(7):
+            page = http.get("/login")
+            form = {"csrf_token": csrf_token(page.text), "token": "wrong", "next": "/"}
+            sent = http.post("/login", data=form, headers={"x-forwarded-for": f"10.9.0.{n}"})
+            statuses.append(sent.status_code)
+        assert statuses[:5] == [401] * 5 and set(statuses[5:]) == {429}
+
+
+def test_a_session_ends_when_its_password_changes_or_account_goes(store_location: str) -> None:
+    set_password(store_location, "ana", PASSWORD)
+    set_password(store_location, "ben", PASSWORD)
+    app = create_app(UiConfig(db=store_location))
+    try:
+        with (
+            TestClient(app, base_url="http://localhost") as ana,
+            TestClient(app, base_url="http://localhost") as ben,
+        ):
+            assert _login(ana, name="ana", password=PASSWORD).status_code == 303
+            assert _login(ben, name="ben", password=PASSWORD).status_code == 303
+            assert ana.get("/runs.json").status_code == 200
+            set_password(store_location, "ana", "a new password")
+            assert ana.get("/runs.json").status_code == 401
+            assert ben.get("/runs.json").status_code == 200
+            remove_account(store_location, "ben")
+            assert ben.get("/runs.json").status_code == 401
+            assert _login(ana, name="ana", password="a new password").status_code == 303
+            assert ana.get("/runs.json").status_code == 200
+    finally:
+        app.state.ui.close()
+
+
+def test_another_users_logins_never_evict_a_session() -> None:
+    sessions = LoginSessions()
+    ana = sessions.start("ana", "stamp-a", now=0.0)
+    mallory = [sessions.start("mallory", "stamp-m", now=1.0 + n) for n in range(2000)]
+    assert sessions.find(ana, now=3000.0) == ("ana", "stamp-a")
+    live = [s for s in mallory if sessions.find(s, now=3000.0) is not None]
+    assert live == mallory[-LoginSessions.PER_USER :]
+    assert sessions.find(ana, now=LoginSessions.TTL_S + 1) is None
+
+
+@pytest.mark.parametrize("stale", ["", "no-such-session"])
+def test_unknown_sessions_open_nothing(tmp_path, stale: str) -> None:
+    set_password(str(tmp_path / "ui.db"), "ana", PASSWORD)
+    with _client(str(tmp_path / "ui.db")) as client:
+        client.cookies.set("tg_session", stale)
+        assert client.get("/runs.json").status_code == 401
