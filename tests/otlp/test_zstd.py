@@ -1,7 +1,8 @@
 """zstd-compressed trace files, as the OpenTelemetry Collector's file exporter writes them
 (``compression: zstd``): each export a zstd frame after its 4-byte length (JSON or proto), or
 one zstd stream (its native compression). Read wherever gzip is (``read_file``, the streaming
-reader behind ``score`` / ``inspect``, ``import``), with the same decompression-bomb bound."""
+reader behind ``score`` / ``inspect``, ``import``), with the same decompression-bomb bound
+and the same bound on JSON objects per decoded MiB."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ from tracegrade.cli import cli
 from tracegrade.otlp.codec import parse_traces_json, parse_traces_protobuf
 from tracegrade.otlp.files import (
     GZIP_FLOOR_BYTES,
+    MAX_OBJECTS_PER_MIB,
+    OBJECT_FLOOR,
+    OBJECTS_PER_COMPRESSED_BYTE,
     ZstdBombError,
     read_file,
     read_paths,
@@ -147,3 +151,60 @@ def test_zstd_within_the_ratio_reads_and_past_it_is_refused():
     assert unzstd(zstandard.ZstdCompressor().compress(b"x" * 1000)) == b"x" * 1000
     with pytest.raises(ZstdBombError):
         unzstd(zstandard.ZstdCompressor().compress(b" " * (GZIP_FLOOR_BYTES + 1)))
+
+
+def _dense(kind: str) -> bytes:
+    """~3 MiB of OTLP/JSON that is all objects: empty resources, or one span of empty
+    attributes (the amplification attacks of issue 40: a few KiB compressed)."""
+    if kind == "resources":
+        return b'{"resourceSpans":[' + b",".join([b"{}"] * 1_000_000) + b"]}\n"
+    attributes = b",".join([b'{"key":"","value":{}}'] * 150_000)
+    span = b'{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"s",'
+    span += b'"startTimeUnixNano":"1","endTimeUnixNano":"2","attributes":[' + attributes + b"]}"
+    return b'{"resourceSpans":[{"scopeSpans":[{"spans":[' + span + b"]}]}]}\n"
+
+
+@pytest.mark.parametrize("compress", ["zstd", "zstd-records", "gzip"])
+@pytest.mark.parametrize("kind", ["resources", "attributes"])
+def test_a_file_decoding_to_objects_past_the_density_bound_is_refused(tmp_path, compress, kind):
+    data = _dense(kind)
+    if compress == "gzip":
+        packed = gzip.compress(data)
+    else:
+        packed = zstandard.ZstdCompressor().compress(data)
+        if compress == "zstd-records":
+            packed = struct.pack(">I", len(packed)) + packed
+    path = tmp_path / f"dense.jsonl.{'gz' if compress == 'gzip' else 'zst'}"
+    path.write_bytes(packed)
+    assert len(packed) < 20_000 < len(data)
+    payloads = read_paths([path])
+    assert not payloads.traces and "JSON objects per MiB" in str(payloads.errors[0])
+    db = tmp_path / "t.db"
+    result = CliRunner().invoke(cli, ["import", "--db", str(db), str(path)])
+    assert result.exit_code == 2 and "amplification" in result.output, result.output
+
+
+def test_objects_past_the_bound_per_compressed_byte_are_refused_at_any_density(tmp_path):
+    """Attributes of 33 bytes (under the per-MiB bound) in 8 MiB: half a million objects from
+    a few KiB of zstd (8 s of ``import`` without the bound)."""
+    attribute = b'{"key":"aaaaaaaaaaaa","value":{}}'
+    assert len(attribute) * MAX_OBJECTS_PER_MIB > 2 * 2**20
+    packed = zstandard.ZstdCompressor().compress(
+        b'{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":['
+        + b",".join([attribute] * 250_000)
+        + b"]}]}]}]}\n"
+    )
+    path = tmp_path / "wide.jsonl.zst"
+    path.write_bytes(packed)
+    assert OBJECT_FLOOR < 500_000 and len(packed) * OBJECTS_PER_COMPRESSED_BYTE < OBJECT_FLOOR
+    payloads = read_paths([path])
+    assert not payloads.traces and "per compressed byte" in str(payloads.errors[0])
+
+
+@pytest.mark.parametrize("level", [3, 19])
+def test_real_trace_files_are_far_below_the_object_bounds(level):
+    data = gzip.decompress((TAU / "traces.jsonl.gz").read_bytes())
+    packed = zstandard.ZstdCompressor(level=level).compress(data)
+    assert data.count(b"{") * 2**20 / len(data) < MAX_OBJECTS_PER_MIB / 2
+    assert data.count(b"{") < OBJECTS_PER_COMPRESSED_BYTE * len(packed) / 4
+    assert unzstd(packed) == data

@@ -17,7 +17,10 @@ by their magic bytes, :func:`compression_of`):
 Compressed files: gzip (one or more members), and zstd as the Collector's file exporter writes
 it (``compression: zstd``): each export a zstd frame after its 4-byte big-endian length, or,
 with its native compression, one zstd stream of the uncompressed format. Both expand at most
-:func:`gzip_limit` bytes (a decompression bomb is refused before it is held).
+:func:`gzip_limit` bytes (a decompression bomb is refused before it is held), and at most
+:data:`MAX_OBJECTS_PER_MIB` JSON objects per decoded MiB and
+:data:`OBJECTS_PER_COMPRESSED_BYTE` per byte of the file (:class:`ObjectBudget`; the work of
+reading is per object, so a few KiB of ``{},`` repeated would otherwise take minutes).
 
 Everything becomes OTLP requests (``ExportTraceServiceRequest``/``ExportLogsServiceRequest``),
 so the store keeps one lossless form whatever the source. A bad line is reported as an
@@ -292,6 +295,59 @@ class ZstdBombError(OSError):
     """A zstd file expands past :func:`gzip_limit`; reported as an unreadable file."""
 
 
+MAX_OBJECTS_PER_MIB = 65_536
+"""Most JSON objects (counted as ``{`` bytes, an upper bound) a decompressed file may hold per
+MiB it decodes to, averaged over what it has decoded so far (its first MiB counts as a whole
+MiB). Real OTLP/JSON holds one per 44-90 bytes (12,000-24,000 per MiB); a file of empty
+resources (``{},``) one per 3 bytes: 5 KiB of zstd decoded to 60 MiB of them took ``import``
+105 s and 4.4 GB."""
+
+
+class ObjectBombError(OSError):
+    """A compressed file decodes to more than :data:`MAX_OBJECTS_PER_MIB` JSON objects per MiB;
+    reported as an unreadable file."""
+
+
+OBJECTS_PER_COMPRESSED_BYTE = 16
+"""Most JSON objects a compressed file may decode to per byte of its own (past
+:data:`OBJECT_FLOOR`): trace files hold 0.4-1.4 per byte even at zstd's level 19."""
+OBJECT_FLOOR = 2**18
+"""JSON objects any compressed file may decode to, whatever its size (reading them takes a
+few seconds)."""
+
+
+class ObjectBudget:
+    """Counts the JSON objects (``{`` bytes) in the decoded chunks of a file of
+    ``compressed_bytes`` and refuses past :data:`MAX_OBJECTS_PER_MIB` of what is decoded, or
+    past :data:`OBJECTS_PER_COMPRESSED_BYTE` of the file (at least :data:`OBJECT_FLOOR`).
+    ``kind`` (e.g. ``"zstd"``) names the compression in the error."""
+
+    def __init__(self, kind: str, compressed_bytes: int):
+        self.kind = kind
+        self.total = max(OBJECT_FLOOR, OBJECTS_PER_COMPRESSED_BYTE * compressed_bytes)
+        self.decoded = 0
+        self.objects = 0
+
+    def add(self, chunk: bytes | memoryview) -> None:
+        """Count ``chunk``; raises :class:`ObjectBombError` past either bound."""
+        self.decoded += len(chunk)
+        self.objects += bytes(chunk).count(b"{")
+        if self.objects > MAX_OBJECTS_PER_MIB * max(self.decoded, 2**20) // 2**20:
+            raise self._refused(f"more than {MAX_OBJECTS_PER_MIB:,} JSON objects per MiB")
+        if self.objects > self.total:
+            raise self._refused(
+                f"more than {self.total:,} JSON objects ({OBJECTS_PER_COMPRESSED_BYTE} per "
+                "compressed byte)"
+            )
+
+    def _refused(self, bound: str) -> ObjectBombError:
+        return ObjectBombError(
+            f"{self.kind} data decodes to {bound} ({self.objects:,} in its first "
+            f"{self.decoded:,} bytes; trace files hold about 20,000 per MiB, 1 per compressed "
+            "byte): refused as an amplification attack"
+        )
+
+
 def gzip_limit(compressed_bytes: int) -> int:
     """Most bytes a gzip file of ``compressed_bytes`` may expand to (see
     :data:`MAX_GZIP_RATIO`)."""
@@ -331,6 +387,7 @@ def gunzip(data: bytes) -> bytes:
         out = stream.read(limit + 1)
     if len(out) > limit:
         raise _bomb(len(data))
+    ObjectBudget("gzip", len(data)).add(out)
     return out
 
 
@@ -343,6 +400,7 @@ class BoundedGzip(io.RawIOBase):
         self._limit = gzip_limit(self._compressed)
         self._stream = gzip.GzipFile(path, "rb")
         self._read = 0
+        self._objects = ObjectBudget("gzip", self._compressed)
 
     def readable(self) -> bool:
         return True
@@ -352,6 +410,7 @@ class BoundedGzip(io.RawIOBase):
         self._read += size
         if self._read > self._limit:
             raise _bomb(self._compressed)
+        self._objects.add(memoryview(buffer)[:size])
         return size
 
     def close(self) -> None:
@@ -366,10 +425,18 @@ _ZSTD_WINDOW = 2**27
 class BoundedZstd(io.RawIOBase):
     """The decompressed bytes of a zstd stream (every frame of it), refusing to expand past
     ``limit`` bytes, by default :func:`gzip_limit` of ``compressed_bytes`` (the file's size:
-    :class:`ZstdBombError`, an ``OSError``)."""
+    :class:`ZstdBombError`, an ``OSError``), and past :data:`MAX_OBJECTS_PER_MIB` counted in
+    ``objects`` (shared by the frames of one file; :class:`ObjectBombError`)."""
 
-    def __init__(self, source: IO[bytes], compressed_bytes: int, limit: int | None = None):
+    def __init__(
+        self,
+        source: IO[bytes],
+        compressed_bytes: int,
+        limit: int | None = None,
+        objects: ObjectBudget | None = None,
+    ):
         self._source = source
+        self._objects = ObjectBudget("zstd", compressed_bytes) if objects is None else objects
         self._compressed = compressed_bytes
         self._limit = gzip_limit(compressed_bytes) if limit is None else limit
         decompressor = zstandard.ZstdDecompressor(max_window_size=_ZSTD_WINDOW)
@@ -387,6 +454,7 @@ class BoundedZstd(io.RawIOBase):
         self._read += size
         if self._read > self._limit:
             raise _bomb(self._compressed, "zstd")
+        self._objects.add(memoryview(buffer)[:size])
         return size
 
     def close(self) -> None:
@@ -409,6 +477,7 @@ class ZstdRecords(io.RawIOBase):
         self._source = source
         self._compressed = compressed_bytes
         self._budget = gzip_limit(compressed_bytes)
+        self._objects = ObjectBudget("zstd", compressed_bytes)
         self._pending = memoryview(b"")
 
     def readable(self) -> bool:
@@ -433,7 +502,9 @@ class ZstdRecords(io.RawIOBase):
         frame = self._source.read(max(length, 0))
         if length < 0 or len(frame) < length:
             raise OSError("truncated zstd record (the file ends inside one)")
-        with BoundedZstd(io.BytesIO(frame), self._compressed, self._budget) as stream:
+        with BoundedZstd(
+            io.BytesIO(frame), self._compressed, self._budget, self._objects
+        ) as stream:
             data = stream.readall()
         self._budget -= len(data)
         if data.lstrip()[:1] in (b"{", b"["):
