@@ -272,9 +272,19 @@ def test_hostile_label_files_are_refused_by_field_and_notes_round_trip(
     assert (again.added, again.errors) == (2, [])
     with Store(other) as store:
         assert [label.to_dict() for label in queue_store.labels(store.db)] == stored
+    from starlette.testclient import TestClient
+
     from tracegrade.web import UiConfig, create_app
 
+    ids = _send(other, 1, thumbs_down=set())  # a label stored before the checks existed
+    with Store(other) as store:
+        queue_store.add_label(
+            store.db, queue_store.Label(f"trace:{ids[0]}", (ids[0],), "ann", "fail", 1e300)
+        )
     app = create_app(UiConfig(db=other, index_traces=False))
-    unix_s = app.state.ui.templates.env.filters["unix_s"]  # a label stored before the checks
+    unix_s = app.state.ui.templates.env.filters["unix_s"]
     assert (unix_s(1e300), unix_s(0.0)) == ("1e+300 (not a time)", "1970-01-01 00:00:00")
+    with TestClient(app, base_url="http://localhost") as client:
+        page = client.get("/agreement")
+        assert page.status_code == 200 and "1e+300 (not a time)" in page.text
     app.state.ui.close()

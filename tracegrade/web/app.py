@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -37,7 +36,7 @@ from tracegrade.errors import DatasetError, StoreError
 from tracegrade.report.comparison import METRIC_NAMES, better, signed
 from tracegrade.report.comparison import value as comparison_value
 from tracegrade.web import compare_page, editor, login, review, runs, traces
-from tracegrade.web.base import HERE, StoreAccounts, Ui, UiConfig, render
+from tracegrade.web.base import HERE, StoreAccounts, Ui, UiConfig, render, utc_text
 from tracegrade.web.markdown import render_markdown
 from tracegrade.web.security import Guard, SecurityMiddleware
 from tracegrade.web.trace_search import INDEX_BATCH, index_traces
@@ -58,15 +57,6 @@ async def _store_error(request: Request, exc: Exception) -> Response:
     return render(request, "error.html", {"error": message}, status_code=status)
 
 
-def _utc(unix_s: float) -> str:
-    """A Unix time (s) as UTC ``YYYY-MM-DD HH:MM:SS``; one no calendar holds (a label stored
-    with ``created_at: 1e300`` before labels were checked) as the number."""
-    try:
-        return dt.datetime.fromtimestamp(unix_s, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
-    except (OverflowError, ValueError, OSError):
-        return f"{unix_s!r} (not a time)"
-
-
 def _filters(templates: Jinja2Templates) -> None:
     """Number filters; a value that is None or missing (a run document without it) is "–"."""
     env = templates.env
@@ -74,13 +64,13 @@ def _filters(templates: Jinja2Templates) -> None:
     env.filters["num"] = lambda v, d=2: "–" if _absent(v) else f"{v:.{d}f}"
     env.filters["ms"] = lambda v: "–" if _absent(v) else _ms(v)
     env.filters["usd"] = lambda v: "–" if _absent(v) else _usd(v)
-    env.filters["unix_s"] = lambda v: "–" if _absent(v) else _utc(v)
+    env.filters["unix_s"] = lambda v: "–" if _absent(v) else utc_text(v)
     env.filters["markdown"] = render_markdown
     env.filters["metric"] = metric_value
     env.filters["metric_delta"] = metric_delta
     env.filters["delta_class"] = delta_class
     env.filters["metric_name"] = lambda m: METRIC_NAMES.get(m, m)
-    env.filters["unix_ns"] = lambda v: "–" if _absent(v) or not v else _utc(v / 1e9)
+    env.filters["unix_ns"] = lambda v: "–" if _absent(v) or not v else utc_text(v / 1e9)
 
 
 def _ms(value: float) -> str:

@@ -10,6 +10,7 @@ judge output are untrusted and are never marked safe.
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -35,6 +36,15 @@ WORKERS = 4
 
 P = ParamSpec("P")
 T = TypeVar("T")
+
+
+def utc_text(unix_s: float, form: str = "%Y-%m-%d %H:%M:%S") -> str:
+    """A Unix time (s) as UTC text in ``form``; one no calendar holds (a label stored with
+    ``created_at: 1e300`` before labels were checked) as the number."""
+    try:
+        return dt.datetime.fromtimestamp(unix_s, dt.UTC).strftime(form)
+    except (OverflowError, ValueError, OSError):
+        return f"{unix_s!r} (not a time)"
 
 
 @dataclass

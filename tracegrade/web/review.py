@@ -9,7 +9,6 @@ Heavy work (reading, grouping and scoring conversations) runs in a worker thread
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 from urllib.parse import quote
 
@@ -35,7 +34,7 @@ from tracegrade.pipeline.review import (
     skip_item,
 )
 from tracegrade.store.review import AXES
-from tracegrade.web.base import render, twin, ui_of
+from tracegrade.web.base import render, twin, ui_of, utc_text
 from tracegrade.web.charts import line_chart
 from tracegrade.web.editor import sources
 from tracegrade.web.pages import review_view
@@ -239,7 +238,7 @@ async def agreement_page(request: Request) -> Response:
 
 
 def _day(start_s: float) -> str:
-    return dt.datetime.fromtimestamp(start_s, dt.UTC).strftime("%Y-%m-%d")
+    return utc_text(start_s, "%Y-%m-%d")
 
 
 ROUTES = [
