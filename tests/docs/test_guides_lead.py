@@ -1,6 +1,7 @@
-"""Issue 35, defect 9: the receiving-OTLP and production-scoring guides lead with the commands
-a user needs (a shell block before any other section); the receiving guide keeps measurements
-and their history on the performance page, linked, not dated in the guide."""
+"""Issue 35, defect 9: the receiving-OTLP and production-scoring guides lead with the two
+commands a user needs (a shell block before any other section); measurements, their dates and
+history live on the performance page and the internals on the architecture page, linked, not in
+the guides."""
 
 from __future__ import annotations
 
@@ -9,18 +10,45 @@ from pathlib import Path
 
 import pytest
 
-GUIDES = Path(__file__).resolve().parents[2] / "docs" / "guides"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+GUIDES = DOCS / "guides"
+
+# the two commands each guide opens with: the receiver and what feeds or reads it
+LEAD_COMMANDS = {
+    "receiving-otlp.md": ("tracegrade collect", "OTEL_EXPORTER_OTLP_ENDPOINT="),
+    "production-scoring.md": ("tracegrade collect", "tracegrade score --follow"),
+}
+# a measurement's date or time of day (an example output's timestamp, 2026-11-23T09:00:00Z, is
+# not one), or its history
+DATED = re.compile(r"\d\d:\d\d(-\d\d:\d\d)? UTC|stops? ago|\d{4}-\d\d-\d\d(?!T)|[Aa]n earlier run")
 
 
-@pytest.mark.parametrize("name", ["receiving-otlp.md", "production-scoring.md"])
-def test_a_guide_leads_with_its_commands(name: str) -> None:
+def _first_block(text: str) -> tuple[int, str]:
+    start = text.index("```bash")
+    return start, text[start : text.index("```", start + 7)]
+
+
+@pytest.mark.parametrize("name", sorted(LEAD_COMMANDS))
+def test_a_guide_leads_with_its_two_commands(name: str) -> None:
     text = (GUIDES / name).read_text()
-    first_block = text.index("```bash")
-    assert first_block < text.index("\n## ") and text[:first_block].count("\n") <= 6
-    assert "tracegrade " in text[first_block : text.index("```", first_block + 7)]
+    start, block = _first_block(text)
+    assert start < text.index("\n## ") and text[:start].count("\n") <= 6
+    commands = [line for line in block.splitlines()[1:] if line and not line.startswith("#")]
+    assert len(commands) == 2, commands
+    for command, expected in zip(commands, LEAD_COMMANDS[name], strict=True):
+        assert expected in command
 
 
-def test_the_receiving_guide_holds_no_dated_measurements() -> None:
-    text = (GUIDES / "receiving-otlp.md").read_text()
-    assert not re.search(r"\d\d:\d\d(-\d\d:\d\d)? UTC|stops? ago|\d{4}-\d\d-\d\d", text)
-    assert "(../performance.md)" in text
+@pytest.mark.parametrize("name", sorted(LEAD_COMMANDS))
+def test_a_guide_holds_no_dated_measurements_and_links_them(name: str) -> None:
+    text = (GUIDES / name).read_text()
+    assert not DATED.search(text), DATED.search(text)
+    assert "(../performance.md" in text
+
+
+def test_the_production_guide_leaves_its_internals_to_the_architecture_page() -> None:
+    guide = (GUIDES / "production-scoring.md").read_text()
+    architecture = (DOCS / "architecture.md").read_text()
+    for internal in ("FOR UPDATE SKIP", "statement_timestamp()", "014_score_queue"):
+        assert internal not in guide and internal in architecture
+    assert "(../architecture.md#every-trace-scored-exactly-once)" in guide
