@@ -8,9 +8,13 @@ time to speak of and is reported once."""
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import socket
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -198,3 +202,69 @@ def test_the_signal_variables_win_over_the_base_endpoint():
     assert target.protocols == {"logs": "http/protobuf", "metrics": "grpc"}
     grpc = ExportTarget.resolve("http://collector:4317", {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"})
     assert grpc.exporter_endpoint("logs") == "http://collector:4317"
+
+
+class _Answers500(http.server.BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(500)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _answering_500() -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Answers500)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_credentials_in_the_endpoint_are_masked_in_every_delivery_warning(
+    tmp_path, monkeypatch, shop
+):
+    """Issue 40 item 15: ``http://user:PASS@host/otlp?api_key=KEY`` printed PASS and KEY in
+    its warnings (closed port, 401, 500)."""
+    traces, _ = shop
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+    password, key = "Pa55-w0rd-9f2c", "key-7d1e0a"
+
+    def with_credentials(base: str, path: str = "") -> str:
+        return base.replace("://", f"://ann:{password}@") + f"{path}?api_key={key}&x=1"
+
+    outputs = {}
+    closed = with_credentials(f"http://127.0.0.1:{_free_port()}", "/otlp")
+    outputs["closed"] = _score(traces, tmp_path / "a.json", "--export-otlp", closed).output
+    with running(tmp_path / "received.db", token="s3cret") as receiver:
+        refused = with_credentials(receiver.http_endpoint)
+        outputs["401"] = _score(traces, tmp_path / "b.json", "--export-otlp", refused).output
+    with _answering_500() as failing:
+        url = with_credentials(failing, "/otlp")
+        outputs["500"] = _score(traces, tmp_path / "c.json", "--export-otlp", url).output
+    for case, output in outputs.items():
+        [warning] = [line for line in output.splitlines() if "export-otlp" in line]
+        assert "not delivered" in warning, (case, warning)
+        assert password not in output and key not in output, (case, warning)
+        assert "ann:***@" in warning and "api_key=***" in warning, (case, warning)
+    assert "401" in outputs["401"] and "500" in outputs["500"]
+
+
+def test_an_endpoint_with_a_query_keeps_it_after_the_signal_path():
+    target = ExportTarget.resolve("http://u:pw9@collector:4318/otlp?api_key=KEY", {})
+    assert (
+        target.exporter_endpoint("logs") == "http://u:pw9@collector:4318/otlp/v1/logs?api_key=KEY"
+    )
+    assert (
+        target.describe("logs")
+        == "http://u:***@collector:4318/otlp/v1/logs?api_key=*** (http/protobuf)"
+    )
+    with pytest.raises(ConfigError) as refused:
+        ExportTarget.resolve("ftp://u:pw9@collector?api_key=KEY", {})
+    assert "pw9" not in str(refused.value) and "KEY" not in str(refused.value)

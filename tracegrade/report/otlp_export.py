@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
 
 from opentelemetry import trace as trace_api
 from opentelemetry._logs import SeverityNumber
@@ -132,7 +132,7 @@ class ExportTarget:
         url = urlparse(endpoint.strip())
         if url.scheme not in ("http", "https") or not url.netloc:
             raise ConfigError(
-                f"--export-otlp {endpoint!r}: give the collector's URL, e.g. "
+                f"--export-otlp {masked_url(endpoint)!r}: give the collector's URL, e.g. "
                 "http://localhost:4318 (OTLP/HTTP) or http://localhost:4317 with "
                 "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"
             )
@@ -151,12 +151,49 @@ class ExportTarget:
             return None
         if self.protocols[signal] == "grpc":
             return self.endpoint
-        return f"{self.endpoint}/v1/{signal}"
+        parts = urlsplit(self.endpoint)  # a query stays after the path
+        return urlunsplit(parts._replace(path=f"{parts.path.rstrip('/')}/v1/{signal}"))
 
     def describe(self, signal: Signal) -> str:
-        """``URL (protocol)`` of one signal, for messages."""
+        """``URL (protocol)`` of one signal, for messages (credentials masked)."""
         where = self.signal_endpoints.get(signal) or self.exporter_endpoint(signal)
-        return f"{where} ({self.protocols[signal]})"
+        return self.masked(f"{where} ({self.protocols[signal]})")
+
+    def masked(self, message: str) -> str:
+        """``message`` (ours or the SDK's, which may quote a URL) with the credentials of
+        every URL of this target replaced by ``***``: the password of the user info
+        (``user:PW@``) and every query value (``?api_key=KEY``), as the store's
+        :func:`tracegrade.store.database.display` masks its DSN."""
+        urls = [self.endpoint, *self.signal_endpoints.values()]
+        secrets = {s for url in urls for s in _url_secrets(url)}
+        for secret in sorted(secrets, key=len, reverse=True):
+            message = message.replace(secret, "***")
+        return masked_url(message)
+
+
+_URL_USERINFO = re.compile(r"(://[^/\s:@]*:)[^/\s@]*@")
+"""A password in a URL's user info, wherever a URL is quoted."""
+_QUERY_VALUE = re.compile(r"([?&;][^=&#\s'\"<>]*=)[^&#\s'\"<>]+")
+"""A query parameter's value, wherever a URL is quoted."""
+
+
+def _url_secrets(url: str) -> set[str]:
+    """The password of ``url`` 's user info and its query values (each also percent-decoded);
+    values under 3 characters are left to the patterns (replacing them everywhere would
+    garble the message)."""
+    try:
+        parts = urlsplit(url.strip())
+        found = [parts.password or ""]
+    except ValueError:
+        return set()
+    found += [p.partition("=")[2] for p in parts.query.split("&")]
+    return {v for s in found for v in (s, unquote(s)) if len(v) >= 3}
+
+
+def masked_url(url: str) -> str:
+    """``url`` (or a message quoting URLs) with the user info's password and every query
+    value replaced by ``***``."""
+    return _URL_USERINFO.sub(r"\1***@", _QUERY_VALUE.sub(r"\1***", url))
 
 
 def _sdk_log_exporter(target: ExportTarget) -> LogRecordExporter:
@@ -246,7 +283,8 @@ class _Health:
                 self.failing.clear()
             else:
                 reason = reason or "the endpoint did not accept the export"
-                self.problem = self.problem or f"{self.target.describe(signal)}: {reason}"
+                said = self.target.masked(f"{self.target.describe(signal)}: {reason}")
+                self.problem = self.problem or said
                 self.failing.set()
             self.lock.notify_all()
 
