@@ -9,7 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from tests.compare.documents import case, run
-from tests.report.test_streamed_outputs import CASES, DOC
+from tests.support.sample_document import CASES, DOC
 from tracegrade.compare import compare_runs
 from tracegrade.compare.model import Delta
 from tracegrade.report.comparison import better, diff_lines, markdown

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.scoring.conftest import make_trace, tool
+from tests.support.traces import make_trace, tool
 from tracegrade.config import defaults
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import DatasetError

@@ -27,15 +27,6 @@ $114 was charged, while ``calculate`` returned -114.0 (a refund) and
 ``update_reservation_flights`` returned ``"cabin": "basic_economy"``."""
 
 
-def verdict(
-    score: float,
-    reasoning: str = "scripted",
-    met: list[str] | None = None,
-    missed: list[str] | None = None,
-) -> dict:
-    return {"reasoning": reasoning, "score": score, "met": met or [], "missed": missed or []}
-
-
 def settings_for(server: ScriptedOpenAI, **overrides) -> JudgeSettings:
     values = {
         "base_url": server.base_url,

@@ -9,7 +9,8 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from tests.judge.conftest import CONTRADICTION, TAU_TRACES, verdict
+from tests.judge.conftest import CONTRADICTION, TAU_TRACES
+from tests.support.judge_replies import verdict
 from tests.support.openai_server import error, json_reply
 from tracegrade.cli import cli
 

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from tests.judge.conftest import settings_for, verdict
+from tests.judge.conftest import settings_for
+from tests.support.judge_replies import verdict
 from tests.support.openai_server import delayed, error, json_reply, raw, text
 from tracegrade.config import ModelPrice, Pricing
 from tracegrade.errors import ConfigError

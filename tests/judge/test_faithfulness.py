@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.judge.conftest import settings_for, verdict
+from tests.judge.conftest import settings_for
+from tests.support.judge_replies import verdict
 from tests.support.openai_server import error, json_reply
 from tracegrade.config import defaults
 from tracegrade.dataset import Case, Dataset, ReferenceDocument

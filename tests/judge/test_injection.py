@@ -5,7 +5,8 @@ the fenced document, and the rubric is restated after the evidence."""
 
 from __future__ import annotations
 
-from tests.judge.conftest import fenced, settings_for, verdict
+from tests.judge.conftest import fenced, settings_for
+from tests.support.judge_replies import verdict
 from tests.support.openai_server import json_reply
 from tracegrade.config import defaults
 from tracegrade.dataset import Case, Dataset, Judge

@@ -6,7 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
-from tests.judge.conftest import CONTRADICTION, fenced, settings_for, verdict
+from tests.judge.conftest import CONTRADICTION, fenced, settings_for
+from tests.support.judge_replies import verdict
 from tests.support.openai_server import delayed, error, json_reply, text
 from tracegrade.config import defaults
 from tracegrade.dataset import Case, Dataset, Judge

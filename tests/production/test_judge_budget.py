@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.judge.conftest import verdict
+from tests.support.judge_replies import verdict
 from tests.support.openai_server import ScriptedOpenAI, json_reply
 from tests.support.sdk import agent_turn, trace_request
 from tracegrade.cli.follow import line, summary

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.judge.conftest import verdict
+from tests.support.judge_replies import verdict
 from tests.support.openai_server import ScriptedOpenAI, json_reply
 from tests.support.sdk import trace_request
 from tracegrade.cli.follow import line, summary

@@ -13,8 +13,7 @@ from click.testing import CliRunner
 from starlette.testclient import TestClient
 
 from tests.runner.conftest import run_cli
-from tests.web.conftest import csrf_token
-from tests.web.test_editor import _form
+from tests.support.web_forms import csrf_token, form_fields
 from tracegrade.cli import cli
 from tracegrade.dataset import load_dataset
 from tracegrade.web import UiConfig, create_app
@@ -29,7 +28,7 @@ def _created_in_the_editor(db: Path) -> str:
         page = client.get("/datasets").text
         client.post("/datasets", data={"csrf_token": csrf_token(page), "name": "team"})
         for case_id, product in (("sony", "Sony WH-1000XM5"), ("bose", "Bose QC Ultra")):
-            form = _form(client, "/datasets/store:team/cases/new")
+            form = form_fields(client, "/datasets/store:team/cases/new")
             form.update(
                 id=case_id, input=f"How much is the {product}?", expected_tool=["get_price"]
             )

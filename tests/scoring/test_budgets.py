@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.scoring.conftest import TEST_PRICES, agent, gap, llm, make_case, make_trace, tool
+from tests.support.traces import TEST_PRICES, agent, gap, llm, make_case, make_trace, tool
 from tracegrade.config import Budgets, ModelPrice, Pricing
 from tracegrade.scoring.budgets import BudgetCheck
 from tracegrade.scoring.registry import builtins

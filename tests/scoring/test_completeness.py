@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.scoring.conftest import gap, make_case, make_dataset, make_trace, tool
+from tests.support.traces import gap, make_case, make_dataset, make_trace, tool
 from tracegrade.scoring import config_for
 from tracegrade.scoring.completeness import Completeness, field_phrases
 from tracegrade.scoring.registry import builtins

@@ -9,7 +9,7 @@ import io
 import pytest
 from rich.console import Console
 
-from tests.scoring.conftest import TRACE_ID, gap, llm, make_case, make_dataset, make_trace, tool
+from tests.support.traces import TRACE_ID, gap, llm, make_case, make_dataset, make_trace, tool
 from tracegrade.report.console import print_report
 from tracegrade.report.document import document
 from tracegrade.scoring import build_scorers, evaluate

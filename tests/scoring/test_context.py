@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 
-from tests.scoring.conftest import make_case
 from tests.support.spanfactory import TraceBuilder
+from tests.support.traces import make_case
 from tracegrade.config import defaults
 from tracegrade.scoring import build_scorers
 from tracegrade.scoring.context import ContextPreserved

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 
 import pytest
 
-from tests.scoring.conftest import TEST_PRICES, gap, llm, make_case, make_dataset, make_trace, tool
+from tests.support.traces import TEST_PRICES, gap, llm, make_case, make_dataset, make_trace, tool
 from tracegrade.config import Pricing
 from tracegrade.scoring import build_scorers, evaluate
 from tracegrade.scoring.evaluation import CASE_ID_ATTR, case_id_of, match_cases

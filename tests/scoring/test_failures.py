@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.scoring.conftest import llm, make_trace, tool
+from tests.support.traces import llm, make_trace, tool
 from tracegrade.scoring.failures import Errors
 
 
@@ -56,6 +56,6 @@ def test_trace_without_calls_is_skipped():
 
 
 def test_errors_runs_with_a_case_too():
-    from tests.scoring.conftest import make_case
+    from tests.support.traces import make_case
 
     assert Errors()(make_trace(tool_calls=[tool("a")]), make_case()).value == 1.0

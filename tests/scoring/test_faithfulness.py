@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from tests.scoring.conftest import make_case, make_trace, tool
+from tests.support.traces import make_case, make_trace, tool
 from tracegrade.config import defaults
 from tracegrade.scoring import build_scorers
 from tracegrade.scoring.evaluation import score_trace

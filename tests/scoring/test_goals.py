@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scoring.conftest import make_case, make_trace
+from tests.support.traces import make_case, make_trace
 from tracegrade.dataset.simulated import SimulatedUser
 from tracegrade.scoring.context import ContextPreserved
 from tracegrade.scoring.goals import (

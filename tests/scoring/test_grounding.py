@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scoring.conftest import gap, make_case, make_trace, tool
+from tests.support.traces import gap, make_case, make_trace, tool
 from tracegrade.scoring.grounding import Groundedness, ValueGrounding, counted_calls, evidence_texts
 from tracegrade.scoring.registry import builtins
 

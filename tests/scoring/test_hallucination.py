@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.scoring.conftest import gap, llm, make_case, make_trace
+from tests.support.traces import gap, llm, make_case, make_trace
 from tracegrade.scoring.hallucination import Hallucination, searched_text
 
 

@@ -9,7 +9,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from tests.scoring.conftest import make_case, make_dataset, make_trace, tool
+from tests.support.traces import make_case, make_dataset, make_trace, tool
 from tracegrade.errors import ConfigError
 from tracegrade.scoring import build_scorers, evaluate, registry
 from tracegrade.scoring.registry import (

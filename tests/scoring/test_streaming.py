@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scoring.conftest import make_case, make_dataset, make_trace, tool
+from tests.support.traces import make_case, make_dataset, make_trace, tool
 from tracegrade.scoring import build_scorers, evaluate
 from tracegrade.scoring.evaluation import CASE_ID_ATTR
 from tracegrade.scoring.streaming import TraceFacts, evaluate_batches, stream_results

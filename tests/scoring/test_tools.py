@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scoring.conftest import gap, make_case, make_trace, tool
+from tests.support.traces import gap, make_case, make_trace, tool
 from tracegrade.scoring.tools import ToolArguments, ToolCorrectness, lcs_length
 
 

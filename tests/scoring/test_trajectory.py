@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.scoring.conftest import agent, llm, make_case, make_trace, tool
 from tests.support.sdk import trace_request
+from tests.support.traces import agent, llm, make_case, make_trace, tool
 from tracegrade.errors import DatasetError
 from tracegrade.normalize import normalize_all
 from tracegrade.otlp.codec import spans_from_request

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.support import SCENARIO, cassette_path
 from tests.sources.servers import Server, backends_python, start_servers
+from tests.support.harness_venvs import SCENARIO, cassette_path
 
 WEATHER = "opentelemetry-python-contrib/test_chat_completion_tool_calls_with_content.yaml"
 

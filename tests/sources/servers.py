@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import pytest
 
-from tests.harness import make_venvs
-from tests.harness.support import venv_root
+from tests.support.harness_venvs import venv_python
 
 VENV = "backends"
 START_TIMEOUT_S = 240.0
@@ -35,16 +33,7 @@ def free_port() -> int:
 
 def backends_python() -> Path:
     """The backends venv's Python; skips (or fails, when required) without it."""
-    ready, reason = make_venvs.venv_status(VENV, venv_root())
-    if not ready:
-        message = (
-            f"backends venv not ready: {reason}; create it with: "
-            f"python3 tests/harness/make_venvs.py {VENV}"
-        )
-        if os.environ.get("TRACEGRADE_REQUIRE_HARNESS") == "1":
-            pytest.fail(message + " (TRACEGRADE_REQUIRE_HARNESS=1)")
-        pytest.skip(message)
-    return make_venvs.venv_python(VENV, venv_root())
+    return venv_python(VENV)
 
 
 @dataclass

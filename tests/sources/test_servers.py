@@ -22,9 +22,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from tests.harness.support import cassette_path
 from tests.sources.conftest import WEATHER, run_weather_agent
 from tests.sources.servers import Server, backends_python
+from tests.support.harness_venvs import cassette_path
 from tracegrade.cli import cli
 
 REPO = Path(__file__).resolve().parents[2]

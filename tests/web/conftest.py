@@ -3,7 +3,6 @@ in-process client of the app over a fresh copy of the golden dataset per test.""
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,10 +34,3 @@ def client(shop: ShopStore, golden: Path) -> Iterator[TestClient]:
     with TestClient(app, base_url="http://localhost") as test_client:
         yield test_client
     app.state.ui.close()
-
-
-def csrf_token(html: str) -> str:
-    """The CSRF token of the first form in a page."""
-    match = re.search(r'name="csrf_token" value="([0-9a-f]+)"', html)
-    assert match, "no CSRF token in the page"
-    return match.group(1)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from tests.web.conftest import csrf_token
+from tests.support.web_forms import csrf_token
 from tracegrade.store import users
 from tracegrade.store.traces import Store
 from tracegrade.web import UiConfig, create_app

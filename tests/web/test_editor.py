@@ -4,16 +4,16 @@ same way without a file."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from tests.web.conftest import csrf_token
+from tests.support.web_forms import csrf_token, form_fields
 from tests.web.shop import ShopStore
 from tracegrade.dataset import load_dataset
 from tracegrade.dataset.editing import Document, apply_form, form_values, validate
@@ -21,41 +21,11 @@ from tracegrade.errors import DatasetError
 from tracegrade.web import UiConfig, create_app
 
 
-def _form(client: TestClient, url: str) -> dict[str, Any]:
-    """The form's fields as the browser would submit them (hidden ones included; a checkbox
-    when checked; the expected tool rows, ``expected_tool``, as a list)."""
-    page = client.get(url).text
-    fields: dict[str, Any] = {"expected_tool": []}
-    for tag in re.findall(r"<input[^>]*>", page):
-        name = re.search(r'name="([^"]+)"', tag)
-        value = re.search(r'value="([^"]*)"', tag)
-        if name is None or ('type="checkbox"' in tag and "checked" not in tag):
-            continue
-        text = _unescape(value.group(1)) if value else "on"
-        if name.group(1) == "expected_tool":
-            fields["expected_tool"].append(text)
-        else:
-            fields[name.group(1)] = text
-    for name, text in re.findall(r'<textarea name="([^"]+)"[^>]*>(.*?)</textarea>', page, re.S):
-        fields[name] = _unescape(text)
-    for name, body in re.findall(r'<select name="([^"]+)"[^>]*>(.*?)</select>', page, re.S):
-        chosen = re.search(r'<option value="([^"]*)" selected', body)
-        fields[name] = _unescape(chosen.group(1)) if chosen else ""
-    fields["csrf_token"] = csrf_token(page)
-    return fields
-
-
-def _unescape(text: str) -> str:
-    import html
-
-    return html.unescape(text)
-
-
 def test_editing_a_case_changes_the_file_keeps_comments_and_still_loads(
     client: TestClient, golden: Path
 ) -> None:
     before = golden.read_text()
-    form = _form(client, "/datasets/file:golden/cases/0")
+    form = form_fields(client, "/datasets/file:golden/cases/0")
     assert form["id"] == "headphones-under-300" and form["expected_tool"][0] == "search_products"
     form.update(input="Find me wireless headphones under $250", max_latency_ms="4000")
     response = client.post("/datasets/file:golden/cases/0", data=form, follow_redirects=False)
@@ -76,7 +46,7 @@ def test_an_invalid_case_shows_load_datasets_message_next_to_the_field(
     client: TestClient, golden: Path
 ) -> None:
     before = golden.read_text()
-    form = _form(client, "/datasets/file:golden/cases/1")
+    form = form_fields(client, "/datasets/file:golden/cases/1")
     form["max_latency_ms"] = "fast"
     response = client.post("/datasets/file:golden/cases/1", data=form)
     assert response.status_code == 400
@@ -88,12 +58,12 @@ def test_an_invalid_case_shows_load_datasets_message_next_to_the_field(
     broken.write_text(document.dump())
     with pytest.raises(DatasetError) as raised:
         load_dataset(broken)
-    assert _unescape(error.group(1)) == str(raised.value).replace(str(broken), str(golden))
+    assert html.unescape(error.group(1)) == str(raised.value).replace(str(broken), str(golden))
     assert golden.read_text() == before
 
 
 def test_a_bad_predicate_is_reported_on_the_tool_calls_field(client, golden: Path) -> None:
-    form = _form(client, "/datasets/file:golden/cases/0")
+    form = form_fields(client, "/datasets/file:golden/cases/0")
     assert form["call-0-name"] == "search_products" and form["call-0-arg-0-op"] == "regex"
     form["call-0-arg-0-value"] = "("
     response = client.post("/datasets/file:golden/cases/0", data=form)
@@ -107,7 +77,7 @@ def test_one_save_shows_every_fields_error(client: TestClient, golden: Path) -> 
     an id another case has: all five in one answer, each next to its field; nothing written."""
     before = golden.read_text()
     taken = load_dataset(golden).cases[0].id
-    form = _form(client, "/datasets/file:golden/cases/1")
+    form = form_fields(client, "/datasets/file:golden/cases/1")
     form.pop("tool_calls_as", None)  # the tool calls typed as YAML, not picked as rows
     form.update(
         expected_tool_calls="- name: [search_products\n",
@@ -131,7 +101,7 @@ def test_one_save_shows_every_fields_error(client: TestClient, golden: Path) -> 
 
 def test_new_duplicate_and_delete(client: TestClient, golden: Path) -> None:
     count = len(load_dataset(golden).cases)
-    form = _form(client, "/datasets/file:golden/cases/new")
+    form = form_fields(client, "/datasets/file:golden/cases/new")
     form.update(id="new-case", input="Do you sell <b>socks</b>?", expected_tool=["search_products"])
     form.update(tags="products, new", tier="smoke", judge_rubric="helpful", judge_threshold="0.8")
     assert client.post("/datasets/file:golden/cases/new", data=form).status_code == 200
@@ -157,7 +127,7 @@ def test_new_duplicate_and_delete(client: TestClient, golden: Path) -> None:
 
 
 def test_a_stale_form_is_refused(client: TestClient, golden: Path) -> None:
-    form = _form(client, "/datasets/file:golden/cases/0")
+    form = form_fields(client, "/datasets/file:golden/cases/0")
     golden.write_text(golden.read_text() + "\n# edited elsewhere\n")
     response = client.post("/datasets/file:golden/cases/0", data=form)
     assert response.status_code == 400 and "changed since this form was opened" in response.text
@@ -169,7 +139,7 @@ def test_new_case_from_a_trace_is_prefilled(client: TestClient, shop: ShopStore)
         "/datasets/new-case", params={"dataset": "file:golden", "trace_id": trace_id}
     )
     assert redirect.status_code == 200
-    form = _form(client, f"/datasets/file:golden/cases/new?trace_id={trace_id}")
+    form = form_fields(client, f"/datasets/file:golden/cases/new?trace_id={trace_id}")
     assert form["input"] and form["expected_tool"][0]
 
 
@@ -179,7 +149,7 @@ def test_stored_datasets_are_created_and_edited_in_the_database(tmp_path: Path) 
         page = client.get("/datasets").text
         created = client.post("/datasets", data={"csrf_token": csrf_token(page), "name": "team"})
         assert created.status_code == 200 and "Dataset team (stored)" in created.text
-        form = _form(client, "/datasets/store:team/cases/new")
+        form = form_fields(client, "/datasets/store:team/cases/new")
         form.update(id="c1", input="hello")
         client.post("/datasets/store:team/cases/new", data=form)
         cases = client.get("/datasets/store:team.json").json()["cases"]
@@ -277,7 +247,7 @@ def test_a_json_dataset_in_the_seed_shape_is_edited_and_stays_json(tmp_path: Pat
 
 def test_a_save_keeps_the_dataset_files_permissions(client: TestClient, golden: Path) -> None:
     golden.chmod(0o644)
-    form = _form(client, "/datasets/file:golden/cases/0")
+    form = form_fields(client, "/datasets/file:golden/cases/0")
     form.update(input="Find me wireless headphones under $250")
     response = client.post("/datasets/file:golden/cases/0", data=form, follow_redirects=False)
     assert response.status_code == 303, response.text
@@ -285,7 +255,7 @@ def test_a_save_keeps_the_dataset_files_permissions(client: TestClient, golden: 
 
 
 def _post_form(client: TestClient, url: str, action: str, **changes: str):  # type: ignore[no-untyped-def]
-    form = _form(client, url)
+    form = form_fields(client, url)
     form.update(changes)
     return client.post(action, data=form, follow_redirects=False)
 
@@ -346,7 +316,7 @@ def test_tool_fields_are_picked_from_the_tools_seen_in_traces(client: TestClient
 
 def test_a_new_case_with_tool_calls_picked_as_rows(client: TestClient, golden: Path) -> None:
     url = "/datasets/file:golden/cases/new"
-    form = _form(client, url)
+    form = form_fields(client, url)
     form.update(
         {
             "id": "order-1243",
@@ -392,7 +362,7 @@ def test_saving_every_case_unchanged_through_the_form_leaves_the_file_as_it_was(
     before = golden.read_text()
     for index in range(10):  # every predicate shape of the golden file: regex, <=, subset, ...
         url = f"/datasets/file:golden/cases/{index}"
-        response = client.post(url, data=_form(client, url), follow_redirects=False)
+        response = client.post(url, data=form_fields(client, url), follow_redirects=False)
         assert response.status_code == 303, (index, response.text[-2000:])
     assert golden.read_text() == before
 
@@ -419,7 +389,7 @@ def test_multi_turn_revival_and_other_shapes_saved_unchanged_through_the_form(sh
         before = path.read_text()
         for index in range(len(load_dataset(path).cases)):
             url = f"/datasets/file:{path.stem}/cases/{index}"
-            response = client.post(url, data=_form(client, url), follow_redirects=False)
+            response = client.post(url, data=form_fields(client, url), follow_redirects=False)
             assert response.status_code == 303, (path.name, index, response.text[-2000:])
         assert path.read_text() == before, path.name
 
@@ -428,7 +398,7 @@ def test_a_turns_judge_prompt_and_the_revived_turns_are_edited(shapes) -> None:
     client, paths = shapes
     path = next(p for p in paths if p.name == "revival.yaml")
     url = "/datasets/file:revival/cases/0"
-    form = _form(client, url)
+    form = form_fields(client, url)
     assert form["turns_as"] == "yaml" and form["revive"] == "true"
     form["turns"] = form["turns"].replace("from the search.", "from the search, cheapest first.")
     form["revive"] = "2"
@@ -452,7 +422,7 @@ def test_a_turns_judge_prompt_and_the_revived_turns_are_edited(shapes) -> None:
 def test_a_bad_turn_in_yaml_is_reported_on_the_turns_field(shapes) -> None:
     client, paths = shapes
     url = "/datasets/file:agent_revival/cases/0"
-    form = _form(client, url)
+    form = form_fields(client, url)
     form["turns"] = "- prompt: [unclosed"
     response = client.post(url, data=form)
     assert response.status_code == 400
@@ -474,7 +444,7 @@ def test_new_case_from_a_trace_as_a_simulated_user_is_prefilled_to_review(
         follow_redirects=False,
     )
     assert redirect.headers["location"].endswith("&simulated=1")
-    form = _form(client, redirect.headers["location"])
+    form = form_fields(client, redirect.headers["location"])
     import yaml
 
     user = yaml.safe_load(form["user"])
@@ -494,7 +464,7 @@ stop_when: refund is confirmed
 def test_a_simulated_user_is_written_by_the_editor_and_its_errors_shown(
     client: TestClient, golden: Path
 ) -> None:
-    form = _form(client, "/datasets/file:golden/cases/new")
+    form = form_fields(client, "/datasets/file:golden/cases/new")
     form.update(id="refund-simulated", input="I want a refund.", user=SIMULATED_USER)
     assert client.post("/datasets/file:golden/cases/new", data=form).status_code == 200
     case = load_dataset(golden).cases[-1]
@@ -503,7 +473,7 @@ def test_a_simulated_user_is_written_by_the_editor_and_its_errors_shown(
         "It's order 550e8400-e29b-41d4-a716-446655440004."
     )
     count = len(load_dataset(golden).cases)
-    shown = _form(client, f"/datasets/file:golden/cases/{count - 1}")
+    shown = form_fields(client, f"/datasets/file:golden/cases/{count - 1}")
     assert "stop_when: refund is confirmed" in shown["user"]
     before = golden.read_text()
     shown["user"] = SIMULATED_USER.replace("stop_when: refund is confirmed\n", "")
@@ -520,7 +490,7 @@ def test_a_simulated_user_is_written_by_the_editor_and_its_errors_shown(
 def test_trajectory_modes_are_chosen_in_the_form_and_written_to_the_case(
     client: TestClient, golden: Path
 ) -> None:
-    form = _form(client, "/datasets/file:golden/cases/new")
+    form = form_fields(client, "/datasets/file:golden/cases/new")
     assert form["tool_calls_match"] == "" and form["tool_calls_scope"] == ""
     form.update(
         id="refund-exactly",
@@ -539,14 +509,14 @@ def test_trajectory_modes_are_chosen_in_the_form_and_written_to_the_case(
     assert case.arguments_match == ["order_id", "reason"]
     assert case.tool_calls_scope == "top_level"
     index = len(load_dataset(golden).cases) - 1
-    shown = _form(client, f"/datasets/file:golden/cases/{index}")
+    shown = form_fields(client, f"/datasets/file:golden/cases/{index}")
     assert (shown["tool_calls_match"], shown["tool_calls_scope"]) == ("subset", "top_level")
     assert shown["arguments_match"] == "order_id, reason"
     before = golden.read_text()
     url = f"/datasets/file:golden/cases/{index}"
     assert client.post(url, data=shown, follow_redirects=False).status_code == 303
     assert golden.read_text() == before  # saved unchanged: the file unchanged
-    shown = _form(client, url)
+    shown = form_fields(client, url)
     shown.update(arguments_match="ignore", tool_calls_match="", tool_calls_scope="")
     assert client.post(url, data=shown, follow_redirects=False).status_code == 303
     case = load_dataset(golden).cases[index]
@@ -555,7 +525,7 @@ def test_trajectory_modes_are_chosen_in_the_form_and_written_to_the_case(
 
 
 def test_a_bad_match_mode_is_shown_next_to_its_field(client: TestClient, golden: Path) -> None:
-    form = _form(client, "/datasets/file:golden/cases/0")
+    form = form_fields(client, "/datasets/file:golden/cases/0")
     before = golden.read_text()
     form["tool_calls_match"] = "sometimes"  # not one of the select's options
     response = client.post("/datasets/file:golden/cases/0", data=form)

@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from tests.support.browser import ui_server
-from tests.web.conftest import csrf_token
+from tests.support.web_forms import csrf_token
 from tracegrade.store.traces import Store
 from tracegrade.web import UiConfig, create_app
 from tracegrade.web.accounts import remove_account, set_password

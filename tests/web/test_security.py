@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from markupsafe import escape
 from starlette.testclient import TestClient
 
-from tests.web.conftest import csrf_token
+from tests.support.web_forms import csrf_token
 from tests.web.shop import PAYLOADS, XSS_INPUT, ShopStore
 from tracegrade.cli import cli
 from tracegrade.web import UiConfig, create_app
