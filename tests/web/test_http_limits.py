@@ -4,6 +4,7 @@ still answers others. The limits are :mod:`tracegrade._util.http_guard`'s."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 from starlette.applications import Starlette
+from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
@@ -50,11 +52,34 @@ class _Quick(LimitedProtocol):
     header_timeout_s = 0.5
 
 
+class _Small(LimitedProtocol):
+    """20 connections; bodies that pause 0.5 s time out; idle 0.3 s makes evictable."""
+
+    max_connections = 20
+    body_idle_timeout_s = 0.5
+    body_timeout_s = 3.0
+    evictable_after_s = 0.3
+
+
+class _SmallUnshared(_Small):
+    route_share = 1.0
+
+
+async def _echo_length(request: Request) -> PlainTextResponse:
+    return PlainTextResponse(str(len(await request.body())))
+
+
 @contextmanager
-def _served() -> Iterator[int]:
-    app = Starlette(routes=[Route("/", lambda request: PlainTextResponse("ok"))])
+def _served(protocol: type[LimitedProtocol] = _Quick) -> Iterator[int]:
+    app = Starlette(
+        routes=[
+            Route("/", lambda request: PlainTextResponse("ok")),
+            Route("/login", _echo_length, methods=["POST"]),
+            Route("/other", _echo_length, methods=["POST"]),
+        ]
+    )
     sock = socket.create_server(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, http=_Quick, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, http=protocol, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:
@@ -73,3 +98,76 @@ def test_headers_that_never_finish_are_cut_off(sent: bytes) -> None:
         started = time.monotonic()
         assert _closed_by_server(sock, 5) == b""
         assert time.monotonic() - started < 2
+
+
+def _silent_body(port: int, path: str = "/login") -> socket.socket:
+    """A connection that sent a POST's headers (a 100-byte body announced) and nothing else."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n".encode())
+    return sock
+
+
+def _post(port: int, path: str = "/login") -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
+            "Connection: close\r\n\r\nabc".encode()
+        )
+        return _closed_by_server(sock, 5)
+
+
+def test_a_silent_body_is_answered_408_and_closed() -> None:
+    with _served(_Small) as port, _silent_body(port) as sock:
+        answer = _closed_by_server(sock, 5)
+    assert answer.startswith(b"HTTP/1.1 408 "), answer[:100]
+
+
+def test_a_trickling_body_is_cut_off_at_the_whole_body_deadline() -> None:
+    with _served(_Small) as port, _silent_body(port) as sock:
+        started = time.monotonic()
+        with contextlib.suppress(OSError):
+            for _ in range(20):  # a byte every 0.2 s: never idle 0.5 s, never done in 3 s
+                sock.sendall(b"a")
+                time.sleep(0.2)
+        answer = _closed_by_server(sock, 5)
+    assert answer.startswith(b"HTTP/1.1 408 ") and time.monotonic() - started < 4.5
+
+
+def test_silent_bodies_at_the_cap_make_room_for_a_request() -> None:
+    """20 silent bodies hold every connection: the idlest is closed for a new one (uvicorn's
+    limit, or the cap without eviction, answered 503 to everyone)."""
+    with _served(_SmallUnshared) as port:
+        held = []
+        for n in range(20):
+            held.append(_silent_body(port, "/login" if n % 2 else "/other"))
+        time.sleep(0.35)  # evictable, not yet timed out
+        try:
+            assert _post(port).endswith(b"\r\n\r\n3")
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def test_connections_too_fresh_to_evict_get_503_with_retry_after() -> None:
+    with _served(_Small) as port:
+        held = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(20)]
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as extra:
+                answer = _closed_by_server(extra, 5)
+            assert answer.startswith(b"HTTP/1.1 503 ") and b"\r\nRetry-After: 1\r\n" in answer
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def test_one_route_s_unfinished_bodies_hold_at_most_their_share() -> None:
+    with _served(_Small) as port:
+        held = [_silent_body(port) for _ in range(10)]
+        try:
+            time.sleep(0.1)
+            answer = _post(port)
+            assert answer.startswith(b"HTTP/1.1 503 ") and b"Retry-After: 1" in answer
+            assert _post(port, "/other").endswith(b"\r\n\r\n3")
+        finally:
+            for sock in held:
+                sock.close()

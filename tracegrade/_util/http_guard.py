@@ -3,8 +3,17 @@
 keeps no bound on a request's headers, no time limit on them, and its connection limit
 answers 503 without Retry-After.
 
-- at most :attr:`LimitedProtocol.max_connections` connections; one more gets 503 +
-  Retry-After and is closed;
+- at most :attr:`LimitedProtocol.max_connections` connections. When one more arrives, the
+  idlest connection (no byte received for :attr:`LimitedProtocol.evictable_after_s` or more,
+  and not waiting for its answer) of the peer address holding the most connections is closed
+  to make room: idle and silent clients cannot shut out an active one. Only when none is that
+  idle does the new one get 503 + Retry-After and close;
+- a request's body must keep arriving: a pause over :attr:`LimitedProtocol.body_idle_timeout_s`
+  or a body not complete within :attr:`LimitedProtocol.body_timeout_s` of its headers is
+  answered 408 (or, once an answer has started, the connection closed), whatever the route
+  (a silent body on ``POST /login`` or ``/v1/feedback`` held its connection 40 s);
+- the requests of one route still receiving their bodies hold at most
+  :attr:`LimitedProtocol.route_share` of the connections: past it 503 + Retry-After;
 - a request's headers (request line included) must be complete within
   :attr:`LimitedProtocol.header_timeout_s` of the connection opening or of the previous
   response, else the connection is closed (idle and slow-loris clients);
@@ -16,6 +25,8 @@ answers 503 without Retry-After.
 from __future__ import annotations
 
 import asyncio
+import collections
+from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -30,8 +41,22 @@ class LimitedProtocol(HttpToolsProtocol):
     max_connections = 1024
     header_timeout_s = 10.0
     max_header_bytes = MAX_HEADER_BYTES
+    body_idle_timeout_s = 10.0
+    body_timeout_s = 60.0
+    evictable_after_s = 1.0
+    """A connection idle this long may be closed to make room for a new one."""
+    route_share = 0.5
+    """Fraction of :attr:`max_connections` one route's unfinished bodies may hold."""
 
     _header_timer: asyncio.TimerHandle | None = None
+    _body_timer: asyncio.TimerHandle | None = None
+    _body_deadline = 0.0
+    _last_received = 0.0
+    """``loop.time()`` of the connection's opening or its last byte received."""
+    _answering = False
+    """A request was received whole and its answer is not complete: not idle, not evictable."""
+    _receiving_path: str | None = None
+    """The path of the request whose body is being received, else None."""
     _awaiting_headers = True
     """Between a message's start (or the connection's) and its headers' end."""
     _header_bytes = 0
@@ -39,15 +64,34 @@ class LimitedProtocol(HttpToolsProtocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._last_received = self.loop.time()
         if len(self.connections) > self.max_connections:
-            transport.write(_TOO_MANY_CONNECTIONS)
-            transport.close()
-            return
+            idlest = self._idlest()
+            if idlest is None:
+                transport.write(_TOO_MANY_CONNECTIONS)
+                transport.close()
+                return
+            self.connections.discard(idlest)  # uvicorn discards it again when it is lost
+            idlest.transport.close()
         self._arm_header_timer()
+
+    def _idlest(self) -> LimitedProtocol | None:
+        """The connection to close for a new one: of the peer address holding the most
+        evictable connections, the one idle longest; None when none is idle enough."""
+        cutoff = self.loop.time() - self.evictable_after_s
+        evictable: dict[Any, list[LimitedProtocol]] = collections.defaultdict(list)
+        for other in self._guarded():
+            if other is not self and not other._answering and other._last_received <= cutoff:
+                evictable[other.client[0] if other.client else None].append(other)
+        if not evictable:
+            return None
+        crowded = max(evictable.values(), key=len)
+        return min(crowded, key=lambda other: other._last_received)
 
     def data_received(self, data: bytes) -> None:
         if self.transport.is_closing():
             return  # refused below: nothing more is parsed
+        self._last_received = self.loop.time()
         if self._awaiting_headers:
             self._header_bytes += len(data)
         super().data_received(data)
@@ -77,21 +121,85 @@ class LimitedProtocol(HttpToolsProtocol):
         self._disarm_header_timer()
         self._awaiting_headers = False
         self._header_bytes = 0
+        path = self.url.split(b"?", 1)[0].decode("latin-1")
+        if self._route_crowded(path):
+            self.transport.write(_ROUTE_BUSY)
+            self.transport.close()
+            return
+        self._receiving_path = path
+        self._body_deadline = self.loop.time() + self.body_timeout_s
+        self._arm_body_timer()
         super().on_headers_complete()
 
+    def _route_crowded(self, path: str) -> bool:
+        """Whether requests to ``path`` receiving their bodies hold their share already."""
+        share = max(1, int(self.max_connections * self.route_share))
+        receiving = sum(1 for other in self._guarded() if other._receiving_path == path)
+        return receiving >= share
+
+    def _guarded(self) -> list[LimitedProtocol]:
+        return [other for other in self.connections if isinstance(other, LimitedProtocol)]
+
+    def on_body(self, body: bytes) -> None:
+        if self.transport.is_closing():
+            return  # refused or timed out: the rest of the read is not parsed
+        super().on_body(body)
+        self._arm_body_timer()
+
+    def on_message_complete(self) -> None:
+        if self.transport.is_closing():
+            return
+        self._disarm_body_timer()
+        self._receiving_path = None
+        self._answering = True
+        super().on_message_complete()
+
+    def _arm_body_timer(self) -> None:
+        self._disarm_body_timer()
+        remaining = self._body_deadline - self.loop.time()
+        delay = max(0.0, min(self.body_idle_timeout_s, remaining))
+        self._body_timer = self.loop.call_later(delay, self._body_timeout)
+
+    def _disarm_body_timer(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _body_timeout(self) -> None:
+        self._body_timer = None
+        if self.transport.is_closing():
+            return
+        if self.cycle is not None and not self.cycle.response_started:
+            self.cycle.response_started = self.cycle.response_complete = True
+            self.transport.write(_BODY_TIMEOUT)
+        self.transport.close()
+
     def on_response_complete(self) -> None:
+        self._answering = False
+        self._receiving_path = None
+        self._disarm_body_timer()
         super().on_response_complete()
         if not self.transport.is_closing():
             self._arm_header_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_timer()
+        self._disarm_body_timer()
+        self._receiving_path = None
         super().connection_lost(exc)
 
 
 _TOO_MANY_CONNECTIONS = (
     b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n"
     b"Content-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n"
+)
+_ROUTE_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Type: text/plain\r\n"
+    b"Content-Length: 39\r\nConnection: close\r\n\r\ntoo many requests sending their bodies\n"
+)
+_BODY_TIMEOUT = (
+    b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain\r\n"
+    b"Content-Length: 32\r\nConnection: close\r\n\r\nthe request body did not arrive\n"
 )
 _HEADERS_TOO_LARGE = (
     b"HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain\r\n"

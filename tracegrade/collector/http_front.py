@@ -351,13 +351,17 @@ def http_app(
 class GuardedProtocol(LimitedProtocol):
     """:class:`~tracegrade._util.http_guard.LimitedProtocol` with this module's limits:
     :data:`MAX_CONNECTIONS`, :data:`HEADER_TIMEOUT_S`, :data:`MAX_HEADER_BYTES` (431 past
-    them, before the bearer token is checked)."""
+    them, before the bearer token is checked), and a body deadline a little past
+    :data:`BODY_IDLE_TIMEOUT_S` and :data:`BODY_TIMEOUT_S` (the export routes answer their own
+    OTLP 408 first; the deadline covers every route, ``/v1/feedback`` included)."""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.max_connections = MAX_CONNECTIONS
         self.header_timeout_s = HEADER_TIMEOUT_S
         self.max_header_bytes = MAX_HEADER_BYTES
+        self.body_idle_timeout_s = BODY_IDLE_TIMEOUT_S + 1.0
+        self.body_timeout_s = BODY_TIMEOUT_S + 2.0
 
 
 class HttpServer:

@@ -308,6 +308,30 @@ def test_connections_past_the_limit_get_503_with_retry_after(tmp_path, monkeypat
     assert set(stored_spans(tmp_path / "store.db")) == stored
 
 
+def test_silent_feedback_bodies_neither_starve_exports_nor_stay_open(tmp_path, monkeypatch):
+    """Issue 40: 1,030 silent ``POST /v1/feedback`` bodies made the receiver answer 503 to
+    exports and each stayed open 40 s. Now one route's unfinished bodies hold at most half
+    the connections, idle ones make room at the cap, and each is answered 408 after the body
+    deadline."""
+    monkeypatch.setattr(http_front, "MAX_CONNECTIONS", 30)
+    monkeypatch.setattr(http_front, "BODY_IDLE_TIMEOUT_S", 0.5)
+    stored: set = set()
+    head = b"POST /v1/feedback HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    with running(tmp_path / "store.db") as receiver:
+        silent = [raw_connection(receiver) for _ in range(30)]
+        try:
+            for sock in silent:
+                sock.sendall(head + b"Content-Length: 200\r\n\r\n{")
+            assert_served(receiver, stored, protocols=("http",))
+            answers = [closed_by_server(sock, 5) for sock in silent]
+        finally:
+            for sock in silent:
+                sock.close()
+        assert all(answer.split(b" ")[1] in (b"408", b"503") for answer in answers), answers
+        assert sum(answer.startswith(b"HTTP/1.1 408 ") for answer in answers) >= 10
+    assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
 # --- amplification: millions of empty entries ---------------------------------------------------
 
 
