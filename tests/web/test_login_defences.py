@@ -15,7 +15,7 @@ from tests.support.web_forms import csrf_token
 from tracegrade.store.traces import Store
 from tracegrade.web import UiConfig, create_app
 from tracegrade.web.accounts import remove_account, set_password
-from tracegrade.web.logins import LoginSessions, LoginThrottle
+from tracegrade.web.logins import LoginSessions, LoginThrottle, address_key
 
 PASSWORD = "correct horse battery"
 
@@ -151,3 +151,42 @@ def test_unknown_sessions_open_nothing(tmp_path, stale: str) -> None:
     with _client(str(tmp_path / "ui.db")) as client:
         client.cookies.set("tg_session", stale)
         assert client.get("/runs.json").status_code == 401
+
+
+def test_an_ipv6_guesser_rotating_through_its_64_is_one_address(tmp_path) -> None:
+    """One host holds a whole /64: before, each of its addresses got its own count, so
+    rotating through them gave a guess per address without end."""
+    db = str(tmp_path / "ui.db")
+    set_password(db, "ana", PASSWORD)
+    app = create_app(UiConfig(db=db))
+    try:
+        statuses = []
+        for n in range(LoginThrottle.PER_ADDRESS + 5):
+            address = f"2001:db8:0:1::{n + 1:x}"
+            with TestClient(app, base_url="http://localhost", client=(address, 1)) as c:
+                statuses.append(_login(c, name="ana", password=f"guess-{n}").status_code)
+        assert statuses[: LoginThrottle.PER_ADDRESS] == [401] * LoginThrottle.PER_ADDRESS
+        assert set(statuses[LoginThrottle.PER_ADDRESS :]) == {429}
+        with TestClient(app, base_url="http://localhost", client=("2001:db8:0:2::1", 1)) as c:
+            assert _login(c, name="ana", password=PASSWORD).status_code == 303  # another /64
+    finally:
+        app.state.ui.close()
+    assert address_key("2001:db8::1") == address_key("2001:db8::ffff:1") == "2001:db8::/64"
+    assert address_key("::ffff:192.0.2.7") == "192.0.2.7"
+    assert address_key("192.0.2.7") == "192.0.2.7" and address_key("testclient") == "testclient"
+
+
+def test_a_proxys_own_forwarded_line_wins_over_one_the_client_sent(tmp_path) -> None:
+    """A proxy that appends its own X-Forwarded-For line (HAProxy's forwardfor) after the
+    client's: before, the first line (the client's say) was read, and rotating it defeated
+    the throttle behind the proxy."""
+    proxied = {"trusted_proxies": frozenset({"10.0.0.5"}), "token": "t0ken-right"}
+    with _client(str(tmp_path / "ui.db"), address="10.0.0.5", **proxied) as client:
+        statuses = []
+        for n in range(LoginThrottle.PER_ADDRESS + 3):
+            lines = [("x-forwarded-for", f"203.0.113.{n}"), ("x-forwarded-for", "198.51.100.9")]
+            form = {"csrf_token": csrf_token(client.get("/login").text), "token": "wrong"}
+            answer = client.post("/login", data=form, headers=lines, follow_redirects=False)
+            statuses.append(answer.status_code)
+        assert statuses[: LoginThrottle.PER_ADDRESS] == [401] * LoginThrottle.PER_ADDRESS
+        assert set(statuses[LoginThrottle.PER_ADDRESS :]) == {429}

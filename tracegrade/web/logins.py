@@ -17,6 +17,9 @@ Throttling:
   lock the real user out of her account from her own address (round three of the hostile
   review found a global count doing exactly that).
 
+An address is counted as its :func:`address_key`: an IPv6 address by its /64 network (one
+host usually holds a whole /64, and rotating through it would give a guess per address).
+
 Failures are forgotten :attr:`LoginThrottle.FORGET_S` after an address's or account's last
 one; at most :attr:`LoginThrottle.MAX_KEYS` addresses, accounts and pairs are remembered (the
 least recently failing are forgotten first). State is per process: a restart forgets it.
@@ -24,9 +27,25 @@ least recently failing are forgotten first). State is per process: a restart for
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 import time
 from collections import OrderedDict
+
+
+def address_key(address: str) -> str:
+    """The key a client address is throttled under: an IPv4 address as is, an IPv6 address's
+    /64 network (``"2001:db8::/64"``; an IPv4-mapped one as its IPv4 address), anything else
+    (a test client's name) as is."""
+    try:
+        parsed = ipaddress.ip_address(address.strip("[]"))
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        if parsed.ipv4_mapped is not None:
+            return str(parsed.ipv4_mapped)
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    return str(parsed)
 
 
 def backoff_s(failures: int, threshold: int, base_s: float, max_s: float) -> float:
@@ -86,7 +105,7 @@ class LoginThrottle:
 
     def retry_after_s(self, address: str, account: str, now: float | None = None) -> float:
         """Seconds ``address`` must wait before its next attempt on ``account`` (0: now)."""
-        now = time.monotonic() if now is None else now
+        now, address = time.monotonic() if now is None else now, address_key(address)
         waits = [self._wait(*self._addresses.get(address, now), self.PER_ADDRESS, now)]
         tried, last = self._pairs.get((address, account), now)
         if tried and not self._is_known(address, account, now):
@@ -96,14 +115,14 @@ class LoginThrottle:
 
     def failed(self, address: str, account: str, now: float | None = None) -> None:
         """Record a wrong password or token from ``address`` for ``account``."""
-        now = time.monotonic() if now is None else now
+        now, address = time.monotonic() if now is None else now, address_key(address)
         self._addresses.add(address, now)
         self._accounts.add(account, now)
         self._pairs.add((address, account), now)
 
     def succeeded(self, address: str, account: str, now: float | None = None) -> None:
         """Record a login: ``address`` is no longer held back by ``account``'s count."""
-        now = time.monotonic() if now is None else now
+        now, address = time.monotonic() if now is None else now, address_key(address)
         self._known.pop((address, account), None)
         self._known[(address, account)] = now
         while len(self._known) > self.MAX_KEYS:

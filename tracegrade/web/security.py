@@ -183,7 +183,9 @@ class Guard:
         peer = request.client.host if request.client else ""
         if peer not in self.trusted_proxies:
             return peer
-        forwarded = request.headers.get("x-forwarded-for", "")
+        # every X-Forwarded-For line, in order: a proxy may append its own line (HAProxy's
+        # forwardfor) after one the client sent
+        forwarded = ",".join(request.headers.getlist("x-forwarded-for"))
         for address in reversed([a.strip() for a in forwarded.split(",")]):
             if address and address not in self.trusted_proxies:
                 return address
