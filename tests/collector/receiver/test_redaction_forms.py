@@ -152,6 +152,14 @@ def secrets_of(letter: str) -> dict[str, tuple[str, str]]:
             f'{{"X-Auth-Token": "xauth-planted-{letter}-03"}}',
             f"xauth-planted-{letter}-03",
         ),
+        "password_in_text": (
+            f"login failed for bob, Password: PwPlanted{letter}x9!",
+            f"PwPlanted{letter}x9!",
+        ),
+        "password_assignment": (
+            f"connecting with db_password = 'PwAssign{letter}42' now",
+            f"PwAssign{letter}42",
+        ),
     }
 
 
@@ -174,6 +182,9 @@ ATTRIBUTE_KEYS = {
     "webhook.signing_secret": "attr-signing-secret-01",
     "github.oauth_token": "attr-oauth-token-02",
     "http.request.header.x-auth-token": "attr-x-auth-token-03",
+    "aws.secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYATTRKEY004",
+    "AWS_SECRET_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYATTRKEY005",
+    "cloud.aws.secretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYATTRKEY006",
 }
 
 
