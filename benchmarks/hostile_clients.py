@@ -1,7 +1,7 @@
 """``tracegrade collect`` under connection attacks, with a well-behaved exporter alongside.
 
     python benchmarks/hostile_clients.py [--idle-grpc 20000] [--floods 8] [--flood-mib 200]
-        [--seconds 20] [--json]
+        [--abandoned-streams 5000] [--abandon-rounds 3] [--seconds 20] [--json]
 
 One ``tracegrade collect`` process (fresh SQLite store, default limits) faces, at once:
 
@@ -11,6 +11,10 @@ One ``tracegrade collect`` process (fresh SQLite store, default limits) faces, a
 - ``--idle-grpc`` TCP connections to the OTLP/gRPC port that send nothing (a tenth send the
   HTTP/2 preface and then nothing): at most 1,024 are held, the rest closed on accept, and
   every one closed within the handshake or idle timeout;
+- ``--abandon-rounds`` connections to the OTLP/gRPC port, a second apart, each opening
+  ``--abandoned-streams`` export calls (HTTP/2 HEADERS, never a message) as fast as it can
+  and then dropped: a connection holds at most 100 calls (the rest refused by grpc core)
+  and the dropped calls' handlers must release what they hold;
 
 while an exporter, connected before the attack as a running agent's would be, sends one
 small request every 0.25 s over each protocol on its one gRPC channel and HTTP connection
@@ -53,6 +57,7 @@ from benchmarks.receiver import (  # noqa: E402
     rss_mb,
     start_collect,
 )
+from tests.support.receiver import abandon_grpc_streams  # noqa: E402
 from tests.support.sdk import agent_turn, trace_request  # noqa: E402
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
@@ -99,6 +104,16 @@ def idle_grpc(port: int, count: int, out: dict[str, Any], stop: threading.Event)
     stop.wait()
     for sock in held:
         sock.close()
+
+
+def abandon_rounds(port: int, streams: int, rounds: int, out: dict[str, Any]) -> None:
+    """``rounds`` times, a second apart: a connection opens ``streams`` export calls and is
+    dropped (:func:`~tests.support.receiver.abandon_grpc_streams`). ``out`` gets
+    ``abandoned`` (streams sent)."""
+    out["abandoned"] = 0
+    for _ in range(rounds):
+        out["abandoned"] += abandon_grpc_streams(port, streams)
+        time.sleep(1.0)
 
 
 class Exporter:
@@ -201,6 +216,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             threads.append(
                 threading.Thread(target=idle_grpc, args=(grpc_port, args.idle_grpc, idle, stop))
             )
+            abandoned: dict[str, Any] = {}
+            threads.append(
+                threading.Thread(
+                    target=abandon_rounds,
+                    args=(grpc_port, args.abandoned_streams, args.abandon_rounds, abandoned),
+                )
+            )
             good = threading.Thread(target=exporter.run, args=(args.seconds, result))
             for thread in [*threads, good]:
                 thread.start()
@@ -214,6 +236,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             result.update(
                 idle_grpc_opened=idle.get("opened", 0),
                 idle_grpc_held_max=idle.get("held_max", 0),
+                abandoned_streams=abandoned.get("abandoned", 0),
                 flood_mib_taken=[round(t / 2**20, 2) for t in taken],
                 peak_rss_mb=round(peak_rss_mb(process.pid), 1),
                 bound_mb=round(start_rss + _max_memory_mib(""), 1),
@@ -232,6 +255,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--idle-grpc", type=int, default=20_000)
+    parser.add_argument("--abandoned-streams", type=int, default=5_000)
+    parser.add_argument("--abandon-rounds", type=int, default=3)
     parser.add_argument("--floods", type=int, default=8)
     parser.add_argument("--flood-mib", type=float, default=200.0)
     parser.add_argument("--seconds", type=float, default=20.0)

@@ -1,7 +1,8 @@
 """Smoke run of ``benchmarks/hostile_clients.py`` (small numbers; the README's figures are
-from the full run): under a header flood and more idle gRPC connections than the cap,
-``collect`` stays within its memory bound and descriptor cap, and a connected exporter's
-requests all succeed on both protocols."""
+from the full run): under a header flood, more idle gRPC connections than the cap and
+connections that open thousands of gRPC calls and drop them, ``collect`` stays within
+its memory bound and descriptor cap, and a connected exporter's requests all succeed on
+both protocols."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def test_collect_serves_an_exporter_through_floods_and_idle_connections():
             sys.executable,
             str(ROOT / "benchmarks" / "hostile_clients.py"),
             *("--idle-grpc", "1500", "--floods", "4", "--flood-mib", "32", "--seconds", "4"),
+            *("--abandoned-streams", "2000", "--abandon-rounds", "2"),
             "--json",
         ],
         capture_output=True,
@@ -35,5 +37,6 @@ def test_collect_serves_an_exporter_through_floods_and_idle_connections():
     assert result["grpc_new_channel_s"] is not None
     assert result["peak_rss_mb"] < result["bound_mb"]
     assert result["idle_grpc_opened"] == 1500
+    assert result["abandoned_streams"] > 2000
     assert result["peak_fds"] < MAX_CONNECTIONS + 300  # 1,500 silent ones offered
     assert all(taken < 16 for taken in result["flood_mib_taken"])  # not the 32 MiB sent

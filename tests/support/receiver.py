@@ -10,7 +10,9 @@ compares exactly what was received with what was sent.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
+import socket
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -173,6 +175,45 @@ class GrpcClient:
 HTTP = httpx.Client(timeout=10.0, limits=httpx.Limits(max_keepalive_connections=0))
 """One client for every test (making an httpx client costs ~50 ms); no keep-alive, so no
 pooled connection outlives the receiver it went to."""
+
+
+GRPC_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+"""The HTTP/2 connection preface and an empty SETTINGS frame."""
+
+
+def _hpack_literal(name: bytes, value: bytes) -> bytes:
+    """An HPACK literal header field without indexing, new name, no Huffman (RFC 7541
+    6.2.2); names and values under 127 bytes."""
+    return b"\x00" + bytes([len(name)]) + name + bytes([len(value)]) + value
+
+
+def grpc_call_headers(stream_id: int, token: str | None = None) -> bytes:
+    """An HTTP/2 HEADERS frame (END_HEADERS, not END_STREAM) opening a trace export call on
+    ``stream_id``, with ``Bearer token`` when given."""
+    fields = [
+        (b":method", b"POST"),
+        (b":scheme", b"http"),
+        (b":path", GRPC_METHODS["traces"].encode()),
+        (b":authority", b"127.0.0.1"),
+        (b"content-type", b"application/grpc"),
+        (b"te", b"trailers"),
+    ]
+    if token is not None:
+        fields.append((b"authorization", f"Bearer {token}".encode()))
+    block = b"".join(_hpack_literal(name, value) for name, value in fields)
+    return len(block).to_bytes(3, "big") + b"\x01\x04" + stream_id.to_bytes(4, "big") + block
+
+
+def abandon_grpc_streams(port: int, streams: int, token: str | None = None) -> int:
+    """One connection to the gRPC ``port`` opens ``streams`` export calls (no message) as
+    fast as it can, then is dropped without closing them; returns the streams sent."""
+    sent = 0
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 5) as sock:
+        sock.sendall(GRPC_PREFACE)
+        for n in range(streams):
+            sock.sendall(grpc_call_headers(2 * n + 1, token))
+            sent += 1
+    return sent
 
 
 def http_export(

@@ -25,7 +25,6 @@ stored for a client that has gone (and resends it).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import threading
 import time
@@ -81,6 +80,11 @@ MAX_CONNECTIONS = 1024
 """Connections held at once; grpc core closes one more as soon as it is accepted (the
 exporter retries). Unbounded, ~20,000 silent connections used up the process's file
 descriptors and legitimate exports on both ports failed."""
+MAX_STREAMS_PER_CONNECTION = 100
+"""Calls one connection may have open at once (HTTP/2 ``SETTINGS_MAX_CONCURRENT_STREAMS``;
+grpc core refuses a stream past it with ``REFUSED_STREAM``, before any handler runs): an
+exporter has a few; unbounded, one connection opened 5,000 calls in a second and dropped
+them, and the other exporters' calls failed while the server wound them up."""
 HANDSHAKE_TIMEOUT_S = 5.0
 """A connection that has not completed the HTTP/2 handshake (preface and settings) within
 this long is closed (grpc core's default kept a silent one ~60 s)."""
@@ -125,7 +129,11 @@ class _Calls:
         self.pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="tracegrade-grpc")
         self.max_in_flight = max_in_flight
         self.reading = self.waiting = self.in_flight = 0
-        self.read_done = asyncio.Condition()
+        self.room_waiters: set[asyncio.Future[None]] = set()
+        """Calls waiting for room to read (:meth:`_room_to_read`), each woken by a future.
+        Not an ``asyncio.Condition``: cancelling thousands of calls waiting on one (a
+        connection that opened 5,000 calls and dropped them) left its lock unreleased
+        ("Lock is not acquired") and every later call waited on it until its deadline."""
 
     async def export(self, signal: Signal, context: grpc.aio.ServicerContext) -> Any:
         """One authorised call: its response, or aborted with the :meth:`outcome`'s status.
@@ -158,9 +166,7 @@ class _Calls:
         finally:
             self.reading -= 1
             memory.release(charge)
-            if self.waiting:  # a call waits for room to read (:meth:`_room_to_read`)
-                async with self.read_done:
-                    self.read_done.notify()
+            self._wake_one()
         if isinstance(body, Outcome):
             return body
         if self.in_flight >= self.max_in_flight or not memory.reserve(len(body), admit=False):
@@ -181,6 +187,14 @@ class _Calls:
             return await _settle_job(job)
         finally:
             self.in_flight -= 1
+
+    def _wake_one(self) -> None:
+        """Wake a call waiting for room to read, if any (a read ended)."""
+        while self.room_waiters:
+            woken = self.room_waiters.pop()
+            if not woken.done():
+                woken.set_result(None)
+                return
 
     def _reserve_read(self, charge: int) -> bool:
         """Reserve ``charge`` bytes to read a message: beyond the first read, reads hold at
@@ -208,9 +222,12 @@ class _Calls:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     return False
-                async with self.read_done:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self.read_done.wait(), remaining)
+                woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                self.room_waiters.add(woken)
+                try:
+                    await asyncio.wait({woken}, timeout=remaining)
+                finally:
+                    self.room_waiters.discard(woken)
             return True
         finally:
             self.waiting -= 1
@@ -349,6 +366,7 @@ class GrpcServer:
                 # probing, 160 clients of 15 MiB messages made grpc core hold 2.5 GB).
                 ("grpc.http2.bdp_probe", 0),
                 ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
+                ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
                 ("grpc.server_handshake_timeout_ms", int(HANDSHAKE_TIMEOUT_S * 1000)),
                 ("grpc.max_connection_idle_ms", int(IDLE_TIMEOUT_S * 1000)),
             ],

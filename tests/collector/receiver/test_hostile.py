@@ -27,6 +27,7 @@ from tests.support.receiver import (
     PROTOBUF,
     GrpcClient,
     WriteHook,
+    abandon_grpc_streams,
     hand_span,
     http_export,
     http_response,
@@ -329,6 +330,58 @@ def test_silent_feedback_bodies_neither_starve_exports_nor_stay_open(tmp_path, m
                 sock.close()
         assert all(answer.split(b" ")[1] in (b"408", b"503") for answer in answers), answers
         assert sum(answer.startswith(b"HTTP/1.1 408 ") for answer in answers) >= 10
+    assert set(stored_spans(tmp_path / "store.db")) == stored
+
+
+def _export_retrying(client: GrpcClient, name: str) -> set:
+    """One authorised gRPC export, retried on UNAVAILABLE / RESOURCE_EXHAUSTED as the SDK
+    exporters do, within SERVED_WITHIN_S in all; returns its spans."""
+    request = spans_request(hand_span(name, os.urandom(16), os.urandom(8)))
+    deadline = time.monotonic() + SERVED_WITHIN_S
+    retryable = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+    while True:
+        remaining = deadline - time.monotonic()
+        try:
+            client.export(
+                "traces", request.SerializeToString(), metadata=AUTHORISED, timeout_s=remaining
+            )
+            return set(request_spans(request))
+        except grpc.RpcError as error:
+            if error.code() not in retryable or deadline - time.monotonic() < 0.3:
+                raise
+            time.sleep(0.2)
+
+
+def test_exports_succeed_while_connections_open_thousands_of_calls_and_drop_them(tmp_path):
+    """Issue 40: 5,000 authorised calls opened on one connection in a second, then the
+    connection dropped: the calls' handlers, cancelled together, left the lock of the
+    read-room condition unreleased and later exports answered DEADLINE_EXCEEDED (or were
+    cancelled). A connection now holds at most MAX_STREAMS_PER_CONNECTION calls and waiting
+    calls hold no lock."""
+    stored: set = set()
+    done = threading.Event()
+    sent: list[int] = []
+
+    def attack(port: int) -> None:
+        for _ in range(3):
+            sent.append(abandon_grpc_streams(port, 3000, TOKEN))
+            time.sleep(0.5)
+        done.set()
+
+    with running(tmp_path / "store.db", token=TOKEN) as receiver:
+        attacker = threading.Thread(target=attack, args=(receiver.grpc_port,))
+        with GrpcClient(receiver.grpc_port) as client:
+            stored |= _export_retrying(client, "before")
+            attacker.start()
+            n = 0
+            while not done.is_set() or n < 15:
+                stored |= _export_retrying(client, f"during-{n}")
+                n += 1
+                time.sleep(0.2)
+        attacker.join(10)
+        with GrpcClient(receiver.grpc_port) as fresh:
+            stored |= _export_retrying(fresh, "after")
+    assert sum(sent) > 3000
     assert set(stored_spans(tmp_path / "store.db")) == stored
 
 
