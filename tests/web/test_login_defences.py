@@ -6,6 +6,8 @@ logins."""
 
 from __future__ import annotations
 
+import threading
+
 import httpx
 import pytest
 from starlette.testclient import TestClient
@@ -190,3 +192,41 @@ def test_a_proxys_own_forwarded_line_wins_over_one_the_client_sent(tmp_path) -> 
             statuses.append(answer.status_code)
         assert statuses[: LoginThrottle.PER_ADDRESS] == [401] * LoginThrottle.PER_ADDRESS
         assert set(statuses[LoginThrottle.PER_ADDRESS :]) == {429}
+
+
+def test_a_password_check_holds_no_other_request(tmp_path, monkeypatch) -> None:
+    """Argon2id takes a few hundred milliseconds per check: on the event loop each guess held
+    every other request, pages and stylesheet included, for as long. Here a check is held
+    until a page has been served: before, the page waited for the check (10 s, then after it)."""
+    from argon2 import PasswordHasher
+
+    from tracegrade.web import accounts
+
+    entered, release, order = threading.Event(), threading.Event(), []
+
+    class HeldHasher(PasswordHasher):
+        def verify(self, hash: str | bytes, password: str | bytes) -> bool:  # noqa: A002
+            entered.set()
+            release.wait(10)
+            order.append("check")
+            return super().verify(hash, password)
+
+    db = str(tmp_path / "ui.db")
+    set_password(db, "ana", PASSWORD)
+    monkeypatch.setattr(accounts, "_HASHER", HeldHasher())
+    with _client(db) as client:
+        form = {"csrf_token": csrf_token(client.get("/login").text), "next": "/runs"}
+        form |= {"name": "ana", "password": PASSWORD}
+        answers: list[int] = []
+        login = threading.Thread(
+            target=lambda: answers.append(
+                client.post("/login", data=form, follow_redirects=False).status_code
+            )
+        )
+        login.start()
+        assert entered.wait(10)
+        assert client.get("/static/style.css").status_code == 200
+        order.append("page")
+        release.set()
+        login.join(20)
+    assert order == ["page", "check"] and answers == [303]

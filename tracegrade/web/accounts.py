@@ -46,16 +46,25 @@ def set_password(db: str | None, name: str, password: str) -> bool:
 
 def verify(store: Store, name: str, password: str) -> bool:
     """True when ``password`` is account ``name``'s (checked in constant time by argon2)."""
+    return check_password(store, name, password) is not None
+
+
+def check_password(store: Store, name: str, password: str) -> str | None:
+    """The :func:`password_stamp` of the hash ``password`` was verified against when it is
+    account ``name``'s (constant time, argon2; a hash of older parameters is rehashed and the
+    new one's stamp returned), else None. The stamp is of the very hash checked, so a password
+    changed during the check does not open a session under the new one."""
     stored = users.password_hash(store.db, name)
     try:
         _HASHER.verify(stored or _DUMMY, password)
     except (VerifyMismatchError, VerificationError, InvalidHashError):
-        return False
+        return None
     if stored is None:
-        return False
+        return None
     if _HASHER.check_needs_rehash(stored):
-        users.set_hash(store.db, name, _HASHER.hash(password))
-    return True
+        stored = _HASHER.hash(password)
+        users.set_hash(store.db, name, stored)
+    return _stamp_of(stored)
 
 
 def password_stamp(store: Store, name: str) -> str | None:
@@ -63,7 +72,11 @@ def password_stamp(store: Store, name: str) -> str | None:
     password does (a new salt each time); None when there is no such account. Sessions keep it
     and end when it changes (:class:`tracegrade.web.logins.LoginSessions`)."""
     stored = users.password_hash(store.db, name)
-    return None if stored is None else hashlib.sha256(stored.encode()).hexdigest()
+    return None if stored is None else _stamp_of(stored)
+
+
+def _stamp_of(stored: str) -> str:
+    return hashlib.sha256(stored.encode()).hexdigest()
 
 
 def has_accounts(store: Store) -> bool:

@@ -26,7 +26,7 @@ from starlette.templating import Jinja2Templates
 
 from tracegrade.config import Config, load_config
 from tracegrade.store.traces import Store
-from tracegrade.web.accounts import has_accounts, password_stamp, verify
+from tracegrade.web.accounts import check_password, has_accounts, password_stamp
 from tracegrade.web.security import CSRF_FIELD, LOOPBACK_NAMES, Guard
 
 HERE = Path(__file__).parent
@@ -143,7 +143,10 @@ class StoreAccounts:
 
     ui: Ui
     RECHECK_S = 5.0
+    CHECKS_AT_ONCE = 2
+    """Password checks running at once (the others wait; pages keep their worker slots)."""
     _known: tuple[float, bool] = (-RECHECK_S, False)
+    _checks: asyncio.Semaphore | None = field(default=None, repr=False)
 
     def exist(self) -> bool:
         now = time.monotonic()
@@ -151,8 +154,15 @@ class StoreAccounts:
             self._known = (now, has_accounts(self.ui.store))
         return self._known[1]
 
-    def verify(self, name: str, password: str) -> bool:
-        return verify(self.ui.store, name, password)
+    async def check(self, name: str, password: str) -> str | None:
+        """The password check (:func:`~tracegrade.web.accounts.check_password`) in a worker
+        thread with a store connection of its own, at most :attr:`CHECKS_AT_ONCE` at once:
+        Argon2id takes ~0.1-0.3 s of CPU and 64 MiB per check, which on the event loop held
+        every page, even ``/static/``, for as long (issue 40 item 10's guesser)."""
+        if self._checks is None:
+            self._checks = asyncio.Semaphore(self.CHECKS_AT_ONCE)
+        async with self._checks:
+            return await self.ui.offload(check_password, name, password)
 
     def stamp(self, name: str) -> str | None:
         return password_stamp(self.ui.store, name)

@@ -47,15 +47,15 @@ async def login(request: Request, form: FormData) -> Response:
             headers={"retry-after": str(math.ceil(wait_s))},
         )
     target = safe_next(str(form.get("next") or "/"))
-    user = _who(guard, form)
-    if user is None:
+    proved = await _who(guard, form)
+    if proved is None:
         guard.throttle.failed(address, account)
         data = _form(
             request, target, "wrong name or password" if form.get("name") else "wrong token"
         )
         return render(request, "login.html", data, status_code=401)
     guard.throttle.succeeded(address, account)
-    stamp = guard.accounts.stamp(user) if guard.accounts and form.get("name") else None
+    user, stamp = proved
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(
         SESSION_COOKIE,
@@ -73,14 +73,16 @@ def _account(form: FormData) -> str:
     return f"name:{name.strip()}" if isinstance(name, str) and name.strip() else "token"
 
 
-def _who(guard: Guard, form: FormData) -> str | None:
-    """The user a login form proves: a named account's name and password, or the token."""
+async def _who(guard: Guard, form: FormData) -> tuple[str, str | None] | None:
+    """The user a login form proves and the password stamp its session keeps: a named
+    account's name and password (the stamp of the hash checked), or the token (no stamp)."""
     name, password, token = form.get("name"), form.get("password"), form.get("token")
     if isinstance(name, str) and name.strip() and isinstance(password, str):
         accounts = guard.accounts
-        return name.strip() if accounts and accounts.verify(name.strip(), password) else None
+        stamp = await accounts.check(name.strip(), password) if accounts else None
+        return None if stamp is None else (name.strip(), stamp)
     if guard.token is not None and isinstance(token, str) and guard.token_matches(token):
-        return "token"
+        return "token", None
     return None
 
 

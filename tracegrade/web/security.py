@@ -101,8 +101,9 @@ class Accounts(Protocol):
         """Whether any account exists."""
         ...  # pragma: no cover
 
-    def verify(self, name: str, password: str) -> bool:
-        """Whether ``password`` is account ``name``'s."""
+    async def check(self, name: str, password: str) -> str | None:
+        """Account ``name``'s password stamp when ``password`` is its password, else None
+        (off the event loop: a password hash takes a few hundred milliseconds of CPU)."""
         ...  # pragma: no cover
 
     def stamp(self, name: str) -> str | None:
