@@ -8,7 +8,8 @@ here and renders what it returns. Each use case, once:
 - :mod:`._score`: score traces against a golden dataset or reference-free (``score``; and
   :func:`evaluate_dataset`, traces already read, nothing stored: the Python API);
 - :mod:`._run`: run an agent through a dataset's cases and score its traces (``run``);
-- :mod:`.suite`: a test session's cases and their run document (the pytest plugin);
+- :mod:`.suite`: a test session's run of each dataset, through score's run session
+  (the pytest plugin);
 - :mod:`.follow`: score traces as they settle in the store (``score --follow``), with
   :mod:`.follow_workers` its scoring processes and :mod:`.follow_windows` its windows;
 - :mod:`.sessions`: whole conversations scored once they settle (``score --follow

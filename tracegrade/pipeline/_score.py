@@ -63,7 +63,7 @@ from tracegrade.scoring.identity import Evaluator, evaluator_of
 from tracegrade.scoring.parallel import default_workers
 from tracegrade.scoring.results import CaseResult, RunResult, RunSummary
 from tracegrade.scoring.score import Scorer
-from tracegrade.scoring.streaming import Prepared, stream_results
+from tracegrade.scoring.streaming import Prepared, TraceFacts, stream_results
 from tracegrade.scoring.summary import RunningSummary
 from tracegrade.spans import TraceData
 from tracegrade.store.traces import default_path
@@ -322,6 +322,127 @@ def _no_traces(options: ScoreOptions, read: int) -> ConfigError:
     return ConfigError("no traces to score" + hint)
 
 
+@dataclass
+class RunSession:
+    """One scoring run from open to close, the same for ``score`` and the pytest plugin:
+    opened (:func:`open_session`: the plan, the case log, the export), cases scored as their
+    traces come (:meth:`score`: scorers and judge, each result into the running summary, the
+    case log and the export), then :meth:`finish`: summarised, and
+    :func:`~tracegrade.pipeline.gate.finish` (figures exported, document written and stored,
+    compared with the baseline, export closed, gate published); the case log closes with the
+    session."""
+
+    options: ScoreOptions
+    plan: Plan
+    cases: CaseLog
+    export: RunExport
+    running: RunningSummary
+    kept: list[CaseResult] | None
+    facts: TraceFacts = field(default_factory=TraceFacts)
+    leftover: int = 0
+    errors: list[InputError] = field(default_factory=list)
+
+    def score(
+        self,
+        batches: Iterable[Sequence[Any]],
+        *,
+        dataset: Dataset | None,
+        mapping: Mapping[str, Sequence[str]],
+        progress: Callable[[CaseResult], None] | None = None,
+        **streaming: Any,
+    ) -> None:
+        """Score ``batches`` against ``dataset`` (the plan's, or some of its cases), the
+        judge's cache open when the run touches the store; ``streaming``:
+        :func:`~tracegrade.scoring.streaming.stream_results`'s workers, prepare, limit,
+        on_notes and keeper."""
+        options, plan = self.options, self.plan
+        cache = judge_cache(options.db, plan.judge) if _stored(options) else nullcontext()
+        with cache:
+            leftover, facts = stream_results(
+                batches,
+                dataset,
+                plan.scorers,
+                plan.config,
+                _collector(self.running, self.cases, self.kept, self.export),
+                tier=options.tier,
+                threshold=options.gate.threshold,
+                mapping=mapping,
+                progress=progress,
+                **streaming,
+            )
+        self.leftover += leftover
+        self.facts.merge(facts)
+
+    def finish(
+        self,
+        trace_source: str,
+        *,
+        preload: Callable[[Any], Mapping[str, AgentTrace]] | None = None,
+        trace_stores: Sequence[str | None] | None = None,
+    ) -> ScoredRun:
+        """The document of the finished run (``trace_source``: where its traces came from),
+        written, stored, exported, compared with the plan's baseline (the traces for its
+        diffs from ``preload`` and the stores at ``trace_stores``, default the run's) and
+        gated.
+
+        Raises:
+            StoreError: the store cannot be opened.
+        """
+        options, plan = self.options, self.plan
+        summary = self.running.summary(self.leftover)
+        run = run_meta(
+            summary,
+            self.facts,
+            plan.dataset,
+            tier=options.tier,
+            min_pass_rate=options.gate.min_pass_rate,
+            trace_source=trace_source,
+            config_sources=plan.config.sources,
+            run_id=plan.run_id,
+            evaluator=plan.evaluator.to_dict() if plan.evaluator else None,
+            min_score=options.gate.min_score,
+        )
+        doc = StreamedDocument(head_of(run, summary), self.cases)
+        stores = [options.db] if trace_stores is None else list(trace_stores)
+        done = finish(
+            doc,
+            self.export,
+            output=options.output,
+            gate=options.gate,
+            store=options.db,
+            base=plan.base,
+            compared=BaselineInputs(stores, plan.config, preload),
+        )
+        return ScoredRun(
+            doc,
+            self.running.run_summary(self.leftover),
+            plan.dataset,
+            done.comparison,
+            self.errors,
+            done.warnings,
+            self.kept,
+            done.stored_in,
+        )
+
+
+@contextmanager
+def open_session(options: ScoreOptions, plan: Plan | None = None) -> Iterator[RunSession]:
+    """The :class:`RunSession` of ``options`` (``plan``: already made by :func:`plan_run`),
+    its case log and export closed on the way out.
+
+    Raises:
+        as :func:`plan_run`; ConfigError: a bad ``--export-otlp`` endpoint.
+    """
+    plan = plan or plan_run(options)
+    threshold = run_threshold(options.gate.threshold, plan.dataset, plan.config)
+    with (
+        CaseLog() as cases,
+        run_export(options.output.export_otlp, plan.export_context()) as export,
+    ):
+        kept: list[CaseResult] | None = [] if options.keep_results else None
+        yield RunSession(options, plan, cases, export, RunningSummary(threshold), kept)
+
+
 @contextmanager
 def score(
     options: ScoreOptions,
@@ -329,16 +450,16 @@ def score(
     progress: Callable[[CaseResult], None] | None = None,
     on_errors: ErrorSink = lambda errors: None,
 ) -> Iterator[ScoredRun]:
-    """Score, summarise, write the outputs, store and compare (module docstring); the run is
-    yielded while its case log is open. ``progress`` is told of each result; ``on_errors``
-    of input errors as they are met (each names the file and line; the rest still loads).
+    """Score, summarise, write the outputs, store and compare (module docstring), through one
+    :class:`RunSession`; the run is yielded while its case log is open. ``progress`` is told
+    of each result; ``on_errors`` of input errors as they are met (each names the file and
+    line; the rest still loads).
 
     Raises:
         ConfigError: bad options, no traces to score (the message says why).
         DatasetError, InputError, StoreError: as the dataset, the files or the store raise.
     """
     plan = plan_run(options)
-    errors: list[InputError] = []
     read = [0]  # traces read before --since/--sample/--limit
     keeper = (
         BaselineTraces(plan.base[0], rules_for(plan.config, options.gate.alpha))
@@ -347,89 +468,38 @@ def score(
     )
     in_workers = plan.workers > 1 and options.traces is None
     late = LateErrors() if in_workers and options.limit is None else None  # workers decode
-    batches = _batches(options, plan, errors, read, late, on_errors)
-    running = RunningSummary(run_threshold(options.gate.threshold, plan.dataset, plan.config))
-    kept: list[CaseResult] | None = [] if options.keep_results else None
-    with (
-        CaseLog() as cases,
-        run_export(options.output.export_otlp, plan.export_context()) as export,
-    ):
-        cache = judge_cache(options.db, plan.judge) if _stored(options) else nullcontext()
-        with cache:
-            leftover, facts = stream_results(
-                batches,
-                plan.dataset,
-                plan.scorers,
-                plan.config,
-                _collector(running, cases, kept, export),
-                tier=options.tier,
-                threshold=options.gate.threshold,
-                mapping=_mapping(options, plan.dataset),
-                progress=progress,
-                workers=plan.workers if options.traces is None else 1,
-                prepare=partial(_prepared, plan.since_ns, options.sample) if in_workers else None,
-                limit=options.limit if in_workers else None,
-                on_notes=late.add if late else None,
-                keeper=keeper,
-            )
+    with open_session(options, plan) as session:
+        batches = _batches(options, plan, session.errors, read, late, on_errors)
+        session.score(
+            batches,
+            dataset=plan.dataset,
+            mapping=_mapping(options, plan.dataset),
+            progress=progress,
+            workers=plan.workers if options.traces is None else 1,
+            prepare=partial(_prepared, plan.since_ns, options.sample) if in_workers else None,
+            limit=options.limit if in_workers else None,
+            on_notes=late.add if late else None,
+            keeper=keeper,
+        )
         if late is not None:
-            errors.extend(found := late.errors())
+            session.errors.extend(found := late.errors())
             on_errors(found)
-        if not facts.count:
+        if not session.facts.count:
             raise _no_traces(options, read[0])
-        yield _finish(options, plan, running, cases, facts, leftover, errors, keeper, kept, export)
+        read_again = (
+            partial(_read_again, options.files, options.messages_key, plan.workers > 1)
+            if options.files
+            else None
+        )
+        preload = None if keeper is None else partial(keeper.preloaded, read_again=read_again)
+        yield session.finish(_trace_source(options), preload=preload)
 
 
-def _finish(
-    options: ScoreOptions,
-    plan: Plan,
-    running: RunningSummary,
-    cases: CaseLog,
-    facts: Any,
-    leftover: int,
-    errors: list[InputError],
-    keeper: BaselineTraces | None,
-    kept: list[CaseResult] | None,
-    export: RunExport,
-) -> ScoredRun:
-    """The document of the finished run, written, stored, exported, compared and gated."""
-    summary = running.summary(leftover)
+def _trace_source(options: ScoreOptions) -> str:
+    """Where a run's traces came from, as its document says."""
     if options.traces is not None:
-        source = "traces in memory"
-    else:
-        source = ", ".join(options.files) if options.files else str(default_path(options.db))
-    run = run_meta(
-        summary,
-        facts,
-        plan.dataset,
-        tier=options.tier,
-        min_pass_rate=options.gate.min_pass_rate,
-        trace_source=source,
-        config_sources=plan.config.sources,
-        run_id=plan.run_id,
-        evaluator=plan.evaluator.to_dict() if plan.evaluator else None,
-        min_score=options.gate.min_score,
-    )
-    doc = StreamedDocument(head_of(run, summary), cases)
-    read_again = (
-        partial(_read_again, options.files, options.messages_key, plan.workers > 1)
-        if options.files
-        else None
-    )
-    preload = None if keeper is None else partial(keeper.preloaded, read_again=read_again)
-    done = finish(
-        doc,
-        export,
-        output=options.output,
-        gate=options.gate,
-        store=options.db,
-        base=plan.base,
-        compared=BaselineInputs([options.db], plan.config, preload),
-    )
-    run_summary = running.run_summary(leftover)
-    return ScoredRun(
-        doc, run_summary, plan.dataset, done.comparison, errors, done.warnings, kept, done.stored_in
-    )
+        return "traces in memory"
+    return ", ".join(options.files) if options.files else str(default_path(options.db))
 
 
 def evaluate_dataset(

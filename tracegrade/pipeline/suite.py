@@ -1,82 +1,94 @@
-"""A test session's golden cases: each case scored as it runs (the pytest plugin), the
-session's run document, and the comparison with a baseline run, case by case and whole.
-
-Each case is scored by :func:`tracegrade.pipeline._score.score` (the same scorers, judge and
-summary as ``tracegrade score``), against the trace given to it (an explicit mapping).
+"""A test session's golden cases (the pytest plugin): one run session per dataset
+(:class:`~tracegrade.pipeline._score.RunSession`, as ``tracegrade score`` runs), opened with
+the session's first case of the dataset, each case scored as its test runs (against the
+traces given to it: an explicit mapping), and finished at the end of the session
+(summarised, the document written, compared with the baseline, the export closed, the gate
+published: :func:`tracegrade.pipeline.gate.finish`); and a case compared with its baseline
+case.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
+from contextlib import ExitStack
+from dataclasses import replace
 from typing import Any
 
-from tracegrade.compare import Comparison, compare_runs, read_document, rules_from
-from tracegrade.config import Config, load_config
+from tracegrade.compare import Comparison, compare_runs, rules_from
+from tracegrade.compare.case_sources import as_source
+from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset
-from tracegrade.pipeline._score import ScoreOptions, score
-from tracegrade.pipeline.gate import OutputOptions
-from tracegrade.report.document import case_entry, document
-from tracegrade.run_document import StreamedDocument, document_json
-from tracegrade.scoring import build_scorers, config_for
-from tracegrade.scoring.evaluation import run_threshold
-from tracegrade.scoring.identity import evaluator_of
-from tracegrade.scoring.results import CaseResult, RunResult
-from tracegrade.scoring.summary import summarize
-from tracegrade.store.runs import load_run, resolve_run
-from tracegrade.store.traces import Store
+from tracegrade.pipeline._score import RunSession, ScoredRun, ScoreOptions, open_session
+from tracegrade.pipeline.gate import OutputOptions, resolve_document
+from tracegrade.report.document import case_entry
+from tracegrade.scoring.results import CaseResult
 from tracegrade.trace import AgentTrace
 
-__all__ = ["CaseResult", "Comparison", "Suite", "resolve_baseline"]
+__all__ = ["CaseResult", "Comparison", "Suite", "resolve_document"]
+
+TRACE_SOURCE = "pytest"
+"""The run document's ``trace_source`` for a test session."""
 
 
-@dataclass
 class Suite:
-    """The scored cases of one dataset in a session (``config``: the dataset's, layered on
-    :func:`~tracegrade.config.load_config`)."""
+    """The run of one dataset in a test session (``base``: the baseline document and whether
+    it is the dataset's baseline, with ``trace_store`` the store holding the traces for its
+    diffs).
 
-    dataset: Dataset
-    config: Config = field(init=False)
-    results: list[CaseResult] = field(default_factory=list)
-    traces: list[AgentTrace] = field(default_factory=list)
+    Raises:
+        ConfigError, DatasetError: as :func:`~tracegrade.pipeline._score.plan_run`.
+    """
 
-    def __post_init__(self) -> None:
-        self.config = config_for(load_config(), self.dataset)
+    def __init__(
+        self,
+        dataset: Dataset,
+        *,
+        base: tuple[dict[str, Any], bool] | None = None,
+        trace_store: str | None = None,
+    ) -> None:
+        self.dataset = dataset
+        self.trace_store = trace_store
+        options = ScoreOptions(
+            traces=(),
+            dataset=dataset,
+            config=load_config(),
+            output=OutputOptions(save=False),
+        )
+        self._stack = ExitStack()
+        self.session: RunSession = self._stack.enter_context(open_session(options))
+        if base is not None:
+            self.session.plan.base = (as_source(base[0]), base[1])
+        self.config = self.session.plan.config
 
     @property
     def threshold(self) -> float:
         """The pass score per case (0-1) of the dataset and config."""
-        return run_threshold(None, self.dataset, self.config)
+        return self.session.running.threshold
 
     def score(self, case: Case, traces: list[AgentTrace]) -> CaseResult:
-        """``case`` scored against the first of ``traces`` (all kept for the document)."""
-        options = ScoreOptions(
-            traces=traces[:1],
+        """``case`` scored against the first of ``traces`` (all counted in the document's
+        agent versions and models)."""
+        found: list[CaseResult] = []
+        self.session.score(
+            [traces[:1]],
             dataset=self.dataset.model_copy(update={"cases": [case]}),
-            config=self.config,
             mapping={str(case.id): [traces[0].trace_id]},
-            keep_results=True,
-            output=OutputOptions(save=False),
+            progress=found.append,
         )
-        with score(options) as run:
-            results = run.results or []
-        self.results.append(results[0])  # one case, its one trace: one result
-        self.traces.extend(traces)
-        return results[0]
+        for extra in traces[1:]:
+            self.session.facts.add(extra)
+        return found[0]  # one case, its one trace: one result
 
-    def run_document(self) -> StreamedDocument:
-        """The session's ``tracegrade.run/1`` document for this dataset."""
-        result = RunResult(tuple(self.results), summarize(self.results, self.threshold, 0))
-        return document(
-            result,
-            self.traces,
-            self.dataset,
-            trace_source="pytest",
-            config_sources=self.config.sources,
-            evaluator=evaluator_of(
-                build_scorers(self.config), self.dataset, self.config, {"threshold": self.threshold}
-            ).to_dict(),
-        )
+    def finish(self, json_path: str | None) -> ScoredRun:
+        """The session's run of this dataset finished (module docstring), its document written
+        to ``json_path`` (None: not written); the case log is closed after.
+
+        Raises:
+            StoreError: the baseline's store cannot be opened.
+        """
+        output = OutputOptions(json_path=json_path, save=False)
+        self.session.options = replace(self.session.options, output=output)
+        with self._stack:
+            return self.session.finish(TRACE_SOURCE, trace_stores=[self.trace_store])
 
     def regression_of(self, result: CaseResult, base: dict[str, Any]) -> str | None:
         """Why ``result`` regressed against its case in the baseline document ``base``, or
@@ -89,23 +101,3 @@ class Suite:
         return (
             f"regressed against baseline {base['run']['run_id']}: {', '.join(compared[0].reasons)}"
         )
-
-    def compare(self, base: dict[str, Any]) -> Comparison:
-        """The session's run compared with the baseline document ``base``."""
-        rules = rules_from(self.config.regression)
-        current = document_json(self.run_document())
-        return compare_runs(base, current, rules, pricing=self.config.pricing)
-
-
-def resolve_baseline(ref: str, db: str | None, dataset: str | None) -> dict[str, Any]:
-    """The baseline run document ``ref`` names: a run-document JSON file, or a stored run
-    (``baseline``, ``latest``, a run id) of ``dataset`` in the store at ``db``.
-
-    Raises:
-        InputError: a file that is not a run document.
-        StoreError: nothing stored matches ``ref``.
-    """
-    if Path(ref).is_file():
-        return read_document(ref)
-    with Store(db) as store:
-        return load_run(store, resolve_run(store, ref, dataset=dataset))

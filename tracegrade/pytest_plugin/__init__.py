@@ -113,6 +113,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     state = config.stash.get(_SESSION, None)
+    for warning in state.warnings if state else []:
+        terminalreporter.write_line(f"tracegrade: warning: {warning}")
     for comparison in state.comparisons if state else []:
         verdict = "REGRESSION" if comparison.regression else "no regression"
         terminalreporter.section(f"tracegrade: {verdict} against {comparison.base.run_id}")

@@ -31,9 +31,7 @@ except ImportError:  # pragma: no cover - opentelemetry-sdk < 1.39
 from tracegrade.dataset import Case, Dataset, load_dataset
 from tracegrade.normalize import normalize_all
 from tracegrade.otlp.codec import logs_from_request, spans_from_request
-from tracegrade.pipeline.outputs import write_document
-from tracegrade.pipeline.suite import CaseResult, Comparison, Suite, resolve_baseline
-from tracegrade.run_document import StreamedDocument
+from tracegrade.pipeline.suite import CaseResult, Comparison, Suite, resolve_document
 from tracegrade.runner import telemetry
 from tracegrade.trace import AgentTrace
 
@@ -65,28 +63,35 @@ def cases_of(marker: pytest.Mark) -> list[Case]:
 
 
 class Session:
-    """Per pytest session: the suites, the baseline, and the final comparison."""
+    """Per pytest session: one run per dataset (:class:`Suite`), the baselines, and the
+    final comparisons and warnings."""
 
     def __init__(self, config: pytest.Config):
         self.pytest_config = config
         self.suites: dict[str, Suite] = {}
-        self.baselines: dict[str, dict[str, Any] | None] = {}
+        self.baselines: dict[str, tuple[dict[str, Any], bool] | None] = {}
         self.comparisons: list[Comparison] = []
+        self.warnings: list[str] = []
 
     def suite(self, dataset: Dataset) -> Suite:
+        """The run of ``dataset``, opened with its first case."""
         if _key(dataset) not in self.suites:
-            self.suites[_key(dataset)] = Suite(dataset)
+            self.suites[_key(dataset)] = Suite(
+                dataset,
+                base=self.baseline(dataset),
+                trace_store=self.pytest_config.getoption("tracegrade_db"),
+            )
         return self.suites[_key(dataset)]
 
-    def baseline(self, dataset: Dataset) -> dict[str, Any] | None:
-        """The baseline run document for ``dataset`` (None without --tracegrade-baseline)."""
+    def baseline(self, dataset: Dataset) -> tuple[dict[str, Any], bool] | None:
+        """The baseline run document for ``dataset`` and whether it is the dataset's
+        baseline (None without --tracegrade-baseline)."""
         ref = self.pytest_config.getoption("tracegrade_baseline")
         if not ref:
             return None
         if _key(dataset) not in self.baselines:
-            self.baselines[_key(dataset)] = resolve_baseline(
-                ref, self.pytest_config.getoption("tracegrade_db"), dataset.name
-            )
+            db = self.pytest_config.getoption("tracegrade_db")
+            self.baselines[_key(dataset)] = resolve_document(ref, db, dataset.name)
         return self.baselines[_key(dataset)]
 
 
@@ -161,7 +166,7 @@ class Evaluator:
         base = self.session.baseline(suite.dataset)
         if base is None:
             return []
-        regression = suite.regression_of(result, base)
+        regression = suite.regression_of(result, base[0])
         return [] if regression is None else [regression]
 
 
@@ -179,20 +184,22 @@ def _key(dataset: Dataset) -> str:
 
 
 def finish(state: Session, json_path: str | None) -> bool:
-    """At the end of the session: write the run documents, compare them with the baseline;
-    True on a regression."""
+    """At the end of the session: each dataset's run finished as ``tracegrade score``
+    finishes one (:meth:`Suite.finish`: document written, compared with the baseline, gate
+    published); True on a regression."""
     for suite in state.suites.values():
-        doc = suite.run_document()
-        if json_path:
-            _write(doc, json_path, suite.dataset.name, several=len(state.suites) > 1)
-        base = state.baseline(suite.dataset)
-        if base is not None:
-            state.comparisons.append(suite.compare(base))
+        path = _json_path(json_path, suite.dataset.name, several=len(state.suites) > 1)
+        done = suite.finish(path)
+        state.warnings += done.warnings
+        if done.comparison is not None:
+            state.comparisons.append(done.comparison)
     return any(c.regression for c in state.comparisons)
 
 
-def _write(doc: StreamedDocument, path: str, name: str | None, *, several: bool) -> None:
+def _json_path(path: str | None, name: str | None, *, several: bool) -> str | None:
+    """``--tracegrade-json``, the dataset's name joining the file name when the session ran
+    several datasets."""
+    if path is None or not (several and name):
+        return path
     target = Path(path)
-    if several and name:
-        target = target.with_name(f"{target.stem}-{name}{target.suffix}")
-    write_document(str(target), doc)
+    return str(target.with_name(f"{target.stem}-{name}{target.suffix}"))

@@ -73,6 +73,12 @@ class TraceFacts:
             self.versions[version] += 1
         self.models.update(models)
 
+    def merge(self, other: TraceFacts) -> None:
+        """Count the traces ``other`` counted too."""
+        self.count += other.count
+        self.versions.update(other.versions)
+        self.models.update(other.models)
+
     @classmethod
     def of(cls, traces: Iterable[AgentTrace]) -> TraceFacts:
         """The facts of traces held in memory."""
