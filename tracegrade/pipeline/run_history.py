@@ -1,5 +1,6 @@
 """What the dashboard and the ``runs`` / ``history`` commands read: stored runs' overviews,
-two stored runs compared, one trace's reference-free scores, traces by id."""
+two stored runs compared, one trace's reference-free scores, traces by id; and what a report
+calls a scorer (:mod:`tracegrade.scoring.labels`)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from tracegrade.pipeline._score import evaluate_dataset
 from tracegrade.pipeline.datasets import dataset_filter
 from tracegrade.pipeline.reading import traces_by_id
 from tracegrade.run_document import CaseEntry, read_cases, read_head
+from tracegrade.scoring.labels import reason_line, scorer_label
 from tracegrade.store.runs import (
     Gate,
     baselines,
@@ -37,7 +39,9 @@ __all__ = [
     "marked_runs",
     "passed_hallucinating",
     "resolve_pair",
+    "reason_line",
     "reference_free",
+    "scorer_label",
     "stored_histories",
     "stored_overviews",
 ]

@@ -26,6 +26,7 @@ from tracegrade.run_document import (
     document_cases,
     read_head,
 )
+from tracegrade.scoring.labels import scorer_label
 from tracegrade.scoring.results import content_note
 
 
@@ -72,7 +73,7 @@ def _axes_table(summary: RunSummaryEntry) -> Table:
     for name in names:
         value = summary.axes.get(name, summary.scorers.get(name))
         table.add_row(
-            name + (" (axis)" if name in summary.axes else ""),
+            scorer_label(name) + (" (axis)" if name in summary.axes else ""),
             _fmt(value),
             str(summary.excluded.get(name, "")),
         )
@@ -136,7 +137,10 @@ def _cases_table(cases: list[CaseEntry], title: str, verbose: bool) -> Table:
         reasons = (
             case.reasons
             if not verbose or not case.details
-            else [f"{name}: {_fmt(d.value)} — {d.reason}" for name, d in case.details.items()]
+            else [
+                f"{scorer_label(name)}: {_fmt(d.value)} — {d.reason}"
+                for name, d in case.details.items()
+            ]
         )
         if note := content_note(case.notes):  # said first: it explains the rest
             reasons = [note, *reasons]

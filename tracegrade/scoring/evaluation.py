@@ -29,6 +29,7 @@ from tracegrade.config import Config
 from tracegrade.dataset import Case, Dataset, Tier
 from tracegrade.dataset.placeholders import has_placeholder, same_message
 from tracegrade.scoring.goals import SIMULATION_SCORES
+from tracegrade.scoring.labels import reason_line
 from tracegrade.scoring.overall import combine
 from tracegrade.scoring.parallel import ordered_map
 from tracegrade.scoring.results import (
@@ -138,7 +139,7 @@ def score_trace(
     overall = combine(scores, weights, threshold, with_fallback=content is not None)
     reasons = [*overall.hard_failures]
     reasons += [
-        f"{name}: {score.reason}"
+        reason_line(name, score.reason)
         for name, score in scores.items()
         if score.value is not None and score.value < 1.0 and name in _reported(weights)
     ]

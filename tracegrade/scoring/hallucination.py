@@ -1,7 +1,9 @@
 """Hallucination checks from the case: ``must_not_contain`` and ``must_contain``.
 
 A ``must_not_contain`` phrase in the answer is a hard failure (the case fails whatever its
-score). ``must_contain`` gives partial credit: the fraction of phrases found. Phrases match
+score). ``must_contain`` gives partial credit: the fraction of phrases found; a phrase not
+found is reported as "expected phrase missing" (reports label the scorer "expected phrases":
+:mod:`tracegrade.scoring.labels`; its stored name stays ``hallucination``). Phrases match
 case-insensitively on word boundaries, with thousands separators ignored ("1,327" contains
 "1327", not "327"). ``contain_scope: any_response`` searches every assistant response of the
 run instead of only the final answer (tau-bench checks its ``outputs`` that way).
@@ -55,10 +57,7 @@ class Hallucination:
         value = len(required) / len(case.must_contain) if case.must_contain else 1.0
         parts = [*hard]
         if case.must_contain:
-            parts.append(
-                f"{len(required)}/{len(case.must_contain)} required phrase(s) found"
-                + (f"; missing {missing}" if missing else "")
-            )
+            parts.append(_expected(missing, len(required), len(case.must_contain)))
         return Score(
             self.name,
             0.0 if forbidden else value,
@@ -70,6 +69,16 @@ class Hallucination:
                 "required_missing": missing,
             },
         )
+
+
+def _expected(missing: list[str], found: int, expected: int) -> str:
+    """The ``must_contain`` part of the reason, in a reader's words: a phrase missing is
+    "expected phrase missing", not an invented fact (:mod:`tracegrade.scoring.labels`)."""
+    counted = f"{found}/{expected} expected phrase{'' if expected == 1 else 's'} found"
+    if not missing:
+        return counted
+    phrases = ", ".join(repr(p) for p in missing)
+    return f"expected phrase{'' if len(missing) == 1 else 's'} missing: {phrases} ({counted})"
 
 
 @register("hallucination")

@@ -33,6 +33,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from tracegrade.errors import DatasetError, StoreError
+from tracegrade.pipeline.run_history import scorer_label
 from tracegrade.report.comparison import METRIC_NAMES, better, signed
 from tracegrade.report.comparison import value as comparison_value
 from tracegrade.web import compare_page, editor, login, review, runs, traces
@@ -70,6 +71,7 @@ def _filters(templates: Jinja2Templates) -> None:
     env.filters["metric_delta"] = metric_delta
     env.filters["delta_class"] = delta_class
     env.filters["metric_name"] = lambda m: METRIC_NAMES.get(m, m)
+    env.filters["scorer_label"] = scorer_label
     env.filters["unix_ns"] = lambda v: "–" if _absent(v) or not v else utc_text(v / 1e9)
 
 

@@ -32,7 +32,12 @@ from tracegrade.pipeline.review import (
     group,
     scored,
 )
-from tracegrade.pipeline.run_history import marked_runs, passed_hallucinating, reference_free
+from tracegrade.pipeline.run_history import (
+    marked_runs,
+    passed_hallucinating,
+    reason_line,
+    reference_free,
+)
 from tracegrade.run_document import CaseEntry, RunHead, read_case, read_cases, read_head
 from tracegrade.spans import TraceData
 from tracegrade.store import browse, search
@@ -50,8 +55,9 @@ if TYPE_CHECKING:
 
 def verdict_reasons(case: CaseEntry, threshold: float | None) -> list[str]:
     """Why a case failed ([] when it passed): its hard failures (a score of 1.000 fails on
-    one), else its error, else the reason of its lowest-scoring scorer (what went most wrong,
-    e.g. the invented values) and its score under the threshold, else its first reason."""
+    one), else its error, else what went most wrong (the invented values, else the reason of
+    its lowest-scoring scorer: :func:`_hardest`) and its score under the threshold, else its
+    first reason."""
     if case.passed:
         return []
     if case.hard_failures:
@@ -65,12 +71,27 @@ def verdict_reasons(case: CaseEntry, threshold: float | None) -> list[str]:
     return list(case.reasons)[:1] or ["not scored"]
 
 
+INVENTED = ("value_grounding", "faithfulness")
+"""Scorers whose failure is an invented fact (values or claims no tool, document or input
+gave): the hardest reason a case below the threshold can have, ahead of lower scores."""
+
+
 def _hardest(case: CaseEntry) -> list[str]:
-    """The case's reasons, that of its lowest-scoring scorer first (reasons read
-    ``scorer: why``)."""
-    by_scorer = {r.split(":", 1)[0]: r for r in case.reasons}
-    scored = sorted((v, name) for name, v in case.scores.items() if v is not None and v < 1)
-    first = [by_scorer[name] for _, name in scored if name in by_scorer][:1]
+    """The case's reasons, the hardest first: an invented fact (:data:`INVENTED`), else the
+    reason of its lowest-scoring scorer. A scorer's reason line is found from its stored
+    reason (:func:`~tracegrade.scoring.labels.reason_line`, or ``name: reason`` in older runs)."""
+    by_scorer = {  # a run stored before reason_line prefixed every reason with its name
+        name: line
+        for name, d in (case.details or {}).items()
+        for line in (reason_line(name, str(d.reason)), f"{name}: {d.reason}")
+        if line in case.reasons
+    }
+    scored = sorted(
+        (name not in INVENTED, v, name)
+        for name, v in case.scores.items()
+        if v is not None and v < 1
+    )
+    first = [by_scorer[name] for *_, name in scored if name in by_scorer][:1]
     return first + [r for r in case.reasons if r not in first]
 
 
