@@ -211,3 +211,23 @@ def test_tests_import_only_tests_support_across_directories():
             if home not in (path.parent, support):
                 astray.append(f"{path.relative_to(ROOT)}: {name}")
     assert astray == []
+
+
+def _classes_by_name(word: str) -> dict[str, list[str]]:
+    """Top-level classes of tracegrade whose name holds ``word`` -> the modules defining them."""
+    found: dict[str, list[str]] = {}
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and word in node.name:
+                found.setdefault(node.name, []).append(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_one_meaning_per_word_export():
+    """Issue 39 item 4: "export" means the OpenTelemetry SDK's exporting (spans, logs and metrics
+    sent over OTLP: runner.telemetry.RunExport, report.otlp_export) and the export commands;
+    a run's results and figures sent to ``--export-otlp`` are its evaluation signals
+    (pipeline.signals.RunSignals), not a second RunExport; no pipeline module is named export."""
+    assert not (PACKAGE / "pipeline" / "export.py").exists()
+    twice = {name: where for name, where in _classes_by_name("Export").items() if len(where) > 1}
+    assert twice == {}

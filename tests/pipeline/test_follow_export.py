@@ -18,10 +18,10 @@ from tests.support.sdk import agent_turn, trace_request
 from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.pipeline._score import ScoreOptions
-from tracegrade.pipeline.export import open_export
 from tracegrade.pipeline.follow import Follower, follower_context, make_follower
 from tracegrade.pipeline.follow_workers import run_follower
 from tracegrade.pipeline.gate import GateOptions, OutputOptions
+from tracegrade.pipeline.signals import open_signals
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.scoring import build_scorers, config_for
 from tracegrade.store.traces import Store
@@ -45,7 +45,7 @@ def _follower(db: str, endpoint: str, window_s: float | None, workers: int = 1) 
         window_s=window_s,
         workers=workers,
     )
-    follower.export = open_export(endpoint, follower_context(follower), periodic=True)
+    follower.signals = open_signals(endpoint, follower_context(follower), periodic=True)
     return follower
 
 
@@ -153,16 +153,16 @@ def test_score_follow_s_options_open_the_export_with_the_dataset_and_no_run_id(t
     output = OutputOptions(export_otlp=_DEAD)
     options = ScoreOptions(db=str(tmp_path / "f.db"), dataset=DATASET, output=output)
     follower, _ = make_follower(options, quiet_s=0.0, window=None, lease_s=60)
-    assert follower.export.export is not None
+    assert follower.signals.otlp is not None
     context = RunContext(run_id=None, dataset="shop", evaluator=follower.identity)
-    assert follower.export.context == context
+    assert follower.signals.context == context
     assert follower.identity.dataset == "shop"
-    follower.export.close()
+    follower.signals.close()
 
 
 def test_a_follower_without_an_endpoint_exports_nothing(tmp_path):
     follower = _follower(str(tmp_path / "f.db"), "", None)
-    assert follower.export.export is None and follower.export.close() == []
+    assert follower.signals.otlp is None and follower.signals.close() == []
 
 
 def test_a_follower_and_a_scoring_run_with_the_same_options_are_one_evaluator(tmp_path):

@@ -17,8 +17,8 @@ from tests.support.received import evaluation_records
 from tests.support.receiver import running
 from tests.support.sdk import record
 from tracegrade.config import load_config
-from tracegrade.pipeline.export import open_export
 from tracegrade.pipeline.follow import Follower, follower_context
+from tracegrade.pipeline.signals import open_signals
 from tracegrade.report.windows import window_start
 from tracegrade.scoring import build_scorers
 from tracegrade.store import follow as shared
@@ -69,7 +69,7 @@ def _follower(db: str, endpoint: str = "") -> Follower:
     follower = Follower(
         db, None, build_scorers(config), config, quiet_s=0.0, since=0.0, window_s=WINDOW_S
     )
-    follower.export = open_export(endpoint, follower_context(follower))
+    follower.signals = open_signals(endpoint, follower_context(follower))
     return follower
 
 
@@ -123,7 +123,7 @@ def test_a_trace_scored_again_after_its_window_closed_counts_once_by_its_current
             assert verdicts(store, [trace_id])[trace_id] == [
                 {"run_id": None, "position": None, "passed": False}
             ]
-        assert follower.export.close() == []
+        assert follower.signals.close() == []
         records = evaluation_records(tmp_path / "backend.db", [trace_id])[trace_id]
     overall = [r.attributes for r in records if r.attributes["gen_ai.evaluation.name"] == "overall"]
     assert [(a["tracegrade.result.version"], a["tracegrade.verdict"]) for a in overall] == [

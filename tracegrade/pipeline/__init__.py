@@ -24,7 +24,7 @@ here and renders what it returns. Each use case, once:
 - :mod:`.gate`: the end of a ``score`` or ``run`` in one order (its option groups: gate,
   outputs), the regression gate against a baseline, and two runs compared (``compare``);
 - :mod:`.outputs`: write, store and verdict a finished run (``--json``, ``--junit``);
-- :mod:`.export`: send results and figures to an OTLP backend (``--export-otlp``);
+- :mod:`.signals`: send results and figures to an OTLP backend (``--export-otlp``);
 - :mod:`.judging`: the LLM judge of a run;
 - :mod:`.run_history`: stored runs listed, compared and traced (``runs``, ``history``, the
   dashboard);

@@ -23,7 +23,6 @@ from tracegrade.judge.client import JudgeUsage
 from tracegrade.judge.faithfulness import with_judged_faithfulness
 from tracegrade.judge.simulate import simulator_settings
 from tracegrade.pipeline.datasets import open_dataset
-from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
     BaselineInputs,
     GateOptions,
@@ -33,6 +32,7 @@ from tracegrade.pipeline.gate import (
 )
 from tracegrade.pipeline.judging import JudgeOptions, judge_cache, make_judge
 from tracegrade.pipeline.outputs import verdict
+from tracegrade.pipeline.signals import RunSignals, run_signals
 from tracegrade.report.document import new_run_id
 from tracegrade.report.evaluation_signals import RunContext
 from tracegrade.run_document import ClarifierTotals, StreamedDocument, read_head
@@ -266,13 +266,13 @@ def run(options: RunOptions) -> RunOutcome:
         store_location(db) as location,
         judge_cache(location, judge),
         judge_cache(location, goals),
-        run_export(options.output.export_otlp, context) as export,
+        run_signals(options.output.export_otlp, context) as signals,
     ):
-        session.on_outcome = _exporting(export, options.repeat)
+        session.on_outcome = _exporting(signals, options.repeat)
         doc = run_eval(session, location)
         done = finish(
             doc,
-            export,
+            signals,
             output=options.output,
             gate=options.gate,
             store=location,
@@ -282,10 +282,10 @@ def run(options: RunOptions) -> RunOutcome:
     return RunOutcome(doc, done.comparison, done.warnings, done.stored_in)
 
 
-def _exporting(export: RunExport, repeat: int) -> Callable[[Outcome], None]:
-    """Each attempt's result to the export (with its repeat when cases repeat)."""
+def _exporting(signals: RunSignals, repeat: int) -> Callable[[Outcome], None]:
+    """Each attempt's result to the signals (with its repeat when cases repeat)."""
 
     def send(outcome: Outcome) -> None:
-        export.result(outcome.result, outcome.repeat if repeat > 1 else None)
+        signals.result(outcome.result, outcome.repeat if repeat > 1 else None)
 
     return send

@@ -28,7 +28,6 @@ from tracegrade.judge.faithfulness import with_judged_faithfulness
 from tracegrade.normalize import normalize_trace
 from tracegrade.otlp.files import ReadOptions
 from tracegrade.pipeline.datasets import open_dataset
-from tracegrade.pipeline.export import RunExport, run_export
 from tracegrade.pipeline.gate import (
     Base,
     BaselineInputs,
@@ -53,6 +52,7 @@ from tracegrade.pipeline.reading import (
     parse_since,
     select_batches,
 )
+from tracegrade.pipeline.signals import RunSignals, run_signals
 from tracegrade.report.caselog import CaseLog
 from tracegrade.report.document import case_entry, new_run_id, run_meta
 from tracegrade.report.evaluation_signals import RunContext
@@ -288,15 +288,15 @@ def _read_again(
 
 
 def _collector(
-    running: RunningSummary, cases: CaseLog, kept: list[CaseResult] | None, export: RunExport
+    running: RunningSummary, cases: CaseLog, kept: list[CaseResult] | None, signals: RunSignals
 ) -> Callable[[CaseResult], None]:
     """Each result into the running summary, the case log (as its document entry), the
-    export and, when kept, the list."""
+    signals and, when kept, the list."""
 
     def collect(result: CaseResult) -> None:
         running.add(result)
         cases.add(case_entry(result))
-        export.result(result)
+        signals.result(result)
         if kept is not None:
             kept.append(result)
 
@@ -325,17 +325,17 @@ def _no_traces(options: ScoreOptions, read: int) -> ConfigError:
 @dataclass
 class RunSession:
     """One scoring run from open to close, the same for ``score`` and the pytest plugin:
-    opened (:func:`open_session`: the plan, the case log, the export), cases scored as their
+    opened (:func:`open_session`: the plan, the case log, the signals), cases scored as their
     traces come (:meth:`score`: scorers and judge, each result into the running summary, the
-    case log and the export), then :meth:`finish`: summarised, and
+    case log and the signals), then :meth:`finish`: summarised, and
     :func:`~tracegrade.pipeline.gate.finish` (figures exported, document written and stored,
-    compared with the baseline, export closed, gate published); the case log closes with the
+    compared with the baseline, signals closed, gate published); the case log closes with the
     session."""
 
     options: ScoreOptions
     plan: Plan
     cases: CaseLog
-    export: RunExport
+    signals: RunSignals
     running: RunningSummary
     kept: list[CaseResult] | None
     facts: TraceFacts = field(default_factory=TraceFacts)
@@ -363,7 +363,7 @@ class RunSession:
                 dataset,
                 plan.scorers,
                 plan.config,
-                _collector(self.running, self.cases, self.kept, self.export),
+                _collector(self.running, self.cases, self.kept, self.signals),
                 tier=options.tier,
                 threshold=options.gate.threshold,
                 mapping=mapping,
@@ -406,7 +406,7 @@ class RunSession:
         stores = [options.db] if trace_stores is None else list(trace_stores)
         done = finish(
             doc,
-            self.export,
+            self.signals,
             output=options.output,
             gate=options.gate,
             store=options.db,
@@ -428,7 +428,7 @@ class RunSession:
 @contextmanager
 def open_session(options: ScoreOptions, plan: Plan | None = None) -> Iterator[RunSession]:
     """The :class:`RunSession` of ``options`` (``plan``: already made by :func:`plan_run`),
-    its case log and export closed on the way out.
+    its case log and signals closed on the way out.
 
     Raises:
         as :func:`plan_run`; ConfigError: a bad ``--export-otlp`` endpoint.
@@ -437,10 +437,10 @@ def open_session(options: ScoreOptions, plan: Plan | None = None) -> Iterator[Ru
     threshold = run_threshold(options.gate.threshold, plan.dataset, plan.config)
     with (
         CaseLog() as cases,
-        run_export(options.output.export_otlp, plan.export_context()) as export,
+        run_signals(options.output.export_otlp, plan.export_context()) as signals,
     ):
         kept: list[CaseResult] | None = [] if options.keep_results else None
-        yield RunSession(options, plan, cases, export, RunningSummary(threshold), kept)
+        yield RunSession(options, plan, cases, signals, RunningSummary(threshold), kept)
 
 
 @contextmanager

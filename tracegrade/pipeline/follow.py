@@ -46,7 +46,6 @@ from tracegrade.errors import ConfigError
 from tracegrade.judge.budget import BUDGET_SKIP, BudgetLimits, JudgeBudget
 from tracegrade.normalize import normalize_trace
 from tracegrade.pipeline._score import ScoreOptions, plan_run
-from tracegrade.pipeline.export import RunExport, open_export
 from tracegrade.pipeline.follow_windows import WindowKeeper
 from tracegrade.pipeline.judging import make_judge
 from tracegrade.pipeline.sessions import (
@@ -55,6 +54,7 @@ from tracegrade.pipeline.sessions import (
     score_sessions,
     session_scorers,
 )
+from tracegrade.pipeline.signals import RunSignals, open_signals
 from tracegrade.report import windows
 from tracegrade.report.evaluation_signals import SESSION_KEY, RunContext
 from tracegrade.sampling import SamplingRules
@@ -121,7 +121,7 @@ class Follower:
     """Renews the claims of a batch while it is scored (set by :meth:`run`)."""
     busy: bool = False
     """The last poll claimed a full batch: more may be waiting."""
-    export: RunExport = field(default_factory=lambda: RunExport(None, RunContext()))
+    signals: RunSignals = field(default_factory=lambda: RunSignals(None, RunContext()))
     """Where results and closed windows' figures are sent (``--export-otlp``); closed when
     :meth:`run` returns."""
     evaluator: Evaluator | None = None
@@ -303,7 +303,7 @@ class Follower:
         if self.window_s is None:
             return None
         if self.keeper is None:
-            self.keeper = WindowKeeper(self.window_s, self.config, self.alert_webhook, self.export)
+            self.keeper = WindowKeeper(self.window_s, self.config, self.alert_webhook, self.signals)
         return self.keeper
 
     def close_windows(self, store: Store, now: float | None = None) -> list[str]:
@@ -325,8 +325,8 @@ class Follower:
     ) -> dict[str, bool]:
         """Score in this process until ``stop`` is set, telling ``on_result`` of each scored
         trace (its result and whether it updates an earlier one) and ``on_text`` of each
-        window line (and of the export's first failure); returns whether the latest result of
-        every trace scored passed (trace id -> passed). Closes the export.
+        window line (and of the first failure sending them); returns whether the latest result of
+        every trace scored passed (trace id -> passed). Closes the signals.
         :func:`tracegrade.pipeline.follow_workers.run_follower` runs ``workers`` processes."""
         on_result = self.exported(on_result)
         try:
@@ -356,30 +356,30 @@ class Follower:
         self.registered = True
 
     def exported(self, on_result: OnResult) -> OnResult:
-        """``on_result`` that also sends each result to the export (``--export-otlp``), with
+        """``on_result`` that also sends each result to the signals (``--export-otlp``), with
         its identity and the trace version it scored."""
 
         def told(result: CaseResult, updated: bool) -> None:
             on_result(result, updated)
             if SESSION_KEY in result.metadata:
                 version = result.metadata.get("version")
-                self.export.result(result, version=version, evaluator=self.session_identity)
+                self.signals.result(result, version=version, evaluator=self.session_identity)
                 return
             version = self.versions.pop(result.trace_id or "", None)
-            self.export.result(result, version=version)
+            self.signals.result(result, version=version)
 
         return told
 
     def close_export(self, on_text: OnText) -> None:
-        """Send what is left to the export and stop it; ``on_text`` gets its warning."""
-        for text in self.export.close():
+        """Send what is left to the signals and stop it; ``on_text`` gets its warning."""
+        for text in self.signals.close():
             on_text(f"warning: {text}")
 
     def tell_windows(self, store: Store, on_text: OnText) -> None:
         """Tell ``on_text`` the lines of every window that closed since the last call."""
         for text in self.close_windows(store):
             on_text(text)
-        if problem := self.export.problem():
+        if problem := self.signals.problem():
             on_text(f"warning: {problem}")
 
 
@@ -468,7 +468,7 @@ def make_follower(
         judge = judge or _conversation_judge(options, resolved.config, resolved.dataset)
         scorers = session_scorers([*resolved.scorers, *([judge] if judge else [])], resolved.config)
         follower.sessions = SessionSettings(session_quiet_s, scorers, options.gate.threshold)
-    follower.export = open_export(
+    follower.signals = open_signals(
         options.output.export_otlp, follower_context(follower), periodic=True
     )
     if judge_budget is not None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracegrade.config import Config
-from tracegrade.pipeline.export import RunExport
+from tracegrade.pipeline.signals import RunSignals
 from tracegrade.report import windows
 from tracegrade.report.alerts import post_alert
 from tracegrade.report.evaluation_signals import RunContext
@@ -42,7 +42,7 @@ class WindowKeeper:
     window_s: float
     config: Config
     alert_webhook: str | None = None
-    export: RunExport = field(default_factory=lambda: RunExport(None, RunContext()))
+    signals: RunSignals = field(default_factory=lambda: RunSignals(None, RunContext()))
     open_window: float | None = None
     """The start of the window now open (Unix s; None until the first call)."""
     checked_until: float | None = None
@@ -101,7 +101,7 @@ class WindowKeeper:
             lines.append(windows.line(start, self.window_s, service, aggregates, revised=revision))
             lines += self._alert(store, start, service, aggregates)
         if changed or not revision:
-            self.export.window(rows, self.window_s, start, spent)
+            self.signals.window(rows, self.window_s, start, spent)
         return lines
 
     def partial(self, store: Store, now: float | None = None) -> list[str]:

@@ -1,6 +1,6 @@
 """The end of a run, shared by ``score`` and ``run`` (:func:`finish`, one order: the
 summary's figures exported, the document written and stored, compared with the baseline, the
-export closed, the gate published), with the option groups they share (:class:`GateOptions`,
+signals closed, the gate published), with the option groups they share (:class:`GateOptions`,
 :class:`OutputOptions`; the judge's: :class:`~tracegrade.pipeline.judging.JudgeOptions`);
 and the regression gate of ``compare``, ``score --baseline`` and ``run --baseline``: resolve a
 run reference to a document, keep or load traces for the structural diffs, write Markdown
@@ -32,9 +32,9 @@ from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
 from tracegrade.config import Config, load_config
 from tracegrade.errors import StoreError
 from tracegrade.pipeline.datasets import dataset_filter
-from tracegrade.pipeline.export import RunExport
 from tracegrade.pipeline.outputs import write_json, write_outputs, write_text
 from tracegrade.pipeline.reading import from_store
+from tracegrade.pipeline.signals import RunSignals
 from tracegrade.report.alerts import STEP_SUMMARY_ENV, append_step_summary, post_webhook
 from tracegrade.report.comparison import markdown, run_markdown
 from tracegrade.report.document import case_entry
@@ -353,7 +353,7 @@ class Finished:
 
 def finish(
     doc: StreamedDocument,
-    export: RunExport,
+    signals: RunSignals,
     *,
     output: OutputOptions,
     gate: GateOptions,
@@ -365,12 +365,12 @@ def finish(
     figures exported, its document written and stored in the store at ``store`` (unless not
     saved), compared with ``base`` (``compared``: the stores holding its traces, the config,
     the traces already at hand; the gate kept beside the stored run: :func:`record_gate`), the
-    export closed, the gate published.
+    signals closed, the gate published.
 
     Raises:
         StoreError: the store cannot be opened.
     """
-    export.summary(doc.head.summary)
+    signals.summary(doc.head.summary)
     stored_in = write_outputs(doc, store, output.json_path, output.junit_path, not output.save)
     current = current_source(doc, base)
     comparison = compare_with_base(
@@ -383,7 +383,7 @@ def finish(
     )
     if stored_in:
         record_gate(store, doc, comparison)
-    warnings = export.close()
+    warnings = signals.close()
     warnings = publish_gate(doc, comparison, gate.alert_webhook, gate.markdown_path) + warnings
     return Finished(stored_in, comparison, warnings)
 

@@ -2,7 +2,7 @@
 (:class:`~tracegrade.pipeline._score.RunSession`, as ``tracegrade score`` runs), opened with
 the session's first case of the dataset, each case scored as its test runs (against the
 traces given to it: an explicit mapping), and finished at the end of the session
-(summarised, the document written, compared with the baseline, the export closed, the gate
+(summarised, the document written, compared with the baseline, the signals closed, the gate
 published: :func:`tracegrade.pipeline.gate.finish`); and a case compared with its baseline
 case.
 """

@@ -2,7 +2,7 @@
 figures sent to an OTLP endpoint while it scores (:mod:`tracegrade.report.otlp_export` sends,
 :mod:`tracegrade.report.evaluation_signals` says what).
 
-``score``, ``run`` and ``score --follow`` open one :class:`RunExport` (a no-op without an
+``score``, ``run`` and ``score --follow`` open one :class:`RunSignals` (a no-op without an
 endpoint), hand it each case result as it is scored and the run's summary (or each closed
 window's results) at the end, and close it; closing returns the warnings to show. Nothing
 here changes a verdict or an exit code.
@@ -29,15 +29,15 @@ from tracegrade.store.follow import ResultRow
 if TYPE_CHECKING:
     from tracegrade.report.otlp_export import OtlpExport
 
-__all__ = ["RunExport", "open_export", "run_export"]
+__all__ = ["RunSignals", "open_signals", "run_signals"]
 
 
-class RunExport:
-    """One run's export: its :class:`RunContext` and, with an endpoint, its
+class RunSignals:
+    """One run's evaluation signals: its :class:`RunContext` and, with an endpoint, its
     :class:`OtlpExport` (None: every method does nothing)."""
 
-    def __init__(self, export: OtlpExport | None, context: RunContext) -> None:
-        self.export, self.context = export, context
+    def __init__(self, otlp: OtlpExport | None, context: RunContext) -> None:
+        self.otlp, self.context = otlp, context
 
     def result(
         self,
@@ -49,16 +49,16 @@ class RunExport:
         """Send one case result's evaluation records (``repeat``: its attempt, when cases
         repeat; ``version``: the trace or conversation version a follower scored;
         ``evaluator``: who scored it, when not the run's own evaluator)."""
-        if self.export is not None:
+        if self.otlp is not None:
             context = (
                 self.context if evaluator is None else replace(self.context, evaluator=evaluator)
             )
-            self.export.send(evaluation_records(result, context, repeat, version))
+            self.otlp.send(evaluation_records(result, context, repeat, version))
 
     def summary(self, summary: RunSummaryEntry) -> None:
         """Record a finished run's figures (its document's ``summary``, read)."""
-        if self.export is not None:
-            self.export.record(run_figures(summary, self.context.dataset))
+        if self.otlp is not None:
+            self.otlp.record(run_figures(summary, self.context.dataset))
 
     def window(
         self,
@@ -69,26 +69,28 @@ class RunExport:
     ) -> None:
         """Record a closed window's figures (the current results of the traces it counts;
         ``start_s`` its start, ``judge_cost`` what the judge spent in it per service)."""
-        if self.export is not None:
+        if self.otlp is not None:
             figures = window_figures(rows, window_s, self.context.dataset, start_s, judge_cost)
-            self.export.record(figures)
+            self.otlp.record(figures)
 
     def problem(self) -> str | None:
         """The first failure, once (a follower shows it as soon as it happens)."""
-        return self.export.problem() if self.export is not None else None
+        return self.otlp.problem() if self.otlp is not None else None
 
     def close(self) -> list[str]:
         """Send what is left (bounded) and stop; the warning to show, if any (the first
         call's: later calls return none)."""
-        export, self.export = self.export, None
-        if export is None:
+        otlp, self.otlp = self.otlp, None
+        if otlp is None:
             return []
-        warning = export.close().warning()
+        warning = otlp.close().warning()
         return [warning] if warning else []
 
 
-def open_export(endpoint: str | None, context: RunContext, *, periodic: bool = False) -> RunExport:
-    """The :class:`RunExport` of ``--export-otlp ENDPOINT`` (None: one that sends nothing);
+def open_signals(
+    endpoint: str | None, context: RunContext, *, periodic: bool = False
+) -> RunSignals:
+    """The :class:`RunSignals` of ``--export-otlp ENDPOINT`` (None: one that sends nothing);
     ``periodic``: figures also sent every ``OTEL_METRIC_EXPORT_INTERVAL`` (a follower). The
     caller closes it.
 
@@ -96,22 +98,22 @@ def open_export(endpoint: str | None, context: RunContext, *, periodic: bool = F
         ConfigError: ENDPOINT is not an http(s) URL, or the OTLP protocol is unknown.
     """
     if not endpoint:
-        return RunExport(None, context)
+        return RunSignals(None, context)
     from tracegrade.report.otlp_export import ExportTarget, OtlpExport  # the SDK: only here
 
-    return RunExport(OtlpExport(ExportTarget.resolve(endpoint), periodic=periodic), context)
+    return RunSignals(OtlpExport(ExportTarget.resolve(endpoint), periodic=periodic), context)
 
 
 @contextmanager
-def run_export(endpoint: str | None, context: RunContext) -> Iterator[RunExport]:
-    """:func:`open_export`, closed on the way out (a finished run closes it first itself,
+def run_signals(endpoint: str | None, context: RunContext) -> Iterator[RunSignals]:
+    """:func:`open_signals`, closed on the way out (a finished run closes it first itself,
     to show its warning).
 
     Raises:
-        ConfigError: as :func:`open_export`.
+        ConfigError: as :func:`open_signals`.
     """
-    export = open_export(endpoint, context)
+    signals = open_signals(endpoint, context)
     try:
-        yield export
+        yield signals
     finally:
-        export.close()
+        signals.close()
