@@ -6,6 +6,8 @@ logins."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import httpx
@@ -230,3 +232,35 @@ def test_a_password_check_holds_no_other_request(tmp_path, monkeypatch) -> None:
         release.set()
         login.join(20)
     assert order == ["page", "check"] and answers == [303]
+
+
+def _users(*args: str, password: str | None = None) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "tracegrade", "users", *args],
+        input=None if password is None else password + "\n",
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_users_command_ends_a_running_servers_sessions(store_location: str) -> None:
+    """The real thing: `tracegrade ui` serving, `tracegrade users` run beside it (another
+    process, the same store), the browser's session cookie ended by each change. Removing the
+    last account leaves a server nobody can log in to, not an open one (before, it served
+    everyone as its local user from then on, off loopback too)."""
+    _users("add", "ana", "--db", store_location, "--password-stdin", password=PASSWORD)
+    with ui_server(["--db", store_location]) as url, httpx.Client(base_url=url) as http:
+
+        def log_in(password: str) -> int:
+            form = {"csrf_token": csrf_token(http.get("/login").text), "next": "/runs"}
+            form |= {"name": "ana", "password": password}
+            return http.post("/login", data=form).status_code
+
+        assert log_in(PASSWORD) == 303 and http.get("/runs.json").status_code == 200
+        new = "another horse battery"
+        _users("add", "ana", "--db", store_location, "--password-stdin", password=new)
+        assert http.get("/runs.json").status_code == 401
+        assert log_in(new) == 303 and http.get("/runs.json").status_code == 200
+        _users("remove", "ana", "--db", store_location)
+        assert http.get("/runs.json").status_code == 401

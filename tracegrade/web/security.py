@@ -137,14 +137,21 @@ class Guard:
         self.trusted_proxies = trusted_proxies
         self.local_user = local_user
         self.accounts: Accounts | None = None
+        self._had_accounts = False
         self._secret = secrets.token_bytes(32)
         self.sessions = LoginSessions()
         self.throttle = LoginThrottle()
 
     @property
     def required(self) -> bool:
-        """Whether requests must say who they are (a token, accounts or a proxy header)."""
-        return bool(self.token or self.user_header or (self.accounts and self.accounts.exist()))
+        """Whether requests must say who they are (a token, accounts or a proxy header). Once
+        an account has existed it stays so for the process: removing the last account
+        (``users remove``) leaves a server nobody can log in to until it restarts, never an
+        open one (which, bound off loopback, would serve anyone)."""
+        if self.token or self.user_header or self._had_accounts:
+            return True
+        self._had_accounts = bool(self.accounts and self.accounts.exist())
+        return self._had_accounts
 
     def _mac(self, purpose: str, value: str) -> str:
         return hmac.new(self._secret, f"{purpose}:{value}".encode(), hashlib.sha256).hexdigest()
