@@ -231,3 +231,12 @@ def test_one_meaning_per_word_export():
     assert not (PACKAGE / "pipeline" / "export.py").exists()
     twice = {name: where for name, where in _classes_by_name("Export").items() if len(where) > 1}
     assert twice == {}
+
+
+def test_one_meaning_per_word_source():
+    """Issue 39 item 4: a source is where traces come from (a trace backend ``import --from
+    SOURCE`` pulls from, tracegrade.sources.Source; the run document's ``trace_source``); where
+    a convention map finds a field is a FieldLocation, a dataset the dashboard edits an
+    EditableDataset: no Source class is defined twice."""
+    twice = {name: where for name, where in _classes_by_name("Source").items() if len(where) > 1}
+    assert twice == {}

@@ -110,7 +110,7 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class Source(_Model):
+class FieldLocation(_Model):
     """Where a field's value is: an attribute ``key``, ``flattened`` indexed keys, or the
     span's name (``span_name: true`` or a regex with a ``value`` group)."""
 
@@ -174,7 +174,7 @@ class Payload(_Model):
 
 class EventRule(_Model):
     names: tuple[str, ...]
-    fields: dict[str, list[Source]] = Field(default_factory=dict)
+    fields: dict[str, list[FieldLocation]] = Field(default_factory=dict)
     decoder: str | None = Field(default=None, alias="as")
 
     _normal = field_validator("fields", mode="before")(
@@ -196,8 +196,8 @@ class ConventionMap(_Model):
     about: str = ""
     applies: Applies = Applies()
     role: tuple[RoleRule, ...] = ()
-    fields: dict[str, list[Source]] = Field(default_factory=dict)
-    roles: dict[Role, dict[str, list[Source]]] = Field(default_factory=dict)
+    fields: dict[str, list[FieldLocation]] = Field(default_factory=dict)
+    roles: dict[Role, dict[str, list[FieldLocation]]] = Field(default_factory=dict)
     payloads: tuple[Payload, ...] = ()
     events: tuple[EventRule, ...] = ()
     aggregated_usage: tuple[Role, ...] = ()
@@ -209,8 +209,8 @@ class ConventionMap(_Model):
         classmethod(lambda cls, v: {r: _check_fields(f or {}) for r, f in (v or {}).items()})
     )
 
-    def sources(self) -> Iterable[tuple[str, Source]]:
-        """Every ``(field, source)`` of the map, events' included."""
+    def locations(self) -> Iterable[tuple[str, FieldLocation]]:
+        """Every ``(field, location)`` of the map, events' included."""
         for table in (self.fields, *self.roles.values(), *(e.fields for e in self.events)):
             for name, sources in table.items():
                 for source in sources:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from tracegrade.normalize import events as legacy
-from tracegrade.normalize.conventions import ConventionMap, Role, Source, active_maps
+from tracegrade.normalize.conventions import ConventionMap, FieldLocation, Role, active_maps
 from tracegrade.normalize.decoders import DECODERS
 from tracegrade.normalize.documents import flattened_documents
 from tracegrade.normalize.messages import flattened_message, indexed_items
@@ -199,7 +199,7 @@ class Compiled:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _getter(self, source: Source, field: str) -> tuple[str, _Getter]:
+    def _getter(self, source: FieldLocation, field: str) -> tuple[str, _Getter]:
         decode = _decoder(source, field)
         empty = self.empty
         if source.flattened is not None:
@@ -254,7 +254,7 @@ def _value_role(values: Mapping[str, Role | None], value: str) -> Role | None:
     return found
 
 
-def _decoder(source: Source, field: str) -> Callable[[Any], Any]:
+def _decoder(source: FieldLocation, field: str) -> Callable[[Any], Any]:
     from tracegrade.normalize.conventions import FIELDS
 
     name = source.decoder or FIELDS[field]

@@ -47,7 +47,7 @@ def known_keys(maps: Sequence[Compiled]) -> tuple[frozenset[str], tuple[str, ...
             keys.update(rule.requires_any)
             if rule.key_prefix:
                 prefixes.add(rule.key_prefix)
-        for _, source in spec.sources():
+        for _, source in spec.locations():
             if source.key:
                 keys.add(source.key)
             if source.flattened:

@@ -49,7 +49,7 @@ _STORE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 @dataclass(frozen=True)
-class Source:
+class EditableDataset:
     """One editable dataset: a configured file (``path``) or a stored dataset (``name``)."""
 
     key: str
@@ -81,28 +81,28 @@ class Source:
         write_atomically(self.path, text)
 
 
-def sources(ui: Ui) -> dict[str, Source]:
+def editable_datasets(ui: Ui) -> dict[str, EditableDataset]:
     """Every editable dataset by key: configured files, then stored datasets."""
-    out: dict[str, Source] = {}
+    out: dict[str, EditableDataset] = {}
     for path in ui.config.datasets:
         key = f"file:{path.stem}"
         n = 2
         while key in out:
             key, n = f"file:{path.stem}-{n}", n + 1
-        out[key] = Source(key, "file", str(path), path.suffix.lower(), path=path)
+        out[key] = EditableDataset(key, "file", str(path), path.suffix.lower(), path=path)
     for name in stored.list_datasets(ui.store):
         key = f"store:{name}"
-        out[key] = Source(key, "store", f"{name} (stored)", ".yaml", name=name)
+        out[key] = EditableDataset(key, "store", f"{name} (stored)", ".yaml", name=name)
     return out
 
 
 def dataset_choices(ui: Ui) -> list[dict[str, str]]:
     """(key, label) of every editable dataset, for "new case from this trace"."""
-    return [{"key": s.key, "label": s.label} for s in sources(ui).values()]
+    return [{"key": s.key, "label": s.label} for s in editable_datasets(ui).values()]
 
 
-def _source(request: Request) -> Source | None:
-    return sources(ui_of(request)).get(request.path_params["key"])
+def _editable(request: Request) -> EditableDataset | None:
+    return editable_datasets(ui_of(request)).get(request.path_params["key"])
 
 
 async def datasets_page(request: Request) -> Response:
@@ -116,7 +116,7 @@ async def create_stored(request: Request, form: FormData) -> Response:
     """Create an empty stored dataset named by the form's ``name``."""
     ui = ui_of(request)
     name = str(form.get("name") or "").strip()
-    if not _STORE_NAME.match(name) or f"store:{name}" in sources(ui):
+    if not _STORE_NAME.match(name) or f"store:{name}" in editable_datasets(ui):
         error = f"dataset name {name!r}: use letters, digits, '.', '_' or '-', not taken"
         data = {"datasets": dataset_choices(ui), "error": error}
         return render(request, "datasets.html", data, status_code=400)
@@ -127,7 +127,7 @@ async def create_stored(request: Request, form: FormData) -> Response:
 async def dataset_page(request: Request) -> Response:
     """The cases of one dataset (validated by ``load_dataset``; an invalid file shows its
     error and the cases as written)."""
-    source = _source(request)
+    source = _editable(request)
     if source is None:
         return not_found(request, f"no dataset {request.path_params['key']!r}")
     text = source.read(ui_of(request))
@@ -153,7 +153,7 @@ async def dataset_page(request: Request) -> Response:
 async def export_yaml(request: Request) -> Response:
     """The dataset's text as a YAML file to download (a stored dataset as ``NAME.yaml``: what
     ``tracegrade dataset export NAME`` writes)."""
-    source = _source(request)
+    source = _editable(request)
     if source is None:
         return not_found(request, f"no dataset {request.path_params['key']!r}")
     filename = source.path.name if source.path is not None else f"{source.name}.yaml"
@@ -166,7 +166,7 @@ async def export_yaml(request: Request) -> Response:
 
 async def _form_page(
     request: Request,
-    source: Source,
+    source: EditableDataset,
     values: dict[str, str],
     *,
     action: str,
@@ -204,7 +204,7 @@ def _submitted(form: FormData) -> dict[str, str]:
 async def new_case_from_trace(request: Request) -> Response:
     """``?dataset=KEY&trace_id=ID`` (the trace page's form) -> that dataset's new-case form."""
     key = request.query_params.get("dataset") or ""
-    if key not in sources(ui_of(request)):
+    if key not in editable_datasets(ui_of(request)):
         return not_found(request, f"no dataset {key!r}")
     trace_id = request.query_params.get("trace_id") or ""
     target = f"/datasets/{quote(key)}/cases/new?trace_id={quote(trace_id)}"
@@ -216,7 +216,7 @@ async def new_case_from_trace(request: Request) -> Response:
 async def new_case_form(request: Request) -> Response:
     """An empty case form, or prefilled from ``?trace_id=`` (a stored trace; with
     ``&simulated=1`` as a simulated user to review)."""
-    source = _source(request)
+    source = _editable(request)
     if source is None:
         return not_found(request, f"no dataset {request.path_params['key']!r}")
     ui = ui_of(request)
@@ -230,7 +230,7 @@ async def new_case_form(request: Request) -> Response:
 
 async def edit_case_form(request: Request) -> Response:
     """The form of an existing case (its values as written in the dataset)."""
-    source = _source(request)
+    source = _editable(request)
     if source is None:
         return not_found(request, f"no dataset {request.path_params['key']!r}")
     text = source.read(ui_of(request))
@@ -246,7 +246,7 @@ async def edit_case_form(request: Request) -> Response:
 async def _save(
     request: Request, form: FormData, change: Callable[[Document], Any], *, action: str
 ) -> Response:
-    source = _source(request)
+    source = _editable(request)
     if source is None:
         return not_found(request, f"no dataset {request.path_params['key']!r}")
     ui = ui_of(request)
@@ -269,7 +269,7 @@ async def _save(
     return RedirectResponse(f"/datasets/{source.key}", status_code=303)
 
 
-def _changed(text: str, source: Source, change: Callable[[Document], Any]) -> str:
+def _changed(text: str, source: EditableDataset, change: Callable[[Document], Any]) -> str:
     """The dataset's text after ``change``, validated; the text itself when the change
     changes no case (a form saved unchanged leaves the file byte for byte: ids are not pinned).
 
@@ -290,7 +290,7 @@ def _changed(text: str, source: Source, change: Callable[[Document], Any]) -> st
     return new_text
 
 
-def _pin_ids(document: Document, text: str, source: Source) -> None:
+def _pin_ids(document: Document, text: str, source: EditableDataset) -> None:
     """Pin the positional ids of the cases that have none (see :meth:`Document.pin_ids`)
     before a change; a dataset that does not load as it is has nothing to pin."""
     with contextlib.suppress(CaseError):

@@ -36,7 +36,7 @@ from tracegrade.pipeline.review import (
 from tracegrade.store.review import AXES
 from tracegrade.web.base import render, twin, ui_of, utc_text
 from tracegrade.web.charts import line_chart
-from tracegrade.web.editor import sources
+from tracegrade.web.editor import editable_datasets
 from tracegrade.web.pages import review_view
 from tracegrade.web.security import state_changing, user_of
 
@@ -118,7 +118,7 @@ async def item_page(request: Request) -> Response:
         "view": view,
         "axes": AXES,
         "choices": CHOICES,
-        "datasets": [{"key": k, "label": s.label} for k, s in sources(ui).items()],
+        "datasets": [{"key": k, "label": s.label} for k, s in editable_datasets(ui).items()],
         "promoted": request.query_params.get("promoted"),
         "promoted_to": request.query_params.get("to"),
         "error": request.query_params.get("error"),
@@ -198,7 +198,7 @@ async def promote_case(request: Request, form: FormData) -> Response:
     ui = ui_of(request)
     queue = request.path_params["queue"]
     item = queue_item(ui.store, queue, str(form.get("c") or ""))
-    source = sources(ui).get(str(form.get("dataset") or ""))
+    source = editable_datasets(ui).get(str(form.get("dataset") or ""))
     try:
         if source is None:
             raise DatasetError("choose a dataset to add the case to")
