@@ -102,3 +102,39 @@ def test_a_call_is_refused_at_once_when_not_even_its_stream_window_fits(monkeypa
 
     outcome = asyncio.run(refused())
     assert outcome.kind == "throttled" and "no memory left" in outcome.message
+
+
+def test_calls_cancelled_en_masse_while_waiting_for_room_leave_nothing_held() -> None:
+    """Issue 40 item 2: a connection dropped with thousands of calls open cancels them all at
+    once, many as they give up waiting for room to read. Every call must end, every charge
+    come back and a later call be served (before: a ``wait_for`` cancelled while it gave up
+    waiting left the waiters' ``asyncio.Condition`` lock held, so cancelled calls and every
+    later one waited on it forever)."""
+
+    async def rounds() -> tuple[Service, _Calls, Outcome | None]:
+        service = Service()
+        calls = _Calls(service, workers=2, max_in_flight=64)  # type: ignore[arg-type]
+        for round_ in range(80):
+            tasks = [
+                asyncio.ensure_future(calls.outcome("traces", FakeContext(100, read_s=0.02)))  # type: ignore[arg-type]
+                for _ in range(200)
+            ]
+            # around READ_ROOM_WAIT_S, when waiters give up and take the lock back
+            await asyncio.sleep(grpc_front.READ_ROOM_WAIT_S + 0.001 * (round_ % 20) - 0.01)
+            for task in tasks:
+                task.cancel()
+            _, stuck = await asyncio.wait(tasks, timeout=10)
+            if stuck:
+                return service, calls, None
+        later = calls.outcome("traces", FakeContext(100))  # type: ignore[arg-type]
+        return service, calls, await asyncio.wait_for(later, 10)
+
+    loop = asyncio.new_event_loop()
+    try:
+        service, calls, later = loop.run_until_complete(rounds())
+    finally:
+        loop.close()  # a stuck call is left behind, not awaited
+    calls.pool.shutdown(wait=True)
+    assert later is not None, "cancelled calls never ended"
+    assert later.kind == "ok"
+    assert (calls.reading, calls.waiting, service.memory.used_bytes) == (0, 0, 0)
