@@ -193,6 +193,15 @@ def render(
     return ui.templates.TemplateResponse(request, template, context, status_code=status_code)
 
 
+async def render_offloaded(
+    request: Request, template: str, data: Mapping[str, Any], status_code: int = 200
+) -> Response:
+    """:func:`render` in a worker thread: for pages whose templates render trace text as
+    Markdown (chats, answers), so a hostile message slows its own page only, never the
+    event loop (which meanwhile serves every other request)."""
+    return await run_in_threadpool(render, request, template, data, status_code)
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items() if not str(k).startswith("_")}

@@ -19,7 +19,7 @@ from tracegrade.errors import StoreError
 from tracegrade.pipeline.run_history import compare_stored, resolve_pair
 from tracegrade.store import browse
 from tracegrade.store.runs import baselines
-from tracegrade.web.base import not_found, render, twin, ui_of
+from tracegrade.web.base import not_found, render, render_offloaded, twin, ui_of
 from tracegrade.web.pages import side_by_side
 
 _ORDER = {"regressed": 0, "flaky": 1, "improved": 2, "new": 3, "removed": 4, "unchanged": 5}
@@ -66,7 +66,7 @@ async def case_side_by_side(request: Request) -> Response:
     if not (base and current and case_id):
         return not_found(request, "no case to compare: give base, current and case")
     data = await ui_of(request).offload(side_by_side, base, current, case_id)
-    return render(request, "side_by_side.html", data)
+    return await render_offloaded(request, "side_by_side.html", data)
 
 
 ROUTES = [*twin("/compare/case", case_side_by_side), *twin("/compare", compare_page)]

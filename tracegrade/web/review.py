@@ -34,7 +34,7 @@ from tracegrade.pipeline.review import (
     skip_item,
 )
 from tracegrade.store.review import AXES
-from tracegrade.web.base import render, twin, ui_of, utc_text
+from tracegrade.web.base import render, render_offloaded, twin, ui_of, utc_text
 from tracegrade.web.charts import line_chart
 from tracegrade.web.editor import editable_datasets
 from tracegrade.web.pages import review_view
@@ -123,7 +123,7 @@ async def item_page(request: Request) -> Response:
         "promoted_to": request.query_params.get("to"),
         "error": request.query_params.get("error"),
     }
-    return render(request, "review_item.html", data)
+    return await render_offloaded(request, "review_item.html", data)
 
 
 def _item_url(queue: str, conversation: str, **extra: str) -> str:

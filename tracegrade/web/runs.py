@@ -17,7 +17,7 @@ from starlette.responses import Response
 from tracegrade.pipeline.run_history import marked_runs
 from tracegrade.run_document import CaseEntry
 from tracegrade.store import browse
-from tracegrade.web.base import not_found, render, twin, ui_of
+from tracegrade.web.base import not_found, render, render_offloaded, twin, ui_of
 from tracegrade.web.charts import trend_charts
 from tracegrade.web.pages import case_page as case_view
 from tracegrade.web.pages import run_page as run_view
@@ -95,7 +95,7 @@ async def case_page(request: Request) -> Response:
     data = await ui.offload(
         case_view, request.path_params["run_id"], position, ui.scoring_config.pricing
     )
-    return render(request, "case.html", data)
+    return await render_offloaded(request, "case.html", data)
 
 
 ROUTES = [

@@ -16,7 +16,7 @@ from starlette.responses import Response
 
 from tracegrade.errors import StoreError
 from tracegrade.store.search import UNIX_NANO_MAX, VERDICTS, TraceQuery
-from tracegrade.web.base import not_found, render, twin, ui_of
+from tracegrade.web.base import not_found, render, render_offloaded, twin, ui_of
 from tracegrade.web.editor import dataset_choices
 from tracegrade.web.pages import trace_page as trace_view
 from tracegrade.web.trace_search import find_traces
@@ -92,7 +92,7 @@ async def trace_page(request: Request) -> Response:
     if data is None:
         return not_found(request, f"no trace {trace_id!r} in the store")
     data["datasets"] = dataset_choices(ui)
-    return render(request, "trace.html", data)
+    return await render_offloaded(request, "trace.html", data)
 
 
 ROUTES = [*twin("/traces", traces_page), *twin("/traces/{trace_id}", trace_page)]
