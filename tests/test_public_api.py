@@ -38,3 +38,20 @@ def test_the_python_api_page_example_runs(tmp_path, monkeypatch):
     run = namespace["run"]
     assert isinstance(run, tracegrade.RunResult)
     assert run.summary.results == 25 and 0 <= run.summary.pass_rate <= 1
+
+
+def test_the_python_api_page_documents_public_names_only():
+    """Issue 39 item 4: the API reference documents names of ``tracegrade.__all__`` (and the
+    scorer plugins' registry module), never an internal module's path; it names no
+    ``tracegrade.pipeline`` function."""
+    page = (ROOT / "docs" / "reference" / "python-api.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^\.\. auto(?:function|class|module):: (\S+)", page, re.MULTILINE)
+    assert documented
+    internal = [
+        name
+        for name in documented
+        if name != "tracegrade.scoring.registry"
+        and not (name.startswith("tracegrade.") and name.split(".", 1)[1] in tracegrade.__all__)
+    ]
+    assert internal == []
+    assert "tracegrade.pipeline" not in page
