@@ -11,6 +11,11 @@ metric data points the dataset, service, window and axis
 
 from __future__ import annotations
 
+RUNNER_SCOPE = "tracegrade.runner"
+"""The instrumentation scope of the spans ``tracegrade run`` records itself: a case span
+(``tracegrade case <id>``) is the root of an in-process or ``--agent-url`` agent's trace, and
+the agent's own spans are its children (latency is read from those: a production trace of the
+same agent has no case span)."""
 RUN_ID_ATTR = "tracegrade.run_id"
 """The eval run a trace belongs to (span or resource attribute; a string)."""
 CASE_ID_ATTR = "tracegrade.case_id"

@@ -180,6 +180,9 @@ class AgentTrace:
     """The system prompt (``gen_ai.system_instructions`` or the system message), if recorded."""
     start_unix_nano: int = 0
     duration_ms: float = 0.0
+    """The agent's latency (ms): its root span; in a ``tracegrade run`` trace, its own spans
+    under the runner's case span (so a run and a production trace of the same agent measure
+    the same thing); the extent of every span when the trace has several roots."""
     input_tokens: int | None = None
     """Total input tokens over LLM calls (or the agent's aggregated usage when no LLM span has
     usage); never both."""

@@ -14,7 +14,8 @@
   single-digit counts such as "4 free checked bags") that a tool result contains, so a later
   answer that drops or changes them fails (searched over every reply, ``contain_scope:
   replies``, when the conversation has several turns);
-- ``max_latency_ms`` and ``max_tokens``: the observed figures times ``headroom`` (default 2);
+- ``max_latency_ms`` and ``max_tokens``: the observed figures times ``headroom`` (default 2),
+  latency at least :data:`LATENCY_MARGIN_MS` over the observed (:func:`budgets`);
 - ``metadata``: source trace ids, ``service.name`` / ``service.version``, models, start time,
   the judge's verdict when a stored run judged the trace, and ``review: pending``.
 
@@ -132,11 +133,21 @@ def grounded_values(trace: AgentTrace) -> list[str]:
     return list(dict.fromkeys(values))
 
 
+LATENCY_MARGIN_MS = 1000
+"""The least a built latency budget adds to the observed latency (ms): a fast trace's
+``headroom`` times its latency (2 x 40 ms) is within a re-run's jitter (a busy machine, a
+cold cache), not a regression."""
+
+
 def budgets(trace: AgentTrace, headroom: float) -> dict[str, Any]:
-    """``max_latency_ms`` and ``max_tokens`` from the observed figures times ``headroom``."""
+    """``max_latency_ms``: the observed latency (ms; the agent's own root span, as
+    ``tracegrade run`` measures it: :attr:`AgentTrace.duration_ms`) times ``headroom``, and at
+    least :data:`LATENCY_MARGIN_MS` more than observed; ``max_tokens``: the observed tokens
+    times ``headroom`` (a deterministic count)."""
     out: dict[str, Any] = {}
     if trace.duration_ms > 0:
-        out["max_latency_ms"] = math.ceil(trace.duration_ms * headroom)
+        observed = trace.duration_ms
+        out["max_latency_ms"] = math.ceil(max(observed * headroom, observed + LATENCY_MARGIN_MS))
     tokens = (trace.input_tokens or 0) + (trace.output_tokens or 0)
     if tokens:
         out["max_tokens"] = math.ceil(tokens * headroom)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tracegrade.attributes import RUNNER_SCOPE
 from tracegrade.normalize.answers import answer_of, split_answer_calls
 from tracegrade.normalize.gaps import Facts, find_gaps
 from tracegrade.normalize.llmcalls import llm_views
@@ -358,12 +359,24 @@ def _conversation_id(tree: SpanTree, top: Sequence[SpanView]) -> str | None:
 
 
 def _bounds(tree: SpanTree) -> tuple[int, float]:
+    """(start in Unix ns, duration in ms) of the agent's work: its root span; under the case
+    span ``tracegrade run`` wraps an agent in (scope :data:`RUNNER_SCOPE`), the agent's own
+    spans (the case span's children), so a run measures latency as a production trace of the
+    same agent does; else the extent of every span."""
     roots = tree.roots
     if len(roots) == 1:
-        return roots[0].span.start_unix_nano, roots[0].span.duration_ms
-    starts = [v.span.start_unix_nano for v in tree.views]
-    ends = [v.span.end_unix_nano for v in tree.views]
-    return (min(starts), max(0, max(ends) - min(starts)) / 1e6) if starts else (0, 0.0)
+        root = roots[0]
+        agent = tree.children.get(root.span.span_id, [])
+        if root.span.scope_name != RUNNER_SCOPE or not agent:
+            return root.span.start_unix_nano, root.span.duration_ms
+        return _extent(agent)
+    return _extent(tree.views) if tree.views else (0, 0.0)
+
+
+def _extent(views: Sequence[SpanView]) -> tuple[int, float]:
+    """(first start in Unix ns, ms from it to the last end) of ``views`` (not empty)."""
+    start = min(v.span.start_unix_nano for v in views)
+    return start, max(0, max(v.span.end_unix_nano for v in views) - start) / 1e6
 
 
 def _scope(tree: SpanTree, calls: list[SpanView]) -> tuple[list[SpanView], list[SpanView]]:

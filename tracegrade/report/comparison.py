@@ -320,6 +320,12 @@ FAILED_LISTED = 50
 summary at 1 MiB)."""
 
 
+def _leading(case: CaseEntry) -> list[str]:
+    """A failed case's reasons, its hard failures first (a FAIL at a score of 1.000 says why)."""
+    hard = list(case.hard_failures)
+    return [*hard, *(r for r in case.reasons if r not in hard)]
+
+
 def _failed_rows(cases: Iterable[CaseEntry]) -> list[str]:
     """The Markdown table of the first :data:`FAILED_LISTED` failed cases, then how many more
     failed. One pass over ``cases`` (the run document's, possibly streamed from the case log)
@@ -334,7 +340,7 @@ def _failed_rows(cases: Iterable[CaseEntry]) -> list[str]:
             continue
         rows.append(
             f"| {_md(str(case.case_id or case.trace_id))} | "
-            f"{value('score', case.score)} | {_md('; '.join(case.reasons[:3]))} |"
+            f"{value('score', case.score)} | {_md('; '.join(_leading(case)[:3]))} |"
         )
     if not rows:
         return []

@@ -134,16 +134,7 @@ def _cases_table(cases: list[CaseEntry], title: str, verbose: bool) -> Table:
     for column in ("case", "trace", "score", "result", "reasons"):
         table.add_column(column, overflow="fold")
     for case in cases:
-        reasons = (
-            case.reasons
-            if not verbose or not case.details
-            else [
-                f"{scorer_label(name)}: {_fmt(d.value)} — {d.reason}"
-                for name, d in case.details.items()
-            ]
-        )
-        if note := content_note(case.notes):  # said first: it explains the rest
-            reasons = [note, *reasons]
+        reasons = _reasons(case, verbose)
         verdict = "[green]pass[/]" if case.passed else "[red]FAIL[/]"
         if case.flaky:
             verdict += f" [yellow]flaky[/] (spread {_fmt(case.spread)})"
@@ -155,6 +146,21 @@ def _cases_table(cases: list[CaseEntry], title: str, verbose: bool) -> Table:
             escape("\n".join(reasons[: 12 if verbose else 3])),
         )
     return table
+
+
+def _reasons(case: CaseEntry, verbose: bool) -> list[str]:
+    """A case's reasons as its row shows them: its hard failures first (a case failing at a
+    score of 1.00 says why before anything else), then the note that its traces carry no
+    message content (it explains the rest), then its reasons, or with ``verbose`` every
+    scorer's value and reason."""
+    hard = list(case.hard_failures)
+    rest = (
+        [f"{scorer_label(name)}: {_fmt(d.value)} — {d.reason}" for name, d in case.details.items()]
+        if verbose and case.details
+        else case.reasons
+    )
+    note = content_note(case.notes)
+    return [*hard, *([note] if note else []), *(r for r in rest if r not in hard)]
 
 
 def _followups(case: CaseEntry) -> list[str]:

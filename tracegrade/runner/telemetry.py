@@ -49,12 +49,13 @@ from tracegrade.attributes import (
     REPEAT_ATTR,
     REVIVAL_ATTR,
     RUN_ID_ATTR,
+    RUNNER_SCOPE,
     SIMULATED_CASE_ATTR,
     SIMULATOR_SERVICE,
 )
 from tracegrade.errors import ConfigError
 
-TRACER_NAME = "tracegrade.runner"
+TRACER_NAME = RUNNER_SCOPE
 CONVERSATION_ATTR = GEN_AI_CONVERSATION_ID
 """The GenAI semantic conventions' conversation id, on the runner's case spans."""
 FLUSH_TIMEOUT_MS = 10_000
