@@ -235,8 +235,13 @@ def test_one_meaning_per_word_export():
 
 def test_one_meaning_per_word_source():
     """Issue 39 item 4: a source is where traces come from (a trace backend ``import --from
-    SOURCE`` pulls from, tracegrade.sources.Source; the run document's ``trace_source``); where
-    a convention map finds a field is a FieldLocation, a dataset the dashboard edits an
-    EditableDataset: no Source class is defined twice."""
-    twice = {name: where for name, where in _classes_by_name("Source").items() if len(where) > 1}
-    assert twice == {}
+    SOURCE`` pulls from: tracegrade/sources/; the run document's ``trace_source``). Where a
+    convention map finds a field is a FieldLocation, where a derived field came from a
+    FieldOrigin, a dataset the dashboard edits an EditableDataset, the cases a comparison reads
+    RunCases (compare.run_cases): every Source class is a trace backend's, defined once."""
+    found = _classes_by_name("Source")
+    assert {name: where for name, where in found.items() if len(where) > 1} == {}
+    modules = [w for where in found.values() for w in where]
+    astray = [w for w in modules if not w.startswith("tracegrade/sources/")]
+    assert astray == []
+    assert not (PACKAGE / "compare" / "case_sources.py").exists()

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from benchmarks.tau_bench.convert import convert
 from tracegrade.cli import cli
 from tracegrade.compare import RegressionRules
-from tracegrade.compare.case_sources import ComparedCases
+from tracegrade.compare.run_cases import ComparedCases
 from tracegrade.config import load_config
 from tracegrade.dataset import load_dataset
 from tracegrade.pipeline import _score, gate

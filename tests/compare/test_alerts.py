@@ -16,7 +16,7 @@ import pytest
 from tests.compare.conftest import invoke
 from tests.compare.documents import case, run
 from tracegrade.compare import compare_runs
-from tracegrade.compare.case_sources import CaseTable, ComparedCases, document_head
+from tracegrade.compare.run_cases import CaseTable, ComparedCases, document_head
 from tracegrade.report.alerts import alert_text, mask_url, post_alert, post_webhook
 
 REGRESSED = compare_runs(run("b", [case("a", 0.9)]), run("c", [case("a", 0.4)]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tests.compare.documents import case, run
 from tracegrade.compare import compare_runs
-from tracegrade.compare.case_sources import compared_document
+from tracegrade.compare.run_cases import compared_document
 
 DETAILS = {
     "value_grounding": {"score": 0.5, "details": {"ungrounded": ["$348"], "grounded": ["$12"]}},

@@ -187,7 +187,7 @@ class Comparison:
     current: RunOverview
     cases: Sequence[CaseComparison]
     """Every case: a tuple, or for a comparison of runs read from disk a
-    :class:`~tracegrade.compare.case_sources.ComparedCases` (read back from a temporary file)."""
+    :class:`~tracegrade.compare.run_cases.ComparedCases` (read back from a temporary file)."""
     deltas: Mapping[str, Delta]
     """``pass_rate``, ``score``, ``hallucination_rate``, ``latency_p50_ms``,
     ``latency_p95_ms``, ``latency_mean_ms``, ``cost_usd``."""

@@ -14,7 +14,7 @@ attempts); per run, over the paired cases' scores. Three attempts can never reac
 with three repeats only consistent flips (every attempt passed before, every attempt fails now)
 regress a case: that is the point, one flip in three is noise.
 
-Each run's cases come from a :class:`~tracegrade.compare.case_sources.CaseSource` (a run document
+Each run's cases come from a :class:`~tracegrade.compare.run_cases.RunCases` (a run document
 in memory, or a temporary SQLite file for ``score --baseline``), a chunk of case keys at a
 time (the per-case tests vectorised within a chunk); the run-level numbers (overviews, the
 paired test's scores, the verdict's flipped cases) are tallied as the chunks pass, so a
@@ -31,16 +31,16 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 from tracegrade._util.extras import available, import_extra
-from tracegrade.compare.case_sources import (
-    CaseSource,
-    ComparedCases,
-    as_source,
-    chunks,
-)
 from tracegrade.compare.diff import delta, diff_traces
 from tracegrade.compare.model import CaseComparison, CaseStatus, Comparison, Delta, StatTest
 from tracegrade.compare.overviews import CaseGroup, OverviewTally, group_entries
 from tracegrade.compare.rules import RegressionRules
+from tracegrade.compare.run_cases import (
+    ComparedCases,
+    RunCases,
+    as_run_cases,
+    chunks,
+)
 from tracegrade.config import Pricing
 from tracegrade.run_document import CaseEntry, read_head
 from tracegrade.trace import AgentTrace
@@ -278,8 +278,8 @@ FLIPPED_NAMED = 10
 
 
 def _compare_chunks(
-    base: CaseSource,
-    current: CaseSource,
+    base: RunCases,
+    current: RunCases,
     rules: RegressionRules,
     traces: Mapping[str, AgentTrace],
     pricing: Pricing | None,
@@ -308,7 +308,7 @@ def _compare_chunks(
 
 
 def _chunked(
-    base: CaseSource, current: CaseSource, rules: RegressionRules
+    base: RunCases, current: RunCases, rules: RegressionRules
 ) -> Iterator[tuple[Sequence[str], dict[str, CaseGroup], dict[str, CaseGroup], dict[str, _Paired]]]:
     """CURRENT's case keys a chunk at a time, with both runs' groups of them (BASE's, then
     CURRENT's) and the paired ones' status (:func:`_paired`)."""
@@ -318,8 +318,8 @@ def _chunked(
 
 
 def diff_trace_ids(
-    base: Mapping[str, Any] | CaseSource,
-    current: Mapping[str, Any] | CaseSource,
+    base: Mapping[str, Any] | RunCases,
+    current: Mapping[str, Any] | RunCases,
     rules: RegressionRules | None = None,
 ) -> tuple[set[str], set[str]]:
     """The trace ids :func:`compare_runs` (same arguments) looks up in its ``traces`` for the
@@ -331,7 +331,7 @@ def diff_trace_ids(
     """
     base_ids: set[str] = set()
     current_ids: set[str] = set()
-    chunked = _chunked(as_source(base), as_source(current), rules or RegressionRules())
+    chunked = _chunked(as_run_cases(base), as_run_cases(current), rules or RegressionRules())
     for _, old, new, paired in chunked:
         for key, (status, _, _) in paired.items():
             if needs_diff(status):
@@ -345,12 +345,12 @@ class DiffCandidates:
     :meth:`wanted` applies :func:`needs_diff` to a result as if it were its case's only one
     (exact then; with several results for a case, :func:`diff_trace_ids` of the finished run
     says which are needed). Reads BASE's cases from ``base`` (a run document or a
-    :class:`~.sources.CaseSource`), a case at a time."""
+    :class:`~.sources.RunCases`), a case at a time."""
 
     def __init__(
-        self, base: Mapping[str, Any] | CaseSource, rules: RegressionRules | None = None
+        self, base: Mapping[str, Any] | RunCases, rules: RegressionRules | None = None
     ) -> None:
-        self.base = as_source(base)
+        self.base = as_run_cases(base)
         self.rules = rules or RegressionRules()
 
     def wanted(self, entry: CaseEntry | Mapping[str, Any]) -> bool:
@@ -421,15 +421,15 @@ def _p(test: StatTest) -> str:
 
 
 def compare_runs(
-    base: Mapping[str, Any] | CaseSource,
-    current: Mapping[str, Any] | CaseSource,
+    base: Mapping[str, Any] | RunCases,
+    current: Mapping[str, Any] | RunCases,
     rules: RegressionRules | None = None,
     *,
     traces: Mapping[str, AgentTrace] | None = None,
     pricing: Pricing | None = None,
     base_is_baseline: bool = False,
 ) -> Comparison:
-    """Compare two ``tracegrade.run/1`` documents, or two runs' :class:`~.sources.CaseSource`
+    """Compare two ``tracegrade.run/1`` documents, or two runs' :class:`~.sources.RunCases`
     (see the module docstring).
 
     ``traces``: trace id -> AgentTrace of either run, for the structural diff of changed cases
@@ -445,8 +445,8 @@ def compare_runs(
     spill = not (isinstance(base, Mapping) and isinstance(current, Mapping))
     with _gc_paused():
         return _compare(
-            as_source(base),
-            as_source(current),
+            as_run_cases(base),
+            as_run_cases(current),
             rules or RegressionRules(),
             {} if traces is None else traces,
             pricing,
@@ -469,8 +469,8 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _compare(
-    base: CaseSource,
-    current: CaseSource,
+    base: RunCases,
+    current: RunCases,
     rules: RegressionRules,
     traces: Mapping[str, AgentTrace],
     pricing: Pricing | None,

@@ -35,7 +35,7 @@ class SpanRole:
 
 
 @dataclass(frozen=True)
-class FieldSource:
+class FieldOrigin:
     """One derived field: ``field`` (``final_output``, ``tool_calls[0].arguments``...), a
     short form of its ``value``, the ``span`` (name and id) and the ``source`` (``"map:
     attribute"``)."""
@@ -52,7 +52,7 @@ class Explanation:
 
     trace: AgentTrace
     spans: tuple[SpanRole, ...]
-    fields: tuple[FieldSource, ...]
+    fields: tuple[FieldOrigin, ...]
     unread: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
@@ -87,11 +87,11 @@ def _where(view: SpanView) -> str:
 @dataclass
 class _Finder:
     views: Sequence[SpanView]
-    found: list[FieldSource] = field(default_factory=list)
+    found: list[FieldOrigin] = field(default_factory=list)
 
     def add(self, name: str, value: Any, view: SpanView | None, source: str | None) -> None:
         span = _where(view) if view is not None else "-"
-        self.found.append(FieldSource(name, _short(value), span, source or "derived"))
+        self.found.append(FieldOrigin(name, _short(value), span, source or "derived"))
 
     def by_id(self, span_id: str | None) -> SpanView | None:
         return next((v for v in self.views if v.span.span_id == span_id), None)

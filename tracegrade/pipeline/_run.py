@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from tracegrade import environment
 from tracegrade.compare import Comparison
-from tracegrade.compare.case_sources import CaseTable
+from tracegrade.compare.run_cases import CaseTable
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Case, Dataset, Tier, select_cases
 from tracegrade.errors import ExitCode

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tracegrade.compare import Comparison
-from tracegrade.compare.case_sources import CaseTable
+from tracegrade.compare.run_cases import CaseTable
 from tracegrade.config import Config, load_config
 from tracegrade.dataset import Dataset, Tier
 from tracegrade.errors import ConfigError, ExitCode, InputError

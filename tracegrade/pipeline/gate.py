@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from tracegrade.compare import Comparison, RegressionRules, compare_runs, read_document, rules_from
-from tracegrade.compare.case_sources import (
-    CaseSource,
+from tracegrade.compare.documents import DocumentStream
+from tracegrade.compare.run_cases import (
     CaseTable,
+    RunCases,
     TableCases,
-    as_source,
+    as_run_cases,
     document_head,
 )
-from tracegrade.compare.documents import DocumentStream
 from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
 from tracegrade.config import Config, load_config
 from tracegrade.errors import StoreError
@@ -82,7 +82,7 @@ def resolve_document(
         return doc, run_id in baselines(store).values()
 
 
-Base = tuple[CaseSource, bool]
+Base = tuple[RunCases, bool]
 """BASE of ``score --baseline`` / ``run --baseline``: its cases, and whether it is its
 dataset's baseline."""
 
@@ -108,9 +108,9 @@ def resolve_base(ref: str, db: str | None, dataset: str | None, table: CaseTable
         return table.add(iter_run_cases(store, run_id), head), run_id in baselines(store).values()
 
 
-def current_source(doc: StreamedDocument, base: Base | None) -> Mapping[str, Any] | CaseSource:
+def current_source(doc: StreamedDocument, base: Base | None) -> Mapping[str, Any] | RunCases:
     """The finished run ``doc`` as the comparison with ``base`` reads it: into BASE's
-    :class:`~tracegrade.compare.case_sources.CaseTable` when BASE is in one (its cases, a
+    :class:`~tracegrade.compare.run_cases.CaseTable` when BASE is in one (its cases, a
     :class:`~tracegrade.report.caselog.CaseLog`, read once), else the document's JSON-ready
     data."""
     data = document_json(doc)
@@ -155,12 +155,12 @@ class BaselineTraces:
     when one of its results, alone for its case, would regress or improve
     (:class:`DiffCandidates`), so the traces held are bounded by the changed results, not by
     the traces scored (BASE's traces scored and not kept are noted in BASE's
-    :class:`~tracegrade.compare.case_sources.CaseSource`, on disk for a
-    :class:`~tracegrade.compare.case_sources.TableCases`); after the run, exactly the traces the
+    :class:`~tracegrade.compare.run_cases.RunCases`, on disk for a
+    :class:`~tracegrade.compare.run_cases.TableCases`); after the run, exactly the traces the
     comparison diffs (:meth:`preloaded`)."""
 
-    def __init__(self, base: Mapping[str, Any] | CaseSource, rules: RegressionRules) -> None:
-        self.base = as_source(base)
+    def __init__(self, base: Mapping[str, Any] | RunCases, rules: RegressionRules) -> None:
+        self.base = as_run_cases(base)
         self.rules = rules
         self.candidates = DiffCandidates(self.base, rules)
         self.kept: dict[str, AgentTrace] = {}
@@ -178,7 +178,7 @@ class BaselineTraces:
 
     def preloaded(
         self,
-        current: Mapping[str, Any] | CaseSource,
+        current: Mapping[str, Any] | RunCases,
         read_again: Callable[[set[str]], Mapping[str, AgentTrace]] | None,
     ) -> dict[str, AgentTrace]:
         """Trace id -> trace, for the finished run ``current`` (its document, or its
@@ -203,8 +203,8 @@ def rules_for(config: Config, alpha: float | None) -> RegressionRules:
 
 
 def compare_documents(
-    base: Mapping[str, Any] | CaseSource,
-    current: Mapping[str, Any] | CaseSource,
+    base: Mapping[str, Any] | RunCases,
+    current: Mapping[str, Any] | RunCases,
     rules: RegressionRules,
     dbs: Sequence[str | None],
     *,
@@ -241,8 +241,8 @@ def publish(comparison: Comparison, webhook: str | None, markdown_path: str | No
 
 
 def compare_with_base(
-    doc: Mapping[str, Any] | CaseSource,
-    base: tuple[Mapping[str, Any] | CaseSource, bool] | None,
+    doc: Mapping[str, Any] | RunCases,
+    base: tuple[Mapping[str, Any] | RunCases, bool] | None,
     *,
     dbs: Sequence[str | None],
     config: Config,
@@ -396,7 +396,7 @@ class BaselineInputs:
 
     dbs: Sequence[str | None]
     config: Config
-    preloaded: Callable[[Mapping[str, Any] | CaseSource], Mapping[str, AgentTrace]] | None = None
+    preloaded: Callable[[Mapping[str, Any] | RunCases], Mapping[str, AgentTrace]] | None = None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from tracegrade.compare import Comparison, compare_runs, rules_from
-from tracegrade.compare.case_sources import as_source
+from tracegrade.compare.run_cases import as_run_cases
 from tracegrade.config import load_config
 from tracegrade.dataset import Case, Dataset
 from tracegrade.pipeline._score import RunSession, ScoredRun, ScoreOptions, open_session
@@ -56,7 +56,7 @@ class Suite:
         self._stack = ExitStack()
         self.session: RunSession = self._stack.enter_context(open_session(options))
         if base is not None:
-            self.session.plan.base = (as_source(base[0]), base[1])
+            self.session.plan.base = (as_run_cases(base[0]), base[1])
         self.config = self.session.plan.config
 
     @property

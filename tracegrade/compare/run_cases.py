@@ -1,4 +1,4 @@
-"""Where a comparison reads each run's cases (:class:`CaseSource`): a run document's case list
+"""Where a comparison reads each run's cases (:class:`RunCases`): a run document's case list
 held in memory (:class:`MemoryCases`), or a temporary SQLite file (:class:`CaseTable`) that a
 run of any size is streamed into, for ``score --baseline`` and ``run --baseline``.
 
@@ -29,12 +29,12 @@ from tracegrade.compare.overviews import CaseGroup, case_group, case_key, group_
 from tracegrade.run_document import CaseEntry, read_case
 
 __all__ = [
-    "CaseSource",
+    "RunCases",
     "CaseTable",
     "ComparedCases",
     "MemoryCases",
     "TableCases",
-    "as_source",
+    "as_run_cases",
     "compared_document",
     "compared_entry",
 ]
@@ -86,7 +86,7 @@ def document_head(doc: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in doc.items() if key != "cases"}
 
 
-class CaseSource(Protocol):
+class RunCases(Protocol):
     """One run's cases, as a comparison reads them."""
 
     @property
@@ -116,7 +116,7 @@ class CaseSource(Protocol):
 
 
 class MemoryCases:
-    """A :class:`CaseSource` over a run document in memory (its compared entries grouped)."""
+    """A :class:`RunCases` over a run document in memory (its compared entries grouped)."""
 
     def __init__(self, doc: Mapping[str, Any]) -> None:
         self.head = document_head(doc)
@@ -143,8 +143,8 @@ class MemoryCases:
         return self._scored.intersection(trace_ids)
 
 
-def as_source(run: Mapping[str, Any] | CaseSource) -> CaseSource:
-    """``run`` as a :class:`CaseSource`: a run document (``cases`` read once) or a source."""
+def as_run_cases(run: Mapping[str, Any] | RunCases) -> RunCases:
+    """``run`` as a :class:`RunCases`: a run document (``cases`` read once) or a source."""
     if isinstance(run, Mapping):
         return MemoryCases(run)
     return run
@@ -187,7 +187,7 @@ class CaseTable:
         source: str = "run document",
     ) -> TableCases:
         """Store a run: its case entries (read once, a thousand at a time) and ``head`` (its
-        document without cases); returns the run as a :class:`CaseSource`. ``source`` names
+        document without cases); returns the run as a :class:`RunCases`. ``source`` names
         the run in errors (a file path, say).
 
         Raises:
@@ -220,7 +220,7 @@ def _remove(directory: str, owner: int) -> None:
 
 
 class TableCases:
-    """One run of a :class:`CaseTable`, as a :class:`CaseSource`."""
+    """One run of a :class:`CaseTable`, as a :class:`RunCases`."""
 
     def __init__(
         self, table: CaseTable, run: int, head: Mapping[str, Any], source: str = "run document"

@@ -14,8 +14,8 @@ import pytest
 
 from tests.compare.documents import case, run
 from tracegrade.compare import RegressionRules, compare_runs, read_document
-from tracegrade.compare.case_sources import CaseTable, ComparedCases, MemoryCases, document_head
 from tracegrade.compare.documents import DocumentStream
+from tracegrade.compare.run_cases import CaseTable, ComparedCases, MemoryCases, document_head
 from tracegrade.compare.runs import DiffCandidates, diff_trace_ids
 from tracegrade.errors import InputError
 
