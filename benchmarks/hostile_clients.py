@@ -10,7 +10,9 @@ One ``tracegrade collect`` process (fresh SQLite store, default limits) faces, a
   64 KiB;
 - ``--idle-grpc`` TCP connections to the OTLP/gRPC port that send nothing (a tenth send the
   HTTP/2 preface and then nothing): at most 1,024 are held, the rest closed on accept, and
-  every one closed within the handshake or idle timeout;
+  every one closed within the handshake or idle timeout; once they are offered, the attacker
+  re-opens what the server closes, holding 1,100 until the end (issue 40 item 1:
+  ``idle_grpc_reopened``);
 - ``--abandon-rounds`` connections to the OTLP/gRPC port, a second apart, each opening
   ``--abandoned-streams`` export calls (HTTP/2 HEADERS, never a message) as fast as it can
   and then dropped: a connection holds at most 100 calls (the rest refused by grpc core)
@@ -101,9 +103,49 @@ def idle_grpc(port: int, count: int, out: dict[str, Any], stop: threading.Event)
         held.append(sock)
         out["opened"] += 1
         out["held_max"] = max(out["held_max"], len(held))
-    stop.wait()
+    _reopen_closed(port, held, min(count, budget, REOPEN_HELD), out, stop)
     for sock in held:
         sock.close()
+
+
+REOPEN_HELD = 1_100
+"""Connections the attacker keeps open once its first ``count`` are offered (issue 40 item 1:
+~1,100 held, past the 1,024 cap, re-opened as the server closes them)."""
+
+
+def _reopen_closed(
+    port: int,
+    held: collections.deque[socket.socket],
+    target: int,
+    out: dict[str, Any],
+    stop: threading.Event,
+) -> None:
+    """Until ``stop``: every 0.2 s, let go of the connections the server closed and open new
+    ones (each sending the HTTP/2 preface, then nothing) to hold ``target``, at most 200 a
+    sweep. ``out`` gets ``reopened``."""
+    out["reopened"] = 0
+    while not stop.wait(0.2):
+        for _ in range(len(held)):
+            sock = held.popleft()
+            try:
+                sock.setblocking(False)
+                closed = sock.recv(65_536) == b""
+            except BlockingIOError:
+                closed = False
+            except OSError:
+                closed = True
+            if closed:
+                sock.close()
+            else:
+                held.append(sock)
+        for _ in range(min(200, target - len(held))):
+            try:
+                sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+                sock.sendall(PREFACE)
+            except OSError:
+                break
+            held.append(sock)
+            out["reopened"] += 1
 
 
 def abandon_rounds(port: int, streams: int, rounds: int, out: dict[str, Any]) -> None:
@@ -236,6 +278,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             result.update(
                 idle_grpc_opened=idle.get("opened", 0),
                 idle_grpc_held_max=idle.get("held_max", 0),
+                idle_grpc_reopened=idle.get("reopened", 0),
                 abandoned_streams=abandoned.get("abandoned", 0),
                 flood_mib_taken=[round(t / 2**20, 2) for t in taken],
                 peak_rss_mb=round(peak_rss_mb(process.pid), 1),

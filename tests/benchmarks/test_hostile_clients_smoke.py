@@ -37,6 +37,9 @@ def test_collect_serves_an_exporter_through_floods_and_idle_connections():
     assert result["grpc_new_channel_s"] is not None
     assert result["peak_rss_mb"] < result["bound_mb"]
     assert result["idle_grpc_opened"] == 1500
-    assert result["abandoned_streams"] > 2000
+    assert result["idle_grpc_reopened"] > 0  # the cap held full until the end (issue 40 item 1)
+    # at least one full round: the re-opening idle attacker holds the gRPC cap, so a later
+    # round's connection may be closed on accept before its streams are sent
+    assert result["abandoned_streams"] >= 2000
     assert result["peak_fds"] < MAX_CONNECTIONS + 300  # 1,500 silent ones offered
     assert all(taken < 16 for taken in result["flood_mib_taken"])  # not the 32 MiB sent
