@@ -245,3 +245,10 @@ def test_one_meaning_per_word_source():
     astray = [w for w in modules if not w.startswith("tracegrade/sources/")]
     assert astray == []
     assert not (PACKAGE / "compare" / "case_sources.py").exists()
+
+
+def test_one_meaning_per_word_evaluator():
+    """Issue 39 item 4: an evaluator is what scored a run (scoring.identity.Evaluator, the
+    run document's ``evaluator``, ``gen_ai.evaluation.evaluator.*``); the pytest plugin's
+    ``tracegrade`` fixture is a CaseChecker."""
+    assert _classes_by_name("Evaluator") == {"Evaluator": ["tracegrade/scoring/identity.py"]}

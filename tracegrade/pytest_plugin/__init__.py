@@ -31,7 +31,7 @@ except ImportError as exc:  # only pytest loads this module, and it brings pytes
 
 if TYPE_CHECKING:
     from tracegrade.dataset import Case
-    from tracegrade.pytest_plugin.evals import Evaluator, Session
+    from tracegrade.pytest_plugin.evals import CaseChecker, Session
 
 __all__ = [
     "pytest_addoption",
@@ -86,11 +86,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture
-def tracegrade(request: pytest.FixtureRequest) -> Evaluator:
+def tracegrade(request: pytest.FixtureRequest) -> CaseChecker:
     """Capture an agent's telemetry and check a golden case (see the module docstring)."""
-    from tracegrade.pytest_plugin.evals import Evaluator
+    from tracegrade.pytest_plugin.evals import CaseChecker
 
-    return Evaluator(_session(request.config), request)
+    return CaseChecker(_session(request.config), request)
 
 
 @pytest.fixture

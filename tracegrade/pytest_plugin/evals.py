@@ -97,12 +97,12 @@ class Session:
 
 @dataclass
 class Captured:
-    """What :meth:`Evaluator.capture` recorded: the normalised traces of the block."""
+    """What :meth:`CaseChecker.capture` recorded: the normalised traces of the block."""
 
     traces: list[AgentTrace] = field(default_factory=list)
 
 
-class Evaluator:
+class CaseChecker:
     """The ``tracegrade`` fixture: capture an agent's telemetry, then check a case."""
 
     def __init__(self, session: Session, request: pytest.FixtureRequest):
