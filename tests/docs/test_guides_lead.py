@@ -52,3 +52,11 @@ def test_the_production_guide_leaves_its_internals_to_the_architecture_page() ->
     for internal in ("FOR UPDATE SKIP", "statement_timestamp()", "014_score_queue"):
         assert internal not in guide and internal in architecture
     assert "(../architecture.md#every-trace-scored-exactly-once)" in guide
+
+
+def test_the_receiving_guide_leaves_the_memory_bound_internals_to_the_architecture_page() -> None:
+    guide = (GUIDES / "receiving-otlp.md").read_text()
+    architecture = (DOCS / "architecture.md").read_text()
+    for internal in ("malloc_trim", "length bytes", "decoded message then too"):
+        assert internal not in guide and internal in architecture
+    assert "(../architecture.md#receiver-memory-bound)" in guide
