@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
-from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
+from urllib.parse import urlparse, urlsplit, urlunsplit
 
 from opentelemetry import trace as trace_api
 from opentelemetry._logs import SeverityNumber
@@ -63,6 +63,7 @@ from opentelemetry.sdk.metrics.export import (
 from opentelemetry.sdk.resources import Resource
 
 from tracegrade import environment
+from tracegrade._util.url_secrets import hidden, url_secrets
 from tracegrade.errors import ConfigError
 from tracegrade.report.evaluation_signals import INSTRUMENTS, EvaluationRecord, Figure
 from tracegrade.store.feedback import EVENT as EVALUATION_EVENT
@@ -165,9 +166,7 @@ class ExportTarget:
         (``user:PW@``) and every query value (``?api_key=KEY``), as the store's
         :func:`tracegrade.store.database.display` masks its DSN."""
         urls = [self.endpoint, *self.signal_endpoints.values()]
-        secrets = {s for url in urls for s in _url_secrets(url)}
-        for secret in sorted(secrets, key=len, reverse=True):
-            message = message.replace(secret, "***")
+        message = hidden(message, {s for url in urls for s in url_secrets(url) or ()})
         return masked_url(message)
 
 
@@ -175,19 +174,6 @@ _URL_USERINFO = re.compile(r"(://[^/\s:@]*:)[^/\s@]*@")
 """A password in a URL's user info, wherever a URL is quoted."""
 _QUERY_VALUE = re.compile(r"([?&;][^=&#\s'\"<>]*=)[^&#\s'\"<>]+")
 """A query parameter's value, wherever a URL is quoted."""
-
-
-def _url_secrets(url: str) -> set[str]:
-    """The password of ``url`` 's user info and its query values (each also percent-decoded);
-    values under 3 characters are left to the patterns (replacing them everywhere would
-    garble the message)."""
-    try:
-        parts = urlsplit(url.strip())
-        found = [parts.password or ""]
-    except ValueError:
-        return set()
-    found += [p.partition("=")[2] for p in parts.query.split("&")]
-    return {v for s in found for v in (s, unquote(s)) if len(v) >= 3}
 
 
 def masked_url(url: str) -> str:

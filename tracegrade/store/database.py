@@ -20,10 +20,11 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from tracegrade import environment
 from tracegrade._util.extras import import_extra
+from tracegrade._util.url_secrets import hidden, url_secrets
 from tracegrade.errors import StoreError
 
 PAGE_CACHE_BYTES = 32 * 2**20
@@ -90,18 +91,10 @@ def hide_secrets(message: str, location: str | os.PathLike[str]) -> str:
         return message
     message = _KEYWORD_SECRET.sub(r"\1***", message)
     message = message.replace(text, display(text))
-    try:
-        parts = urlsplit(text)
-        secrets = [parts.password or ""]
-    except ValueError:
+    secrets = url_secrets(text, _SECRET_PARAMS.search)
+    if secrets is None:
         return message.replace(text.split("://", 1)[-1], "***")
-    for param in parts.query.split("&"):
-        name, _, value = param.partition("=")
-        if _SECRET_PARAMS.search(name):
-            secrets.append(value)
-    for secret in sorted((s for s in secrets if len(s) >= 3), key=len, reverse=True):
-        message = message.replace(secret, "***").replace(unquote(secret), "***")
-    return message
+    return hidden(message, secrets)
 
 
 def _enable_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
