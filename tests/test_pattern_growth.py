@@ -1,12 +1,16 @@
 """Every regular expression tracegrade keeps at module level (Python ``re``, applied to span
 attributes, answers, prompts and tool results) is linear on hostile text (issue 40 item 5): each
-is run over strings of repeated units that make backtracking patterns quadratic, and 8x the
-text may take at most ~10x the time. The redactor's RE2 patterns, the value extraction and the
-Markdown renderer have their own growth tests (tests/otlp/test_redaction_linear.py,
-tests/scoring/test_values_linear.py, tests/web/test_markdown_bounds.py).
+is run over strings of repeated units that make backtracking patterns quadratic: 8x the text
+may take at most 16x the time (linear takes ~8x, quadratic 64x). The redactor's RE2 patterns,
+the value extraction and the Markdown renderer have their own growth tests
+(tests/otlp/test_redaction_linear.py, tests/scoring/test_values_linear.py,
+tests/web/test_markdown_bounds.py).
 
-Times are the best of three runs (CPU time of this thread), so a loaded machine does not fail
-the test; a run under 0.5 ms at the small size is too short to compare and is skipped."""
+Times are the best of three runs (CPU time of this thread), and a ratio over the bound is
+measured again before it counts, so a loaded machine (CPU caches, frequency) does not fail the
+test; a run under 1 ms at the small size is too short to compare and is skipped. The bound sits
+between linear (8x) and quadratic (64x) with room on both sides: a CI run on a loaded machine
+measured 12.5x and 13.9x for two linear patterns."""
 
 from __future__ import annotations
 
@@ -28,6 +32,10 @@ UNITS = (
 )  # fmt: skip
 SMALL = 8_000
 """Characters of the small input; the large one is 8 times as long."""
+GROWTH = 8
+MAX_RATIO = 16.0
+"""Time ratio allowed for GROWTH times the text: linear is ~8, quadratic ~64."""
+MIN_SMALL_S = 0.001
 ANCHORED = {
     "tracegrade.normalize.reprs._HEAD": "matched once at the start of a value (.match)",
     "tracegrade.scoring.values._MARKER_LINE": "matched once at its line's start (.fullmatch)",
@@ -72,18 +80,28 @@ def test_the_survey_finds_the_patterns_it_is_about() -> None:
     assert set(ANCHORED) <= set(PATTERNS)
 
 
+def _ratio(pattern: re.Pattern[str], text: str) -> tuple[float, float] | None:
+    """CPU seconds on ``text`` and on GROWTH times it, or None when too short to compare."""
+    small = _cpu_s(pattern, text)
+    if small < MIN_SMALL_S:
+        return None
+    return small, _cpu_s(pattern, text * GROWTH)
+
+
 def _quadratic_on(label: str, pattern: re.Pattern[str], chars: int = SMALL) -> str | None:
     """Why ``pattern`` is not linear on a unit repeated to ``chars`` characters, or None."""
     for unit in UNITS:
         text = unit * (chars // len(unit))
-        small = _cpu_s(pattern, text)
-        if small < 0.0005:
-            continue
-        large = _cpu_s(pattern, text * 8)
-        if large > 10 * small * 1.25:
+        for _attempt in range(3):  # over the bound three times running, or it was the machine
+            times = _ratio(pattern, text)
+            if times is None or times[1] <= MAX_RATIO * times[0]:
+                break
+        else:
+            assert times is not None
+            small, large = times
             return (
                 f"{label} on {unit!r} repeated: {small:.4f} s at {len(text)} characters, "
-                f"{large:.4f} s at 8 times that ({large / small:.1f}x)"
+                f"{large:.4f} s at {GROWTH} times that ({large / small:.1f}x)"
             )
     return None
 
