@@ -88,7 +88,7 @@ def _writer(results: list[Any], dataset: Any, out: Path) -> Callable[[], None]:
             for result in results:
                 cases.add(document.case_entry(result) if typed else document.case_dict(result))
             summary = running.summary(0)
-            meta = dict(tier=None, min_pass_rate=1.0, trace_source="t", config_sources=())
+            meta = dict(tier=None, min_pass_rate=1.0, trace_source="t", config_files=())
             if typed:
                 from tracegrade.run_document import StreamedDocument, head_of
 

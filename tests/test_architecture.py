@@ -247,6 +247,20 @@ def test_one_meaning_per_word_source():
     assert not (PACKAGE / "compare" / "case_sources.py").exists()
 
 
+def test_one_meaning_per_word_sources_the_config_files_are_config_files():
+    """Issue 39 item 4: the config files a run read are ``Config.files`` and the run
+    document's ``run.config_files`` (``config_sources`` is read from documents written before,
+    never written)."""
+    from dataclasses import fields
+
+    from tracegrade.config import Config
+    from tracegrade.run_document import RENAMED_RUN_FIELDS, RunMeta
+
+    assert [f.name for f in fields(Config) if "source" in f.name] == []
+    assert [name for name in RunMeta.model_fields if "source" in name] == ["trace_source"]
+    assert RENAMED_RUN_FIELDS == {"config_sources": "config_files"}
+
+
 def test_one_meaning_per_word_evaluator():
     """Issue 39 item 4: an evaluator is what scored a run (scoring.identity.Evaluator, the
     run document's ``evaluator``, ``gen_ai.evaluation.evaluator.*``); the pytest plugin's

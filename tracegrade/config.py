@@ -249,7 +249,9 @@ class Config:
     budgets: Budgets
     pricing: Pricing
     field_aliases: Mapping[str, tuple[str, ...]]
-    sources: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    """The config files read, in order (a later one's settings override an earlier one's); the
+    packaged defaults as ``tracegrade.defaults/NAME``. The run document's ``config_files``."""
     judge: Mapping[str, Any] = field(default_factory=dict)
     """``judge:`` settings of the config files (model, timeout_s, evidence_tokens, temperature)."""
     regression: Mapping[str, Any] = field(default_factory=dict)
@@ -295,7 +297,7 @@ def _problem(model: type[BaseModel], error: Any) -> tuple[tuple[str | int, ...],
     return path, error["msg"], False
 
 
-def _validate(model: type[BaseModel], data: Any, source: str, text: str | None = None) -> Any:
+def _validate(model: type[BaseModel], data: Any, file: str, text: str | None = None) -> Any:
     """``data`` validated as ``model``.
 
     Raises:
@@ -312,7 +314,7 @@ def _validate(model: type[BaseModel], data: Any, source: str, text: str | None =
             line = node_line(root, path, key=unknown)
             where = ".".join(str(p) for p in path) or "(top level)"
             lines.setdefault(
-                f"{source}{f':{line}' if line else ''}: field '{where}': {message}", line or 0
+                f"{file}{f':{line}' if line else ''}: field '{where}': {message}", line or 0
             )
         raise ConfigError("\n".join(sorted(lines, key=lambda m: lines[m]))) from exc
 
@@ -322,7 +324,7 @@ def _default(name: str) -> tuple[str, Any]:
     return f"tracegrade.defaults/{name}", _read_yaml(name, resource.read_text(encoding="utf-8"))
 
 
-def _apply(config: Config, scoring: ScoringFile, source: str) -> Config:
+def _apply(config: Config, scoring: ScoringFile, file: str) -> Config:
     pricing = config.pricing
     if scoring.pricing is not None:
         pricing = Pricing(
@@ -344,7 +346,7 @@ def _apply(config: Config, scoring: ScoringFile, source: str) -> Config:
         pricing=pricing,
         budgets=budgets,
         field_aliases=aliases,
-        sources=(*config.sources, source),
+        files=(*config.files, file),
         judge={
             **config.judge,
             **(scoring.judge.model_dump(exclude_none=True) if scoring.judge else {}),
@@ -389,12 +391,12 @@ def _merged(base: Mapping[str, Any], section: BaseModel | None) -> dict[str, Any
 
 def defaults() -> Config:
     """The configuration shipped in ``config/``."""
-    scoring_source, scoring_data = _default("scoring.yaml")
-    pricing_source, pricing_data = _default("pricing.yaml")
-    aliases_source, aliases_data = _default("aliases.yaml")
-    scoring = _validate(ScoringFile, scoring_data, scoring_source)
-    pricing = _validate(PricingFile, pricing_data, pricing_source)
-    aliases = _validate(AliasesFile, aliases_data, aliases_source)
+    scoring_file, scoring_data = _default("scoring.yaml")
+    pricing_file, pricing_data = _default("pricing.yaml")
+    aliases_file, aliases_data = _default("aliases.yaml")
+    scoring = _validate(ScoringFile, scoring_data, scoring_file)
+    pricing = _validate(PricingFile, pricing_data, pricing_file)
+    aliases = _validate(AliasesFile, aliases_data, aliases_file)
     budgets = Budgets(**scoring.budgets.model_dump()) if scoring.budgets else Budgets()
     return Config(
         weights=scoring.weights or {},
@@ -404,7 +406,7 @@ def defaults() -> Config:
         budgets=budgets,
         pricing=Pricing({k.lower(): v for k, v in pricing.models.items()}, pricing.read_on),
         field_aliases={k: tuple(v) for k, v in aliases.fields.items()},
-        sources=(scoring_source, pricing_source, aliases_source),
+        files=(scoring_file, pricing_file, aliases_file),
         reference_free=_merged({}, scoring.reference_free),
         windows=_merged({}, scoring.windows),
     )

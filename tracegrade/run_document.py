@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from tracegrade.errors import InputError
 
@@ -61,7 +61,13 @@ class RunMeta(_Model):
     agent_version: str | None = Field(None, description="The traces' service.version.")
     models: list[str] = Field(default_factory=list, description="Models the agent called.")
     trace_source: str | None = Field(None, description="Files, store, memory or pytest.")
-    config_sources: list[str] = Field(default_factory=list)
+    config_files: list[str] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("config_files", "config_sources"),
+        description="The config files read, in order (a later one overrides an earlier one; "
+        "tracegrade.defaults/NAME: the packaged defaults). Read from config_sources in "
+        "documents written before it was renamed.",
+    )
     tracegrade_version: str | None = None
     git_branch: str | None = None
     label: str | None = Field(None, description="Free text of tracegrade run --label.")
@@ -413,6 +419,21 @@ def _validate(model: type[_M], data: Any, source: str, prefix: str = "") -> _M:
         raise InputError(
             f"not a {SCHEMA_VERSION} document: {where}: {first['msg']}", source=source
         ) from exc
+
+
+RENAMED_RUN_FIELDS: Mapping[str, str] = {"config_sources": "config_files"}
+"""Fields of a document's ``run`` renamed since documents were first written: old -> new
+(:class:`RunMeta` reads either name; :func:`with_current_names` renames stored data)."""
+
+
+def with_current_names(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` (a run document's JSON-ready data, with or without ``cases``) with its ``run``
+    fields of :data:`RENAMED_RUN_FIELDS` under their current names, in their place; changed
+    in place and returned. A document already current is returned as it is."""
+    run = doc.get("run")
+    if isinstance(run, dict) and not RENAMED_RUN_FIELDS.keys().isdisjoint(run):
+        doc["run"] = {RENAMED_RUN_FIELDS.get(k, k): v for k, v in run.items()}
+    return doc
 
 
 def read_head(

@@ -86,7 +86,7 @@ def test_the_hallucination_rate_is_unknown_when_no_trace_can_tell(config, scorer
 
 def _report(run, verbose=False) -> str:
     out = io.StringIO()
-    doc = document(run, [], None, trace_source="test", config_sources=())
+    doc = document(run, [], None, trace_source="test", config_files=())
     print_report(doc, verbose=verbose, console=Console(file=out, width=200, color_system=None))
     return out.getvalue()
 

@@ -67,17 +67,18 @@ class RegressionFile(BaseModel):
 
 
 def rules_from(
-    settings: Mapping[str, Any] | None, source: str = "tracegrade.yaml"
+    settings: Mapping[str, Any] | None, file: str = "tracegrade.yaml"
 ) -> RegressionRules:
     """Rules from the ``regression:`` settings of the config (absent keys keep the defaults).
 
     Raises:
-        ConfigError: an unknown key or a bad value (the message names ``source`` and the field).
+        ConfigError: an unknown key or a bad value (the message names ``file``, the config
+            file, and the field).
     """
     try:
         parsed = RegressionFile.model_validate(dict(settings or {}))
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(f"{source}: field 'regression.{where}': {first['msg']}") from exc
+        raise ConfigError(f"{file}: field 'regression.{where}': {first['msg']}") from exc
     return dataclasses.replace(RegressionRules(), **parsed.model_dump(exclude_none=True))

@@ -218,7 +218,7 @@ def _session(
         tier=options.tier,
         min_pass_rate=options.gate.min_pass_rate,
         label=options.label,
-        config_sources=config.sources,
+        config_files=config.files,
         verbose=options.verbose,
         min_score=options.gate.min_score,
         clarifier=lambda: _clarifier_usage(hook),

@@ -397,7 +397,7 @@ class RunSession:
             tier=options.tier,
             min_pass_rate=options.gate.min_pass_rate,
             trace_source=trace_source,
-            config_sources=plan.config.sources,
+            config_files=plan.config.files,
             run_id=plan.run_id,
             evaluator=plan.evaluator.to_dict() if plan.evaluator else None,
             min_score=options.gate.min_score,

@@ -198,8 +198,8 @@ class BaselineTraces:
 
 def rules_for(config: Config, alpha: float | None) -> RegressionRules:
     """The config's regression rules, ``--alpha`` winning."""
-    source = config.sources[-1] if config.sources else "tracegrade.yaml"
-    return rules_from(config.regression, source).with_alpha(alpha)
+    file = config.files[-1] if config.files else "tracegrade.yaml"
+    return rules_from(config.regression, file).with_alpha(alpha)
 
 
 def compare_documents(

@@ -126,7 +126,7 @@ def run_meta(
     tier: str | None,
     min_pass_rate: float,
     trace_source: str,
-    config_sources: Sequence[str],
+    config_files: Sequence[str],
     run_id: str | None = None,
     evaluator: Mapping[str, Any] | None = None,
     min_score: float | None = None,
@@ -153,7 +153,7 @@ def run_meta(
         agent_version=facts.versions.most_common(1)[0][0] if facts.versions else None,
         models=sorted(facts.models),
         trace_source=trace_source,
-        config_sources=list(config_sources),
+        config_files=list(config_files),
         tracegrade_version=__version__,
         git_branch=git_branch() if runner else None,
         label=runner.label if runner else None,
@@ -266,7 +266,7 @@ def document(
     dataset: Dataset | None,
     *,
     trace_source: str,
-    config_sources: Sequence[str],
+    config_files: Sequence[str],
     evaluator: Mapping[str, Any] | None = None,
 ) -> StreamedDocument:
     """A whole run held in memory as its document (every case of ``dataset``'s, no tier, all
@@ -283,7 +283,7 @@ def document(
         tier=None,
         min_pass_rate=1.0,
         trace_source=trace_source,
-        config_sources=config_sources,
+        config_files=config_files,
         evaluator=evaluator,
     )
     return StreamedDocument(head_of(run, summary), CaseList(case_entry(r) for r in result.results))

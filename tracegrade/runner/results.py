@@ -148,7 +148,7 @@ class RunSetting:
     min_pass_rate: float
     label: str | None
     started: dt.datetime
-    config_sources: Sequence[str]
+    config_files: Sequence[str]
     min_score: float | None = None
 
 
@@ -208,7 +208,7 @@ def run_document(
         tier=setting.tier,
         min_pass_rate=setting.min_pass_rate,
         trace_source=f"tracegrade run --{_option(agent.kind)} {agent.spec}",
-        config_sources=setting.config_sources,
+        config_files=setting.config_files,
         run_id=plan.run_id,
         min_score=setting.min_score,
         runner=runner,

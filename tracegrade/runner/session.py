@@ -46,7 +46,7 @@ class EvalRun:
     tier: str | None = None
     min_pass_rate: float = 1.0
     label: str | None = None
-    config_sources: Sequence[str] = ()
+    config_files: Sequence[str] = ()
     verbose: bool = False
     progress_console: Console | None = None
     on_outcome: Callable[[Outcome], None] | None = None
@@ -92,7 +92,7 @@ async def _drive(run: EvalRun, receiver: Receiver, worker: StoreWorker) -> Strea
         min_pass_rate=run.min_pass_rate,
         label=run.label,
         started=started,
-        config_sources=run.config_sources,
+        config_files=run.config_files,
         min_score=run.min_score,
     )
     clarifier = run.clarifier() if run.clarifier else None

@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tracegrade.errors import StoreError
-from tracegrade.run_document import CaseEntry, StreamedDocument, head_json, read_head
+from tracegrade.run_document import (
+    CaseEntry,
+    StreamedDocument,
+    head_json,
+    read_head,
+    with_current_names,
+)
 from tracegrade.store.database import query_batches
 
 if TYPE_CHECKING:
@@ -130,8 +136,7 @@ def load_run_head(store: Store, run_id: str) -> dict[str, Any]:
     row = store.db.execute("SELECT run FROM runs WHERE run_id = ?", (run_id,)).fetchone()
     if row is None:
         raise StoreError(f"no run {run_id!r} in {store.location}")
-    doc: dict[str, Any] = json.loads(row[0])
-    return doc
+    return with_current_names(json.loads(row[0]))
 
 
 def load_run(store: Store, run_id: str) -> dict[str, Any]:
@@ -274,7 +279,7 @@ def run_headers(
     elif dataset is not None:
         sql, params = sql + " WHERE dataset_name = ?", [dataset]
     rows = store.db.execute(sql + " ORDER BY created_at DESC, run_id DESC", tuple(params))
-    headers = [json.loads(r[0]) for r in rows]
+    headers = [with_current_names(json.loads(r[0])) for r in rows]
     if label is not None:
         labels = [read_head(h).run.label for h in headers]
         exact = [h for h, found in zip(headers, labels, strict=True) if found == label]
