@@ -23,7 +23,7 @@ from tracegrade.runner.agents import (
     reply_text,
 )
 from tracegrade.runner.agents.base import error_line
-from tracegrade.runner.execute import Outcome, merge_traces
+from tracegrade.runner.execute import FinishedAttempt, merge_traces
 from tracegrade.runner.results import combine
 from tracegrade.runner.settle import SettleRule, is_settled
 from tracegrade.runner.telemetry import resource_attributes_env
@@ -135,9 +135,11 @@ def test_traces_of_one_conversation_merge_into_one() -> None:
     assert merged.trace_id == "a" and [s.span_id for s in merged.spans] == ["1", "2"]
 
 
-def _outcome(repeat: int, passed: bool, score: float | None) -> Outcome:
+def _outcome(repeat: int, passed: bool, score: float | None) -> FinishedAttempt:
     result = CaseResult("c", f"t{repeat}", passed, score, {}, (f"r{repeat}",))
-    return Outcome(Case(id="c", input="x"), repeat, result, (f"t{repeat}",), None, None, 1.0)
+    return FinishedAttempt(
+        Case(id="c", input="x"), repeat, result, (f"t{repeat}",), None, None, 1.0
+    )
 
 
 def test_repeats_take_the_median_score_and_the_median_repeats_verdict() -> None:

@@ -43,7 +43,7 @@ from tracegrade.runner.conversation import (
     JudgeClarifications,
     ScriptedClarifications,
 )
-from tracegrade.runner.execute import Outcome, RunPlan, Scoring
+from tracegrade.runner.execute import FinishedAttempt, RunPlan, Scoring
 from tracegrade.runner.session import EvalRun, run_eval, store_location
 from tracegrade.runner.simulation import SimulatorMode, Simulators
 from tracegrade.scoring import build_scorers, config_for
@@ -282,10 +282,10 @@ def run(options: RunOptions) -> RunOutcome:
     return RunOutcome(doc, done.comparison, done.warnings, done.stored_in)
 
 
-def _exporting(signals: RunSignals, repeat: int) -> Callable[[Outcome], None]:
+def _exporting(signals: RunSignals, repeat: int) -> Callable[[FinishedAttempt], None]:
     """Each attempt's result to the signals (with its repeat when cases repeat)."""
 
-    def send(outcome: Outcome) -> None:
+    def send(outcome: FinishedAttempt) -> None:
         signals.result(outcome.result, outcome.repeat if repeat > 1 else None)
 
     return send

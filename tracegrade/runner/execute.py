@@ -44,7 +44,7 @@ from tracegrade.trace import AgentTrace
 
 
 @dataclass(frozen=True)
-class Outcome:
+class FinishedAttempt:
     """One finished attempt: its result, its traces, the conversation, the agent's failure
     (None when it answered), and where the time went (ms): the agent's conversation, the
     settle wait, loading and scoring."""
@@ -60,6 +60,11 @@ class Outcome:
     score_ms: float = 0.0
     simulation: Simulation | None = None
     """The simulated user's side of the conversation (a case with a ``user``)."""
+
+    @classmethod
+    def unstarted(cls, case: Case, repeat: int, reason: str) -> FinishedAttempt:
+        """An attempt whose agent failed to start (``reason``): no trace, no conversation."""
+        return cls(case, repeat, failed_result(case, reason), (), None, reason, 0.0)
 
 
 def merge_traces(traces: Sequence[TraceData]) -> TraceData:
@@ -161,7 +166,7 @@ class Scoring:
         return (*scores, dataclasses.replace(judged, name=GOAL_JUDGE))
 
 
-Listener = Callable[[Outcome], None]
+Listener = Callable[[FinishedAttempt], None]
 
 
 @dataclass
@@ -182,11 +187,11 @@ class RunPlan:
 
 
 @dataclass
-class Finished:
+class Execution:
     """What a run produced: the finished attempts in plan order, whether Ctrl-C stopped it,
     and its wall time (s)."""
 
-    outcomes: list[Outcome]
+    attempts: list[FinishedAttempt]
     interrupted: bool
     wall_s: float
 
@@ -213,7 +218,7 @@ class Runner:
         """Stop the run (what Ctrl-C does)."""
         self._stop.set()
 
-    async def run(self, plan: RunPlan) -> Finished:
+    async def run(self, plan: RunPlan) -> Execution:
         """Run every attempt; returns when all finished or the run was stopped."""
         started = time.perf_counter()
         limit = asyncio.Semaphore(plan.concurrency)
@@ -241,11 +246,11 @@ class Runner:
         for task in tasks:
             if task.done() and not task.cancelled() and (error := task.exception()) is not None:
                 raise error  # a runner bug, not an agent failure
-        return Finished(outcomes, interrupted, time.perf_counter() - started)
+        return Execution(outcomes, interrupted, time.perf_counter() - started)
 
     async def _bounded(
         self, limit: asyncio.Semaphore, plan: RunPlan, case: Case, repeat: int
-    ) -> Outcome | None:
+    ) -> FinishedAttempt | None:
         async with limit:
             if self._stop.is_set():
                 return None
@@ -254,7 +259,7 @@ class Runner:
             self.listener(outcome)
         return outcome
 
-    async def attempt(self, plan: RunPlan, case: Case, repeat: int) -> Outcome:
+    async def attempt(self, plan: RunPlan, case: Case, repeat: int) -> FinishedAttempt:
         """Run, settle and score one attempt."""
         attempt = plan.attempt(case, repeat)
         started = time.perf_counter()
@@ -264,12 +269,11 @@ class Runner:
             try:
                 session = await Sessions.start(self.agent, attempt)
             except AgentFailure as exc:
-                reason = str(exc)
-                return Outcome(case, repeat, failed_result(case, reason), (), None, reason, 0.0)
+                return FinishedAttempt.unstarted(case, repeat, str(exc))
             conversation, error = await self._converse(session, case, plan.timeout_s, simulation)
         agent_ms = (time.perf_counter() - started) * 1000
         if error is not None:
-            return Outcome(
+            return FinishedAttempt(
                 case,
                 repeat,
                 failed_result(case, error),
@@ -285,7 +289,7 @@ class Runner:
         )
         if settled.note is not None:
             reason = f"{settled.note} ({_HINTS[self.agent.kind]})"
-            return Outcome(
+            return FinishedAttempt(
                 case,
                 repeat,
                 failed_result(case, reason),
@@ -302,7 +306,7 @@ class Runner:
         result = await self.worker.call(
             self.scoring.score, self.worker, case, settled.trace_ids, outcome, said
         )
-        return Outcome(
+        return FinishedAttempt(
             case,
             repeat,
             result,
@@ -383,4 +387,12 @@ class _sigint:
             asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
 
 
-__all__ = ["Finished", "Outcome", "RunPlan", "Runner", "Scoring", "failed_result", "merge_traces"]
+__all__ = [
+    "Execution",
+    "FinishedAttempt",
+    "RunPlan",
+    "Runner",
+    "Scoring",
+    "failed_result",
+    "merge_traces",
+]

@@ -16,10 +16,10 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from tracegrade.runner.execute import Outcome
+from tracegrade.runner.execute import FinishedAttempt
 
 
-def _line(outcome: Outcome, repeat: int, markup: bool) -> str:
+def _line(outcome: FinishedAttempt, repeat: int, markup: bool) -> str:
     result = outcome.result
     verdict = (
         ("[green]PASS[/]" if result.passed else "[red]FAIL[/]")
@@ -65,7 +65,7 @@ class RunProgress:
             self._task = self.progress.add_task("run", total=self.total, passed=0, failed=0)
         return self
 
-    def finished(self, outcome: Outcome) -> None:
+    def finished(self, outcome: FinishedAttempt) -> None:
         """Count one finished attempt and show it."""
         if outcome.result.passed:
             self.passed += 1

@@ -35,13 +35,13 @@ from tracegrade.run_document import (
     head_of,
 )
 from tracegrade.runner.agents import Agent
-from tracegrade.runner.execute import Finished, Outcome, RunPlan, Scoring
+from tracegrade.runner.execute import Execution, FinishedAttempt, RunPlan, Scoring
 from tracegrade.runner.simulation import goal_fields, goal_summary
 from tracegrade.scoring.results import CaseResult, percentile
 from tracegrade.scoring.summary import RunningSummary
 
 
-def representative(outcomes: Sequence[Outcome]) -> Outcome:
+def representative(outcomes: Sequence[FinishedAttempt]) -> FinishedAttempt:
     """The median attempt ordered by (passed, score) (see the module docstring)."""
     ordered = sorted(
         outcomes,
@@ -50,7 +50,7 @@ def representative(outcomes: Sequence[Outcome]) -> Outcome:
     return ordered[(len(ordered) - 1) // 2]
 
 
-def combine(outcomes: Sequence[Outcome]) -> CaseResult:
+def combine(outcomes: Sequence[FinishedAttempt]) -> CaseResult:
     """One case's result over its repeats (see the module docstring)."""
     chosen = representative(outcomes).result
     if len(outcomes) == 1:
@@ -63,7 +63,7 @@ def _ms(value: float) -> float:
     return round(value, 2)
 
 
-def attempt_entry(outcome: Outcome) -> AttemptEntry:
+def attempt_entry(outcome: FinishedAttempt) -> AttemptEntry:
     """One attempt in the case entry's ``attempts`` (with its own tokens and cost)."""
     conversation = outcome.conversation
     followups = conversation.followups if conversation else []
@@ -91,9 +91,11 @@ def attempt_entry(outcome: Outcome) -> AttemptEntry:
     )
 
 
-def by_case(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> list[tuple[Case, list[Outcome]]]:
+def by_case(
+    cases: Sequence[Case], outcomes: Sequence[FinishedAttempt]
+) -> list[tuple[Case, list[FinishedAttempt]]]:
     """Finished attempts grouped by case, in dataset order; cases without one are left out."""
-    groups: dict[str, list[Outcome]] = {}
+    groups: dict[str, list[FinishedAttempt]] = {}
     for outcome in outcomes:
         groups.setdefault(outcome.case.id or "", []).append(outcome)
     return [
@@ -103,7 +105,7 @@ def by_case(cases: Sequence[Case], outcomes: Sequence[Outcome]) -> list[tuple[Ca
     ]
 
 
-def repeats(outcomes: Sequence[Outcome]) -> Repeats:
+def repeats(outcomes: Sequence[FinishedAttempt]) -> Repeats:
     """What the runner adds to a case's entry (see the module docstring)."""
     scores = [o.result.score for o in outcomes if o.result.score is not None]
     return Repeats(
@@ -115,9 +117,9 @@ def repeats(outcomes: Sequence[Outcome]) -> Repeats:
     )
 
 
-def runner_figures(finished: Finished) -> RunnerFigures:
+def runner_figures(finished: Execution) -> RunnerFigures:
     """Where the run's time went (``summary.runner``)."""
-    outcomes = finished.outcomes
+    outcomes = finished.attempts
     scored = [o for o in outcomes if o.error is None and o.result.trace_id is not None]
 
     def pct(values: list[float], q: int) -> float | None:
@@ -162,7 +164,7 @@ class RunTotals:
 
 
 def run_document(
-    finished: Finished,
+    finished: Execution,
     plan: RunPlan,
     scoring: Scoring,
     dataset: Dataset,
@@ -174,7 +176,7 @@ def run_document(
     repeats combined (module docstring), its summary, ``run`` with the agent and its times;
     ``totals``: what the judge's follow-ups and the simulated users' model spent."""
     totals = totals or RunTotals()
-    groups = by_case(plan.cases, finished.outcomes)
+    groups = by_case(plan.cases, finished.attempts)
     running = RunningSummary(scoring.threshold)
     entries: list[CaseEntry] = []
     for _, outcomes in groups:
@@ -187,7 +189,7 @@ def run_document(
             "agent_errors": sum(e.error is not None for e in entries),
             "spent": spent([a for e in entries for a in e.attempts]),
             "runner": runner_figures(finished),
-            **goal_summary(finished.outcomes),
+            **goal_summary(finished.attempts),
             **({} if totals.simulator is None else {"simulator": totals.simulator}),
             **({} if totals.clarifier is None else {"clarifier": totals.clarifier}),
         }

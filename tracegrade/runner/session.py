@@ -24,7 +24,7 @@ from tracegrade.errors import ConfigError
 from tracegrade.run_document import ClarifierTotals, StreamedDocument
 from tracegrade.runner.agents import Agent
 from tracegrade.runner.conversation import FollowUpHook
-from tracegrade.runner.execute import Outcome, Runner, RunPlan, Scoring
+from tracegrade.runner.execute import FinishedAttempt, Runner, RunPlan, Scoring
 from tracegrade.runner.progress import RunProgress
 from tracegrade.runner.results import RunSetting, RunTotals, run_document
 from tracegrade.runner.settle import StoreWorker
@@ -49,7 +49,7 @@ class EvalRun:
     config_files: Sequence[str] = ()
     verbose: bool = False
     progress_console: Console | None = None
-    on_outcome: Callable[[Outcome], None] | None = None
+    on_outcome: Callable[[FinishedAttempt], None] | None = None
     """Told of each finished attempt (after the progress display), on the event loop's
     thread: it must not block (``--export-otlp`` queues its records)."""
     simulators: Simulators | None = None
@@ -108,12 +108,12 @@ async def _drive(run: EvalRun, receiver: Receiver, worker: StoreWorker) -> Strea
 
 
 def _both(
-    first: Callable[[Outcome], None], second: Callable[[Outcome], None] | None
-) -> Callable[[Outcome], None]:
+    first: Callable[[FinishedAttempt], None], second: Callable[[FinishedAttempt], None] | None
+) -> Callable[[FinishedAttempt], None]:
     if second is None:
         return first
 
-    def both(outcome: Outcome) -> None:
+    def both(outcome: FinishedAttempt) -> None:
         first(outcome)
         second(outcome)
 
