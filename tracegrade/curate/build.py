@@ -23,7 +23,7 @@ import yaml
 from rapidfuzz import fuzz, process
 
 from tracegrade._util.bounded import load_yaml
-from tracegrade.curate.derive import Conversation, DeriveOptions, derive_case, merge
+from tracegrade.curate.derive import ConversationTraces, DeriveOptions, derive_case, merge
 from tracegrade.curate.personal_data import Numbering, Redactor, is_redacted
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import ConfigError, DatasetError
@@ -79,7 +79,7 @@ def parse_where(items: Sequence[str]) -> dict[str, str]:
 
 def conversations(
     traces: Sequence[AgentTrace], verdicts: Mapping[str, Mapping[str, Any]] | None = None
-) -> list[tuple[Conversation, list[AgentTrace]]]:
+) -> list[tuple[ConversationTraces, list[AgentTrace]]]:
     """Traces grouped into conversations (by conversation id, else by history continuity:
     :func:`~tracegrade.normalize.conversations.group_conversations`), oldest conversation
     first, each with the judge verdict of its last judged trace."""
@@ -94,7 +94,9 @@ def conversations(
             (verdicts[t] for t in reversed(conversation.trace_ids) if verdicts and t in verdicts),
             None,
         )
-        out.append((Conversation(conversation.trace, conversation.trace_ids, verdict), members))
+        out.append(
+            (ConversationTraces(conversation.trace, conversation.trace_ids, verdict), members)
+        )
     return sorted(out, key=lambda c: (c[0].trace.start_unix_nano, c[0].trace_ids))
 
 
@@ -111,8 +113,8 @@ def _matches(members: Sequence[AgentTrace], where: Mapping[str, str]) -> bool:
 
 
 def select(
-    groups: Sequence[tuple[Conversation, list[AgentTrace]]], options: BuildOptions
-) -> list[Conversation]:
+    groups: Sequence[tuple[ConversationTraces, list[AgentTrace]]], options: BuildOptions
+) -> list[ConversationTraces]:
     """The conversations ``where``, ``trace_ids`` and ``sample`` keep (module docstring)."""
     wanted = {t.lower() for t in options.trace_ids}
     chosen = [

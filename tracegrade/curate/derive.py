@@ -63,7 +63,7 @@ class DeriveOptions:
 
 
 @dataclass(frozen=True)
-class Conversation:
+class ConversationTraces:
     """The traces of one conversation (one trace, or those sharing a conversation id), merged
     into one view, oldest first; ``verdict`` is the judge's stored verdict, if any."""
 
@@ -73,12 +73,12 @@ class Conversation:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
-def merge(traces: Sequence[AgentTrace]) -> Conversation:
+def merge(traces: Sequence[AgentTrace]) -> ConversationTraces:
     """One conversation from its traces (:func:`~tracegrade.normalize.conversations.merge_traces`:
     inputs, calls and usage in time order, the last trace's answer); a single trace stays as
     it is."""
     ordered = sorted(traces, key=lambda t: (t.start_unix_nano, t.trace_id))
-    return Conversation(merge_traces(ordered), tuple(t.trace_id for t in ordered))
+    return ConversationTraces(merge_traces(ordered), tuple(t.trace_id for t in ordered))
 
 
 def case_id(trace: AgentTrace) -> str:
@@ -154,7 +154,7 @@ def budgets(trace: AgentTrace, headroom: float) -> dict[str, Any]:
     return out
 
 
-def metadata(conversation: Conversation) -> dict[str, Any]:
+def metadata(conversation: ConversationTraces) -> dict[str, Any]:
     """Where the case came from, and ``review: pending``."""
     trace = conversation.trace
     started = dt.datetime.fromtimestamp(trace.start_unix_nano / 1e9, dt.UTC)
@@ -175,7 +175,7 @@ def metadata(conversation: Conversation) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def derive_case(conversation: Conversation, options: DeriveOptions) -> dict[str, Any] | None:
+def derive_case(conversation: ConversationTraces, options: DeriveOptions) -> dict[str, Any] | None:
     """The case of one conversation (see the module docstring); None without a user input."""
     trace = conversation.trace
     if not trace.user_inputs:

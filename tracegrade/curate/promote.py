@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tracegrade.curate.derive import Conversation, DeriveOptions, derive_case, grounded_values
+from tracegrade.curate.derive import ConversationTraces, DeriveOptions, derive_case, grounded_values
 from tracegrade.dataset.editing import CaseError, Document, validate
 from tracegrade.trace import AgentTrace
 
@@ -114,7 +114,7 @@ def _tool_expectations(trace: AgentTrace, picks: Mapping[int, Choice]) -> dict[s
 
 
 def promoted_case(
-    conversation: Conversation,
+    conversation: ConversationTraces,
     edits: CaseEdits,
     reviewer: str,
     *,

@@ -54,7 +54,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tracegrade.config import Config, load_config
-from tracegrade.curate.derive import Conversation, merge
+from tracegrade.curate.derive import ConversationTraces, merge
 from tracegrade.dataset import Dataset
 from tracegrade.errors import ConfigError, InputError, StoreError
 from tracegrade.normalize.conversations import group_conversations
@@ -497,9 +497,9 @@ class StoredConversation:
         """The conversation's trace ids, oldest first."""
         return tuple(t.trace_id for t in self.members)
 
-    def as_curated(self, verdict: Mapping[str, Any] | None = None) -> Conversation:
-        """The :class:`~tracegrade.curate.derive.Conversation` a case is derived from."""
-        return Conversation(self.trace, self.trace_ids, verdict)
+    def as_curated(self, verdict: Mapping[str, Any] | None = None) -> ConversationTraces:
+        """The :class:`~tracegrade.curate.derive.ConversationTraces` a case is derived from."""
+        return ConversationTraces(self.trace, self.trace_ids, verdict)
 
 
 def group(traces: Sequence[AgentTrace]) -> list[StoredConversation]:
