@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracegrade.scoring.values import Evidence, extract
+from tracegrade.scoring.values import EvidenceValues, extract
 
 
 def kinds(text):
@@ -10,7 +10,7 @@ def kinds(text):
 
 
 def supported(answer, *evidence):
-    ev = Evidence.of(list(evidence))
+    ev = EvidenceValues.of(list(evidence))
     return [ev.supports(v) for v in extract(answer)]
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tracegrade.scoring import values
 from tracegrade.scoring.text import normalize
-from tracegrade.scoring.values import Evidence, LazyEvidence, Value, extract
+from tracegrade.scoring.values import EvidenceValues, LazyEvidenceValues, Value, extract
 
 # The patterns as first written, before they were rewritten for speed (leading lookaheads,
 # then a character class first): the fast ones must find exactly the same matches.
@@ -64,7 +64,7 @@ def plain_extract(text: str) -> list[Value]:
     return [value for _, value in sorted(found, key=lambda item: item[0])]
 
 
-def plain_evidence(texts: list[str]) -> Evidence:
+def plain_evidence(texts: list[str]) -> EvidenceValues:
     joined = "\n".join(texts)
     found = plain_extract(joined)
     numbers = {v.canonical for v in found if v.kind in ("price", "percent", "number")}
@@ -76,7 +76,7 @@ def plain_evidence(texts: list[str]) -> Evidence:
     dates = {v.canonical for v in found if v.kind == "date"}
     dates |= {"--" + d[5:] for d in dates if not d.startswith("--")}
     times = {v.canonical for v in found if v.kind == "time"}
-    return Evidence(normalize(joined), frozenset(numbers), frozenset(dates), frozenset(times))
+    return EvidenceValues(normalize(joined), frozenset(numbers), frozenset(dates), frozenset(times))
 
 
 # Pieces that make values and near-values, and every kind of edge a join can meet.
@@ -98,7 +98,7 @@ def test_extract_equals_the_per_character_definition(text):
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.lists(st.sampled_from(PIECES), max_size=12).map("".join), max_size=5))
 def test_evidence_equals_extracting_from_the_joined_texts(parts):
-    assert Evidence.of(parts) == plain_evidence(parts)
+    assert EvidenceValues.of(parts) == plain_evidence(parts)
 
 
 def test_a_json_result_and_a_prompt_are_extracted_separately():
@@ -143,14 +143,14 @@ def test_a_prompt_after_a_sentence_is_extracted_apart_unless_the_join_makes_a_li
     assert values._groups(("see\n 12.", "# Policy")) == ["see\n 12.\n# Policy"]
     assert values._groups(("-\n12)", "# Policy")) == ["-\n12)\n# Policy"]
     for texts in (["I paid 12.", "# Policy"], ["see\n 12.", "# 5"], ["-\n12)", "#"]):
-        assert Evidence.of(texts) == plain_evidence(texts)
+        assert EvidenceValues.of(texts) == plain_evidence(texts)
 
 
 # Near-numbers whose value (``$12.5``, ``-5.5``) is not among the digit runs (``12.53``, ``5.5``)
 LAZY_PIECES = [*PIECES, "12.5,3", ",-5.5", "0.50", "-0", "00", "0.0", "007", "1200", "a,-12"]
 
 
-def _candidates(full: Evidence, texts: list[str]) -> list[Value]:
+def _candidates(full: EvidenceValues, texts: list[str]) -> list[Value]:
     """Values to check: those of the texts, and every canonical the evidence holds."""
     found = [v for text in texts for v in extract(text)]
     found += [Value(kind, c, c) for kind in ("number", "price", "percent") for c in full.numbers]
@@ -164,11 +164,11 @@ def _candidates(full: Evidence, texts: list[str]) -> list[Value]:
     st.lists(st.sampled_from(LAZY_PIECES), max_size=12).map("".join),
 )
 def test_lazy_evidence_supports_what_evidence_supports(parts, answer):
-    full = Evidence.of(parts)
+    full = EvidenceValues.of(parts)
     for value in _candidates(full, [answer, "\n".join(parts), *parts]):
         # a fresh one per value: each check computes its part from nothing
-        assert LazyEvidence(tuple(parts)).supports(value) == full.supports(value), value
-    lazy = LazyEvidence.of(parts)
+        assert LazyEvidenceValues(tuple(parts)).supports(value) == full.supports(value), value
+    lazy = LazyEvidenceValues.of(parts)
     assert [lazy.supports(v) for v in extract(answer)] == [
         full.supports(v) for v in extract(answer)
     ]
@@ -177,8 +177,8 @@ def test_lazy_evidence_supports_what_evidence_supports(parts, answer):
 def test_a_value_number_missing_from_the_digit_runs_is_still_supported():
     for text, number in (("paid $12.5,3", "12.5"), ("x,-5.5", "-5.5")):
         assert number not in values._digit_runs(text)
-        assert LazyEvidence((text,)).supports(Value("number", number, number))
-        assert Evidence.of([text]).supports(Value("number", number, number))
+        assert LazyEvidenceValues((text,)).supports(Value("number", number, number))
+        assert EvidenceValues.of([text]).supports(Value("number", number, number))
 
 
 def test_the_month_test_holds_every_character_a_month_pattern_matches():

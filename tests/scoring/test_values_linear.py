@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tracegrade.scoring.values import Evidence, clear_caches, extract
+from tracegrade.scoring.values import EvidenceValues, clear_caches, extract
 
 MAX_GROWTH = 16.0  # linear is 8x, quadratic 64x: room on both sides for a loaded machine
 SMALL_CHARS = 20_000
@@ -45,7 +45,7 @@ def _growth(function, unit: str) -> float:
 @pytest.mark.parametrize("unit", ["2024-01-", "account-key", "12th-", "a1-", "1-a-", "a_1"])
 def test_value_extraction_grows_linearly_on_hostile_answers(unit: str) -> None:
     assert _growth(extract, unit) <= MAX_GROWTH, unit
-    assert _growth(lambda text: Evidence.of([text]), unit) <= MAX_GROWTH, unit
+    assert _growth(lambda text: EvidenceValues.of([text]), unit) <= MAX_GROWTH, unit
 
 
 def test_ids_are_still_found() -> None:

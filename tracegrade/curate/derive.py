@@ -38,7 +38,7 @@ from tracegrade.attributes import CASE_ID_ATTR
 from tracegrade.curate.simulated import simulated_case
 from tracegrade.normalize.conversations import merge_traces
 from tracegrade.scoring.text import normalize
-from tracegrade.scoring.values import Evidence, extract
+from tracegrade.scoring.values import EvidenceValues, extract
 from tracegrade.trace import AgentTrace, ToolCall
 
 GROUNDED_KINDS = ("price", "percent", "number", "date", "time", "id")
@@ -121,7 +121,7 @@ def grounded_values(trace: AgentTrace) -> list[str]:
     """The values of the final answer that some tool result contains, as written, once each."""
     if not trace.final_output:
         return []
-    evidence = Evidence.of([c.result for c in trace.tool_calls if c.result])
+    evidence = EvidenceValues.of([c.result for c in trace.tool_calls if c.result])
     values = [
         v.text
         for v in extract(trace.final_output)

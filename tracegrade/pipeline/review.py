@@ -100,7 +100,7 @@ class QueueRule(BaseModel):
 
 
 @dataclass(frozen=True)
-class Evidence:
+class RuleInputs:
     """What a rule reads about the conversations: results by key, feedback by trace id,
     stored judge verdicts by trace id."""
 
@@ -128,7 +128,7 @@ def _filtered(rule: QueueRule) -> str:
     return "matches " + ", ".join(matched) if matched else "every conversation"
 
 
-def signals(conversation: StoredConversation, rule: QueueRule, evidence: Evidence) -> list[str]:
+def signals(conversation: StoredConversation, rule: QueueRule, evidence: RuleInputs) -> list[str]:
     """Why the rule's signals select ``conversation`` (empty: they do not)."""
     why = []
     result = evidence.results.get(conversation.key)
@@ -157,7 +157,7 @@ def signals(conversation: StoredConversation, rule: QueueRule, evidence: Evidenc
 
 
 def select(
-    conversations: Sequence[StoredConversation], rule: QueueRule, evidence: Evidence
+    conversations: Sequence[StoredConversation], rule: QueueRule, evidence: RuleInputs
 ) -> list[tuple[StoredConversation, str]]:
     """The conversations the rule selects, with the reason, in conversation order."""
     chosen = []
@@ -201,7 +201,7 @@ def build_queue(
     with Store(db) as store:
         conversations = load_conversations(store, since_unix_nano=since, until_unix_nano=until)
         ids = [t for c in conversations for t in c.trace_ids]
-        evidence = Evidence(
+        evidence = RuleInputs(
             scored(conversations, config or load_config()) if rule.needs_scores else {},
             feedback_for(store.db, ids) if rule.feedback else {},
             judge_verdicts(store, ids) if rule.judge_below is not None else {},

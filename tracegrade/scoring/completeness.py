@@ -22,7 +22,7 @@ from tracegrade.dataset import Case
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
 from tracegrade.scoring.text import contains_phrase, found_phrases
-from tracegrade.scoring.values import Evidence
+from tracegrade.scoring.values import EvidenceValues
 from tracegrade.spans import loads_maybe
 from tracegrade.trace import AgentTrace
 
@@ -57,14 +57,14 @@ def field_values(results: list[str], name: str) -> list[str | int | float]:
 
 
 def _states_value(
-    answer: str, answer_numbers: Evidence, values: list[str | int | float]
+    answer: str, answer_numbers: EvidenceValues, values: list[str | int | float]
 ) -> str | None:
     for value in values:
         if isinstance(value, str) and len(value.strip()) >= 2 and contains_phrase(answer, value):
             return value
         if (
             isinstance(value, (int, float))
-            and Evidence.of([str(value)]).numbers & answer_numbers.numbers
+            and EvidenceValues.of([str(value)]).numbers & answer_numbers.numbers
         ):
             return str(value)
     return None
@@ -89,7 +89,7 @@ class Completeness:
             )
         answer = trace.final_output
         results = [c.result for c in trace.tool_calls if c.result]
-        numbers = Evidence.of([answer])
+        numbers = EvidenceValues.of([answer])
         how: dict[str, str] = {}
         for name in case.expected_fields:
             phrases = found_phrases(answer, field_phrases(name, self.aliases))

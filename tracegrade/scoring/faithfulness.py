@@ -35,7 +35,7 @@ from tracegrade.dataset import Case
 from tracegrade.scoring.grounding import evidence_texts, reference_texts
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
-from tracegrade.scoring.values import LazyEvidence, Value, extract
+from tracegrade.scoring.values import LazyEvidenceValues, Value, extract
 from tracegrade.trace import AgentTrace
 
 NAME = "faithfulness"
@@ -103,8 +103,8 @@ class Faithfulness:
                     self.name, "the retrieved documents carry ids and scores but no content"
                 )
         values = extract(trace.final_output)
-        evidence = LazyEvidence.of(evidence_texts(trace, case))
-        sources = [(label, LazyEvidence.of([text])) for label, text in _sources(trace, case)]
+        evidence = LazyEvidenceValues.of(evidence_texts(trace, case))
+        sources = [(label, LazyEvidenceValues.of([text])) for label, text in _sources(trace, case)]
         supported: list[dict[str, Any]] = []
         unsupported: list[Value] = []
         for value in values:

@@ -21,7 +21,7 @@ from tracegrade.config import Config
 from tracegrade.dataset import Case
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
-from tracegrade.scoring.values import LazyEvidence, extract
+from tracegrade.scoring.values import LazyEvidenceValues, extract
 from tracegrade.trace import AgentTrace, ToolCall
 
 Counting = Literal["performed", "attempted"]
@@ -138,7 +138,7 @@ class ValueGrounding:
             return Score(
                 self.name, 1.0, "the answer states no concrete values", details={"values": 0}
             )
-        evidence = LazyEvidence.of(evidence_texts(trace, case))
+        evidence = LazyEvidenceValues.of(evidence_texts(trace, case))
         ungrounded = [v for v in values if not evidence.supports(v)]
         grounded = len(values) - len(ungrounded)
         reason = f"{grounded}/{len(values)} values grounded" + (

@@ -28,7 +28,7 @@ from tracegrade.dataset import Case
 from tracegrade.scoring.grounding import evidence_names, evidence_texts
 from tracegrade.scoring.registry import register
 from tracegrade.scoring.score import Score, skipped
-from tracegrade.scoring.values import LazyEvidence, extract
+from tracegrade.scoring.values import LazyEvidenceValues, extract
 from tracegrade.trace import AgentTrace, ToolCall
 
 ALL_KINDS = ("price", "percent", "number", "date", "time", "id")
@@ -71,7 +71,7 @@ class ProductionRules:
         if trace.final_output is None:
             gap = trace.gap("final_output")
             return skipped(self.name, gap.reason if gap else "no final answer")
-        evidence = LazyEvidence.of(evidence_texts(trace, case))
+        evidence = LazyEvidenceValues.of(evidence_texts(trace, case))
         invented = [
             v
             for v in extract(trace.final_output)

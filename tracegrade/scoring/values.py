@@ -282,7 +282,7 @@ def _extract(text: str) -> tuple[Value, ...]:
 
 
 @dataclass(frozen=True)
-class Evidence:
+class EvidenceValues:
     """The canonical values of a body of evidence text, for :meth:`supports`."""
 
     text: str
@@ -291,8 +291,8 @@ class Evidence:
     times: frozenset[str]
 
     @classmethod
-    def of(cls, texts: list[str]) -> Evidence:
-        """Evidence from several texts (tool results, user inputs, instructions). Recent
+    def of(cls, texts: list[str]) -> EvidenceValues:
+        """The values of several texts (tool results, user inputs, instructions). Recent
         results are cached: several scorers of one trace read the same evidence."""
         return _evidence(tuple(texts))
 
@@ -348,7 +348,7 @@ def _groups(texts: tuple[str, ...]) -> list[str]:
 
 @functools.lru_cache(maxsize=256)
 def _group_numbers(group: str) -> tuple[tuple[Value, ...], frozenset[str]]:
-    """The values of one run of evidence, and every number in it (see :class:`Evidence`).
+    """The values of one run of evidence, and every number in it (see :class:`EvidenceValues`).
     Cached: a long system prompt or a common tool result repeats across a dataset's traces."""
     return _extract(group), _digit_runs(group)
 
@@ -362,8 +362,8 @@ def _digit_runs(group: str) -> frozenset[str]:
 
 
 @functools.lru_cache(maxsize=16)
-def _evidence(texts: tuple[str, ...]) -> Evidence:
-    """:meth:`Evidence.of`, uncached. Equal to extracting from the newline-joined texts, but
+def _evidence(texts: tuple[str, ...]) -> EvidenceValues:
+    """:meth:`EvidenceValues.of`, uncached. Equal to extracting from the newline-joined texts, but
     run by run (see :func:`_independent`), each run's result cached."""
     values: list[Value] = []
     numbers: set[str] = set()
@@ -374,7 +374,7 @@ def _evidence(texts: tuple[str, ...]) -> Evidence:
     numbers |= {v.canonical for v in values if v.kind in ("price", "percent", "number")}
     dates = _with_month_days({v.canonical for v in values if v.kind == "date"})
     times = {v.canonical for v in values if v.kind == "time"}
-    return Evidence(_normalized_text(texts), frozenset(numbers), dates, frozenset(times))
+    return EvidenceValues(_normalized_text(texts), frozenset(numbers), dates, frozenset(times))
 
 
 def _with_month_days(dates: set[str]) -> frozenset[str]:
@@ -395,8 +395,8 @@ def _mentions(text: str, canonical: str) -> bool:
 _normalized = functools.lru_cache(maxsize=256)(normalize)
 
 
-class LazyEvidence:
-    """:meth:`Evidence.supports` of the same texts, each part computed when a check first
+class LazyEvidenceValues:
+    """:meth:`EvidenceValues.supports` of the same texts, each part computed when a check first
     needs it: a number is looked up among the evidence's digit runs (a value's number not
     among them, rare, in the full values of the runs whose text could hold it), a date or a
     time among the dates and times alone, an id in the normalised text. An answer without
@@ -410,12 +410,12 @@ class LazyEvidence:
         self._text: str | None = None
 
     @classmethod
-    def of(cls, texts: list[str]) -> LazyEvidence:
-        """The lazy evidence of ``texts`` (cached like :meth:`Evidence.of`)."""
+    def of(cls, texts: list[str]) -> LazyEvidenceValues:
+        """The lazy evidence of ``texts`` (cached like :meth:`EvidenceValues.of`)."""
         return _lazy_evidence(tuple(texts))
 
     def supports(self, value: Value) -> bool:
-        """What :meth:`Evidence.supports` answers for the same texts."""
+        """What :meth:`EvidenceValues.supports` answers for the same texts."""
         if value.kind in ("price", "percent", "number"):
             return self._has_number(value.canonical)
         if value.kind in ("date", "time"):
@@ -461,8 +461,8 @@ def _group_dates_times(group: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 @functools.lru_cache(maxsize=16)
-def _lazy_evidence(texts: tuple[str, ...]) -> LazyEvidence:
-    return LazyEvidence(texts)
+def _lazy_evidence(texts: tuple[str, ...]) -> LazyEvidenceValues:
+    return LazyEvidenceValues(texts)
 
 
 def clear_caches() -> None:
