@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracegrade.curate.personal_data import Redactor, luhn_ok
+from tracegrade.curate.personal_data import PersonalDataRedactor, luhn_ok
 from tracegrade.dataset.placeholders import has_placeholder, same_message, stand_in
 
 
@@ -46,6 +46,6 @@ def test_what_build_redacts_a_stand_in_matches() -> None:
     """A built case's message matches the original it was redacted from and the message a
     run sends for it."""
     original = "I'm ann@example.org (+44 20 7946 0018), and ann@example.org again"
-    built = Redactor().text(original)
+    built = PersonalDataRedactor().text(original)
     assert built == "I'm [REDACTED:email:1] ([REDACTED:phone:1]), and [REDACTED:email:1] again"
     assert same_message(built, original) and same_message(built, stand_in(built))

@@ -24,7 +24,7 @@ from rapidfuzz import fuzz, process
 
 from tracegrade._util.bounded import load_yaml
 from tracegrade.curate.derive import ConversationTraces, DeriveOptions, derive_case, merge
-from tracegrade.curate.personal_data import Numbering, Redactor, is_redacted
+from tracegrade.curate.personal_data import Numbering, PersonalDataRedactor, is_redacted
 from tracegrade.dataset import load_dataset
 from tracegrade.errors import ConfigError, DatasetError
 from tracegrade.normalize.conversations import group_conversations
@@ -130,7 +130,7 @@ def select(
     return [c for c in chosen if c.trace_ids[0] in keep]
 
 
-def redact_case(case: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
+def redact_case(case: dict[str, Any], redactor: PersonalDataRedactor) -> dict[str, Any]:
     """The case with personal data replaced in its input, turns, simulated user (goal, facts,
     recorded turns and answer) and expectations; a redacted
     ``must_contain`` value is dropped and a redacted argument accepts any value. The input and
@@ -175,7 +175,7 @@ def redact_case(case: dict[str, Any], redactor: Redactor) -> dict[str, Any]:
 
 
 def _redact_user(
-    user: Mapping[str, Any], redactor: Redactor, numbering: Numbering
+    user: Mapping[str, Any], redactor: PersonalDataRedactor, numbering: Numbering
 ) -> dict[str, Any]:
     """A simulated user's goal and facts with personal data replaced (the same placeholders as
     in the input)."""
@@ -225,7 +225,7 @@ def build_dataset(
     Raises:
         ConfigError: a bad ``--redact`` pattern.
     """
-    redactor = Redactor.of(options.redact)
+    redactor = PersonalDataRedactor.of(options.redact)
     groups = conversations(traces, verdicts)
     report = BuildReport(conversations=len(groups), existing=len(existing))
     chosen = select(groups, options)

@@ -58,7 +58,7 @@ class Numbering:
 
 
 @dataclass(frozen=True)
-class Redactor:
+class PersonalDataRedactor:
     """Replaces personal data in strings and in nested lists and mappings."""
 
     patterns: Sequence[Any] = field(default_factory=tuple)
@@ -66,7 +66,7 @@ class Redactor:
     builtin: bool = True
 
     @classmethod
-    def of(cls, patterns: Sequence[str], builtin: bool = True) -> Redactor:
+    def of(cls, patterns: Sequence[str], builtin: bool = True) -> PersonalDataRedactor:
         """A redactor with user ``patterns`` (regular expressions, run by RE2 in time linear
         in the text: :mod:`tracegrade._util.user_regex`).
 
