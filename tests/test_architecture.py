@@ -282,7 +282,6 @@ SAME_CONCEPT = {
 
 NOT_YET_RENAMED: set[str] = {
     "Built",
-    "Session",
     "_Group",
     "_Model",
 }

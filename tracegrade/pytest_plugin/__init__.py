@@ -31,7 +31,7 @@ except ImportError as exc:  # only pytest loads this module, and it brings pytes
 
 if TYPE_CHECKING:
     from tracegrade.dataset import Case
-    from tracegrade.pytest_plugin.evals import CaseChecker, Session
+    from tracegrade.pytest_plugin.evals import CaseChecker, PytestRuns
 
 __all__ = [
     "pytest_addoption",
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 MARKER = "tracegrade"
-_SESSION = pytest.StashKey["Session"]()
+_RUNS = pytest.StashKey["PytestRuns"]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -67,12 +67,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def _session(config: pytest.Config) -> Session:
-    from tracegrade.pytest_plugin.evals import Session
+def _runs(config: pytest.Config) -> PytestRuns:
+    from tracegrade.pytest_plugin.evals import PytestRuns
 
-    if _SESSION not in config.stash:
-        config.stash[_SESSION] = Session(config)
-    return config.stash[_SESSION]
+    if _RUNS not in config.stash:
+        config.stash[_RUNS] = PytestRuns(config)
+    return config.stash[_RUNS]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -90,7 +90,7 @@ def tracegrade(request: pytest.FixtureRequest) -> CaseChecker:
     """Capture an agent's telemetry and check a golden case (see the module docstring)."""
     from tracegrade.pytest_plugin.evals import CaseChecker
 
-    return CaseChecker(_session(request.config), request)
+    return CaseChecker(_runs(request.config), request)
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def tracegrade_case(request: pytest.FixtureRequest) -> Case:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    state = session.config.stash.get(_SESSION, None)
+    state = session.config.stash.get(_RUNS, None)
     if state is None or not state.suites:
         return
     from tracegrade.pytest_plugin.evals import finish
@@ -112,7 +112,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    state = config.stash.get(_SESSION, None)
+    state = config.stash.get(_RUNS, None)
     for warning in state.warnings if state else []:
         terminalreporter.write_line(f"tracegrade: warning: {warning}")
     for comparison in state.comparisons if state else []:

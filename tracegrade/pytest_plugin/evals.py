@@ -62,8 +62,8 @@ def cases_of(marker: pytest.Mark) -> list[Case]:
     return dataset_of(marker).tier(marker.kwargs.get("tier"))
 
 
-class Session:
-    """Per pytest session: one run per dataset (:class:`Suite`), the baselines, and the
+class PytestRuns:
+    """The runs of one pytest session: one per dataset (:class:`Suite`), the baselines, and the
     final comparisons and warnings."""
 
     def __init__(self, config: pytest.Config):
@@ -105,7 +105,7 @@ class Captured:
 class CaseChecker:
     """The ``tracegrade`` fixture: capture an agent's telemetry, then check a case."""
 
-    def __init__(self, session: Session, request: pytest.FixtureRequest):
+    def __init__(self, session: PytestRuns, request: pytest.FixtureRequest):
         self.session = session
         self.request = request
         self.captured: Captured | None = None
@@ -183,7 +183,7 @@ def _key(dataset: Dataset) -> str:
     return str(dataset.source or dataset.name)
 
 
-def finish(state: Session, json_path: str | None) -> bool:
+def finish(state: PytestRuns, json_path: str | None) -> bool:
     """At the end of the session: each dataset's run finished as ``tracegrade score``
     finishes one (:meth:`Suite.finish`: document written, compared with the baseline, gate
     published); True on a regression."""
