@@ -281,7 +281,6 @@ SAME_CONCEPT = {
 """Class names defined in several modules of tracegrade for one concept, and why."""
 
 NOT_YET_RENAMED: set[str] = {
-    "Built",
     "_Group",
     "_Model",
 }

@@ -53,7 +53,7 @@ class DatasetBuildOptions:
 
 
 @dataclass
-class Built:
+class BuiltDataset:
     """What was built: the report, the dataset's existing cases (``--append``), the file
     written, the input errors met."""
 
@@ -99,7 +99,7 @@ def _check_out(path: Path, append: bool, force: bool) -> None:
         )
 
 
-def build(options: DatasetBuildOptions, on_errors: ErrorSink = lambda errors: None) -> Built:
+def build(options: DatasetBuildOptions, on_errors: ErrorSink = lambda errors: None) -> BuiltDataset:
     """Build the cases and write (or extend) the dataset file.
 
     Raises:
@@ -135,4 +135,4 @@ def build(options: DatasetBuildOptions, on_errors: ErrorSink = lambda errors: No
             f"({report.selected} selected; check --since/--where/--trace-id/--sample)"
         )
     write_dataset(path, report.cases, document, origin)
-    return Built(report, existing, path, loaded.errors)
+    return BuiltDataset(report, existing, path, loaded.errors)

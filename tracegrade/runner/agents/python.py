@@ -180,7 +180,7 @@ def _takes_conversation_id(factory: Callable[..., Any]) -> bool:
 
 
 @dataclass(frozen=True)
-class Built:
+class AgentCallable:
     """An agent callable ready to be called: what its first parameter takes, and whether it is
     a coroutine function."""
 
@@ -189,7 +189,7 @@ class Built:
     asynchronous: bool
 
     @classmethod
-    def of(cls, function: Callable[..., Any]) -> Built:
+    def of(cls, function: Callable[..., Any]) -> AgentCallable:
         """Inspect ``function`` (see :func:`argument_kind`).
 
         Raises:
@@ -213,7 +213,7 @@ class PythonAgent(Agent):
         self.spec = spec
         target = function or load_function(spec)
         self.factory = target if is_factory(target) else None
-        self.built = None if self.factory else Built.of(target)
+        self.built = None if self.factory else AgentCallable.of(target)
         self.settle = SettleRule(
             quiet_s=0.0, require_ended=True, by_trace_id=True, min_spans=1, poll_s=0.01
         )
@@ -227,7 +227,7 @@ class PythonAgent(Agent):
             await asyncio.to_thread(self.export.close)
             self.export = None
 
-    async def build(self, attempt: Attempt) -> Built:
+    async def build(self, attempt: Attempt) -> AgentCallable:
         """The agent callable of a new session: the function, or a new one from the factory
         (called in a thread, with ``conversation_id=`` when it takes it; awaited when it
         returns an awaitable).
@@ -247,7 +247,7 @@ class PythonAgent(Agent):
                 made = await made
             if not callable(made):
                 raise ConfigError(f"it returned {made!r}, not a callable")
-            return Built.of(made)
+            return AgentCallable.of(made)
         except Exception as exc:  # the factory's failure fails the case
             raise AgentFailure(
                 f"agent factory {self.spec} failed: {type(exc).__name__}: {exc}"
@@ -267,7 +267,7 @@ class PythonAgent(Agent):
 
 
 class _PythonSession(Session):
-    def __init__(self, agent: PythonAgent, attempt: Attempt, built: Built):
+    def __init__(self, agent: PythonAgent, attempt: Attempt, built: AgentCallable):
         self.agent, self.built = agent, built
         self.span = attempt.start_span()
         context = trace.set_span_in_context(self.span)
