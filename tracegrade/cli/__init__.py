@@ -63,7 +63,9 @@ their command runs, so ``tracegrade --help`` and each command start fast. A new 
 one entry here."""
 
 
-class _Group(click.Group):
+class _LazyGroup(click.Group):
+    """The commands of :data:`COMMANDS`, each module imported when its command is asked for."""
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -103,7 +105,7 @@ def _exit(exc: TracegradeError) -> NoReturn:
     sys.exit(int(exc.exit_code))
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tracegrade")
 @click.option(
     "--conventions",

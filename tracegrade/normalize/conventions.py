@@ -106,11 +106,11 @@ ENV_VAR = TRACEGRADE_CONVENTIONS
 """Map files to add, separated by the path separator (``os.pathsep``)."""
 
 
-class _Model(BaseModel):
+class _MapModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
 
-class FieldLocation(_Model):
+class FieldLocation(_MapModel):
     """Where a field's value is: an attribute ``key``, ``flattened`` indexed keys, or the
     span's name (``span_name: true`` or a regex with a ``value`` group)."""
 
@@ -135,14 +135,14 @@ def _sources(value: Any) -> Any:
     return [{"key": v} if isinstance(v, str) else v for v in value or ()]
 
 
-class Applies(_Model):
+class Applies(_MapModel):
     keys: tuple[str, ...] = ()
     key_prefixes: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
 
 
-class RoleRule(_Model):
+class RoleRule(_MapModel):
     """``key`` + ``values`` (the value, case-insensitive, mapped to a role), ``key`` + ``role``
     (the key present), or ``name_prefix`` (span name prefixes; ``template_key`` reads the
     name from an attribute instead)."""
@@ -158,7 +158,7 @@ class RoleRule(_Model):
     """The rule holds only when one of these keys is present too."""
 
 
-class Payload(_Model):
+class Payload(_MapModel):
     key: str
     decoder: str = Field(alias="as")
     role: Role | None = None
@@ -172,7 +172,7 @@ class Payload(_Model):
         return value
 
 
-class EventRule(_Model):
+class EventRule(_MapModel):
     names: tuple[str, ...]
     fields: dict[str, list[FieldLocation]] = Field(default_factory=dict)
     decoder: str | None = Field(default=None, alias="as")
@@ -189,7 +189,7 @@ def _check_fields(value: dict[str, Any]) -> dict[str, Any]:
     return {k: _sources(s) for k, s in value.items()}
 
 
-class ConventionMap(_Model):
+class ConventionMap(_MapModel):
     """One convention's map (module docstring)."""
 
     name: str

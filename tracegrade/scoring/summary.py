@@ -199,7 +199,7 @@ class _Weighted:
         return self.product.value / weight if weight else None
 
 
-class _Group:
+class _Totals:
     """Totals of one case category or tag: results, passed, weighted score (categories),
     plain mean score and hallucination rate (tags)."""
 
@@ -348,7 +348,7 @@ class RunningSummary:
     def __init__(self, threshold: float, sample_size: int = SAMPLE_SIZE) -> None:
         self.threshold = threshold
         self.results = self.passed = self.unmatched_cases = 0
-        self.run = _Group()  # traced and hallucinated over the whole run
+        self.run = _Totals()  # traced and hallucinated over the whole run
         self.axes: dict[str, RunningMean] = {}
         self.scorers: dict[str, RunningMean] = {}
         self.excluded: dict[str, int] = {}
@@ -356,8 +356,8 @@ class RunningSummary:
         self.tokens = {"input_tokens": RunningMean(), "output_tokens": RunningMean()}
         self.cost = RunningMean()
         self.judge = _Judge()
-        self.categories: dict[str, _Group] = {}
-        self.tags: dict[str, _Group] = {}
+        self.categories: dict[str, _Totals] = {}
+        self.tags: dict[str, _Totals] = {}
 
     def add(self, result: CaseResult) -> None:
         """Count one case result (it is not kept)."""
@@ -376,9 +376,9 @@ class RunningSummary:
         self._usage(result)
         self.judge.add(result)
         if result.category is not None:
-            self.categories.setdefault(result.category, _Group()).add(result)
+            self.categories.setdefault(result.category, _Totals()).add(result)
         for tag in dict.fromkeys(str(t) for t in result.tags):
-            self.tags.setdefault(tag, _Group()).add(result)
+            self.tags.setdefault(tag, _Totals()).add(result)
 
     def _usage(self, result: CaseResult) -> None:
         if (usage := result.usage) is None:
