@@ -51,6 +51,8 @@ def test_config_changes_count_and_sampling_rules_do_not():
         config, sampling=SamplingRules((SamplingRule({"service.name": ("shop",)}, 0.1),), 0.5)
     )
     assert evaluator_of(scorers, None, sampled).id == base.id
+    elsewhere = dataclasses.replace(config, files=(*config.files, "/elsewhere/tracegrade.yaml"))
+    assert evaluator_of(scorers, None, elsewhere).id == base.id  # where it was read from
     stricter = dataclasses.replace(config, threshold=0.9)
     assert evaluator_of(scorers, None, stricter).config_fingerprint != base.config_fingerprint
     assert evaluator_of(scorers, None, config, {"threshold": 0.9}).id != base.id

@@ -159,8 +159,8 @@ def config_fingerprint(config: Config, settings: Mapping[str, Any] | None = None
     """SHA-256 (16 hex digits) of what the configuration sets for scoring (not where it was
     read from, nor its sampling rules: which traces, not how) and of ``settings``."""
     values = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}
-    for name in ("sources", "sampling"):  # where it was read from; which traces, not how
-        values.pop(name, None)
+    for name in ("files", "sampling"):  # where it was read from; which traces, not how
+        del values[name]  # a field renamed fails here, not by changing every evaluator's id
     text = json.dumps(
         {"config": values, "settings": dict(settings or {})},
         sort_keys=True,
