@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import shutil
 import subprocess
 import sys
@@ -245,6 +246,38 @@ def test_one_meaning_per_word_source():
     astray = [w for w in modules if not w.startswith("tracegrade/sources/")]
     assert astray == []
     assert not (PACKAGE / "compare" / "case_sources.py").exists()
+
+
+def _sources_words() -> list[str]:
+    """Every word of tracegrade's code, docstrings and comments holding "sources" (not
+    "resources"), outside tracegrade/sources/, as ``path: word``; the module path
+    ``tracegrade.sources`` (or ``/sources``) is left out."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if (PACKAGE / "sources") in path.parents:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for match in re.finditer(r"[\w.~/]*sources\w*", text):
+            word = match.group()
+            if "resources" in word or re.fullmatch(r"(~?tracegrade[./]|~?\.)sources", word):
+                continue
+            found.append(f"{path.relative_to(ROOT)}: {word}")
+    return found
+
+
+def test_one_meaning_per_word_sources_in_the_code():
+    """Issue 39 item 4: "sources" are the trace backends ``import --from`` pulls from
+    (tracegrade/sources/) and nothing else: where a span's field was read is its origin
+    (SpanView.origins), where a convention map looks a location, the evidence holding a
+    supported value its ``evidence`` (faithfulness details), the config files read
+    ``config_files``; ``config_sources`` is only read, from documents written before."""
+    assert _sources_words() == [
+        "tracegrade/run_document.py: config_sources",  # RunMeta's read alias
+        "tracegrade/run_document.py: config_sources",  # its description
+        "tracegrade/run_document.py: followup_sources",  # who wrote a follow-up: next step
+        "tracegrade/run_document.py: config_sources",  # RENAMED_RUN_FIELDS
+        "tracegrade/runner/results.py: followup_sources",
+    ]
 
 
 def test_one_meaning_per_word_sources_the_config_files_are_config_files():

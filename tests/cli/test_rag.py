@@ -88,7 +88,7 @@ def test_a_dataset_with_reference_documents(tmp_path):
     assert {
         "kind": "price",
         "text": "$219.50",
-        "sources": ["document chair-cirrus", "reference cirrus-price"],
+        "evidence": ["document chair-cirrus", "reference cirrus-price"],
     } in supported
 
 

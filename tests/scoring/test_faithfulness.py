@@ -32,7 +32,7 @@ def test_an_answer_quoting_a_retrieved_price_is_faithful():
     score = Faithfulness()(rag_trace("The Aurora desk lamp costs $39.99."), None)
     assert score.value == 1.0
     assert score.details["supported"] == [
-        {"kind": "price", "text": "$39.99", "sources": ["document lamp-aurora"]}
+        {"kind": "price", "text": "$39.99", "evidence": ["document lamp-aurora"]}
     ]
     assert score.reason == "1/1 values supported by the context"
 
@@ -60,7 +60,7 @@ def test_a_case_reference_is_context_and_evidence():
     trace = make_trace(final_output="You can get a refund within 30 days.")
     score = Faithfulness()(trace, case)
     assert score.value == 1.0
-    assert score.details["supported"][0]["sources"] == ["reference policy"]
+    assert score.details["supported"][0]["evidence"] == ["reference policy"]
     assert Faithfulness()(make_trace(final_output="Refunds within 45 days."), case).value == 0.0
 
 
@@ -92,7 +92,7 @@ def test_tool_results_still_count_as_evidence():
         tool_calls=(tool("get_order", result='{"order_id": "A100", "total_usd": 42.5}'),),
     )
     score = Faithfulness()(trace, None)
-    assert score.value == 1.0 and score.details["supported"][-1]["sources"] == ["tool get_order"]
+    assert score.value == 1.0 and score.details["supported"][-1]["evidence"] == ["tool get_order"]
 
 
 # --- retrieved content and the reference as evidence elsewhere -------------------------------

@@ -345,7 +345,7 @@ class DiffCandidates:
     :meth:`wanted` applies :func:`needs_diff` to a result as if it were its case's only one
     (exact then; with several results for a case, :func:`diff_trace_ids` of the finished run
     says which are needed). Reads BASE's cases from ``base`` (a run document or a
-    :class:`~.sources.RunCases`), a case at a time."""
+    :class:`~.run_cases.RunCases`), a case at a time."""
 
     def __init__(
         self, base: Mapping[str, Any] | RunCases, rules: RegressionRules | None = None
@@ -429,14 +429,14 @@ def compare_runs(
     pricing: Pricing | None = None,
     base_is_baseline: bool = False,
 ) -> Comparison:
-    """Compare two ``tracegrade.run/1`` documents, or two runs' :class:`~.sources.RunCases`
+    """Compare two ``tracegrade.run/1`` documents, or two runs' :class:`~.run_cases.RunCases`
     (see the module docstring).
 
     ``traces``: trace id -> AgentTrace of either run, for the structural diff of changed cases
     (without them, diffs come from the case results only). ``pricing`` prices each LLM call
     in those diffs. With two documents the cases are a tuple; with a source (a
-    :class:`~.sources.TableCases`, a run of any size) they are written to a temporary file as
-    they are compared (:class:`~.sources.ComparedCases`), and the comparison holds ~40 bytes
+    :class:`~.run_cases.TableCases`, a run of any size) they are written to a temporary file as
+    they are compared (:class:`~.run_cases.ComparedCases`), and the comparison holds ~40 bytes
     a case (the paired scores, durations and offsets), not the cases.
 
     Raises:

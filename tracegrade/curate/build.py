@@ -265,10 +265,11 @@ def read_existing(path: Path) -> tuple[Any, list[dict[str, Any]]]:
 
 
 def write_dataset(
-    path: Path, cases: list[dict[str, Any]], document: Any = None, sources: str = ""
+    path: Path, cases: list[dict[str, Any]], document: Any = None, trace_source: str = ""
 ) -> None:
     """Write ``cases`` as a YAML dataset (added to ``document``'s cases when appending), then
-    check that it loads.
+    check that it loads; a new dataset's description names ``trace_source``, where its traces
+    were read from.
 
     Raises:
         DatasetError: the written file does not load (a bug; the message names the field).
@@ -277,7 +278,7 @@ def write_dataset(
         today = dt.datetime.now(dt.UTC).date().isoformat()
         document = {
             "name": path.stem,
-            "description": f"Built by tracegrade dataset build from {sources or 'traces'} on "
+            "description": f"Built by tracegrade dataset build from {trace_source or 'traces'} on "
             f"{today}; review each case (metadata.review: pending).",
             "cases": [],
         }

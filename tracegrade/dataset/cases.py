@@ -254,7 +254,8 @@ class Case(_Strict):
     trace_id: str | list[str] | None = None
     """Explicit mapping to the trace(s) this case scores."""
     metadata: dict[str, Any] = {}
-    """Free data kept with every result of the case (``dataset build`` records its sources)."""
+    """Free data kept with every result of the case (``dataset build`` records the traces the
+    case came from, ``source_traces``)."""
 
     @model_validator(mode="after")
     def _input_or_turns(self) -> Case:

@@ -23,7 +23,7 @@ file): no code. The format (every key but ``name`` optional)::
         role: llm
       - name_prefix: {"Agent run:": agent}   # the span name (or template_key's value) starts so
         template_key: logfire.msg_template
-    fields:                           # field: [sources], the first non-empty one wins
+    fields:                           # field: [locations], the first non-empty one wins
       model: [acme.model]
       input_messages: [acme.messages]
     roles:                            # fields read only on spans of one role
@@ -32,11 +32,11 @@ file): no code. The format (every key but ``name`` optional)::
       - {key: acme.request, as: request}     # request | response | usage
     events:                           # log records / span events named so
       - names: [acme.llm.details]
-        fields: {output_messages: [acme.output]}   # sources are the event's attributes
+        fields: {output_messages: [acme.output]}   # locations: the event's attributes
     aggregated_usage: [agent, workflow]    # usage on these roles sums their children
     empty: ["{}", "N/A"]              # values that mean "not recorded"
 
-A source is an attribute key, or ``{key: K, as: DECODER}`` to read it otherwise than the
+A location is an attribute key, or ``{key: K, as: DECODER}`` to read it otherwise than the
 field's default, ``{flattened: PREFIX}`` for indexed keys (``PREFIX0.role``...), or
 ``{span_name: true}`` / ``{span_name: REGEX}`` (the span's name, or the regex's ``value``
 group). Fields and their default decoders are :data:`FIELDS`; decoders are named in
@@ -129,7 +129,7 @@ class FieldLocation(_MapModel):
         return value
 
 
-def _sources(value: Any) -> Any:
+def _locations(value: Any) -> Any:
     if isinstance(value, (str, dict)):
         value = [value]
     return [{"key": v} if isinstance(v, str) else v for v in value or ()]
@@ -178,7 +178,7 @@ class EventRule(_MapModel):
     decoder: str | None = Field(default=None, alias="as")
 
     _normal = field_validator("fields", mode="before")(
-        classmethod(lambda cls, v: {k: _sources(s) for k, s in (v or {}).items()})
+        classmethod(lambda cls, v: {k: _locations(s) for k, s in (v or {}).items()})
     )
 
 
@@ -186,7 +186,7 @@ def _check_fields(value: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(value) - set(FIELDS))
     if unknown:
         raise ValueError(f"unknown field(s) {', '.join(unknown)}: one of {', '.join(FIELDS)}")
-    return {k: _sources(s) for k, s in value.items()}
+    return {k: _locations(s) for k, s in value.items()}
 
 
 class ConventionMap(_MapModel):
@@ -212,9 +212,9 @@ class ConventionMap(_MapModel):
     def locations(self) -> Iterable[tuple[str, FieldLocation]]:
         """Every ``(field, location)`` of the map, events' included."""
         for table in (self.fields, *self.roles.values(), *(e.fields for e in self.events)):
-            for name, sources in table.items():
-                for source in sources:
-                    yield name, source
+            for name, locations in table.items():
+                for location in locations:
+                    yield name, location
 
 
 # --- loading -------------------------------------------------------------------------------------

@@ -48,7 +48,7 @@ class FieldOrigin:
 
 @dataclass(frozen=True)
 class Explanation:
-    """A trace, its spans' roles and the sources of its fields."""
+    """A trace, its spans' roles and the origins of its fields."""
 
     trace: AgentTrace
     spans: tuple[SpanRole, ...]
@@ -99,7 +99,7 @@ class _Finder:
     def first(self, predicate: Any, key: str) -> tuple[SpanView | None, str | None]:
         for view in self.views:
             if predicate(view):
-                return view, view.sources.get(key)
+                return view, view.origins.get(key)
         return None, None
 
 
@@ -137,11 +137,11 @@ def _llm_calls(finder: _Finder, trace: AgentTrace) -> None:
         label = f"llm_calls[{index}]"
         finder.add(f"{label}.role", view.role, view, view.role_source)
         for name in ("input_messages", "output_messages", "model"):
-            if name in view.sources:
-                finder.add(f"{label}.{name}", getattr(view, name), view, view.sources[name])
+            if name in view.origins:
+                finder.add(f"{label}.{name}", getattr(view, name), view, view.origins[name])
         if call.input_tokens is not None or call.output_tokens is not None:
             tokens = f"{call.input_tokens} in / {call.output_tokens} out"
-            finder.add(f"{label}.tokens", tokens, view, view.sources.get("input_tokens"))
+            finder.add(f"{label}.tokens", tokens, view, view.origins.get("input_tokens"))
 
 
 def _tool_calls(finder: _Finder, trace: AgentTrace) -> None:
@@ -154,20 +154,20 @@ def _tool_calls(finder: _Finder, trace: AgentTrace) -> None:
             if call.llm_call_index is not None and call.llm_call_index < len(calls)
             else None
         )
-        request_source = requester.sources.get("output_messages") if requester else None
-        if view is not None and "tool_name" in view.sources:
-            finder.add(f"{label}.name", call.name, view, view.sources["tool_name"])
+        request_source = requester.origins.get("output_messages") if requester else None
+        if view is not None and "tool_name" in view.origins:
+            finder.add(f"{label}.name", call.name, view, view.origins["tool_name"])
         else:
             finder.add(f"{label}.name", call.name, requester, request_source)
         if call.source == "span" and view is not None:  # the model's request wins when recorded
             finder.add(
-                f"{label}.arguments", call.arguments, view, view.sources.get("tool_arguments")
+                f"{label}.arguments", call.arguments, view, view.origins.get("tool_arguments")
             )
         else:
             finder.add(f"{label}.arguments", call.arguments, requester, request_source)
         if call.result is not None:
             if view is not None and view.tool_result is not None:
-                finder.add(f"{label}.result", call.result, view, view.sources.get("tool_result"))
+                finder.add(f"{label}.result", call.result, view, view.origins.get("tool_result"))
             else:
                 finder.add(f"{label}.result", call.result, None, "the model's transcript")
 

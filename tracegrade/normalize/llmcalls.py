@@ -64,8 +64,8 @@ def _richness(view: SpanView) -> tuple[bool, bool, bool, bool]:
 
 def _absorb(into: SpanView, other: SpanView) -> None:
     into.fill(**{f: getattr(other, f) for f in _MERGED_FIELDS})
-    for name, source in other.sources.items():
-        into.sources.setdefault(name, source)
+    for name, source in other.origins.items():
+        into.origins.setdefault(name, source)
 
 
 def _response_record(request: SpanView, later: list[SpanView]) -> SpanView | None:
@@ -131,7 +131,7 @@ def _wire_usage(keep: SpanView, records: Sequence[SpanView]) -> None:
         value = getattr(wire, name)
         if value is not None:
             setattr(keep, name, value)
-            keep.sources[name] = wire.sources.get(name, "")
+            keep.origins[name] = wire.origins.get(name, "")
 
 
 def _touch(a: SpanView, b: SpanView) -> bool:

@@ -70,8 +70,8 @@ class Table:
         self.name = name
         self.keyed: dict[str, list[tuple[str, int, str, _Getter]]] = {}
         self.other: list[tuple[str, int, str, _Getter]] = []
-        for field, sources in options.items():
-            for rank, (label, getter) in enumerate(sources):
+        for field, locations in options.items():
+            for rank, (label, getter) in enumerate(locations):
                 entry = (field, rank, f"{name}: {label}", getter)
                 if label.endswith("*") or label == "span name":
                     self.other.append(entry)
@@ -81,7 +81,7 @@ class Table:
         self._plans: dict[tuple[str, ...], list[tuple[str, list[tuple[str, _Getter]]]]] = {}
 
     def read(self, span: Span, view: SpanView) -> bool:
-        """Fill the view's empty fields from the sources present; True when any was set."""
+        """Fill the view's empty fields from the locations present; True when any was set."""
         plan = self._plans.get(shape := tuple(span.attributes))
         if plan is None:
             plan = self._plan(shape)
@@ -98,7 +98,7 @@ class Table:
         return found
 
     def _plan(self, shape: tuple[str, ...]) -> list[tuple[str, list[tuple[str, _Getter]]]]:
-        """Which fields a span with these attribute keys can fill, each with its sources
+        """Which fields a span with these attribute keys can fill, each with its locations
         present, in rank order (worked out once per shape: spans repeat a few shapes)."""
         candidates: dict[str, list[_Option]] = {}
         for key in self.keys.intersection(shape):
@@ -332,10 +332,10 @@ def _read_events(
         return legacy.read_events([(e.name, e.body) for e in events], view, _operation(span))
     found = False
     for event in events:
-        for field, sources in fields:
+        for field, locations in fields:
             if not view.is_empty(field):
                 continue
-            for key, decode in sources:
+            for key, decode in locations:
                 value = event.attributes.get(key)
                 decoded = decode(value) if value is not None else None
                 if decoded is not None and view.fill_from(
@@ -382,7 +382,7 @@ def _complete(view: SpanView) -> None:
         messages = read_output_message(view.response_text, view.response_tool_calls or (), finish)
         if messages:
             view.output_messages = messages
-            view.sources["output_messages"] = view.sources.get("response_text") or view.sources.get(
+            view.origins["output_messages"] = view.origins.get("response_text") or view.origins.get(
                 "response_tool_calls", ""
             )
     if not view.finish_reasons and view.output_messages:

@@ -33,8 +33,8 @@ _MIN_CHARS = 16
 
 
 def known_keys(maps: Sequence[Compiled]) -> tuple[frozenset[str], tuple[str, ...]]:
-    """Every attribute key the maps name (sources, payloads, role rules, ``applies``), and
-    every key prefix (flattened sources, ``applies`` prefixes)."""
+    """Every attribute key the maps name (field locations, payloads, role rules, ``applies``), and
+    every key prefix (flattened locations, ``applies`` prefixes)."""
     keys: set[str] = set()
     prefixes: set[str] = set()
     for compiled in maps:
@@ -187,7 +187,7 @@ def unread_content(
     if not unmapped:
         return []
     texts = [t for t in user_texts if len(t) >= 12]
-    used = {source.split(": ", 1)[-1] for view in views for source in view.sources.values()}
+    used = {source.split(": ", 1)[-1] for view in views for source in view.origins.values()}
     candidates = [
         (view.span.name, key, value)
         for view, keys in unmapped

@@ -276,11 +276,11 @@ def merge_nested_tools(tree: SpanTree) -> list[SpanView]:
         for name in _TOOL_FIELDS:
             if outer.is_empty(name) and not view.is_empty(name):
                 setattr(outer, name, getattr(view, name))
-                outer.sources[name] = view.sources.get(name, "")
+                outer.origins[name] = view.origins.get(name, "")
         error = span_error(view)
         if error and not span_error(outer):  # the server failed the call (MCP isError)
             outer.tool_error = error
-            outer.sources["tool_error"] = f"status of {view.span.name}"
+            outer.origins["tool_error"] = f"status of {view.span.name}"
         dropped.add(id(view))
     return [v for v in tools if id(v) not in dropped]
 

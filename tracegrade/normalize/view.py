@@ -3,7 +3,7 @@
 :mod:`.reader` fills a view from the span's attributes, events and log records through the
 convention maps (:mod:`.conventions`), most specific first; :meth:`SpanView.fill` keeps the
 first value set for each field, so a specific reading is never overwritten by a generic one,
-and records where each value came from (:attr:`SpanView.sources`, shown by ``inspect
+and records where each value came from (:attr:`SpanView.origins`, shown by ``inspect
 --explain``).
 """
 
@@ -70,7 +70,7 @@ class SpanView:
     the user input is the one the model was sent (:mod:`.assemble`)."""
     aggregated_input_tokens: int | None = None
     aggregated_output_tokens: int | None = None
-    sources: dict[str, str] = field(default_factory=dict)
+    origins: dict[str, str] = field(default_factory=dict)
     """Where each filled field came from: field -> ``"map: attribute"``."""
     role_source: str | None = None
     """What gave the role: ``"map: rule"`` or ``"evidence: ..."``."""
@@ -107,7 +107,7 @@ class SpanView:
         current = getattr(self, name)
         if current is None or current is _UNSET_ARGUMENTS or current == ():
             setattr(self, name, value)
-            self.sources[name] = source
+            self.origins[name] = source
             return True
         return False
 

@@ -127,7 +127,7 @@ def check_turn(
     trace: AgentTrace, index: int, turns_before: Sequence[str]
 ) -> tuple[list[str], list[str]]:
     """(earlier user messages missing from turn start ``index``'s history and from what its
-    memory spans loaded, the sources that loaded any of them). The earlier messages are those
+    memory spans loaded, the memory spans that loaded any of them). The earlier messages are those
     of the turn starts before it (follow-ups included) and the case's ``turns_before`` (so a
     trace holding only the revived turn is still held to them)."""
     start = trace.turn_starts[index]
@@ -137,8 +137,8 @@ def check_turn(
     if not missing:
         return [], []
     loaded = loaded_texts(trace, index)
-    sources = [source for source, text in loaded if any(_has([text], m) for m in missing)]
-    return [m for m in missing if not any(_has([text], m) for _, text in loaded)], sources
+    loaded_by = [span for span, text in loaded if any(_has([text], m) for m in missing)]
+    return [m for m in missing if not any(_has([text], m) for _, text in loaded)], loaded_by
 
 
 @dataclass(frozen=True)
@@ -181,11 +181,11 @@ class ContextPreserved:
         for number in revived:
             index = matched[number - 1]
             assert index is not None
-            missing, sources = check_turn(trace, index, turns[: number - 1])
+            missing, loaded_by = check_turn(trace, index, turns[: number - 1])
             if missing:
                 lost.append({"turn": number, "message": turns[number - 1], "missing": missing})
-            elif sources:
-                loaded[number] = sources
+            elif loaded_by:
+                loaded[number] = loaded_by
         hard = tuple(
             f"context lost after the agent was revived before turn {item['turn']} "
             f"({_quoted(item['message'])}): its first LLM call lacked "

@@ -12,8 +12,8 @@ is skipped with the reason (``value_grounding`` holds answers to tool results).
 The claims checked:
 
 - **values** (prices, percentages, numbers, dates, times, ids; :mod:`.values`) in the final
-  answer: each is supported when some evidence contains it; the details name the sources
-  that contain it (``document <id>``, ``reference <id>``, ``tool <name>``, ``user input``,
+  answer: each is supported when some evidence contains it; the details name the evidence
+  that contains it (``document <id>``, ``reference <id>``, ``tool <name>``, ``user input``,
   ``system prompt``) and the reason names each unsupported value;
 - **statements**, with an LLM judge (``tracegrade score --judge``): the faithfulness
   rubric's unsupported or contradicted claims (:mod:`tracegrade.judge.faithfulness`).
@@ -41,7 +41,7 @@ from tracegrade.trace import AgentTrace
 NAME = "faithfulness"
 
 
-def _sources(trace: AgentTrace, case: Case | None) -> Iterator[tuple[str, str]]:
+def _labelled_evidence(trace: AgentTrace, case: Case | None) -> Iterator[tuple[str, str]]:
     """(label, text) of every piece of evidence, labelled for a reader."""
     for number, retrieval in enumerate(trace.retrievals, start=1):
         for index, document in enumerate(retrieval.documents, start=1):
@@ -104,13 +104,16 @@ class Faithfulness:
                 )
         values = extract(trace.final_output)
         evidence = LazyEvidenceValues.of(evidence_texts(trace, case))
-        sources = [(label, LazyEvidenceValues.of([text])) for label, text in _sources(trace, case)]
+        pieces = [
+            (label, LazyEvidenceValues.of([text]))
+            for label, text in _labelled_evidence(trace, case)
+        ]
         supported: list[dict[str, Any]] = []
         unsupported: list[Value] = []
         for value in values:
             if evidence.supports(value):
-                found = list(dict.fromkeys(lbl for lbl, ev in sources if ev.supports(value)))
-                supported.append({"kind": value.kind, "text": value.text, "sources": found})
+                found = list(dict.fromkeys(lbl for lbl, ev in pieces if ev.supports(value)))
+                supported.append({"kind": value.kind, "text": value.text, "evidence": found})
             else:
                 unsupported.append(value)
         details: dict[str, Any] = {
