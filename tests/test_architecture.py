@@ -270,13 +270,15 @@ def test_one_meaning_per_word_sources_in_the_code():
     (tracegrade/sources/) and nothing else: where a span's field was read is its origin
     (SpanView.origins), where a convention map looks a location, the evidence holding a
     supported value its ``evidence`` (faithfulness details), the config files read
-    ``config_files``; ``config_sources`` is only read, from documents written before."""
+    ``config_files``, who wrote a follow-up ``written_by`` / ``followup_writers``;
+    ``config_sources`` and ``followup_sources`` are only read, from documents written before."""
     assert _sources_words() == [
         "tracegrade/run_document.py: config_sources",  # RunMeta's read alias
         "tracegrade/run_document.py: config_sources",  # its description
-        "tracegrade/run_document.py: followup_sources",  # who wrote a follow-up: next step
-        "tracegrade/run_document.py: config_sources",  # RENAMED_RUN_FIELDS
-        "tracegrade/runner/results.py: followup_sources",
+        "tracegrade/run_document.py: followup_sources",  # AttemptEntry's read alias
+        "tracegrade/run_document.py: followup_sources",  # its description
+        "tracegrade/run_document.py: config_sources",  # RENAMED_FIELDS
+        "tracegrade/run_document.py: followup_sources",
     ]
 
 
@@ -287,11 +289,11 @@ def test_one_meaning_per_word_sources_the_config_files_are_config_files():
     from dataclasses import fields
 
     from tracegrade.config import Config
-    from tracegrade.run_document import RENAMED_RUN_FIELDS, RunMeta
+    from tracegrade.run_document import RENAMED_FIELDS, RunMeta
 
     assert [f.name for f in fields(Config) if "source" in f.name] == []
     assert [name for name in RunMeta.model_fields if "source" in name] == ["trace_source"]
-    assert RENAMED_RUN_FIELDS == {"config_sources": "config_files"}
+    assert RENAMED_FIELDS["run"] == {"config_sources": "config_files"}
 
 
 def test_one_meaning_per_word_evaluator():

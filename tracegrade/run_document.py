@@ -244,7 +244,10 @@ class ScorerDetail(_Model):
 class FollowUpMessage(_Model):
     """A follow-up reply the runner gave to the agent's clarifying question."""
 
-    source: str = Field(description="script or judge.")
+    written_by: str = Field(
+        validation_alias=AliasChoices("written_by", "source"),
+        description="script or judge (source in documents written before it was renamed).",
+    )
     question: str = ""
     reply: str = ""
 
@@ -261,7 +264,12 @@ class AttemptEntry(_Model):
     score: float | None = None
     error: str | None = Field(None, description="How the agent failed (None: it answered).")
     followups: int = Field(0, description="Follow-up replies given.")
-    followup_sources: list[str] = Field(default_factory=list)
+    followup_writers: list[str] = Field(
+        default_factory=list,
+        validation_alias=AliasChoices("followup_writers", "followup_sources"),
+        description="Who wrote each follow-up: script or judge (followup_sources in documents "
+        "written before it was renamed).",
+    )
     followup_messages: list[FollowUpMessage] = Field(default_factory=list)
     gave_up: bool = Field(False, description="The conversation ran out of turns.")
     revivals: list[int] = Field(
@@ -421,19 +429,50 @@ def _validate(model: type[_M], data: Any, source: str, prefix: str = "") -> _M:
         ) from exc
 
 
-RENAMED_RUN_FIELDS: Mapping[str, str] = {"config_sources": "config_files"}
-"""Fields of a document's ``run`` renamed since documents were first written: old -> new
-(:class:`RunMeta` reads either name; :func:`with_current_names` renames stored data)."""
+RENAMED_FIELDS: Mapping[str, Mapping[str, str]] = {
+    "run": {"config_sources": "config_files"},
+    "cases[].attempts[]": {"followup_sources": "followup_writers"},
+    "cases[].attempts[].followup_messages[]": {"source": "written_by"},
+}
+"""Fields renamed since documents were first written, by where they are: old -> new (the
+models read either name; :func:`with_current_names` and :func:`case_with_current_names`
+rename stored data)."""
+
+
+def _renamed(entry: Any, where: str) -> Any:
+    """``entry`` with the fields renamed at ``where`` under their new names, in their place
+    (the same object when none is there)."""
+    names = RENAMED_FIELDS[where]
+    if not isinstance(entry, dict) or names.keys().isdisjoint(entry):
+        return entry
+    return {names.get(k, k): v for k, v in entry.items()}
 
 
 def with_current_names(doc: dict[str, Any]) -> dict[str, Any]:
-    """``doc`` (a run document's JSON-ready data, with or without ``cases``) with its ``run``
-    fields of :data:`RENAMED_RUN_FIELDS` under their current names, in their place; changed
-    in place and returned. A document already current is returned as it is."""
-    run = doc.get("run")
-    if isinstance(run, dict) and not RENAMED_RUN_FIELDS.keys().isdisjoint(run):
-        doc["run"] = {RENAMED_RUN_FIELDS.get(k, k): v for k, v in run.items()}
+    """``doc`` (a run document's JSON-ready data, with or without ``cases``) with the fields
+    of :data:`RENAMED_FIELDS` under their current names, in their place; changed in place
+    and returned. A document already current is returned as it is."""
+    if "run" in doc:
+        doc["run"] = _renamed(doc["run"], "run")
+    if isinstance(doc.get("cases"), list):
+        doc["cases"] = [case_with_current_names(case) for case in doc["cases"]]
     return doc
+
+
+def case_with_current_names(case: Any) -> Any:
+    """A case entry's JSON-ready data with its attempts' renamed fields under their current
+    names (:data:`RENAMED_FIELDS`), changed in place; a case without attempts as it is."""
+    attempts = case.get("attempts") if isinstance(case, dict) else None
+    if not attempts or not isinstance(attempts, list):
+        return case
+    current = [_renamed(a, "cases[].attempts[]") for a in attempts]
+    for attempt in current:
+        messages = attempt.get("followup_messages") if isinstance(attempt, dict) else None
+        if isinstance(messages, list):
+            where = "cases[].attempts[].followup_messages[]"
+            attempt["followup_messages"] = [_renamed(m, where) for m in messages]
+    case["attempts"] = current
+    return case
 
 
 def read_head(

@@ -47,7 +47,7 @@ def test_a_scripted_clarification_answers_the_agents_question(model, tmp_path: P
     attempt = ran.case("vague")["attempts"][0]
     assert (
         attempt["followups"] == 1
-        and attempt["followup_sources"] == ["script"]
+        and attempt["followup_writers"] == ["script"]
         and not attempt["gave_up"]
     )
     (sent,) = attempt["followup_messages"]
@@ -93,7 +93,7 @@ def test_the_judge_clarifier_answers_when_no_script_matches(
         decisions = len(judge.requests)
     assert ran.exit_code == 0, ran.stdout
     attempt = ran.case("vague")["attempts"][0]
-    assert attempt["followup_sources"] == ["judge"]
+    assert attempt["followup_writers"] == ["judge"]
     assert decisions == 2  # the question (answered), then the final answer (left standing)
     assert ran.doc["summary"]["clarifier"]["calls"] == 2
 
@@ -151,7 +151,7 @@ def test_scripts_come_first_and_the_clarifier_only_after_the_last_turn() -> None
         id="c", turns=["hi", "what does it cost?"], clarifications={"^nothing matches$": "x"}
     )
     conversation = asyncio.run(converse(_Echo(), case, hook))
-    assert [f.source for f in conversation.followups] == ["judge"]
+    assert [f.written_by for f in conversation.followups] == ["judge"]
     assert [c[2] for c in clarifier.calls] == [
         "Which one do you mean?",
         "Done: $279.99.",

@@ -1,6 +1,8 @@
 """Issue 39 item 4: the run document's ``run.config_sources`` (the config files read) is
-``run.config_files`` ("source" is where traces come from). A run stored or written before the
-rename still reads, on both backends, under the current name and in its place."""
+``run.config_files``, an attempt's ``followup_sources`` its ``followup_writers`` and a follow-up
+message's ``source`` its ``written_by`` ("source" is where traces come from). A run stored or
+written before the renames still reads, on both backends, under the current names and in
+their place."""
 
 from __future__ import annotations
 
@@ -11,11 +13,12 @@ from typing import Any
 from click.testing import CliRunner
 
 from tracegrade.cli import cli
-from tracegrade.run_document import RunDocument, read_head, with_current_names
-from tracegrade.store.runs import load_run, load_run_head, run_headers, save_run
+from tracegrade.run_document import AttemptEntry, RunDocument, read_head, with_current_names
+from tracegrade.store.runs import iter_run_cases, load_run, load_run_head, run_headers, save_run
 from tracegrade.store.traces import Store
 
-REFERENCE = Path(__file__).parents[1] / "data" / "reference_documents" / "score-main.json"
+REFERENCES = Path(__file__).parents[1] / "data" / "reference_documents"
+REFERENCE = REFERENCES / "score-main.json"
 
 
 def _written_before_the_rename() -> tuple[dict[str, Any], list[str]]:
@@ -55,3 +58,36 @@ def test_a_run_document_file_with_config_sources_reads_as_config_files():
     assert written["config_files"] == old["run"]["config_sources"]
     assert with_current_names(old)["run"]["config_files"] == written["config_files"]
     assert list(old["run"]) == keys
+
+
+def _attempts_written_before_the_rename() -> tuple[dict[str, Any], dict[str, Any]]:
+    """A ``tracegrade run`` document whose first attempt has a judge's follow-up, as
+    written before the rename, and that attempt as it reads now."""
+    doc = json.loads((REFERENCES / "run-agent.json").read_text(encoding="utf-8"))
+    doc["run"]["run_id"] = "r2"
+    attempt = doc["cases"][0]["attempts"][0]
+    message = {"written_by": "judge", "question": "Which lamp?", "reply": "The Aurora"}
+    attempt.update(followups=1, followup_writers=["judge"], followup_messages=[message])
+    attempt.update(agent_ms=1.0, settle_ms=0.0, score_ms=0.0, trace_ids=["t1"])  # unmasked
+    current = json.loads(json.dumps(attempt))
+    old = {("followup_sources" if k == "followup_writers" else k): v for k, v in attempt.items()}
+    old["followup_messages"] = [
+        {"source": "judge", "question": "Which lamp?", "reply": "The Aurora"}
+    ]
+    doc["cases"][0]["attempts"][0] = old
+    return doc, current
+
+
+def test_a_stored_attempt_with_followup_sources_reads_with_its_current_names(store_location):
+    old, current = _attempts_written_before_the_rename()
+    with Store(store_location) as store:
+        save_run(store, old)
+        assert load_run(store, "r2")["cases"][0]["attempts"][0] == current
+        assert list(load_run(store, "r2")["cases"][0]["attempts"][0]) == list(current)
+        streamed = next(iter_run_cases(store, "r2"))
+    assert streamed["attempts"][0] == current
+    attempt = AttemptEntry.model_validate(old["cases"][0]["attempts"][0])
+    assert attempt.followup_writers == ["judge"]
+    assert attempt.followup_messages[0].written_by == "judge"
+    assert attempt.model_extra == {} and attempt.followup_messages[0].model_extra == {}
+    assert with_current_names(old)["cases"][0]["attempts"][0] == current

@@ -138,7 +138,7 @@ def test_case_page_shows_the_judge_verdict_and_the_clarification_follow_ups(clie
     )
     (followup,) = data["followups"]
     assert (
-        followup["source"] == "script"
+        followup["written_by"] == "script"
         and "550e8400-e29b-41d4-a716-446655440006" in followup["reply"]
     )
     rounds = data["judge"]["details"]["rounds"]  # --judge-repeat 2: each round's reasoning

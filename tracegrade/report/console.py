@@ -166,7 +166,7 @@ def _reasons(case: CaseEntry, verbose: bool) -> list[str]:
 def _followups(case: CaseEntry) -> list[str]:
     """The clarification follow-ups ``tracegrade run`` sent: the agent's question, the reply."""
     return [
-        f"follow-up ({sent.source}) {escape(str(case.case_id))}: agent asked "
+        f"follow-up ({sent.written_by}) {escape(str(case.case_id))}: agent asked "
         f"{escape(repr(_clip(sent.question)))} -> {escape(repr(_clip(sent.reply)))}"
         for attempt in case.attempts
         for sent in attempt.followup_messages

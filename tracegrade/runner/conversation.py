@@ -45,7 +45,7 @@ class FollowUp:
     """The user's reply to a clarifying question, who wrote it, and the agent's question."""
 
     reply: str
-    source: Literal["script", "judge"]
+    written_by: Literal["script", "judge"]
     question: str = ""
 
 

@@ -78,9 +78,10 @@ def attempt_entry(outcome: FinishedAttempt) -> AttemptEntry:
         score=outcome.result.score,
         error=outcome.error,
         followups=len(followups),
-        followup_sources=[f.source for f in followups],
+        followup_writers=[f.written_by for f in followups],
         followup_messages=[
-            FollowUpMessage(source=f.source, question=f.question, reply=f.reply) for f in followups
+            FollowUpMessage(written_by=f.written_by, question=f.question, reply=f.reply)
+            for f in followups
         ],
         gave_up=bool(conversation and conversation.gave_up),
         revivals=list(conversation.revivals) if conversation else [],

@@ -23,6 +23,7 @@ from tracegrade.errors import StoreError
 from tracegrade.run_document import (
     CaseEntry,
     StreamedDocument,
+    case_with_current_names,
     head_json,
     read_head,
     with_current_names,
@@ -147,7 +148,7 @@ def load_run(store: Store, run_id: str) -> dict[str, Any]:
     """
     doc = load_run_head(store, run_id)
     doc["cases"] = [
-        orjson.loads(r[0])
+        case_with_current_names(orjson.loads(r[0]))
         for r in store.db.execute(
             "SELECT result FROM case_results WHERE run_id = ? ORDER BY position", (run_id,)
         )
@@ -160,7 +161,7 @@ def iter_run_cases(store: Store, run_id: str, batch_size: int = 500) -> Iterator
     time through a cursor (:func:`~tracegrade.store.scan.query_batches`): never all held."""
     sql = "SELECT result FROM case_results WHERE run_id = ? ORDER BY position"
     for rows in query_batches(store.db, sql, (run_id,), batch_size, "tracegrade_run_cases"):
-        yield from (orjson.loads(row[0]) for row in rows)
+        yield from (case_with_current_names(orjson.loads(row[0])) for row in rows)
 
 
 def list_runs(store: Store, limit: int = 20) -> list[dict[str, Any]]:
