@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import inspect
 import json
 import pickle
 import statistics
@@ -81,6 +82,12 @@ def _writer(results: list[Any], dataset: Any, out: Path) -> Callable[[], None]:
         running.add(result)
     facts = TraceFacts()
     typed = hasattr(document, "case_entry")
+    before = document.run_meta if typed else document.run_info
+    files = (
+        "config_files"
+        if "config_files" in inspect.signature(before).parameters
+        else "config_sources"
+    )
 
     def write() -> None:
         db = out / f"{time.perf_counter_ns()}.db"
@@ -88,7 +95,8 @@ def _writer(results: list[Any], dataset: Any, out: Path) -> Callable[[], None]:
             for result in results:
                 cases.add(document.case_entry(result) if typed else document.case_dict(result))
             summary = running.summary(0)
-            meta = dict(tier=None, min_pass_rate=1.0, trace_source="t", config_files=())
+            meta: dict[str, Any] = dict(tier=None, min_pass_rate=1.0, trace_source="t")
+            meta[files] = ()
             if typed:
                 from tracegrade.run_document import StreamedDocument, head_of
 
@@ -119,6 +127,8 @@ def child(results_file: Path, repeat: int) -> dict[str, Any]:
         masked["run"]["created_at"] = masked["run"]["git_sha"] = None
         masked["run"]["dataset"]["source"] = None  # a temporary folder of its own
         masked["run"].pop("evaluator", None)  # run.evaluator came after the baseline commit
+        renamed = {"config_sources": "config_files"}  # run_document.RENAMED_FIELDS, read alike
+        masked["run"] = {renamed.get(k, k): v for k, v in masked["run"].items()}
         digest = hashlib.sha256(json.dumps(masked).encode()).hexdigest()
     return {"seconds": statistics.median(times), "cases": len(results), "json_sha256": digest}
 
