@@ -3,11 +3,13 @@
 keeps no bound on a request's headers, no time limit on them, and its connection limit
 answers 503 without Retry-After.
 
-- at most :attr:`LimitedProtocol.max_connections` connections. When one more arrives, the
-  idlest connection (no byte received for :attr:`LimitedProtocol.evictable_after_s` or more,
-  and not waiting for its answer) of the peer address holding the most connections is closed
-  to make room: idle and silent clients cannot shut out an active one. Only when none is that
-  idle does the new one get 503 + Retry-After and close;
+- at most :attr:`LimitedProtocol.max_connections` connections. When one more arrives, one
+  is closed to make room by :func:`~tracegrade._util.fair_share.to_close`: the idlest
+  connection (no byte received for :attr:`LimitedProtocol.evictable_after_s` or more, and not
+  waiting for its answer) of the peer address holding the most of them; when none is that
+  idle, one between requests of a peer address holding more than its fair share of the cap
+  (when the newcomer's holds less). Idle and silent clients cannot shut out an active one.
+  Only when none may be closed does the new one get 503 + Retry-After and close;
 - a request's body must keep arriving: a pause over :attr:`LimitedProtocol.body_idle_timeout_s`
   or a body not complete within :attr:`LimitedProtocol.body_timeout_s` of its headers is
   answered 408 (or, once an answer has started, the connection closed), whatever the route
@@ -25,10 +27,11 @@ answers 503 without Retry-After.
 from __future__ import annotations
 
 import asyncio
-import collections
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from tracegrade._util.fair_share import to_close
 
 MAX_HEADER_BYTES = 64 * 1024
 """Bytes of one request's line and headers (nginx allows 4 x 8 KiB by default, Node 16 KiB;
@@ -76,17 +79,32 @@ class LimitedProtocol(HttpToolsProtocol):
         self._arm_header_timer()
 
     def _idlest(self) -> LimitedProtocol | None:
-        """The connection to close for a new one: of the peer address holding the most
-        evictable connections, the one idle longest; None when none is idle enough."""
-        cutoff = self.loop.time() - self.evictable_after_s
-        evictable: dict[Any, list[LimitedProtocol]] = collections.defaultdict(list)
-        for other in self._guarded():
-            if other is not self and not other._answering and other._last_received <= cutoff:
-                evictable[other.client[0] if other.client else None].append(other)
-        if not evictable:
-            return None
-        crowded = max(evictable.values(), key=len)
-        return min(crowded, key=lambda other: other._last_received)
+        """The connection to close for this new one (:func:`~.fair_share.to_close`), or None."""
+        return to_close(
+            (other for other in self._guarded() if other is not self),
+            self.peer_address,
+            now=self.loop.time(),
+            idle_after_s=self.evictable_after_s,
+            cap=self.max_connections,
+        )
+
+    # what the fair share rule reads (:class:`~.fair_share.Held`)
+    @property
+    def peer_address(self) -> Any:
+        return self.client[0] if self.client else None
+
+    @property
+    def last_received_at(self) -> float:
+        return self._last_received
+
+    @property
+    def awaiting_answer(self) -> bool:
+        return self._answering
+
+    @property
+    def mid_message(self) -> bool:
+        partial_headers = self._awaiting_headers and self._header_bytes > 0
+        return partial_headers or self._receiving_path is not None
 
     def data_received(self, data: bytes) -> None:
         if self.transport.is_closing():
