@@ -1,7 +1,8 @@
 """``tracegrade collect`` under connection attacks, with a well-behaved exporter alongside.
 
     python benchmarks/hostile_clients.py [--idle-grpc 20000] [--floods 8] [--flood-mib 200]
-        [--abandoned-streams 5000] [--abandon-rounds 3] [--seconds 20] [--json]
+        [--abandoned-streams 5000] [--abandon-rounds 3] [--seconds 20]
+        [--cost-seconds 5] [--cost-clients 2] [--cost-spans 100] [--json]
 
 One ``tracegrade collect`` process (fresh SQLite store, default limits) faces, at once:
 
@@ -28,6 +29,13 @@ worst latency, the receiver's peak resident set (``VmHWM``) against its bound (r
 at start plus ``--max-memory-mib``), its open file descriptors at the peak and at the end.
 The client side raises its own descriptor limit to its hard limit (20,000 connections need
 it).
+
+Before the attack, the same ``collect`` process measures what its gRPC connection guard (the
+TCP front passing bytes to the gRPC server, :mod:`tracegrade.collector.grpc_guard`) costs
+honest exporters: ``--cost-clients`` client processes send ``--cost-spans``-span requests
+back to back for ``--cost-seconds`` through the public port and then straight to the
+server's private Unix socket, twice each alternately; reported are the best spans/s and MB/s
+of each and ``front_ratio`` (through the front / direct; 1.0 is free).
 """
 
 from __future__ import annotations
@@ -54,7 +62,10 @@ import httpx  # noqa: E402
 
 from benchmarks.receiver import (  # noqa: E402
     EXPORT,
+    _grpc_client,
     _max_memory_mib,
+    load,
+    make_requests,
     peak_rss_mb,
     rss_mb,
     start_collect,
@@ -238,6 +249,48 @@ def _record(out: dict[str, Any], protocol: str, send: Any) -> None:
     out[f"{protocol}_worst_s"] = max(out[f"{protocol}_worst_s"], time.monotonic() - started)
 
 
+def private_socket(pid: int) -> str:
+    """The gRPC target of the Unix socket process ``pid`` listens on behind its guard.
+
+    Raises:
+        RuntimeError: it listens on none.
+    """
+    inodes = set()
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        with contextlib.suppress(OSError):
+            link = os.readlink(f"/proc/{pid}/fd/{fd}")
+            if link.startswith("socket:["):
+                inodes.add(link[8:-1])
+    for line in Path("/proc/net/unix").read_text().splitlines()[1:]:
+        fields = line.split()
+        if len(fields) == 8 and fields[6] in inodes and fields[7].endswith("grpc.sock"):
+            return f"unix:{fields[7]}"
+    raise RuntimeError(f"process {pid} listens on no gRPC Unix socket")
+
+
+def front_cost(pid: int, grpc_port: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Honest throughput through the guard and straight to the server (module docstring)."""
+    per_client = max(8, args.cost_clients * 4)
+    requests = make_requests(per_client * args.cost_clients, args.cost_spans)
+    batches = [requests[n :: args.cost_clients] for n in range(args.cost_clients)]
+    mb_per_span = sum(map(len, requests)) / len(requests) / args.cost_spans / 1e6
+    best: dict[str, float] = {"front": 0.0, "direct": 0.0}
+    targets: dict[str, int | str] = {"front": grpc_port, "direct": private_socket(pid)}
+    for _ in range(2):
+        for name, target in targets.items():
+            result = load(_grpc_client, target, batches, args.cost_spans, args.cost_seconds)
+            if result["errors"]:
+                raise RuntimeError(f"{name}: {result['errors']} exports failed")
+            best[name] = max(best[name], result["spans_per_s"])
+    return {
+        "front_spans_per_s": round(best["front"]),
+        "direct_spans_per_s": round(best["direct"]),
+        "front_mb_per_s": round(best["front"] * mb_per_span, 1),
+        "direct_mb_per_s": round(best["direct"] * mb_per_span, 1),
+        "front_ratio": round(best["front"] / best["direct"], 3),
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -246,7 +299,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         try:
             time.sleep(0.5)
             start_rss = rss_mb(process.pid)
+            cost = front_cost(process.pid, grpc_port, args) if args.cost_seconds else {}
             result = _counters()
+            result.update(cost)
             exporter = Exporter(grpc_port, http_port)
             taken: list[int] = []
             idle: dict[str, Any] = {}
@@ -303,6 +358,9 @@ def main() -> None:
     parser.add_argument("--floods", type=int, default=8)
     parser.add_argument("--flood-mib", type=float, default=200.0)
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--cost-seconds", type=float, default=5.0, help="0: not measured")
+    parser.add_argument("--cost-clients", type=int, default=2)
+    parser.add_argument("--cost-spans", type=int, default=100)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     result = run(args)

@@ -173,10 +173,14 @@ def peak_rss_mb(pid: int) -> float:
 # --- clients ------------------------------------------------------------------------------------
 
 
-def _grpc_client(port: int, requests: list[bytes], spans: int, seconds: float, out: Any) -> None:
+def _grpc_client(
+    port: int | str, requests: list[bytes], spans: int, seconds: float, out: Any
+) -> None:
+    """Send ``requests`` back to back on one channel to 127.0.0.1:``port`` (or the gRPC
+    target ``port`` names, e.g. ``unix:/path``)."""
     import grpc
 
-    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    channel = grpc.insecure_channel(port if isinstance(port, str) else f"127.0.0.1:{port}")
     call = channel.unary_unary(EXPORT)
     _drive(lambda body: call(body, timeout=30), requests, spans, seconds, out)
 
@@ -210,7 +214,7 @@ def _drive(send: Any, requests: list[bytes], spans: int, seconds: float, out: An
 
 
 def load(
-    client: Any, port: int, batches: list[list[bytes]], spans: int, seconds: float
+    client: Any, port: int | str, batches: list[list[bytes]], spans: int, seconds: float
 ) -> dict[str, Any]:
     """Run one client process per batch list against ``port``; totals and latency."""
     out: Any = mp.Queue()

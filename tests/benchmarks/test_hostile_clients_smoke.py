@@ -2,7 +2,7 @@
 from the full run): under a header flood, more idle gRPC connections than the cap and
 connections that open thousands of gRPC calls and drop them, ``collect`` stays within
 its memory bound and descriptor cap, and a connected exporter's requests all succeed on
-both protocols."""
+both protocols; the gRPC connection guard's cost on honest throughput is measured."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from tracegrade.collector.grpc_front import MAX_CONNECTIONS
+from tracegrade.collector.grpc_guard import FDS_PER_CONNECTION
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,6 +24,7 @@ def test_collect_serves_an_exporter_through_floods_and_idle_connections():
             str(ROOT / "benchmarks" / "hostile_clients.py"),
             *("--idle-grpc", "1500", "--floods", "4", "--flood-mib", "32", "--seconds", "4"),
             *("--abandoned-streams", "2000", "--abandon-rounds", "2"),
+            *("--cost-seconds", "0.5", "--cost-clients", "1", "--cost-spans", "20"),
             "--json",
         ],
         capture_output=True,
@@ -41,5 +43,8 @@ def test_collect_serves_an_exporter_through_floods_and_idle_connections():
     # at least one full round: the re-opening idle attacker holds the gRPC cap, so a later
     # round's connection may be closed on accept before its streams are sent
     assert result["abandoned_streams"] >= 2000
-    assert result["peak_fds"] < MAX_CONNECTIONS + 300  # 1,500 silent ones offered
+    # 1,500 silent ones offered: at most the cap held, each with its link to the gRPC server
+    assert result["peak_fds"] < FDS_PER_CONNECTION * MAX_CONNECTIONS + 300
+    # honest throughput was measured through the connection guard and past it, same run
+    assert result["front_spans_per_s"] > 0 and result["direct_spans_per_s"] > 0
     assert all(taken < 16 for taken in result["flood_mib_taken"])  # not the 32 MiB sent

@@ -7,8 +7,12 @@ happens once, in :mod:`.admission`. Status codes follow the OTLP/gRPC specificat
 :mod:`.service`); throttling carries a ``google.rpc.RetryInfo`` so exporters retry.
 
 Under hostile load (a ``grpc.aio`` server, so a waiting call costs a coroutine, not a thread):
-at most :data:`MAX_CONNECTIONS` connections are held (grpc core closes one more as soon as it
-is accepted), a connection must complete its HTTP/2 handshake within
+the port is a :class:`~.grpc_guard.GrpcGuard` in front of the server (which listens on a
+private Unix socket); it holds at most :data:`MAX_CONNECTIONS` connections and, when one more
+arrives, closes the idlest connection (nothing received for :data:`EVICTABLE_AFTER_S`, no
+call open) of the peer address holding the most, else one without a call open of a peer
+address over its fair share, so idle connections of one client never shut another out; a
+connection must send its first byte and complete its HTTP/2 handshake within
 :data:`HANDSHAKE_TIMEOUT_S` and is closed (GOAWAY, which exporters follow by reconnecting)
 after :data:`IDLE_TIMEOUT_S` without a call, as OTLP/HTTP closes one that sends no request;
 the bearer token is checked from the call's metadata by an interceptor before the message is
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import socket
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -38,8 +43,9 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from tracegrade.collector.address import check_free, host_port
+from tracegrade.collector.address import bare_host, check_free, host_port
 from tracegrade.collector.admission import Signal
+from tracegrade.collector.grpc_guard import GrpcGuard, PrivateAddress, descriptors_for
 from tracegrade.collector.memory import admission_footprint
 from tracegrade.collector.service import ExportService, Outcome, Pending, admits_inline, settle
 
@@ -77,9 +83,15 @@ grpc core: with 0.25 s, 160 overloading clients took the resident set 18-25 MiB 
 bound in two of three runs."""
 REFUSAL_RETRY_S = 1.0
 MAX_CONNECTIONS = 1024
-"""Connections held at once; grpc core closes one more as soon as it is accepted (the
+"""Connections held at once by the :class:`~.grpc_guard.GrpcGuard`; one more makes it close
+one (idle first, see :data:`EVICTABLE_AFTER_S`) or, none being closable, is closed (the
 exporter retries). Unbounded, ~20,000 silent connections used up the process's file
-descriptors and legitimate exports on both ports failed."""
+descriptors and legitimate exports on both ports failed; with grpc core's cap alone (which
+closes the newcomer), 1,100 idle connections re-opened as they were closed kept exporters
+out."""
+EVICTABLE_AFTER_S = 1.0
+"""A connection with no call open and nothing received for this long may be closed to make
+room for a new one (as on the OTLP/HTTP port)."""
 MAX_STREAMS_PER_CONNECTION = 100
 """Calls one connection may have open at once (HTTP/2 ``SETTINGS_MAX_CONCURRENT_STREAMS``;
 grpc core refuses a stream past it with ``REFUSED_STREAM``, before any handler runs): an
@@ -340,6 +352,8 @@ class GrpcServer:
             target=self.loop.run_forever, name="tracegrade-grpc-loop", daemon=True
         )
         self.server: grpc.aio.Server | None = None
+        self.guard: GrpcGuard | None = None
+        self.private = PrivateAddress()
 
     def start(self, host: str, port: int) -> int:
         """Bind and serve; returns the bound port.
@@ -352,6 +366,7 @@ class GrpcServer:
             return asyncio.run_coroutine_threadsafe(self._start(host, port), self.loop).result()
         except BaseException:
             self.loop.call_soon_threadsafe(self.loop.stop)
+            self.private.remove()
             raise
 
     async def _start(self, host: str, port: int) -> int:
@@ -365,7 +380,8 @@ class GrpcServer:
                 # 64 KiB, so a call holds that much until its handler reads the message (with
                 # probing, 160 clients of 15 MiB messages made grpc core hold 2.5 GB).
                 ("grpc.http2.bdp_probe", 0),
-                ("grpc.max_allowed_incoming_connections", MAX_CONNECTIONS),
+                # the guard holds MAX_CONNECTIONS; this is a backstop (closes lag a little)
+                ("grpc.max_allowed_incoming_connections", 2 * MAX_CONNECTIONS),
                 ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
                 ("grpc.server_handshake_timeout_ms", int(HANDSHAKE_TIMEOUT_S * 1000)),
                 ("grpc.max_connection_idle_ms", int(IDLE_TIMEOUT_S * 1000)),
@@ -377,16 +393,25 @@ class GrpcServer:
                 for signal, name in SERVICES.items()
             ]
         )
-        check_free(host, port, "gRPC port")
+        sock = _listen(host, port)
         try:
-            address = host_port(host, port)
-            bound = self.server.add_insecure_port(address)
-        except (RuntimeError, ValueError) as exc:  # grpcio: "Failed to bind to address"
-            raise OSError(f"cannot bind the gRPC port {host}:{port}: {exc}") from exc
-        if bound == 0:
-            raise OSError(f"cannot bind the gRPC port {address}")
-        await self.server.start()
-        return int(bound)
+            bound = self.server.add_insecure_port(self.private.grpc_address())
+            if bound == 0:
+                raise OSError("cannot bind the gRPC server's private address")
+            descriptors_for(MAX_CONNECTIONS)
+            self.guard = GrpcGuard(
+                self.loop,
+                self.private.upstream(bound),
+                max_connections=MAX_CONNECTIONS,
+                idle_after_s=EVICTABLE_AFTER_S,
+                handshake_timeout_s=HANDSHAKE_TIMEOUT_S,
+            )
+            await self.server.start()
+            self.guard.serve(sock)
+        except BaseException:
+            sock.close()
+            raise
+        return int(sock.getsockname()[1])
 
     def stop(self, grace_s: float | None) -> threading.Event:
         """Stop taking calls, let those in flight finish within ``grace_s``; the returned
@@ -394,14 +419,37 @@ class GrpcServer:
         done = threading.Event()
 
         async def stop() -> None:
+            if self.guard is not None:
+                self.guard.stop_accepting()
             if self.server is not None:
                 await self.server.stop(grace_s)
+            if self.guard is not None:
+                self.guard.close_all()
+            self.private.remove()
             done.set()
             self.loop.stop()
 
         asyncio.run_coroutine_threadsafe(stop(), self.loop)
         self.calls.pool.shutdown(wait=False)
         return done
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The public port's listening socket, bound as OTLP/HTTP's is.
+
+    Raises:
+        OSError: the address cannot be bound (in use: named with the fix).
+    """
+    try:
+        bare = bare_host(host)
+    except ValueError as exc:
+        raise OSError(str(exc)) from exc
+    check_free(host, port, "gRPC port")
+    family = socket.AF_INET6 if ":" in bare else socket.AF_INET
+    try:
+        return socket.create_server((bare, port), family=family, reuse_port=False)
+    except OSError as exc:
+        raise OSError(f"cannot bind the gRPC port {host_port(bare, port)}: {exc}") from exc
 
 
 def grpc_server(
