@@ -23,7 +23,8 @@ CATALOG = ROOT / "datasets" / "rag" / "catalog.yaml"
 
 
 def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
+    # A wide console: the assertions read whole lines, which 80 columns would fold.
+    return CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "200"})
 
 
 def traces(setup: str) -> Path:
