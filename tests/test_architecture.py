@@ -282,6 +282,20 @@ def test_one_meaning_per_word_sources_in_the_code():
     ]
 
 
+def test_one_meaning_per_word_source_where_a_field_was_read_is_its_origin():
+    """Issue 39 item 4: where normalising read a span's field or role is its origin
+    (SpanView.origins and role_origin, inspect --explain's read_from and role_origin), where a
+    convention map looks a location; neither is called a source."""
+    from dataclasses import fields
+
+    from tracegrade.normalize.explain import FieldOrigin, SpanRole
+    from tracegrade.normalize.view import SpanView
+
+    named = [f.name for c in (FieldOrigin, SpanRole, SpanView) for f in fields(c)]
+    # data_source: the retrieval's, gen_ai.data_source.id (GenAI semconv)
+    assert [name for name in named if "source" in name] == ["data_source"]
+
+
 def test_one_meaning_per_word_sources_the_config_files_are_config_files():
     """Issue 39 item 4: the config files a run read are ``Config.files`` and the run
     document's ``run.config_files`` (``config_sources`` is read from documents written before,

@@ -152,12 +152,12 @@ def test_explain_names_the_map_and_attribute_of_each_field(acme, monkeypatch):
     explained = _inspect(
         "--conventions", str(conventions), "inspect", "--explain", "--json", str(traces)
     )
-    sources = {f["field"]: f["source"] for f in explained["fields"]}
+    sources = {f["field"]: f["read_from"] for f in explained["fields"]}
     assert sources["final_output"] == "acme-tracer: acme.output"
     assert sources["tool_calls[0].result"] == "acme-tracer: acme.result"
     assert sources["llm_calls[0].output_messages"] == "acme-tracer: acme.reply"
     assert sources["llm_calls[0].input_messages"] == "acme-tracer: acme.prompt.*"
-    roles = {s["span_id"]: (s["role"], s["role_source"]) for s in explained["spans"]}
+    roles = {s["span_id"]: (s["role"], s["role_origin"]) for s in explained["spans"]}
     assert ("tool", "acme-tracer: acme.kind=tool") in roles.values()
 
 

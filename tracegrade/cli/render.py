@@ -181,7 +181,7 @@ def explanations(items: Sequence[Explanation]) -> None:
             spans.add_row(
                 f"{span.name} ({span.span_id})",
                 span.role or "-",
-                span.role_source or "-",
+                span.role_origin or "-",
                 ", ".join(span.conventions) or "-",
             )
         out.print(spans)
@@ -189,7 +189,7 @@ def explanations(items: Sequence[Explanation]) -> None:
         for column in ("field", "value", "span", "read from"):
             fields.add_column(column, overflow="fold")
         for found in item.fields:
-            fields.add_row(found.field, found.value, found.span, found.source)
+            fields.add_row(found.field, found.value, found.span, found.read_from)
         out.print(fields)
         for where, attribute in item.unread:
             out.print(

@@ -1,9 +1,9 @@
-"""Decoders: how a convention map's source value becomes a field's value.
+"""Decoders: how the value at a convention map's location becomes a field's value.
 
-Each field of :data:`~.conventions.FIELDS` has a default decoder, and a map's source can name
+Each field of :data:`~.conventions.FIELDS` has a default decoder, and a map's location can name
 another with ``as:``. A decoder takes the raw attribute value (a string, number, list, or a
 structure from an event) and returns the field's value, or ``None`` when the value holds no
-such thing (then the next source is tried). The decoders are general: they read any shape the
+such thing (then the next location is tried). The decoders are general: they read any shape the
 field is known to come in (:mod:`.messages`, :mod:`.parts`, :mod:`.payloads`,
 :mod:`.envelopes`, :mod:`.documents`), never a framework's class by name.
 

@@ -30,20 +30,20 @@ class SpanRole:
     name: str
     span_id: str
     role: str | None
-    role_source: str | None
+    role_origin: str | None
     conventions: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class FieldOrigin:
     """One derived field: ``field`` (``final_output``, ``tool_calls[0].arguments``...), a
-    short form of its ``value``, the ``span`` (name and id) and the ``source`` (``"map:
-    attribute"``)."""
+    short form of its ``value``, the ``span`` (name and id) and where it was read,
+    ``read_from`` (``"map: attribute"``)."""
 
     field: str
     value: str
     span: str
-    source: str
+    read_from: str
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,9 @@ class _Finder:
     views: Sequence[SpanView]
     found: list[FieldOrigin] = field(default_factory=list)
 
-    def add(self, name: str, value: Any, view: SpanView | None, source: str | None) -> None:
+    def add(self, name: str, value: Any, view: SpanView | None, origin: str | None) -> None:
         span = _where(view) if view is not None else "-"
-        self.found.append(FieldOrigin(name, _short(value), span, source or "derived"))
+        self.found.append(FieldOrigin(name, _short(value), span, origin or "derived"))
 
     def by_id(self, span_id: str | None) -> SpanView | None:
         return next((v for v in self.views if v.span.span_id == span_id), None)
@@ -105,28 +105,28 @@ class _Finder:
 
 def _user_inputs(finder: _Finder, trace: AgentTrace) -> None:
     for index, text in enumerate(trace.user_inputs):
-        view, source = finder.first(
+        view, origin = finder.first(
             lambda v, t=text: any(m.role == "user" and m.text == t for m in v.input_messages or ()),
             "input_messages",
         )
         if view is None:
-            view, source = finder.first(lambda v, t=text: v.input_text == t, "input_text")
-        finder.add(f"user_inputs[{index}]", text, view, source)
+            view, origin = finder.first(lambda v, t=text: v.input_text == t, "input_text")
+        finder.add(f"user_inputs[{index}]", text, view, origin)
 
 
 def _final_output(finder: _Finder, trace: AgentTrace) -> None:
     text = trace.final_output
     if text is None:
         return
-    view, source = finder.first(lambda v: v.output_text == text, "output_text")
+    view, origin = finder.first(lambda v: v.output_text == text, "output_text")
     if view is None:
-        view, source = finder.first(
+        view, origin = finder.first(
             lambda v: any(m.text and m.text in text for m in v.output_messages or ()),
             "output_messages",
         )
     if view is None:
-        view, source = finder.first(lambda v: v.response_text == text, "response_text")
-    finder.add("final_output", text, view, source)
+        view, origin = finder.first(lambda v: v.response_text == text, "response_text")
+    finder.add("final_output", text, view, origin)
 
 
 def _llm_calls(finder: _Finder, trace: AgentTrace) -> None:
@@ -135,7 +135,7 @@ def _llm_calls(finder: _Finder, trace: AgentTrace) -> None:
         if view is None:
             continue
         label = f"llm_calls[{index}]"
-        finder.add(f"{label}.role", view.role, view, view.role_source)
+        finder.add(f"{label}.role", view.role, view, view.role_origin)
         for name in ("input_messages", "output_messages", "model"):
             if name in view.origins:
                 finder.add(f"{label}.{name}", getattr(view, name), view, view.origins[name])
@@ -154,17 +154,17 @@ def _tool_calls(finder: _Finder, trace: AgentTrace) -> None:
             if call.llm_call_index is not None and call.llm_call_index < len(calls)
             else None
         )
-        request_source = requester.origins.get("output_messages") if requester else None
+        request_origin = requester.origins.get("output_messages") if requester else None
         if view is not None and "tool_name" in view.origins:
             finder.add(f"{label}.name", call.name, view, view.origins["tool_name"])
         else:
-            finder.add(f"{label}.name", call.name, requester, request_source)
+            finder.add(f"{label}.name", call.name, requester, request_origin)
         if call.source == "span" and view is not None:  # the model's request wins when recorded
             finder.add(
                 f"{label}.arguments", call.arguments, view, view.origins.get("tool_arguments")
             )
         else:
-            finder.add(f"{label}.arguments", call.arguments, requester, request_source)
+            finder.add(f"{label}.arguments", call.arguments, requester, request_origin)
         if call.result is not None:
             if view is not None and view.tool_result is not None:
                 finder.add(f"{label}.result", call.result, view, view.origins.get("tool_result"))
@@ -188,12 +188,12 @@ def explain_trace(trace: TraceData) -> Explanation:
     _llm_calls(finder, normalised)
     _tool_calls(finder, normalised)
     if normalised.conversation_id:
-        view, source = finder.first(
+        view, origin = finder.first(
             lambda v: v.conversation_id == normalised.conversation_id, "conversation_id"
         )
-        finder.add("conversation_id", normalised.conversation_id, view, source)
+        finder.add("conversation_id", normalised.conversation_id, view, origin)
     spans = tuple(
-        SpanRole(v.span.name, v.span.span_id, v.role, v.role_source, tuple(v.conventions))
+        SpanRole(v.span.name, v.span.span_id, v.role, v.role_origin, tuple(v.conventions))
         for v in views
     )
     unread = tuple(unread_content(views, compiled_maps(), normalised.user_inputs))

@@ -64,8 +64,8 @@ def _richness(view: SpanView) -> tuple[bool, bool, bool, bool]:
 
 def _absorb(into: SpanView, other: SpanView) -> None:
     into.fill(**{f: getattr(other, f) for f in _MERGED_FIELDS})
-    for name, source in other.origins.items():
-        into.origins.setdefault(name, source)
+    for name, origin in other.origins.items():
+        into.origins.setdefault(name, origin)
 
 
 def _response_record(request: SpanView, later: list[SpanView]) -> SpanView | None:

@@ -434,17 +434,17 @@ _READING_FIELDS = (
 )
 
 
-def apply_reading(reading: Reading, source: str, view: SpanView) -> bool:
+def apply_reading(reading: Reading, origin: str, view: SpanView) -> bool:
     """Fill ``view`` from a payload's :class:`~.payloads.Reading`; True when any field was
     set."""
     found = False
     for name in _READING_FIELDS:
-        found = view.fill_from(source, name, getattr(reading, name)) or found
+        found = view.fill_from(origin, name, getattr(reading, name)) or found
     if reading.input_tokens is not None or reading.output_tokens is not None:
         found = (
             usage_into(
                 view,
-                source,
+                origin,
                 reading.input_tokens,
                 reading.output_tokens,
                 reading.cached_input_tokens,
@@ -454,13 +454,13 @@ def apply_reading(reading: Reading, source: str, view: SpanView) -> bool:
     return found
 
 
-def usage_into(view: SpanView, source: str, tokens_in: Any, tokens_out: Any, cached: Any) -> bool:
+def usage_into(view: SpanView, origin: str, tokens_in: Any, tokens_out: Any, cached: Any) -> bool:
     """Fill the view's usage (tokens) when it has none; True when it was set."""
     if view.has_usage:
         return False
-    view.fill_from(source, "input_tokens", tokens_in)
-    view.fill_from(source, "output_tokens", tokens_out)
-    view.fill_from(source, "cached_input_tokens", cached)
+    view.fill_from(origin, "input_tokens", tokens_in)
+    view.fill_from(origin, "output_tokens", tokens_out)
+    view.fill_from(origin, "cached_input_tokens", cached)
     return True
 
 

@@ -7,7 +7,7 @@ For each span, in order:
 2. **Role from the maps' rules**, the first rule that matches (most specific map first).
 3. **Fields**: every applying map's ``fields``, ``payloads`` and ``events``, most specific
    map first; a field keeps the first value found (:meth:`~.view.SpanView.fill_from`), and
-   its source is recorded for ``inspect --explain``.
+   where it was read is recorded (its origin) for ``inspect --explain``.
 4. **Role from evidence** when no rule gave one (:func:`classify`): a span that carries a
    model response is an LLM call, one that carries a tool name with arguments or a result is
    a tool call, one with retrieved documents a retrieval - whatever the span is called.
@@ -47,7 +47,7 @@ from tracegrade.normalize.view import Context, SpanView
 from tracegrade.spans import Span
 
 _Getter = Callable[[Span, SpanView], Any]
-"""Reads one source's raw value from a span (``None``: not there)."""
+"""Reads one location's raw value from a span (``None``: not there)."""
 
 
 def _boundary(name: str, prefix: str) -> bool:
@@ -59,12 +59,12 @@ def _boundary(name: str, prefix: str) -> bool:
 
 
 _Option = tuple[int, str, _Getter]
-"""A field's source: its rank in the field's list, its label, its getter."""
+"""A field's location: its rank in the field's list, its label, its getter."""
 
 
 class Table:
     """A map's ``fields`` (or one role's) indexed by attribute key: a span's fields are found
-    by intersecting its keys with the table's, not by asking every source."""
+    by intersecting its keys with the table's, not by asking every location."""
 
     def __init__(self, name: str, options: dict[str, list[tuple[str, _Getter]]]) -> None:
         self.name = name
@@ -199,13 +199,15 @@ class Compiled:
 
     # -- reading -------------------------------------------------------------------------------
 
-    def _getter(self, source: FieldLocation, field: str) -> tuple[str, _Getter]:
-        decode = _decoder(source, field)
+    def _getter(self, location: FieldLocation, field: str) -> tuple[str, _Getter]:
+        decode = _decoder(location, field)
         empty = self.empty
-        if source.flattened is not None:
-            return source.flattened + "*", _flattened(source.flattened, field)
-        if source.span_name is not None:
-            pattern = re.compile(source.span_name) if isinstance(source.span_name, str) else None
+        if location.flattened is not None:
+            return location.flattened + "*", _flattened(location.flattened, field)
+        if location.span_name is not None:
+            pattern = (
+                re.compile(location.span_name) if isinstance(location.span_name, str) else None
+            )
 
             def from_name(span: Span, view: SpanView) -> Any:
                 if pattern is None:
@@ -214,7 +216,7 @@ class Compiled:
                 return decode(match.group("value")) if match else None
 
             return "span name", from_name
-        key = source.key or ""
+        key = location.key or ""
 
         def from_attribute(span: Span, view: SpanView) -> Any:
             value = span.attributes.get(key)
@@ -254,10 +256,10 @@ def _value_role(values: Mapping[str, Role | None], value: str) -> Role | None:
     return found
 
 
-def _decoder(source: FieldLocation, field: str) -> Callable[[Any], Any]:
+def _decoder(location: FieldLocation, field: str) -> Callable[[Any], Any]:
     from tracegrade.normalize.conventions import FIELDS
 
-    name = source.decoder or FIELDS[field]
+    name = location.decoder or FIELDS[field]
     decoder = DECODERS.get(name)
     if decoder is None:
         raise ValueError(f"unknown decoder {name!r}: one of {', '.join(DECODERS)}")
@@ -297,18 +299,18 @@ def _read_payload(compiled: Compiled, key: str, decoder: str, span: Span, view: 
     raw = span.attributes.get(key)
     if raw is None or (compiled.empty and raw in compiled.empty):
         return False
-    source = f"{compiled.name}: {key}"
+    origin = f"{compiled.name}: {key}"
     if decoder == "legacy_messages":
         return legacy.read_events(legacy.inlined(raw), view, _operation(span))
     value = payload_value(raw)
     if decoder == "usage":
         usage = read_usage(value)
-        return usage is not None and usage_into(view, source, *usage)
+        return usage is not None and usage_into(view, origin, *usage)
     reader = read_request if decoder == "request" else read_response
     reading = reader(value)
     if reading is None and decoder == "response" and isinstance(raw, str) and value is raw:
         reading = read_output_text(raw)
-    return reading is not None and apply_reading(reading, source, view)
+    return reading is not None and apply_reading(reading, origin, view)
 
 
 def _operation(span: Span) -> str | None:
@@ -428,7 +430,7 @@ def read_view(span: Span, context: Context) -> SpanView:
         found = compiled.role(span, view)
         if found is not None:
             view.role, rule = found
-            view.role_source = f"{compiled.name}: {rule}"
+            view.role_origin = f"{compiled.name}: {rule}"
             break
     for compiled in maps:
         had_usage = view.has_usage
@@ -442,7 +444,7 @@ def read_view(span: Span, context: Context) -> SpanView:
             sniffed = sniff(view, compiled_maps()) or True
         found_role = classify(view)
         if found_role is not None:
-            view.role, view.role_source = found_role
+            view.role, view.role_origin = found_role
     for compiled in maps:
         had_usage = view.has_usage
         if compiled.read_role(span, view) and compiled.name not in view.conventions:

@@ -6,7 +6,7 @@ span (``<framework>.input`` / ``.output``), the request and response objects' re
 message list. :func:`sniff` reads a span that no map read content from: each attribute whose
 key no map names (:func:`known_keys`) and whose value is structured (JSON, a repr, a mapping
 or list) is tried as a model response and as a model request (:mod:`.payloads`); what it holds
-fills the view, the source recorded as ``evidence: <key>``.
+fills the view, its origin recorded as ``evidence: <key>``.
 
 What still looks like content and fed no field is *unread*: :func:`unread_content` names those
 attributes, so lint says "unread content in ATTRIBUTE: add a convention map" instead of
@@ -47,11 +47,11 @@ def known_keys(maps: Sequence[Compiled]) -> tuple[frozenset[str], tuple[str, ...
             keys.update(rule.requires_any)
             if rule.key_prefix:
                 prefixes.add(rule.key_prefix)
-        for _, source in spec.locations():
-            if source.key:
-                keys.add(source.key)
-            if source.flattened:
-                prefixes.add(source.flattened)
+        for _, location in spec.locations():
+            if location.key:
+                keys.add(location.key)
+            if location.flattened:
+                prefixes.add(location.flattened)
     return frozenset(keys), tuple(sorted(prefixes))
 
 
@@ -110,14 +110,14 @@ def sniff(view: SpanView, maps: Sequence[Compiled]) -> bool:
         if not _structured(value):
             continue
         decoded = payload_value(value)
-        source = f"evidence: {key}"
+        origin = f"evidence: {key}"
         response = read_response(decoded)
         if response is not None and response.output_messages:
-            found = apply_reading(response, source, view) or found
+            found = apply_reading(response, origin, view) or found
             continue
         request = read_request(decoded)
         if request is not None and request.input_messages:
-            found = apply_reading(request, source, view) or found
+            found = apply_reading(request, origin, view) or found
     return found
 
 
@@ -187,7 +187,7 @@ def unread_content(
     if not unmapped:
         return []
     texts = [t for t in user_texts if len(t) >= 12]
-    used = {source.split(": ", 1)[-1] for view in views for source in view.origins.values()}
+    used = {origin.split(": ", 1)[-1] for view in views for origin in view.origins.values()}
     candidates = [
         (view.span.name, key, value)
         for view, keys in unmapped

@@ -72,7 +72,7 @@ class SpanView:
     aggregated_output_tokens: int | None = None
     origins: dict[str, str] = field(default_factory=dict)
     """Where each filled field came from: field -> ``"map: attribute"``."""
-    role_source: str | None = None
+    role_origin: str | None = None
     """What gave the role: ``"map: rule"`` or ``"evidence: ..."``."""
     _keys: str | None = field(default=None, repr=False, compare=False)
     _keys_exact: bool = field(default=True, repr=False, compare=False)
@@ -99,15 +99,15 @@ class SpanView:
             if current is None or current is _UNSET_ARGUMENTS or current == ():
                 setattr(self, key, value)
 
-    def fill_from(self, source: str, name: str, value: Any) -> bool:
+    def fill_from(self, origin: str, name: str, value: Any) -> bool:
         """Set field ``name`` to ``value`` when it is still empty and ``value`` is not
-        ``None``, recording ``source`` (``"map: attribute"``); True when it was set."""
+        ``None``, recording its ``origin`` (``"map: attribute"``); True when it was set."""
         if value is None:
             return False
         current = getattr(self, name)
         if current is None or current is _UNSET_ARGUMENTS or current == ():
             setattr(self, name, value)
-            self.origins[name] = source
+            self.origins[name] = origin
             return True
         return False
 
@@ -165,7 +165,7 @@ class Context:
         """The span's events named in ``names``, in time order: from its log records when any
         has one of those names, else from its span events. OpenTelemetry moves events to the
         logs API, but current frameworks emit either (Strands Agents: span events) or both;
-        reading one source never counts a message twice."""
+        reading one of the two never counts a message twice."""
         logs = [r for r in self.logs_for(span) if r.event_name in names]
         if logs:
             logs.sort(key=lambda r: r.sort_time)
