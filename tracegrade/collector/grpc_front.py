@@ -12,11 +12,11 @@ private Unix socket); it holds at most :data:`MAX_CONNECTIONS` connections and, 
 arrives, closes the idlest connection (nothing received for :data:`EVICTABLE_AFTER_S`, no
 call open) of the peer address holding the most, else one without a call open of a peer
 address over its fair share, so idle connections of one client never shut another out; a
-connection must send its first byte and complete its HTTP/2 handshake within
-:data:`HANDSHAKE_TIMEOUT_S` and is closed (GOAWAY, which exporters follow by reconnecting)
-after :data:`IDLE_TIMEOUT_S` without a call, as OTLP/HTTP closes one that sends no request;
-the bearer token is checked from the call's metadata by an interceptor before the message is
-read; an authorised call must deliver its message within :data:`READ_TIMEOUT_S`; at most
+connection must send its first byte within :data:`HANDSHAKE_TIMEOUT_S` and then complete
+its HTTP/2 handshake within as long again, and is closed (GOAWAY, which exporters follow by
+reconnecting) after :data:`IDLE_TIMEOUT_S` without a call, as OTLP/HTTP closes one that sends
+no request; the bearer token is checked from the call's metadata by an interceptor before the
+message is read; an authorised call must deliver its message within :data:`READ_TIMEOUT_S`; at most
 :data:`MAX_READING` calls wait for their message and :data:`MAX_IN_FLIGHT` are exported at
 once. Every refusal (too many calls, a stalled message, a full queue) is RESOURCE_EXHAUSTED
 with RetryInfo, which the OpenTelemetry Collector's exporter needs in order to retry

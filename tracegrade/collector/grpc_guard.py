@@ -23,9 +23,10 @@ A connection that sends nothing within ``handshake_timeout_s`` is closed (its li
 server is opened at its first byte, so a silent one costs one descriptor); the server's
 own handshake and idle timeouts apply through the front. The server sees every connection
 as coming from the front: nothing in the gRPC path reads the client's address
-(``context.peer()``) and fair share is decided here, by the real one. TLS, if the server
-did it, would pass through unchanged (the front reads only frame headers of plaintext
-HTTP/2; the receiver serves plaintext gRPC).
+(``context.peer()``) and fair share is decided here, by the real one. The receiver serves
+plaintext gRPC (TLS, where wanted, is a proxy's in front of it), so the frame headers can be
+read as they pass; were the server to do TLS itself, the bytes would still pass unchanged
+but calls could no longer be followed.
 """
 
 from __future__ import annotations
