@@ -98,6 +98,21 @@ def attacking(port: int, source: str, count: int) -> Iterator[Attacker]:
         attacker.stop()
 
 
+def wait_until_idle(receiver, count: int) -> None:
+    """Wait until the gRPC guard holds ``count`` connections, each idle long enough to be
+    closed (:data:`~tracegrade.collector.grpc_front.EVICTABLE_AFTER_S`), however late a loaded
+    machine read their bytes."""
+    guard = receiver._grpc.guard
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        cutoff = guard.loop.time() - grpc_front.EVICTABLE_AFTER_S - 0.05
+        held = list(guard.held)
+        if len(held) == count and all(c.last_received_at <= cutoff for c in held):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"{len(held)} connections held, not {count} idle ones")
+
+
 def sdk_export(receiver) -> set:
     """Spans exported by the SDK's OTLP/gRPC exporter (a fresh channel, from 127.0.0.1, 8 s
     timeout with its own retries); returns their keys."""
@@ -129,7 +144,7 @@ def test_idle_connections_of_the_heaviest_peer_are_closed_first(tmp_path):
         time.sleep(0.1)
         many = [connect(receiver.grpc_port, "127.0.0.2") for _ in range(12)]
         try:
-            time.sleep(1.2)  # all idle (grpc_front.EVICTABLE_AFTER_S is 1 s)
+            wait_until_idle(receiver, CAP)
             exported = sdk_export(receiver)
             assert [is_closed(sock) for sock in few] == [False] * 8
             closed = [is_closed(sock) for sock in many]
@@ -173,7 +188,8 @@ def test_a_connection_waiting_for_its_answer_is_never_closed_to_make_room(tmp_pa
         idle = [connect(port, "127.0.0.2") for _ in range(CAP - 1)]
         newcomers: list[socket.socket] = []
         try:
-            time.sleep(1.2)
+            time.sleep(0.2)  # the call's HEADERS read before idleness is waited for
+            wait_until_idle(receiver, CAP)
             newcomers = [connect(port, "127.0.0.1") for _ in range(CAP)]
             time.sleep(0.3)
             assert all(is_closed(sock) for sock in idle)
