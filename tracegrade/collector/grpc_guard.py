@@ -7,10 +7,11 @@ Why a front: grpc core's own connection cap (``grpc.max_allowed_incoming_connect
 closes the *new* connection at the cap, so 1,100 idle connections re-opened as they were
 closed kept well-behaved exporters out (``UNAVAILABLE``, issue 40), and grpcio neither says
 which connections are idle nor closes one on request. The front holds at most
-``max_connections``; when one more arrives, :func:`~tracegrade._util.fair_share.to_close`
-(the rule the OTLP/HTTP port uses) picks one to close: the idlest connection of the peer
-address holding the most idle ones, else one with no call open of a peer address holding
-more than its fair share. Only when none may be closed is the new connection closed.
+``max_connections``; when one more arrives, the rule of :mod:`tracegrade._util.fair_share`
+(the one the OTLP/HTTP port uses) picks one to close: of the peer addresses holding an idle
+connection, the one holding the most connections loses its idlest; else one with no call
+open of a peer address holding more than its fair share. Only when none may be closed is
+the new connection closed.
 
 "Idle" for gRPC: nothing received from the client for ``idle_after_s`` and no call open.
 Calls are followed from the HTTP/2 frame headers passing through (RFC 9113 section 4.1;
@@ -38,7 +39,7 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Coroutine, Hashable
 from typing import Any
 
 from tracegrade._util.fair_share import HeldConnections
@@ -121,7 +122,7 @@ class _Link(asyncio.Protocol):
 
 class _Client(asyncio.Protocol):
     """One exporter's connection: its bytes go to the server through a :class:`_Link`, opened
-    at its first byte. What :func:`~tracegrade._util.fair_share.to_close` reads of it:
+    at its first byte. What :mod:`~tracegrade._util.fair_share` reads of it:
     ``peer_address``, ``last_received_at``, ``awaiting_answer``, ``mid_message``."""
 
     transport: asyncio.Transport | None = None
@@ -248,6 +249,7 @@ class GrpcGuard:
         self.handshake_timeout_s = handshake_timeout_s
         self.held: HeldConnections[_Client] = HeldConnections()
         self.listening: socket.socket | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
         self.closed = 0
         """Connections closed to make room for a new one."""
         self.refused = 0
@@ -319,7 +321,7 @@ class GrpcGuard:
                 client.close()
                 conn.close()
 
-        self.loop.create_task(start())
+        self._run(start())
 
     def connect(self, link: _Link) -> None:
         """Open ``link`` to the server; its client is closed when that fails."""
@@ -336,7 +338,13 @@ class GrpcGuard:
                 return
             link.client.linked()
 
-        self.loop.create_task(connect())
+        self._run(connect())
+
+    def _run(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` as a task, referenced until done (the loop holds tasks weakly)."""
+        task = self.loop.create_task(work)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     def stop_accepting(self) -> None:
         if self.listening is not None:
