@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracegrade._util.unix_time import unix_nano_of
 from tracegrade.dataset import mapping
 from tracegrade.errors import ConfigError, InputError
 from tracegrade.normalize import normalize_trace
@@ -281,9 +282,7 @@ def parse_since(value: str | None, now_s: float | None = None) -> int | None:
         raise ConfigError(
             f"--since {value!r}: use 30m, 12h, 7d or an ISO date such as 2026-11-01T09:00"
         ) from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return int(moment.timestamp() * 1e9)
+    return unix_nano_of(moment)
 
 
 def select(

@@ -14,6 +14,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from tracegrade._util.unix_time import unix_nano_of
 from tracegrade.errors import StoreError
 from tracegrade.store.search import UNIX_NANO_MAX, VERDICTS, TraceQuery
 from tracegrade.web.base import not_found, render, render_offloaded, twin, ui_of
@@ -34,9 +35,7 @@ def _unix_nano(name: str, text: str) -> int | None:
         raise StoreError(
             f"bad {name} time {text!r}: use YYYY-MM-DDTHH:MM (UTC), e.g. 2026-11-27T09:30"
         ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    nano = int(moment.timestamp() * 1e9)
+    nano = unix_nano_of(moment)
     if not 0 <= nano <= UNIX_NANO_MAX:
         raise StoreError(
             f"bad {name} time {text!r}: out of range, use a time between 1970-01-01 and"
