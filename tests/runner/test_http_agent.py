@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,20 +12,15 @@ import pytest
 
 from tests.runner.conftest import CASES, REPO, run_cli, write_dataset
 from tests.support.openai_server import ScriptedOpenAI, error
+from tests.support.ports import free_port
 from tracegrade.store.traces import Store
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture
 def service(model) -> Iterator[tuple[str, int]]:
     """The shop agent as an HTTP service exporting OTLP/HTTP to a port the run's receiver will
     take: (service URL, receiver port)."""
-    otlp_port = _free_port()
+    otlp_port = free_port()
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO),

@@ -8,7 +8,6 @@ model is the scripted ecommerce model (tests/support/ecommerce_model.py)."""
 from __future__ import annotations
 
 import shlex
-import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -20,6 +19,7 @@ from tests.runner.conftest import REPO, Ran, run_cli
 from tests.runner.restart_service import stop
 from tests.support.ecommerce_model import shop_models
 from tests.support.openai_server import ScriptedOpenAI, json_reply
+from tests.support.ports import free_port
 
 REVIVAL = str(REPO / "datasets" / "ecommerce" / "revival.yaml")
 CASE = "running-shoes-revival"
@@ -113,12 +113,6 @@ def test_a_command_that_relies_on_the_callers_history_loses_it(shop, tmp_path: P
 # --- a service: --revive-cmd restarts it ----------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def service(
     shop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -126,13 +120,13 @@ def service(
     """``start(threads)``: the example service keeping its threads in ``threads`` (a SQLite
     file or ``memory``), started by ``restart_service.py`` like its ``--revive-cmd``; returns
     the run's arguments for it and the revive command."""
-    otlp_port, pidfile = _free_port(), tmp_path / "service.pid"
+    otlp_port, pidfile = free_port(), tmp_path / "service.pid"
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{otlp_port}")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
 
     def start(threads: str) -> tuple[list[str], str]:
-        port = _free_port()
+        port = free_port()
         serve = [sys.executable, "-m", "examples.ecommerce.serve", "--port", str(port)]
         restart = shlex.join([sys.executable, str(RESTART), str(pidfile), "--", *serve])
         restart += f" --threads {shlex.quote(threads)}"

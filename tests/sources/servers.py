@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -20,15 +19,10 @@ from pathlib import Path
 import httpx
 
 from tests.support.harness_venvs import venv_python
+from tests.support.ports import free_port
 
 VENV = "backends"
 START_TIMEOUT_S = 240.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def backends_python() -> Path:
