@@ -6,29 +6,23 @@ from __future__ import annotations
 
 import os
 import re
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import click
 
+from tests.support.ports import free_port
 from tracegrade.cli import cli
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_every_case_failing_in_the_agent_prints_no_empty_table_and_counts_what_ran(
     tmp_path: Path,
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "OTEL_"))}
-    env |= {"OPENAI_BASE_URL": f"http://127.0.0.1:{_closed_port()}/v1", "OPENAI_API_KEY": "x"}
+    env |= {"OPENAI_BASE_URL": f"http://127.0.0.1:{free_port()}/v1", "OPENAI_API_KEY": "x"}
     env |= {"COLUMNS": "200", "PYTHONPATH": str(REPO)}
     command = [
         sys.executable,

@@ -4,7 +4,6 @@ service as metrics; a dead endpoint is reported once, however long the follower 
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Callable
@@ -12,6 +11,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.support.metrics_sink import MetricsSink
+from tests.support.ports import free_port
 from tests.support.received import evaluation_records
 from tests.support.receiver import running
 from tests.support.sdk import agent_turn, trace_request
@@ -124,9 +124,7 @@ def test_a_dead_endpoint_is_reported_once_while_following(tmp_path, monkeypatch)
     db = str(tmp_path / "follow.db")
     with Store(db) as store:
         store.write([trace_request(lambda t: agent_turn(t, "find shoes", "Found"))])
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()  # nothing listens on it
     follower = _follower(db, f"http://127.0.0.1:{port}", window_s=None)
     done = threading.Event()
 

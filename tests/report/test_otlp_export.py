@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import http.server
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
 from tests.support.ecommerce_agent import ShopAgent
 from tests.support.metrics_sink import MetricsSink
+from tests.support.ports import free_port
 from tests.support.received import evaluation_records
 from tests.support.receiver import running
 from tracegrade.cli import cli
@@ -60,12 +60,6 @@ def shop(tmp_path) -> tuple[Path, dict[str, str]]:
 def _score(path: Path, out: Path, *extra: str):
     args = ["score", str(path), "--dataset", str(ORDERS), "--json", str(out), "--no-save"]
     return CliRunner().invoke(cli, [*args, *extra])
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
@@ -144,7 +138,7 @@ def test_a_dead_endpoint_changes_no_exit_code_slows_nothing_and_is_reported_once
     plain_s = time.perf_counter() - started
     started = time.perf_counter()
     dead = _score(
-        traces, tmp_path / "dead.json", "--export-otlp", f"http://127.0.0.1:{_free_port()}"
+        traces, tmp_path / "dead.json", "--export-otlp", f"http://127.0.0.1:{free_port()}"
     )
     dead_s = time.perf_counter() - started
     assert dead.exit_code == plain.exit_code == 1
@@ -240,7 +234,7 @@ def test_credentials_in_the_endpoint_are_masked_in_every_delivery_warning(
         return base.replace("://", f"://ann:{password}@") + f"{path}?api_key={key}&x=1"
 
     outputs = {}
-    closed = with_credentials(f"http://127.0.0.1:{_free_port()}", "/otlp")
+    closed = with_credentials(f"http://127.0.0.1:{free_port()}", "/otlp")
     outputs["closed"] = _score(traces, tmp_path / "a.json", "--export-otlp", closed).output
     with running(tmp_path / "received.db", token="s3cret") as receiver:
         refused = with_credentials(receiver.http_endpoint)

@@ -5,7 +5,8 @@ A port taken with ``bind(0)`` comes from the ephemeral range, which every outgoi
 also draws from: a server that takes seconds to start (Phoenix, ~20 s) found its port taken by
 another test's client connection in between (``Failed to bind to address [::]:42567`` in a CI
 run while the hostile-client tests opened thousands of connections). A port outside that
-range is only ever taken by an explicit bind.
+range is only ever taken by an explicit bind. The same holds a port a test needs closed
+(nothing listening): a server started elsewhere with ``bind(0)`` is never given it.
 """
 
 from __future__ import annotations
