@@ -1,11 +1,12 @@
 """The rule both receiver ports (and the dashboard) follow at their connection cap
-(:func:`tracegrade._util.fair_share.to_close`), case by case."""
+(:meth:`tracegrade._util.fair_share.HeldConnections.to_close`), case by case, and the
+ledger's activity order."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tracegrade._util.fair_share import to_close
+from tracegrade._util.fair_share import HeldConnections
 
 
 @dataclass(eq=False)
@@ -19,8 +20,16 @@ class Conn:
 NOW = 100.0
 
 
+def ledger(held: list[Conn]) -> HeldConnections[Conn]:
+    """``held`` added in the order they last received a byte, as a server touches them."""
+    connections: HeldConnections[Conn] = HeldConnections()
+    for connection in sorted(held, key=lambda connection: connection.last_received_at):
+        connections.add(connection)
+    return connections
+
+
 def close(held: list[Conn], newcomer: str = "10.0.0.9", cap: int = 10) -> Conn | None:
-    return to_close(held, newcomer, now=NOW, idle_after_s=1.0, cap=cap)
+    return ledger(held).to_close(newcomer, now=NOW, idle_after_s=1.0, cap=cap)
 
 
 def test_the_idlest_of_the_peer_holding_the_most_idle_connections_goes_first():
@@ -56,3 +65,17 @@ def test_a_peer_under_its_share_takes_from_the_one_holding_the_most():
     assert close(held, "b") in held[:6]  # b holds 4 < 5, a 6 > 5: one of a's goes
     held = held[1:] + [Conn("b", NOW - 0.6)]
     assert close(held, "b") is None  # b holds its share now, 5, and a no more than it
+
+
+def test_a_touched_connection_is_its_peer_s_last_and_a_removed_one_is_forgotten():
+    held = [Conn("a", 10.0), Conn("a", 20.0), Conn("b", 30.0)]
+    connections = ledger(held)
+    held[0].last_received_at = 99.5
+    connections.touch(held[0])  # it received a byte: a's idlest is now held[1]
+    assert connections.to_close("c", now=NOW, idle_after_s=1.0, cap=3) is held[1]
+    connections.remove(held[1])
+    connections.remove(held[1])  # twice: nothing
+    assert len(connections) == 2 and list(connections) == [held[0], held[2]]
+    assert connections.to_close("c", now=NOW, idle_after_s=1.0, cap=3) is held[2]
+    connections.touch(Conn("a", 99.9))  # not held: nothing
+    assert len(connections) == 2

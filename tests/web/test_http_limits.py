@@ -4,6 +4,7 @@ still answers others. The limits are :mod:`tracegrade._util.http_guard`'s."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import threading
@@ -170,4 +171,57 @@ def test_one_route_s_unfinished_bodies_hold_at_most_their_share() -> None:
             assert _post(port, "/other").endswith(b"\r\n\r\n3")
         finally:
             for sock in held:
+                sock.close()
+
+
+class _Recorded(_Small):
+    """:class:`_Small` whose connections are kept here (the test reads the server's ledger)."""
+
+    opened: list[LimitedProtocol] = []  # noqa: RUF012 (one test's record)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.opened.append(self)
+
+
+def _from(peer: str, port: int) -> socket.socket:
+    sock = socket.socket()
+    sock.bind((peer, 0))
+    sock.connect(("127.0.0.1", port))
+    return sock
+
+
+def test_at_the_cap_the_ledger_closes_the_heaviest_peer_s_idlest_in_activity_order() -> None:
+    """12 connections from 127.0.0.1, 8 from 127.0.0.2 fill the cap of 20; then 127.0.0.1's
+    first connection sends a request: the server's ledger (each peer's connections in the
+    order they last received a byte) puts it last, so a newcomer closes 127.0.0.1's second
+    (its idlest now), not its first, nor 127.0.0.2's older ones."""
+    _Recorded.opened.clear()
+    with _served(_Recorded) as port:
+        heavy = [_from("127.0.0.1", port) for _ in range(12)]
+        light = [_from("127.0.0.2", port) for _ in range(8)]
+        try:
+            while len(_Recorded.opened) < 20:  # every one accepted (the server's thread)
+                time.sleep(0.01)
+            held = _Recorded.opened[0].held
+            first, second = (sock.getsockname() for sock in heavy[:2])
+            order = [connection.client for connection in held.by_peer["127.0.0.1"]]
+            assert order[:2] == [first, second], order  # accepted in this order
+            heavy[0].sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+            heavy[0].settimeout(5)
+            assert heavy[0].recv(65536).startswith(b"HTTP/1.1 200 ")
+            order = [connection.client for connection in held.by_peer["127.0.0.1"]]
+            assert order[0] == second and order[-1] == first, order
+            assert len(held) == 20 and len(held.by_peer["127.0.0.2"]) == 8
+            time.sleep(0.4)  # every one evictable (0.3 s)
+            with _from("127.0.0.2", port) as newcomer:
+                newcomer.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                assert _closed_by_server(newcomer, 5).startswith(b"HTTP/1.1 200 ")
+            assert _closed_by_server(heavy[1], 5) == b""
+            for sock in [heavy[0], *heavy[2:], *light]:
+                sock.setblocking(False)
+                with pytest.raises(BlockingIOError):
+                    sock.recv(1)  # still open
+        finally:
+            for sock in heavy + light:
                 sock.close()

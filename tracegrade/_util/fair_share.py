@@ -20,7 +20,7 @@ clients behind one address (a NAT, a proxy) share one share.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import Generic, Protocol, TypeVar
 
 
@@ -118,19 +118,3 @@ class HeldConnections(Generic[H]):
 def _first(held: dict[H, None], usable: Callable[[H], bool]) -> H | None:
     """The quietest connection of ``held`` (activity order) that is ``usable``."""
     return next((connection for connection in held if usable(connection)), None)
-
-
-def to_close(
-    held: Iterable[H],
-    newcomer_peer: Hashable,
-    *,
-    now: float,
-    idle_after_s: float,
-    cap: int,
-) -> H | None:
-    """:meth:`HeldConnections.to_close` for connections held elsewhere (``held``: every one, the
-    newcomer's not included); sorts them first."""
-    connections: HeldConnections[H] = HeldConnections()
-    for connection in sorted(held, key=lambda connection: connection.last_received_at):
-        connections.add(connection)
-    return connections.to_close(newcomer_peer, now=now, idle_after_s=idle_after_s, cap=cap)

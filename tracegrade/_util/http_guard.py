@@ -4,7 +4,10 @@ keeps no bound on a request's headers, no time limit on them, and its connection
 answers 503 without Retry-After.
 
 - at most :attr:`LimitedProtocol.max_connections` connections. When one more arrives, one
-  is closed to make room by :func:`~tracegrade._util.fair_share.to_close`: the idlest
+  is closed to make room by the rule of :mod:`tracegrade._util.fair_share`, read from the
+  server's :class:`~tracegrade._util.fair_share.HeldConnections` (each peer address's
+  connections in the order they last received a byte, as the OTLP/gRPC front keeps them, so
+  a decision looks at each peer's quietest, not at every connection): the idlest
   connection (no byte received for :attr:`LimitedProtocol.evictable_after_s` or more, and not
   waiting for its answer) of the peer address holding the most of them; when none is that
   idle, one between requests of a peer address holding more than its fair share of the cap
@@ -27,11 +30,13 @@ answers 503 without Retry-After.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
 
-from tracegrade._util.fair_share import to_close
+from tracegrade._util.fair_share import HeldConnections
 
 MAX_HEADER_BYTES = 64 * 1024
 """Bytes of one request's line and headers (nginx allows 4 x 8 KiB by default, Node 16 KiB;
@@ -75,13 +80,23 @@ class LimitedProtocol(HttpToolsProtocol):
                 transport.close()
                 return
             self.connections.discard(idlest)  # uvicorn discards it again when it is lost
+            self.held.remove(idlest)
             idlest.transport.close()
+        self.held.add(self)
         self._arm_header_timer()
 
+    @property
+    def held(self) -> HeldConnections[LimitedProtocol]:
+        """This server's guarded connections (one ledger per uvicorn server), each peer
+        address's in the order they last received a byte."""
+        held = _HELD.get(self.server_state)
+        if held is None:
+            held = _HELD[self.server_state] = HeldConnections()
+        return held
+
     def _idlest(self) -> LimitedProtocol | None:
-        """The connection to close for this new one (:func:`~.fair_share.to_close`), or None."""
-        return to_close(
-            (other for other in self._guarded() if other is not self),
+        """The connection to close for this new one (:mod:`~.fair_share`'s rule), or None."""
+        return self.held.to_close(
             self.peer_address,
             now=self.loop.time(),
             idle_after_s=self.evictable_after_s,
@@ -110,6 +125,7 @@ class LimitedProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return  # refused below: nothing more is parsed
         self._last_received = self.loop.time()
+        self.held.touch(self)
         if self._awaiting_headers:
             self._header_bytes += len(data)
         super().data_received(data)
@@ -152,11 +168,8 @@ class LimitedProtocol(HttpToolsProtocol):
     def _route_crowded(self, path: str) -> bool:
         """Whether requests to ``path`` receiving their bodies hold their share already."""
         share = max(1, int(self.max_connections * self.route_share))
-        receiving = sum(1 for other in self._guarded() if other._receiving_path == path)
+        receiving = sum(1 for other in self.held if other._receiving_path == path)
         return receiving >= share
-
-    def _guarded(self) -> list[LimitedProtocol]:
-        return [other for other in self.connections if isinstance(other, LimitedProtocol)]
 
     def on_body(self, body: bytes) -> None:
         if self.transport.is_closing():
@@ -200,11 +213,23 @@ class LimitedProtocol(HttpToolsProtocol):
         if not self.transport.is_closing():
             self._arm_header_timer()
 
+    def handle_websocket_upgrade(self) -> None:
+        self.held.remove(self)  # the connection is the WebSocket protocol's from now on
+        super().handle_websocket_upgrade()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_timer()
         self._disarm_body_timer()
         self._receiving_path = None
+        self.held.remove(self)
         super().connection_lost(exc)
+
+
+_HELD: weakref.WeakKeyDictionary[ServerState, HeldConnections[LimitedProtocol]] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each uvicorn server's ledger (its :class:`~uvicorn.server.ServerState` is shared by its
+connections)."""
 
 
 _TOO_MANY_CONNECTIONS = (
