@@ -79,3 +79,14 @@ def test_a_touched_connection_is_its_peer_s_last_and_a_removed_one_is_forgotten(
     assert connections.to_close("c", now=NOW, idle_after_s=1.0, cap=3) is held[2]
     connections.touch(Conn("a", 99.9))  # not held: nothing
     assert len(connections) == 2
+
+
+def test_between_peers_holding_as_many_the_one_quiet_longest_loses():
+    a1, b1, b2, a2 = Conn("a", 10.0), Conn("b", 20.0), Conn("b", 25.0), Conn("a", 26.0)
+    connections: HeldConnections[Conn] = HeldConnections()
+    for connection in (a1, b1, b2, a2):
+        connections.add(connection)
+    a1.last_received_at = 50.0
+    connections.touch(a1)  # a holds 26 and 50, b 20 and 25: b's quietest is the quieter
+    assert connections.to_close("c", now=NOW, idle_after_s=1.0, cap=4) is b1
+    assert connections.to_close("c", now=NOW, idle_after_s=99.0, cap=4) is b1  # none idle

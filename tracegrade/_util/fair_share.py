@@ -13,9 +13,11 @@ many, cannot shut out an active one and one peer address cannot hold every conne
    answer nor in the middle of sending a message.
 3. Otherwise none: the newcomer is refused.
 
-A connection waiting for its answer (a request received whole, a gRPC call open) is never
-chosen, whoever holds it. A peer address is what the socket reports (an IP address): many
-clients behind one address (a NAT, a proxy) share one share.
+Between peer addresses holding as many connections, the one whose quietest connection has
+been quiet longest counts as holding the most. A connection waiting for its answer (a request
+received whole, a gRPC call open) is never chosen, whoever holds it. A peer address is what
+the socket reports (an IP address): many clients behind one address (a NAT, a proxy) share
+one share.
 """
 
 from __future__ import annotations
@@ -94,7 +96,7 @@ class HeldConnections(Generic[H]):
             quietest = _first(held, lambda connection: not connection.awaiting_answer)
             if quietest is None or quietest.last_received_at > cutoff:
                 continue
-            if chosen is None or len(held) > len(self.by_peer[chosen.peer_address]):
+            if chosen is None or _weight(held) > _weight(self.by_peer[chosen.peer_address]):
                 chosen = quietest
         return chosen if chosen is not None else self._over_share(newcomer_peer, cap)
 
@@ -103,7 +105,7 @@ class HeldConnections(Generic[H]):
         if not self.by_peer:
             return None
         share = cap // len(self.by_peer.keys() | {newcomer_peer})
-        heaviest = max(self.by_peer, key=lambda peer: len(self.by_peer[peer]))
+        heaviest = max(self.by_peer, key=lambda peer: _weight(self.by_peer[peer]))
         newcomer_holds = len(self.by_peer.get(newcomer_peer, ()))
         if heaviest == newcomer_peer or newcomer_holds >= share:
             return None
@@ -113,6 +115,12 @@ class HeldConnections(Generic[H]):
             self.by_peer[heaviest],
             lambda connection: not connection.awaiting_answer and not connection.mid_message,
         )
+
+
+def _weight(held: dict[H, None]) -> tuple[int, float]:
+    """How heavily a peer address holds: its connections, then (between peers holding as
+    many) how long its quietest connection has been quiet."""
+    return len(held), -next(iter(held)).last_received_at
 
 
 def _first(held: dict[H, None], usable: Callable[[H], bool]) -> H | None:
