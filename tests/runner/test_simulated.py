@@ -16,8 +16,8 @@ import pytest
 
 from tests.runner.conftest import REPO, Ran, run_cli
 from tests.runner.restart_service import stop
-from tests.runner.test_revival import _free_port
 from tests.support.ecommerce_model import shop_models
+from tests.support.ports import free_port
 
 SIMULATED = str(REPO / "datasets" / "ecommerce" / "simulated.yaml")
 PLAIN, REVIVED = "refund-laptop-simulated", "refund-laptop-simulated-revived"
@@ -167,13 +167,13 @@ def test_a_command_agent_talks_to_the_simulated_user(shop, tmp_path: Path) -> No
 def service(
     shop, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[Callable[[str], list[str]]]:
-    otlp_port, pidfile = _free_port(), tmp_path / "service.pid"
+    otlp_port, pidfile = free_port(), tmp_path / "service.pid"
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{otlp_port}")
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
 
     def start(threads: str) -> list[str]:
-        port = _free_port()
+        port = free_port()
         serve = [sys.executable, "-m", "examples.ecommerce.serve", "--port", str(port)]
         restart = shlex.join([sys.executable, str(RESTART), str(pidfile), "--", *serve])
         restart += f" --threads {shlex.quote(threads)}"
