@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from tracegrade._util.unix_time import unix_nano_of
 from tracegrade.errors import ConfigError
 from tracegrade.otlp.codec import ExportTraceServiceRequest
 
@@ -145,7 +146,4 @@ def unix_nano(value: str | int | float | None) -> int:
         offset = rest[len(digits) :]
         nanos = int((digits + "000000000")[:9])
         text = whole + offset
-    moment = dt.datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return int(moment.timestamp()) * 1_000_000_000 + nanos
+    return unix_nano_of(dt.datetime.fromisoformat(text)) + nanos
